@@ -1,0 +1,80 @@
+"""One translation function for every string a user sees.
+
+Catalogues live in ``data/locales/<lang>/*.json``; every file of a language
+is merged, and its keys are prefixed with the file's stem, so
+``data/locales/en/nimmt.json`` holding ``{"played": "..."}`` gives the key
+``nimmt.played``.  English is the source; a key missing in another language
+falls back to English.
+
+A value is either a template string with named placeholders or, for
+plurals, a dict of CLDR categories (``one``/``other``) chosen by the
+``count`` argument:
+
+    >>> t("en", "common.test_plural", count=1)
+    '1 card'
+    >>> t("es", "common.test_plural", count=3)
+    '3 cartas'
+
+Translate the template, then format it: never glue sentences from pieces.
+"""
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+LOCALES = ("en", "es", "de")
+DEFAULT = "en"
+LOCALE_DIR = Path(__file__).resolve().parent.parent / "data" / "locales"
+
+
+def normalise(locale: object) -> str:
+    """Map a Discord locale (``es-ES``, ``es-419``, ``de``, ``en-GB``...) or a
+    ``discord.Locale`` to one of ``LOCALES``.
+
+    >>> normalise("es-419"), normalise("de"), normalise("fr"), normalise(None)
+    ('es', 'de', 'en', 'en')
+    """
+    if locale is None:
+        return DEFAULT
+    text = str(getattr(locale, "value", locale)).lower()
+    lang = text.split("-")[0].split("_")[0]
+    return lang if lang in LOCALES else DEFAULT
+
+
+@lru_cache(maxsize=None)
+def catalogue(lang: str) -> dict[str, Any]:
+    """All keys of one language, flattened to ``file.key``."""
+    out: dict[str, Any] = {}
+    folder = LOCALE_DIR / lang
+    if folder.is_dir():
+        for path in sorted(folder.glob("*.json")):
+            with path.open(encoding="utf-8") as fh:
+                data = json.load(fh)
+            for key, value in data.items():
+                out[f"{path.stem}.{key}"] = value
+    return out
+
+
+def _plural_category(lang: str, count: int) -> str:
+    # English, Spanish and German share the CLDR rule for integers.
+    return "one" if count == 1 else "other"
+
+
+def t(locale: object, key: str, /, **params: Any) -> str:
+    """Translate ``key`` into ``locale`` and fill its named placeholders."""
+    lang = normalise(locale)
+    value = catalogue(lang).get(key)
+    if value is None:
+        value = catalogue(DEFAULT).get(key)
+    if value is None:
+        raise KeyError(f"no catalogue entry {key!r}")
+    if isinstance(value, dict):
+        count = int(params.get("count", 0))
+        value = value.get(_plural_category(lang, count)) or value["other"]
+    return value.format(**params) if params else value
+
+
+def has(key: str) -> bool:
+    return key in catalogue(DEFAULT)

@@ -1,0 +1,1 @@
+"""Game engines: pure, deterministic, no Discord.  See ``core.protocol``."""
