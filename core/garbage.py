@@ -469,14 +469,34 @@ class Garbage:
         ``first_turn_stock``, ``discard_empty``, ``discard_unplaceable`` (G1),
         ``no_such_slot``, ``not_face_down``; a non-action raises
         :class:`InvalidAction` (``invalid_syntax``).
+
+        >>> g = Garbage.from_position(["?7H 2S ?3D", "?KS ?KH"], stock="QC", discard="4S")
+        >>> g.apply(1, Draw())
+        Traceback (most recent call last):
+        ...
+        core.protocol.IllegalAction: stock by seat 1: not_your_turn
+        >>> try:
+        ...     g.apply(0, Discard())
+        ... except IllegalAction as e:
+        ...     print(e.code, e.detail)
+        discard_unplaceable {'seat': 0, 'action': 'discard'}
         """
         why = self._refusal(seat, action)
         if why is not None:
             if why == "invalid_syntax":
                 raise InvalidAction(why, f"not a Garbage action: {action!r}", action=action)
             raise IllegalAction(why, f"{action} by seat {seat}: {why}", seat=seat, action=str(action))
-        self.log.append((seat, str(action)))
         events: list[Event] = []
+        self._push(seat, action, events)
+        return events
+
+    def push(self, seat: int, action: Action) -> None:
+        """Play a *legal* action without validation and without events (fast
+        path, like python-chess ``Board.push``).  Illegal input: undefined."""
+        self._push(seat, action, None)
+
+    def _push(self, seat: int, action: Action, ev: list[Event] | None) -> None:
+        self.log.append((seat, str(action)))
         cls = type(action)
         if cls is Jack:
             card = self.in_hand
@@ -488,32 +508,33 @@ class Garbage:
             uncovered = lay[k - 1]
             lay[k - 1] = card
             self.down[seat] &= ~BIT[k]
-            events.append({"type": "jack_placed", "seat": seat, "slot": k, "uncovered": TEXT[uncovered]})
-            if not self._check_won(seat, events):  # G3
-                self._resolve(seat, uncovered, events)
+            if ev is not None:
+                ev.append({"type": "jack_placed", "seat": seat, "slot": k, "uncovered": TEXT[uncovered]})
+            if not self._check_won(seat, ev):  # G3
+                self._resolve(seat, uncovered, ev)
+            return
+        if cls is Draw:
+            if not self.stock:
+                self._reshuffle(ev)
+            card = self.stock.pop()
         else:
-            if cls is Draw:
-                if not self.stock:
-                    self._reshuffle(events)
-                card = self.stock.pop()
-                src = "stock"
-            else:
-                card = self.discard.pop()
-                src = "discard"
-            self.first_turn = False
-            events.append({"type": "drew", "seat": seat, "source": src, "card": TEXT[card]})
-            self._resolve(seat, card, events)
-        return events
+            card = self.discard.pop()
+        self.first_turn = False
+        if ev is not None:
+            src = "stock" if cls is Draw else "discard"
+            ev.append({"type": "drew", "seat": seat, "source": src, "card": TEXT[card]})
+        self._resolve(seat, card, ev)
 
-    def _reshuffle(self, events: list[Event]) -> None:
+    def _reshuffle(self, ev: list[Event] | None) -> None:
         """Rule 4: the discard pile except its top becomes the new stock."""
         top = self.discard.pop()
         stock = self.discard
         self._rng().shuffle(stock)
         self.stock, self.discard = stock, [top]
-        events.append({"type": "reshuffle", "count": len(stock)})
+        if ev is not None:
+            ev.append({"type": "reshuffle", "count": len(stock)})
 
-    def _resolve(self, seat: int, card: int, events: list[Event]) -> None:
+    def _resolve(self, seat: int, card: int, ev: list[Event] | None) -> None:
         """Place ``card`` and every card it uncovers until the turn ends."""
         slots = self.slots[seat]
         lay = self.cards[seat]
@@ -528,18 +549,19 @@ class Garbage:
                 if len(choices) > 1:
                     self.in_hand = card
                     self.phase = "jack"
-                    events.append({"type": "choose_jack", "seat": seat, "slots": list(choices)})
+                    if ev is not None:
+                        ev.append({"type": "choose_jack", "seat": seat, "slots": list(choices)})
                     return
-                # One face-down slot left: nothing to choose, place it there.
+                # Engine choice: one face-down slot left, nothing to choose, so
+                # the Jack goes there by itself (and completes the layout, G3).
                 k = choices[0]
                 uncovered = lay[k - 1]
                 lay[k - 1] = card
-                self.down[seat] = down & ~BIT[k]
-                events.append({"type": "jack_placed", "seat": seat, "slot": k, "uncovered": TEXT[uncovered]})
-                if self._check_won(seat, events):
-                    return
-                card = uncovered
-                continue
+                self.down[seat] = 0
+                if ev is not None:
+                    ev.append({"type": "jack_placed", "seat": seat, "slot": k, "uncovered": TEXT[uncovered]})
+                self._check_won(seat, ev)
+                return
             if r >= QUEEN:
                 reason = "dead_rank"
                 break
@@ -551,11 +573,14 @@ class Garbage:
             if down & bit:
                 uncovered = lay[r - 1]
                 lay[r - 1] = card
-                self.down[seat] = down & ~bit
-                events.append(
-                    {"type": "placed", "seat": seat, "slot": r, "card": TEXT[card], "uncovered": TEXT[uncovered]}
-                )
-                if self._check_won(seat, events):  # G3: mid-chain
+                down &= ~bit
+                self.down[seat] = down
+                if ev is not None:
+                    ev.append(
+                        {"type": "placed", "seat": seat, "slot": r, "card": TEXT[card], "uncovered": TEXT[uncovered]}
+                    )
+                if not down:  # G3: the layout is complete, the hand is won mid-chain
+                    self._check_won(seat, ev)
                     return
                 card = uncovered
                 continue
@@ -563,44 +588,59 @@ class Garbage:
             if RANK[held] == JACK:
                 # G2: always swap; the Jack returns to hand and goes on as a Jack.
                 lay[r - 1] = card
-                events.append({"type": "swapped", "seat": seat, "slot": r, "card": TEXT[card]})
+                if ev is not None:
+                    ev.append({"type": "swapped", "seat": seat, "slot": r, "card": TEXT[card]})
                 card = held
                 continue
             reason = "slot_filled"
             break
-        text = TEXT[card]
-        events.append({"type": "dead", "seat": seat, "card": text, "reason": reason})
         self.discard.append(card)
-        events.append({"type": "discarded", "seat": seat, "card": text})
         nxt = (seat + 1) % self.seats
         self._to_move = nxt
-        events.append({"type": "turn", "seat": nxt})
+        if ev is not None:
+            text = TEXT[card]
+            ev.append({"type": "dead", "seat": seat, "card": text, "reason": reason})
+            ev.append({"type": "discarded", "seat": seat, "card": text})
+            ev.append({"type": "turn", "seat": nxt})
 
-    def _check_won(self, seat: int, events: list[Event]) -> bool:
-        """G3: a layout with every slot face-up wins the hand at once."""
+    def _check_won(self, seat: int, ev: list[Event] | None) -> bool:
+        """G3: a layout with every slot face-up (Jacks count) wins the hand at
+        once; the winner gets one slot fewer and starts the next hand."""
         if self.down[seat]:
             return False
         self.hands_won[seat] += 1
         n = self.slots[seat] - 1
         self.slots[seat] = n
-        events.append({"type": "hand_won", "seat": seat, "hand": self.hand_no, "slots": n})
-        if n == 0:
+        if ev is not None:
+            ev.append({"type": "hand_won", "seat": seat, "hand": self.hand_no, "slots": n})
+        if n == 0:  # a single slot filled: the game is won
             self.winner = seat
             self._to_move = None
             self.phase = "over"
             self.in_hand = None
-            res = self.result
-            assert res is not None
-            events.append(
-                {"type": "game_over", "winner": seat, "scores": list(res.scores), "places": list(res.places)}
-            )
+            if ev is not None:
+                res = self.result
+                assert res is not None
+                ev.append({"type": "game_over", "winner": seat, "scores": list(res.scores), "places": list(res.places)})
             return True
         self.hand_no += 1
-        self.start_seat = seat  # the hand's winner starts the next one
+        self.start_seat = seat
         self._deal()
-        events.append({"type": "hand_start", "hand": self.hand_no, "start": seat, "slots": list(self.slots)})
-        events.append({"type": "turn", "seat": seat})
+        if ev is not None:
+            ev.append({"type": "hand_start", "hand": self.hand_no, "start": seat, "slots": list(self.slots)})
+            ev.append({"type": "turn", "seat": seat})
         return True
+
+    def copy(self) -> "Garbage":
+        """An independent copy (the undo snapshot)."""
+        return Garbage.from_dict(self.to_dict())
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Garbage):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]
 
     # -- output ---------------------------------------------------------------
 
@@ -610,6 +650,8 @@ class Garbage:
         Only face-down cards (nobody sees them, owner included) and the stock
         order are secret.
         """
+        if seat is not None and (type(seat) is not int or not 0 <= seat < self.seats):
+            raise IllegalAction("bad_seat", f"no seat {seat}", seat=seat)
         players = []
         for s in range(self.seats):
             lay = self.cards[s]
