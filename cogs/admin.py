@@ -1,0 +1,82 @@
+"""Server settings and the owner's command sync."""
+from __future__ import annotations
+
+import logging
+from typing import Any, Literal
+
+import discord
+from discord import app_commands
+from discord.app_commands import locale_str as _
+from discord.ext import commands
+
+from app.i18n import t
+from cogs.tables import reply, user_lang
+
+log = logging.getLogger(__name__)
+
+
+class AdminCog(commands.Cog, name="Admin"):
+    """``/settings`` for server managers, ``/sync`` for the bot's owner."""
+
+    settings = app_commands.Group(
+        name=_("settings", key="commands.settings.name"),
+        description=_("Server settings of the card bot", key="commands.settings.description"),
+        guild_only=True,
+        default_permissions=discord.Permissions(manage_guild=True),
+    )
+
+    def __init__(self, bot: Any) -> None:
+        self.bot = bot
+
+    @settings.command(name=_("language", key="commands.settings_language.name"),
+                      description=_("Language of the public table messages in this server",
+                                    key="commands.settings_language.description"))
+    @app_commands.describe(language=_("auto follows the server's language", key="commands.opt_language.description"))
+    @app_commands.rename(language=_("language", key="commands.opt_language.name"))
+    @app_commands.choices(language=[
+        app_commands.Choice(name=_("auto", key="commands.choice_auto.name"), value="auto"),
+        app_commands.Choice(name="English", value="en"),
+        app_commands.Choice(name="Español", value="es"),
+        app_commands.Choice(name="Deutsch", value="de"),
+    ])
+    async def language(self, interaction: discord.Interaction, language: app_commands.Choice[str]) -> None:
+        if not self._can_manage(interaction):
+            return await reply(interaction, t(user_lang(interaction), "errors.manage_guild_only"))
+        value = None if language.value == "auto" else language.value
+        await self.bot.store.set_guild_setting(interaction.guild_id, "language", value)
+        shown = t(value or user_lang(interaction), "admin.language_name") if value else t(
+            user_lang(interaction), "admin.language_auto")
+        await reply(interaction, t(user_lang(interaction), "admin.language_set", language=shown))
+
+    @settings.command(name=_("rated_computers", key="commands.settings_rated.name"),
+                      description=_("Whether games with computer players count for ratings",
+                                    key="commands.settings_rated.description"))
+    @app_commands.rename(enabled=_("enabled", key="commands.opt_enabled.name"))
+    @app_commands.describe(enabled=_("on: games with computer players are rated",
+                                     key="commands.opt_enabled.description"))
+    async def rated_computers(self, interaction: discord.Interaction, enabled: bool) -> None:
+        if not self._can_manage(interaction):
+            return await reply(interaction, t(user_lang(interaction), "errors.manage_guild_only"))
+        await self.bot.store.set_guild_setting(interaction.guild_id, "rate_bot_games", bool(enabled))
+        key = "admin.rated_on" if enabled else "admin.rated_off"
+        await reply(interaction, t(user_lang(interaction), key))
+
+    @staticmethod
+    def _can_manage(interaction: discord.Interaction) -> bool:
+        perms = interaction.permissions
+        return bool(perms.manage_guild or perms.administrator)
+
+    @app_commands.command(name=_("sync", key="commands.sync.name"),
+                          description=_("Owner only: publish the slash commands to every server",
+                                        key="commands.sync.description"))
+    async def sync(self, interaction: discord.Interaction) -> None:
+        lang = user_lang(interaction)
+        if not await self.bot.is_owner(interaction.user):
+            return await reply(interaction, t(lang, "errors.owner_only"))
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        synced = await self.bot.tree.sync()
+        await interaction.followup.send(t(lang, "admin.synced", count=len(synced)), ephemeral=True)
+
+
+async def setup(bot: Any) -> None:
+    await bot.add_cog(AdminCog(bot))

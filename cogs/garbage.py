@@ -1,0 +1,195 @@
+"""Garbage (Trash) at the table: ``/garbage new`` and the table's buttons.
+
+Nothing in Garbage is secret but face-down cards, which nobody sees, so the
+public table message carries the whole game and the buttons of the player
+to move.  The engine plays every forced step; the table narrates the chain.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import discord
+from discord import app_commands
+from discord.app_commands import locale_str as _
+from discord.ext import commands
+
+from app import render
+from app.i18n import t
+from app.tables import Table, TableError
+from cogs.tables import TableButton, TableMessage, TablesCog, view_of
+from core.garbage import Discard, Draw, Jack
+from core.protocol import Event, GameError
+
+log = logging.getLogger(__name__)
+
+SUITS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
+
+
+def card_name(lang: str, card: str) -> str:
+    """A card for the log: '7♥', 'J♠' — rank letters translated ('Q' is 'D' for Dame in German)."""
+    rank, suit = card[:-1], card[-1]
+    if rank in ("A", "J", "Q", "K"):
+        rank = t(lang, f"garbage.rank_{rank}")
+    return f"{rank}{SUITS.get(suit, suit)}"
+
+
+class GarbageUI:
+    key = "garbage"
+
+    def __init__(self, bot: Any) -> None:
+        self.bot = bot
+
+    async def table_message(self, table: Table, lang: str) -> TableMessage:
+        view = table.engine.view(None)  # type: ignore[union-attr]
+        names = [seat.name for seat in table.seats]
+        labels = {k: t(lang, f"render.{k}") for k in render.GARBAGE_TABLE_LABELS}
+        image = await asyncio.get_running_loop().run_in_executor(None, render.render_garbage_table, view, names, labels)
+        embed = discord.Embed(title=t(lang, "garbage.table_title", table=table.id),
+                              description=self.summary(table, view, lang), colour=discord.Colour.dark_green())
+        return TableMessage(content="", embed=embed, image=image, view=self.buttons(table, view, lang))
+
+    def summary(self, table: Table, view: dict[str, Any], lang: str) -> str:
+        lines = [t(lang, "garbage.summary_hand", hand=view["hand_no"], stock=view["stock"],
+                   discard=card_name(lang, view["discard_top"]) if view["discard_top"] else "-")]
+        for seat, player in enumerate(view["players"]):
+            up = sum(1 for c in player["layout"] if c is not None)
+            marker = "▶ " if seat == view["to_move"] else ""
+            lines.append(marker + t(lang, "garbage.summary_player", name=discord.utils.escape_markdown(
+                table.seats[seat].name), slots=player["slots"], up=up))
+        if view["in_hand"]:
+            lines.append(t(lang, "garbage.in_hand", card=card_name(lang, view["in_hand"])))
+        if view["to_move"] is not None and table.turn_deadline and not table.seats[view["to_move"]].automatic:
+            lines.append(t(lang, "table.deadline", when=f"<t:{int(table.turn_deadline)}:R>"))
+        return "\n".join(lines)[:4000]
+
+    def buttons(self, table: Table, view: dict[str, Any], lang: str) -> discord.ui.View | None:
+        if table.status != "playing" or view["to_move"] is None:
+            return None
+        ver = table.version
+        items: list[discord.ui.Item] = []
+        seat = view["to_move"]
+        automatic = table.seats[seat].automatic
+        if not automatic and view["phase"] == "source":
+            items.append(TableButton.make(table.id, "gdraw", t(lang, "garbage.draw"), ver=ver,
+                                          style=discord.ButtonStyle.primary, row=0))
+            if view["can_take_discard"] and view["discard_top"]:
+                items.append(TableButton.make(
+                    table.id, "gdisc", t(lang, "garbage.take_discard", card=card_name(lang, view["discard_top"])),
+                    ver=ver, style=discord.ButtonStyle.success, row=0))
+        elif not automatic and view["phase"] == "jack":
+            for i, slot in enumerate(view["jack_slots"][:10]):
+                items.append(TableButton.make(table.id, "gjack", t(lang, "garbage.jack_slot", slot=slot), ver=ver,
+                                              arg=slot, row=1 + i // 5))
+        if any(s.away for s in table.seats):
+            items.append(TableButton.make(table.id, "back", t(lang, "table.im_back"), row=3))
+        return view_of(*items) if items else None
+
+    def narrate(self, table: Table, events: list[Event], lang: str) -> list[str]:
+        lines: list[str] = []
+        chain: list[str] = []
+        actor: int | None = None
+
+        def name(seat: int) -> str:
+            return f"**{discord.utils.escape_markdown(table.seats[seat].name)}**"
+
+        def flush() -> None:
+            nonlocal chain, actor
+            if chain and actor is not None:
+                lines.append(f"{name(actor)}: " + " → ".join(chain))
+            chain, actor = [], None
+
+        for e in events:
+            kind = e["type"]
+            if kind == "drew":
+                flush()
+                actor = e["seat"]
+                key = "garbage.drew_stock" if e["source"] == "stock" else "garbage.drew_discard"
+                chain.append(t(lang, key, card=card_name(lang, e["card"])))
+            elif kind == "placed":
+                chain.append(t(lang, "garbage.placed", slot=e["slot"], card=card_name(lang, e["uncovered"])))
+            elif kind == "jack_placed":
+                actor = e["seat"] if actor is None else actor
+                chain.append(t(lang, "garbage.jack_placed", slot=e["slot"], card=card_name(lang, e["uncovered"])))
+            elif kind == "swapped":
+                chain.append(t(lang, "garbage.swapped", slot=e["slot"], card=card_name(lang, e["card"])))
+            elif kind == "choose_jack":
+                chain.append(t(lang, "garbage.choose_jack"))
+            elif kind == "dead":
+                chain.append(t(lang, f"garbage.dead_{e['reason']}", card=card_name(lang, e["card"])))
+            elif kind == "discarded":
+                chain.append(t(lang, "garbage.turn_over"))
+                flush()
+            elif kind == "reshuffle":
+                flush()
+                lines.append(t(lang, "garbage.reshuffle", count=e["count"]))
+            elif kind == "hand_won":
+                flush()
+                lines.append(t(lang, "garbage.hand_won", name=name(e["seat"]), hand=e["hand"], count=e["slots"]))
+            elif kind == "hand_start":
+                flush()
+                lines.append(t(lang, "garbage.hand_start", hand=e["hand"], name=name(e["start"])))
+            elif kind == "game_over":
+                flush()
+                lines.append(t(lang, "garbage.game_over", name=name(e["winner"])))
+                order = sorted(range(len(e["places"])), key=lambda s: (e["places"][s], s))
+                for seat in order:
+                    lines.append(t(lang, "garbage.standing", place=e["places"][seat], name=name(seat),
+                                   count=e["scores"][seat]))
+        flush()
+        return lines
+
+    async def on_component(self, cog: TablesCog, interaction: discord.Interaction, table: Table, op: str,
+                           ver: int | None, arg: str | None, values: list[str]) -> None:
+        if table.seat_of(interaction.user.id) is None:
+            raise TableError("not_seated")
+        engine = table.engine
+        if engine is None or engine.to_move != table.seat_of(interaction.user.id):
+            raise GameError("not_your_turn")
+        if op == "gdraw":
+            action: Any = Draw()
+        elif op == "gdisc":
+            action = Discard()
+        elif op == "gjack":
+            action = Jack(int(arg or 0))
+        else:
+            raise TableError("stale")
+        await cog.manager.act(table, interaction.user.id, action, version=ver)
+        # The click is answered at once; the table message follows from the presenter.
+        await interaction.response.defer()
+
+
+class GarbageCog(commands.Cog, name="Garbage"):
+    """Garbage tables."""
+
+    garbage = app_commands.Group(name=_("garbage", key="commands.garbage.name"),
+                                 description=_("Play Garbage, also called Trash (2-6 players)",
+                                               key="commands.garbage.description"),
+                                 guild_only=True)
+
+    def __init__(self, bot: Any) -> None:
+        self.bot = bot
+        self.ui = GarbageUI(bot)
+
+    async def cog_load(self) -> None:
+        tables: TablesCog = self.bot.get_cog("Tables")
+        tables.register(self.ui)
+
+    @garbage.command(name=_("new", key="commands.garbage_new.name"),
+                     description=_("Open a Garbage table in this channel", key="commands.garbage_new.description"))
+    @app_commands.describe(
+        seats=_("Number of seats (2-6)", key="commands.opt_garbage_seats.description"),
+        turn_time=_("Seconds per turn before the computer plays for you (0 = no timer)",
+                    key="commands.opt_turn_time.description"),
+    )
+    @app_commands.rename(seats=_("seats", key="commands.opt_seats.name"),
+                         turn_time=_("turn_time", key="commands.opt_turn_time.name"))
+    async def new(self, interaction: discord.Interaction, seats: app_commands.Range[int, 2, 6] = 4,
+                  turn_time: app_commands.Range[int, 0, 3600] = 120) -> None:
+        tables: TablesCog = self.bot.get_cog("Tables")
+        await tables.create_table(interaction, "garbage", seats=seats, rounds=None, turn_time=turn_time)
+
+
+async def setup(bot: Any) -> None:
+    await bot.add_cog(GarbageCog(bot))

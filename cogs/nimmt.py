@@ -1,0 +1,321 @@
+"""11 nimmt! at the table: ``/nimmt new``, the public table message and the
+private hand panel.
+
+Everything shown comes from ``Nimmt.view(seat)`` (a player's own panel) or
+``Nimmt.view(None)`` (the table); the rules live in ``core.nimmt``.
+"""
+from __future__ import annotations
+
+import asyncio
+import io
+import logging
+from typing import Any
+
+import discord
+from discord import app_commands
+from discord.app_commands import locale_str as _
+from discord.ext import commands
+
+from app import render
+from app.i18n import t
+from app.tables import Table, TableError
+from cogs.tables import TableButton, TableMessage, TableSelect, TablesCog, reply, user_lang, view_of
+from core.nimmt import Open, Pass, Play, Steal, Take
+from core.protocol import Event
+
+log = logging.getLogger(__name__)
+
+PAGE = 25  # options per select menu (Discord's limit)
+
+
+def cards_text(cards: list[int]) -> str:
+    """>>> cards_text([56, 59, 64])
+    '56, 59, 64'
+    """
+    return ", ".join(str(c) for c in cards)
+
+
+def labels(lang: str, keys: tuple[str, ...]) -> dict[str, str]:
+    return {key: t(lang, f"render.{key}") for key in keys}
+
+
+class NimmtUI:
+    key = "nimmt"
+
+    def __init__(self, bot: Any) -> None:
+        self.bot = bot
+
+    # ------------------------------------------------------------ table message
+    def names(self, table: Table) -> list[str]:
+        return [seat.name for seat in table.seats]
+
+    async def table_message(self, table: Table, lang: str) -> TableMessage:
+        view = table.engine.view(None)  # type: ignore[union-attr]
+        image = await asyncio.get_running_loop().run_in_executor(
+            None, render.render_nimmt_table, view, self.names(table), labels(lang, render.NIMMT_TABLE_LABELS))
+        embed = discord.Embed(title=t(lang, "nimmt.table_title", table=table.id),
+                              description=self.summary(table, view, lang), colour=discord.Colour.orange())
+        items: list[discord.ui.Item] = []
+        if table.status == "playing":
+            items.append(TableButton.make(table.id, "hand", t(lang, "nimmt.my_hand"),
+                                          style=discord.ButtonStyle.primary, emoji="🃏"))
+            if any(seat.away for seat in table.seats):
+                items.append(TableButton.make(table.id, "back", t(lang, "table.im_back")))
+        return TableMessage(content="", embed=embed, image=image, view=view_of(*items) if items else None)
+
+    def summary(self, table: Table, view: dict[str, Any], lang: str) -> str:
+        """The table as text: for screen readers and notifications."""
+        lines = [t(lang, "nimmt.summary_round", round=view["round"], rounds=view["rounds"],
+                   draw=view["draw_pile"], supply=view["supply"])]
+        stacks = " · ".join(f"**{s['label']}** {s['top']} ({s['heads']}🐮)" for s in view["stacks"])
+        lines.append(t(lang, "nimmt.summary_stacks", stacks=stacks or "-"))
+        for seat, name in enumerate(self.names(table)):
+            marker = "▶ " if seat == view["to_move"] else ""
+            lines.append(marker + t(lang, "nimmt.summary_player", name=discord.utils.escape_markdown(name),
+                                    cards=view["hand_counts"][seat], bulls=view["bulls"][seat],
+                                    score=view["scores"][seat]))
+        if view["to_move"] is not None and table.turn_deadline and not table.seats[view["to_move"]].automatic:
+            lines.append(t(lang, "table.deadline", when=f"<t:{int(table.turn_deadline)}:R>"))
+        text = "\n".join(lines)
+        return text[:4000]
+
+    # --------------------------------------------------------------- narration
+    def narrate(self, table: Table, events: list[Event], lang: str) -> list[str]:
+        name = lambda seat: f"**{discord.utils.escape_markdown(table.seats[seat].name)}**"  # noqa: E731
+        lines: list[str] = []
+        for e in events:
+            kind = e["type"]
+            if kind == "played":
+                lines.append(t(lang, "nimmt.played", name=name(e["seat"]), cards=cards_text(e["cards"]),
+                               label=e["label"], onto=e["onto"]))
+            elif kind == "passed":
+                lines.append(t(lang, "nimmt.passed", name=name(e["seat"])))
+            elif kind == "took":
+                lines.append(t(lang, "nimmt.took", name=name(e["seat"]), label=e["label"], top=e["top"],
+                               count=e["count"]))
+            elif kind == "bull":
+                if e.get("source") == "player":
+                    lines.append(t(lang, "nimmt.bull_from", name=name(e["seat"]), victim=name(e["victim"])))
+                else:
+                    lines.append(t(lang, "nimmt.bull_supply", name=name(e["seat"])))
+            elif kind == "no_bull":
+                lines.append(t(lang, "nimmt.no_bull", name=name(e["seat"])))
+            elif kind == "revealed":
+                if e["stacks"]:
+                    stacks = ", ".join(f"**{s['label']}** {s['top']}" for s in e["stacks"])
+                    lines.append(t(lang, "nimmt.revealed", stacks=stacks))
+                else:
+                    lines.append(t(lang, "nimmt.revealed_none"))
+            elif kind == "opened":
+                lines.append(t(lang, "nimmt.opened", name=name(e["seat"]), label=e["label"], card=e["card"]))
+            elif kind == "round_start":
+                lines.append(t(lang, "nimmt.round_start", round=e["round"], name=name(e["start"])))
+            elif kind == "round_over":
+                lines.append(t(lang, "nimmt.round_over", round=e["round"], name=name(e["out"])))
+                for seat, hand in enumerate(e["hands"]):
+                    lines.append(t(lang, "nimmt.round_hand", name=name(seat),
+                                   cards=cards_text(hand) or "-", count=e["penalties"][seat],
+                                   total=e["scores"][seat]))
+            elif kind == "game_over":
+                winners = ", ".join(name(s) for s in e["winners"])
+                lines.append(t(lang, "nimmt.game_over", names=winners, count=len(e["winners"])))
+                order = sorted(range(len(e["scores"])), key=lambda s: (e["places"][s], s))
+                for seat in order:
+                    lines.append(t(lang, "table.standing", place=e["places"][seat], name=name(seat),
+                                   score=e["scores"][seat]))
+        return lines
+
+    # ------------------------------------------------------------- hand panel
+    def panel(self, table: Table, seat: int, lang: str, *, stack: int | None = None, page: int = 0,
+              note: str | None = None) -> tuple[discord.Embed, discord.ui.View | None, bytes]:
+        """The private panel of one seat, built from that seat's view only."""
+        engine = table.engine
+        assert engine is not None
+        view = engine.view(seat)
+        image = render.render_nimmt_hand(view, labels(lang, render.NIMMT_HAND_LABELS))
+        hand = view["hand"]
+        embed = discord.Embed(title=t(lang, "nimmt.panel_title", table=table.id), colour=discord.Colour.orange())
+        from core.nimmt import HEADS
+
+        hand_text = " · ".join(f"{c}" + ("" if HEADS[c] == 1 else f"({HEADS[c]}🐮)") for c in hand)
+        lines = [t(lang, "nimmt.panel_hand", count=len(hand), cards=hand_text or "-"),
+                 t(lang, "nimmt.panel_bulls", count=view["bulls"][seat])]
+        if note:
+            lines.insert(0, note)
+        items: list[discord.ui.Item] = []
+        ver = table.version
+        if table.status != "playing" or view["to_move"] is None:
+            lines.append(t(lang, "nimmt.panel_over"))
+        elif view["to_move"] != seat:
+            lines.append(t(lang, "nimmt.panel_waiting", name=table.seats[view["to_move"]].name))
+        elif view["phase"] == "steal":
+            lines.append(t(lang, "nimmt.panel_steal"))
+            options = [discord.SelectOption(label=table.seats[v].name[:100], value=str(v),
+                                            description=t(lang, "nimmt.bull_count", count=view["bulls"][v]))
+                       for v in view["victims"]]
+            items.append(TableSelect.make(table.id, "nsteal", t(lang, "nimmt.choose_victim"), options, ver=ver))
+        elif view["phase"] == "open":
+            lines.append(t(lang, "nimmt.panel_open"))
+            pages = max(1, -(-len(hand) // PAGE))
+            page = min(max(page, 0), pages - 1)
+            options = [discord.SelectOption(label=str(c), value=str(c)) for c in hand[page * PAGE:(page + 1) * PAGE]]
+            items.append(TableSelect.make(table.id, "nopen", t(lang, "nimmt.choose_open"), options, ver=ver,
+                                          arg=f"p{page}"))
+            items.extend(self._pager(table, "nopage", page, pages, lang))
+        else:
+            items.extend(self._play_controls(table, view, lang, stack, page, lines))
+        items.append(TableButton.make(table.id, "nrefresh", t(lang, "nimmt.refresh"), emoji="🔄", row=4))
+        embed.description = "\n".join(lines)[:4000]
+        embed.set_image(url="attachment://hand.png")
+        return embed, view_of(*items), image
+
+    def _pager(self, table: Table, op: str, page: int, pages: int, lang: str) -> list[discord.ui.Item]:
+        if pages <= 1:
+            return []
+        return [
+            TableButton.make(table.id, op, t(lang, "nimmt.page_prev"), ver=table.version, arg=f"p{page - 1}",
+                             disabled=page == 0, row=3),
+            TableButton.make(table.id, op, t(lang, "nimmt.page_next"), ver=table.version, arg=f"p{page + 1}",
+                             disabled=page >= pages - 1, row=3),
+        ]
+
+    def _play_controls(self, table: Table, view: dict[str, Any], lang: str, stack: int | None, page: int,
+                       lines: list[str]) -> list[discord.ui.Item]:
+        seat = view["seat"]
+        ver = table.version
+        played = set(view["turn"]["played_stacks"])
+        bulls = view["bulls"][seat]
+        playable = {int(k): v for k, v in view["playable"].items()}
+        stacks = [s for s in view["stacks"] if s["id"] not in played]
+        by_id = {s["id"]: s for s in view["stacks"]}
+        items: list[discord.ui.Item] = []
+        if played:
+            lines.append(t(lang, "nimmt.panel_more", done=len(played), max=view["turn"]["max_stacks"]))
+        elif playable:
+            lines.append(t(lang, "nimmt.panel_turn", count=bulls))
+        else:
+            lines.append(t(lang, "nimmt.panel_must_take"))
+        pages = max(1, -(-len(stacks) // PAGE))
+        page = min(max(page, 0), pages - 1)
+        options = []
+        for s in stacks[page * PAGE:(page + 1) * PAGE]:
+            fit = playable.get(s["id"], [])
+            desc = t(lang, "nimmt.stack_fits", count=len(fit)) if fit else t(lang, "nimmt.stack_no_fit")
+            options.append(discord.SelectOption(
+                label=t(lang, "nimmt.stack_option", label=s["label"], top=s["top"], heads=s["heads"]),
+                value=str(s["id"]), description=desc, default=s["id"] == stack))
+        if options:
+            items.append(TableSelect.make(table.id, "nstack", t(lang, "nimmt.choose_stack"), options, ver=ver,
+                                          arg=f"p{page}", row=0))
+        if stack is not None and stack in by_id and stack not in played:
+            label = by_id[stack]["label"]
+            fit = playable.get(stack, [])
+            if fit:
+                card_options = [discord.SelectOption(label=str(c), value=str(c)) for c in fit]
+                placeholder = t(lang, "nimmt.choose_cards" if bulls else "nimmt.choose_card", label=label)
+                items.append(TableSelect.make(table.id, "ncards", placeholder, card_options, ver=ver, arg=stack,
+                                              max_values=len(fit) if bulls else 1, row=1))
+            if not played:
+                items.append(TableButton.make(table.id, "ntake", t(lang, "nimmt.take", label=label), ver=ver,
+                                              arg=stack, style=discord.ButtonStyle.danger, row=2))
+        if played:
+            items.append(TableButton.make(table.id, "npass", t(lang, "nimmt.end_turn"), ver=ver,
+                                          style=discord.ButtonStyle.success, row=2))
+        items.extend(self._pager(table, "npage", page, pages, lang))
+        return items
+
+    def _seat(self, table: Table, interaction: discord.Interaction) -> int:
+        seat = table.seat_of(interaction.user.id)
+        if seat is None:
+            raise TableError("not_seated")
+        if table.status != "playing":
+            raise TableError("not_playing")
+        return seat
+
+    async def _show(self, interaction: discord.Interaction, table: Table, seat: int, *, new: bool = False,
+                    **kwargs: Any) -> None:
+        lang = user_lang(interaction)
+        embed, view, image = self.panel(table, seat, lang, **kwargs)
+        file = discord.File(io.BytesIO(image), filename="hand.png")
+        if new:
+            await interaction.response.send_message(embed=embed, view=view, file=file, ephemeral=True)
+        else:
+            await interaction.response.edit_message(embed=embed, view=view, attachments=[file])
+
+    async def on_component(self, cog: TablesCog, interaction: discord.Interaction, table: Table, op: str,
+                           ver: int | None, arg: str | None, values: list[str]) -> None:
+        seat = self._seat(table, interaction)
+        lang = user_lang(interaction)
+        if op == "hand":
+            return await self._show(interaction, table, seat, new=True)
+        if op == "nrefresh":
+            return await self._show(interaction, table, seat)
+        if ver is not None and ver != table.version:
+            return await self._show(interaction, table, seat, note=t(lang, "nimmt.stale_panel"))
+        page = int(arg[1:]) if arg and arg.startswith("p") else 0
+        if op == "npage":
+            return await self._show(interaction, table, seat, page=page)
+        if op == "nopage":
+            return await self._show(interaction, table, seat, page=page)
+        if op == "nstack":
+            return await self._show(interaction, table, seat, stack=int(values[0]), page=page)
+        if op == "ncards":
+            action: Any = Play(int(arg or 0), tuple(int(v) for v in values))
+        elif op == "ntake":
+            action = Take(int(arg or 0))
+        elif op == "npass":
+            action = Pass()
+        elif op == "nsteal":
+            action = Steal(int(values[0]))
+        elif op == "nopen":
+            action = Open(int(values[0]))
+        else:
+            raise TableError("stale")
+        try:
+            events = await cog.manager.act(table, interaction.user.id, action, version=ver)
+        except TableError as error:
+            if error.code != "stale":
+                raise
+            return await self._show(interaction, table, seat, note=t(lang, "nimmt.stale_panel"))
+        note = "\n".join(self.narrate(table, [e for e in events if e["type"] in
+                                              ("played", "took", "bull", "no_bull", "opened", "passed")], lang))
+        await self._show(interaction, table, seat, note=note or None)
+
+
+class NimmtCog(commands.Cog, name="Nimmt"):
+    """11 nimmt! tables."""
+
+    nimmt = app_commands.Group(name=_("nimmt", key="commands.nimmt.name"),
+                               description=_("Play 11 nimmt! (2-7 players)", key="commands.nimmt.description"),
+                               guild_only=True)
+
+    def __init__(self, bot: Any) -> None:
+        self.bot = bot
+        self.ui = NimmtUI(bot)
+
+    async def cog_load(self) -> None:
+        tables: TablesCog = self.bot.get_cog("Tables")
+        tables.register(self.ui)
+
+    @nimmt.command(name=_("new", key="commands.nimmt_new.name"),
+                   description=_("Open an 11 nimmt! table in this channel", key="commands.nimmt_new.description"))
+    @app_commands.describe(
+        seats=_("Number of seats (2-7)", key="commands.opt_seats.description"),
+        rounds=_("Rounds to play (default: one per player)", key="commands.opt_rounds.description"),
+        turn_time=_("Seconds per turn before the computer plays for you (0 = no timer)",
+                    key="commands.opt_turn_time.description"),
+    )
+    @app_commands.rename(
+        seats=_("seats", key="commands.opt_seats.name"),
+        rounds=_("rounds", key="commands.opt_rounds.name"),
+        turn_time=_("turn_time", key="commands.opt_turn_time.name"),
+    )
+    async def new(self, interaction: discord.Interaction, seats: app_commands.Range[int, 2, 7] = 4,
+                  rounds: app_commands.Range[int, 1, 7] | None = None,
+                  turn_time: app_commands.Range[int, 0, 3600] = 120) -> None:
+        tables: TablesCog = self.bot.get_cog("Tables")
+        await tables.create_table(interaction, "nimmt", seats=seats, rounds=rounds, turn_time=turn_time)
+
+
+async def setup(bot: Any) -> None:
+    await bot.add_cog(NimmtCog(bot))

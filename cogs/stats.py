@@ -1,0 +1,249 @@
+"""Stats, leaderboards and history: ``/stats``, ``/leaderboard``, ``/history``.
+
+The figures come from ``app.store``; this cog only asks and shows.
+"""
+from __future__ import annotations
+
+import asyncio
+import io
+import logging
+import re
+from datetime import datetime, timezone
+from typing import Any
+
+import discord
+from discord import app_commands
+from discord.app_commands import locale_str as _
+from discord.ext import commands
+
+from app import render
+from app.i18n import t
+from cogs.tables import reply, user_lang
+
+log = logging.getLogger(__name__)
+
+GAME_CHOICES = [
+    app_commands.Choice(name=_("11 nimmt!", key="commands.choice_nimmt.name"), value="nimmt"),
+    app_commands.Choice(name=_("Garbage", key="commands.choice_garbage.name"), value="garbage"),
+]
+BOARD_SIZE = 10
+MIN_GAMES = 5
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.0f}%"
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def board_value(lang: str, by: str, row: dict[str, Any]) -> str:
+    if by == "win_rate":
+        return _pct(row["value"])
+    if by == "rating":
+        return _num(row["value"])
+    return str(int(row["value"]))
+
+
+class BoardButton(discord.ui.DynamicItem[discord.ui.Button],
+                  template=r"lb:(?P<game>nimmt|garbage):(?P<scope>g|\d{1,20}):(?P<by>rating|wins|win_rate|games):(?P<page>\d{1,7})"):
+    """Previous/next on a leaderboard; everything needed lives in the custom_id."""
+
+    def __init__(self, game: str, scope: str, by: str, page: int, label: str, disabled: bool = False) -> None:
+        super().__init__(discord.ui.Button(label=label, disabled=disabled,
+                                           custom_id=f"lb:{game}:{scope}:{by}:{page}"))
+        self.game, self.scope, self.by, self.page = game, scope, by, page
+
+    @classmethod
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button, match: re.Match[str], /):
+        return cls(match["game"], match["scope"], match["by"], int(match["page"]), item.label or "-")
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        cog: StatsCog = interaction.client.get_cog("Stats")  # type: ignore[assignment]
+        await cog.show_board(interaction, self.game, self.scope, self.by, self.page, edit=True)
+
+
+class HistorySelect(discord.ui.DynamicItem[discord.ui.Select], template=r"hist:(?P<user>\d{1,20})"):
+    """Pick one of the recent games to see its final standings."""
+
+    def __init__(self, user_id: int, options: list[discord.SelectOption] | None = None, placeholder: str = "-") -> None:
+        super().__init__(discord.ui.Select(custom_id=f"hist:{user_id}", options=options or [
+            discord.SelectOption(label="-", value="0")], placeholder=placeholder))
+        self.user_id = user_id
+
+    @classmethod
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Select, match: re.Match[str], /):
+        made = cls(int(match["user"]))
+        made.item = item
+        return made
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        cog: StatsCog = interaction.client.get_cog("Stats")  # type: ignore[assignment]
+        await cog.show_game(interaction, int(self.item.values[0]))
+
+
+class StatsCog(commands.Cog, name="Stats"):
+    def __init__(self, bot: Any) -> None:
+        self.bot = bot
+
+    async def cog_load(self) -> None:
+        self.bot.add_dynamic_items(BoardButton, HistorySelect)
+
+    async def cog_unload(self) -> None:
+        self.bot.remove_dynamic_items(BoardButton, HistorySelect)
+
+    # ------------------------------------------------------------------ /stats
+    @app_commands.command(name=_("stats", key="commands.stats.name"),
+                          description=_("A player's stats and rating", key="commands.stats.description"))
+    @app_commands.rename(user=_("user", key="commands.opt_user.name"), game=_("game", key="commands.opt_game.name"))
+    @app_commands.describe(user=_("Whose stats (default: yours)", key="commands.opt_user.description"),
+                           game=_("Which game", key="commands.opt_game.description"))
+    @app_commands.choices(game=GAME_CHOICES)
+    async def stats(self, interaction: discord.Interaction, user: discord.User | None = None,
+                    game: app_commands.Choice[str] | None = None) -> None:
+        lang = user_lang(interaction)
+        target = user or interaction.user
+        key = game.value if game else "nimmt"
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        profile = await self.bot.store.profile(target.id, key, None)
+        local = await self.bot.store.profile(target.id, key, interaction.guild_id) if interaction.guild_id else None
+        if not profile or not profile.get("games"):
+            return await interaction.followup.send(
+                t(lang, "stats.no_games", name=target.display_name, game=t(lang, f"{key}.title")), ephemeral=True)
+        profile = {**profile, "name": target.display_name, "game": key}
+        embed = discord.Embed(title=t(lang, "stats.title", name=target.display_name, game=t(lang, f"{key}.title")),
+                              colour=discord.Colour.green())
+        embed.description = self.profile_text(lang, key, profile)
+        if local and local.get("games"):
+            embed.add_field(name=t(lang, "stats.this_server"), value=self.profile_text(lang, key, local), inline=False)
+        labels = {k: t(lang, f"render.{k}") for k in render.PROFILE_LABELS}
+        image = await asyncio.get_running_loop().run_in_executor(None, render.render_profile, profile, labels)
+        embed.set_image(url="attachment://profile.png")
+        await interaction.followup.send(embed=embed, file=discord.File(io.BytesIO(image), "profile.png"),
+                                        ephemeral=True)
+
+    def profile_text(self, lang: str, game: str, p: dict[str, Any]) -> str:
+        lines = [t(lang, "stats.games", games=p["games"], wins=p["wins"], rate=_pct(p.get("win_rate")))]
+        if p.get("ordinal") is not None:
+            rank = p.get("rank")
+            lines.append(t(lang, "stats.rating", rating=_num(p["ordinal"]), mu=_num(p.get("mu")),
+                           sigma=_num(p.get("sigma")), rank=rank if rank else "-"))
+        else:
+            lines.append(t(lang, "stats.unrated"))
+        if game == "nimmt":
+            lines.append(t(lang, "stats.nimmt_line", avg=_num(p.get("avg_penalty_per_round")),
+                           rounds=p.get("rounds_won") or 0, bulls=p.get("bulls_earned") or 0))
+        else:
+            lines.append(t(lang, "stats.garbage_line", hands=p.get("hands_won") or 0))
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------ /leaderboard
+    @app_commands.command(name=_("leaderboard", key="commands.leaderboard.name"),
+                          description=_("The best players, in this server or everywhere",
+                                        key="commands.leaderboard.description"))
+    @app_commands.rename(game=_("game", key="commands.opt_game.name"), scope=_("scope", key="commands.opt_scope.name"),
+                         by=_("by", key="commands.opt_by.name"))
+    @app_commands.describe(game=_("Which game", key="commands.opt_game.description"),
+                           scope=_("This server or all servers", key="commands.opt_scope.description"),
+                           by=_("What to rank by", key="commands.opt_by.description"))
+    @app_commands.choices(
+        game=GAME_CHOICES,
+        scope=[app_commands.Choice(name=_("this server", key="commands.choice_server.name"), value="server"),
+               app_commands.Choice(name=_("global", key="commands.choice_global.name"), value="global")],
+        by=[app_commands.Choice(name=_("rating", key="commands.choice_rating.name"), value="rating"),
+            app_commands.Choice(name=_("wins", key="commands.choice_wins.name"), value="wins"),
+            app_commands.Choice(name=_("win rate", key="commands.choice_win_rate.name"), value="win_rate"),
+            app_commands.Choice(name=_("games", key="commands.choice_games.name"), value="games")],
+    )
+    async def leaderboard(self, interaction: discord.Interaction, game: app_commands.Choice[str] | None = None,
+                          scope: app_commands.Choice[str] | None = None,
+                          by: app_commands.Choice[str] | None = None) -> None:
+        where = "g" if (scope and scope.value == "global") or interaction.guild_id is None else str(interaction.guild_id)
+        await self.show_board(interaction, game.value if game else "nimmt", where, by.value if by else "rating", 0)
+
+    async def show_board(self, interaction: discord.Interaction, game: str, scope: str, by: str, page: int,
+                         edit: bool = False) -> None:
+        lang = user_lang(interaction)
+        guild_id = None if scope == "g" else int(scope)
+        store = self.bot.store
+        try:
+            board = await store.leaderboard(game, guild_id, by=by, page=page, page_size=BOARD_SIZE, min_games=MIN_GAMES)
+            own = await store.rank(interaction.user.id, game, guild_id, by=by)
+        except Exception:
+            log.exception("leaderboard failed")
+            return await reply(interaction, t(lang, "errors.unexpected"))
+        where = t(lang, "stats.global") if guild_id is None else t(lang, "stats.server")
+        embed = discord.Embed(title=t(lang, "stats.board_title", game=t(lang, f"{game}.title"), scope=where,
+                                      by=t(lang, f"stats.by_{by}")), colour=discord.Colour.gold())
+        lines = []
+        for row in board.rows:
+            mark = "**" if row["user_id"] == interaction.user.id else ""
+            name = discord.utils.escape_markdown(row["name"] or str(row["user_id"]))
+            lines.append(f"{mark}{row['rank']}. {name} — {board_value(lang, by, row)} "
+                         f"({t(lang, 'stats.games_short', count=row['games'])}){mark}")
+        embed.description = "\n".join(lines) or t(lang, "stats.board_empty")
+        footer = [t(lang, "stats.page", page=board.page + 1, pages=max(1, board.pages))]
+        footer.append(t(lang, "stats.your_rank", rank=own) if own else t(lang, "stats.not_ranked"))
+        if by in ("rating", "win_rate"):
+            footer.append(t(lang, "stats.min_games", count=MIN_GAMES))
+        embed.set_footer(text=" · ".join(footer))
+        view = discord.ui.View(timeout=None)
+        view.add_item(BoardButton(game, scope, by, max(0, board.page - 1), t(lang, "nimmt.page_prev"),
+                                  disabled=board.page <= 0))
+        view.add_item(BoardButton(game, scope, by, board.page + 1, t(lang, "nimmt.page_next"),
+                                  disabled=board.page + 1 >= board.pages))
+        if edit:
+            await interaction.response.edit_message(embed=embed, view=view)
+        else:
+            await interaction.response.send_message(embed=embed, view=view, ephemeral=True)
+
+    # ---------------------------------------------------------------- /history
+    @app_commands.command(name=_("history", key="commands.history.name"),
+                          description=_("Recent games of a player", key="commands.history.description"))
+    @app_commands.rename(user=_("user", key="commands.opt_user.name"))
+    @app_commands.describe(user=_("Whose games (default: yours)", key="commands.opt_user.description"))
+    async def history(self, interaction: discord.Interaction, user: discord.User | None = None) -> None:
+        lang = user_lang(interaction)
+        target = user or interaction.user
+        games = await self.bot.store.history(target.id, limit=10)
+        if not games:
+            return await reply(interaction, t(lang, "stats.no_history", name=target.display_name))
+        lines = []
+        options = []
+        for g in games:
+            when = f"<t:{int(g['ended_at'])}:d>"
+            title = t(lang, f"{g['game']}.title")
+            lines.append(t(lang, "stats.history_line", game=title, when=when, place=g["place"],
+                           players=g["players"], score=g["score"]))
+            stamp = datetime.fromtimestamp(g["ended_at"], tz=timezone.utc).strftime("%Y-%m-%d")
+            options.append(discord.SelectOption(
+                label=t(lang, "stats.history_option", game=title, place=g["place"], players=g["players"])[:100],
+                description=stamp, value=str(g["game_id"])))
+        embed = discord.Embed(title=t(lang, "stats.history_title", name=target.display_name),
+                              description="\n".join(lines), colour=discord.Colour.teal())
+        view = discord.ui.View(timeout=None)
+        view.add_item(HistorySelect(target.id, options, t(lang, "stats.history_pick")))
+        await interaction.response.send_message(embed=embed, view=view, ephemeral=True)
+
+    async def show_game(self, interaction: discord.Interaction, game_id: int) -> None:
+        lang = user_lang(interaction)
+        detail = await self.bot.store.game_detail(game_id)
+        if not detail:
+            return await reply(interaction, t(lang, "stats.no_such_game"))
+        title = t(lang, f"{detail['game']}.title")
+        lines = []
+        for p in detail["standings"]:
+            name = discord.utils.escape_markdown(p["name"])
+            if p.get("computer"):
+                name = t(lang, "table.computer_name", name=name)
+            lines.append(t(lang, "table.standing", place=p["place"], name=name, score=p["score"]))
+        embed = discord.Embed(title=t(lang, "stats.game_title", game=title, id=game_id),
+                              description="\n".join(lines), colour=discord.Colour.teal())
+        embed.add_field(name=t(lang, "stats.when"), value=f"<t:{int(detail['ended_at'])}:f>")
+        embed.add_field(name=t(lang, "stats.rounds"), value=str(detail.get("rounds", "-")))
+        await reply(interaction, embed=embed)
+
+
+async def setup(bot: Any) -> None:
+    await bot.add_cog(StatsCog(bot))

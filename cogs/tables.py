@@ -1,0 +1,528 @@
+"""The table machinery shared by every game: lobby, thread, table message,
+narration, pings, errors.  Thin: each click becomes one call on the
+:class:`~app.tables.TableManager`; each game cog adds a :class:`GameUI` that
+turns the engine's views and events into messages.
+
+Every component on a table message is a :class:`TableButton` or
+:class:`TableSelect`, a ``DynamicItem`` whose custom_id is
+``table:<id>:<op>[:<version>][:<arg>]`` (``tsel:`` for selects).  No custom_id
+ever holds a card from a hand; the version makes old buttons harmless.
+"""
+from __future__ import annotations
+
+import asyncio
+import io
+import logging
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Sequence
+
+import discord
+from discord.ext import commands
+
+from app.i18n import normalise, t
+from app.tables import Table, TableError, TableManager
+from core.protocol import Event, GameError
+
+log = logging.getLogger(__name__)
+
+_ID = r"(?P<id>\d{1,20}):(?P<op>[a-z_]{1,16})(?::(?P<ver>\d{1,9}))?(?::(?P<arg>[A-Za-z0-9_.-]{1,40}))?"
+
+# What the bot needs in a channel to host a table there.
+NEEDED_PERMISSIONS = (
+    "view_channel", "send_messages", "embed_links", "attach_files", "read_message_history",
+    "create_public_threads", "send_messages_in_threads",
+)
+
+
+def make_id(prefix: str, table_id: int, op: str, ver: int | None = None, arg: object | None = None) -> str:
+    """Build a component custom_id (always well under Discord's 100 characters).
+
+    >>> make_id("table", 12, "join")
+    'table:12:join'
+    >>> make_id("tsel", 12, "stack", 7, "p1")
+    'tsel:12:stack:7:p1'
+    """
+    parts = [prefix, str(table_id), op]
+    if ver is not None or arg is not None:
+        parts.append(str(ver if ver is not None else 0))
+    if arg is not None:
+        parts.append(str(arg))
+    return ":".join(parts)
+
+
+def _parse(custom_id: str) -> tuple[int, str, int | None, str | None]:
+    match = re.fullmatch(r"(?:table|tsel):" + _ID, custom_id)
+    assert match is not None
+    ver = match["ver"]
+    return int(match["id"]), match["op"], int(ver) if ver is not None else None, match["arg"]
+
+
+class TableButton(discord.ui.DynamicItem[discord.ui.Button], template=r"table:" + _ID):
+    """Every button of every table, routed to :meth:`TablesCog.route`."""
+
+    def __init__(self, item: discord.ui.Button) -> None:
+        super().__init__(item)
+        self.table_id, self.op, self.ver, self.arg = _parse(item.custom_id or "")
+
+    @classmethod
+    def make(cls, table_id: int, op: str, label: str, *, ver: int | None = None, arg: object | None = None,
+             style: discord.ButtonStyle = discord.ButtonStyle.secondary, emoji: str | None = None,
+             disabled: bool = False, row: int | None = None) -> "TableButton":
+        return cls(discord.ui.Button(label=label[:80], style=style, emoji=emoji, disabled=disabled, row=row,
+                                     custom_id=make_id("table", table_id, op, ver, arg)))
+
+    @classmethod
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button, match: re.Match[str], /):
+        return cls(item)
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        cog: TablesCog = interaction.client.get_cog("Tables")  # type: ignore[assignment]
+        await cog.route(interaction, self.table_id, self.op, self.ver, self.arg, [])
+
+
+class TableSelect(discord.ui.DynamicItem[discord.ui.Select], template=r"tsel:" + _ID):
+    """Every select menu of every table."""
+
+    def __init__(self, item: discord.ui.Select) -> None:
+        super().__init__(item)
+        self.table_id, self.op, self.ver, self.arg = _parse(item.custom_id or "")
+
+    @classmethod
+    def make(cls, table_id: int, op: str, placeholder: str, options: Sequence[discord.SelectOption], *,
+             ver: int | None = None, arg: object | None = None, min_values: int = 1, max_values: int = 1,
+             row: int | None = None) -> "TableSelect":
+        options = list(options)[:25]
+        return cls(discord.ui.Select(
+            custom_id=make_id("tsel", table_id, op, ver, arg), placeholder=placeholder[:150], options=options,
+            min_values=min(min_values, len(options)), max_values=max(1, min(max_values, len(options))), row=row))
+
+    @classmethod
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Select, match: re.Match[str], /):
+        return cls(item)
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        cog: TablesCog = interaction.client.get_cog("Tables")  # type: ignore[assignment]
+        await cog.route(interaction, self.table_id, self.op, self.ver, self.arg, list(self.item.values))
+
+
+def view_of(*items: discord.ui.Item) -> discord.ui.View:
+    view = discord.ui.View(timeout=None)
+    for item in items:
+        view.add_item(item)
+    return view
+
+
+@dataclass
+class TableMessage:
+    """What a game wants the public table message to show."""
+
+    content: str
+    embed: discord.Embed
+    image: bytes | None
+    view: discord.ui.View | None
+
+
+class GameUI(Protocol):
+    """What a game cog plugs into the shared table machinery."""
+
+    key: str  # engine key, e.g. "nimmt"
+
+    async def table_message(self, table: Table, lang: str) -> TableMessage: ...
+
+    def narrate(self, table: Table, events: list[Event], lang: str) -> list[str]: ...
+
+    async def on_component(self, cog: "TablesCog", interaction: discord.Interaction, table: Table,
+                           op: str, ver: int | None, arg: str | None, values: list[str]) -> None: ...
+
+
+@dataclass
+class _Presenter:
+    lines: list[str] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    dirty: bool = False
+    task: asyncio.Task[None] | None = None
+
+
+def user_lang(interaction: discord.Interaction) -> str:
+    return normalise(interaction.locale)
+
+
+async def reply(interaction: discord.Interaction, content: str | None = None, **kwargs: Any) -> None:
+    """Answer ephemerally, whether or not the interaction was answered already."""
+    kwargs.setdefault("ephemeral", True)
+    try:
+        if interaction.response.is_done():
+            await interaction.followup.send(content, **kwargs)
+        else:
+            await interaction.response.send_message(content, **kwargs)
+    except discord.HTTPException:
+        log.warning("could not answer interaction %s", interaction.id, exc_info=True)
+
+
+def chunk_lines(lines: Sequence[str], limit: int = 1900) -> list[str]:
+    """Join lines into messages under Discord's 2,000 characters.
+
+    >>> [len(m) for m in chunk_lines(["a" * 1000, "b" * 1000, "c"])]
+    [1000, 1002]
+    """
+    out: list[str] = []
+    current = ""
+    for line in lines:
+        line = line[:limit]
+        if current and len(current) + 1 + len(line) > limit:
+            out.append(current)
+            current = line
+        else:
+            current = f"{current}\n{line}" if current else line
+    if current:
+        out.append(current)
+    return out
+
+
+class TablesCog(commands.Cog, name="Tables"):
+    """Lobbies and tables of every game."""
+
+    def __init__(self, bot: Any) -> None:
+        self.bot = bot
+        self.uis: dict[str, GameUI] = {}
+        self.presenters: dict[int, _Presenter] = {}
+        self.manager: TableManager = bot.tables
+        self.manager.listener = self.on_table_change
+
+    async def cog_load(self) -> None:
+        self.bot.add_dynamic_items(TableButton, TableSelect)
+
+    async def cog_unload(self) -> None:
+        self.bot.remove_dynamic_items(TableButton, TableSelect)
+
+    def register(self, ui: GameUI) -> None:
+        self.uis[ui.key] = ui
+
+    # --------------------------------------------------------------- errors
+    def error_text(self, lang: str, error: Exception) -> str:
+        if isinstance(error, TableError):
+            return t(lang, f"errors.{error.code}", **error.params)
+        if isinstance(error, GameError):
+            key = f"errors.{error.code}"
+            from app.i18n import has
+
+            return t(lang, key) if has(key) else t(lang, "errors.illegal")
+        return t(lang, "errors.unexpected")
+
+    async def route(self, interaction: discord.Interaction, table_id: int, op: str, ver: int | None,
+                    arg: str | None, values: list[str]) -> None:
+        """Every table click lands here: one place turns errors into answers."""
+        lang = user_lang(interaction)
+        try:
+            table = self.manager.get(table_id)
+            if table is None or table.status not in ("lobby", "playing"):
+                raise TableError("table_closed")
+            handler = getattr(self, f"op_{op}", None)
+            if handler is not None:
+                await handler(interaction, table)
+            else:
+                ui = self.uis[table.game]
+                await ui.on_component(self, interaction, table, op, ver, arg, values)
+        except (TableError, GameError) as error:
+            await reply(interaction, self.error_text(lang, error))
+        except discord.HTTPException:
+            log.warning("Discord refused an answer at table %s (%s)", table_id, op, exc_info=True)
+        except Exception:
+            log.exception("click %s at table %s failed", op, table_id)
+            await reply(interaction, t(lang, "errors.unexpected"))
+
+    # ---------------------------------------------------------------- lobby
+    def missing_permissions(self, interaction: discord.Interaction) -> list[str]:
+        perms = interaction.app_permissions
+        return [name for name in NEEDED_PERMISSIONS if not getattr(perms, name, False)]
+
+    async def table_language(self, interaction: discord.Interaction) -> str:
+        settings = await self.bot.store.guild_settings(interaction.guild_id)
+        return normalise(settings.get("language") or interaction.guild_locale)
+
+    async def create_table(self, interaction: discord.Interaction, game: str, *, seats: int,
+                           rounds: int | None, turn_time: int) -> None:
+        """``/<game> new``: post a lobby in this channel."""
+        lang = user_lang(interaction)
+        channel = interaction.channel
+        if interaction.guild_id is None or channel is None:
+            return await reply(interaction, t(lang, "errors.guild_only"))
+        if isinstance(channel, discord.Thread) or getattr(channel, "type", None) not in (
+                discord.ChannelType.text, discord.ChannelType.news):
+            return await reply(interaction, t(lang, "errors.text_channel_only"))
+        missing = self.missing_permissions(interaction)
+        if missing:
+            names = ", ".join(t(lang, f"perms.{name}") for name in missing)
+            return await reply(interaction, t(lang, "errors.missing_permissions", permissions=names))
+        try:
+            table_lang = await self.table_language(interaction)
+            table = await self.manager.create(
+                guild_id=interaction.guild_id, channel_id=channel.id, game=game,
+                host_id=interaction.user.id, host_name=interaction.user.display_name,
+                seats=seats, rounds=rounds, turn_time=turn_time, locale=table_lang)
+        except TableError as error:
+            return await reply(interaction, self.error_text(lang, error))
+        try:
+            response = await interaction.response.send_message(
+                embed=self.lobby_embed(table), view=self.lobby_view(table))
+        except discord.HTTPException:
+            log.warning("lobby message for table %s could not be posted", table.id, exc_info=True)
+            await self.manager.cancel(table, table.host_id, can_manage=True)
+            return
+        message_id = getattr(response, "message_id", None)
+        if message_id is None:
+            message_id = (await interaction.original_response()).id
+        self.manager.set_message(table, "lobby", message_id)
+        await self.manager.save_messages(table)
+
+    def lobby_embed(self, table: Table) -> discord.Embed:
+        lang = table.locale
+        title = t(lang, f"{table.game}.title")
+        embed = discord.Embed(title=t(lang, "table.lobby_title", game=title, table=table.id),
+                              colour=discord.Colour.blurple())
+        turn = table.options.get("turn_time", 0)
+        timer = t(lang, "table.timer_off") if not turn else t(lang, "table.timer_seconds", count=turn)
+        rounds = table.options.get("rounds")
+        desc = [t(lang, "table.lobby_host", host=f"<@{table.host_id}>"),
+                t(lang, "table.lobby_seats", taken=len(table.seats), seats=table.max_seats),
+                t(lang, "table.lobby_timer", timer=timer)]
+        if table.game == "nimmt":
+            desc.append(t(lang, "table.lobby_rounds", rounds=rounds or len(table.seats)))
+        if table.status == "cancelled":
+            desc.insert(0, t(lang, "table.cancelled"))
+        elif table.status == "playing" and table.thread_id:
+            desc.insert(0, t(lang, "table.in_thread", thread=f"<#{table.thread_id}>"))
+        elif table.status == "playing":
+            desc.insert(0, t(lang, "table.started"))
+        embed.description = "\n".join(desc)
+        players = [f"{i + 1}. {self.seat_name(table, i)}" for i in range(len(table.seats))]
+        embed.add_field(name=t(lang, "table.players"), value="\n".join(players) or "-", inline=False)
+        return embed
+
+    def seat_name(self, table: Table, index: int) -> str:
+        seat = table.seats[index]
+        if seat.computer:
+            return t(table.locale, "table.computer_name", name=seat.name)
+        return discord.utils.escape_markdown(seat.name)
+
+    def lobby_view(self, table: Table) -> discord.ui.View | None:
+        if table.status != "lobby":
+            return None
+        lang = table.locale
+        B = discord.ButtonStyle
+        return view_of(
+            TableButton.make(table.id, "join", t(lang, "table.join"), style=B.success),
+            TableButton.make(table.id, "leave", t(lang, "table.leave")),
+            TableButton.make(table.id, "cpu", t(lang, "table.add_computer")),
+            TableButton.make(table.id, "start", t(lang, "table.start"), style=B.primary),
+            TableButton.make(table.id, "cancel", t(lang, "table.cancel"), style=B.danger),
+        )
+
+    async def _lobby_update(self, interaction: discord.Interaction, table: Table) -> None:
+        await interaction.response.edit_message(embed=self.lobby_embed(table), view=self.lobby_view(table))
+
+    async def op_join(self, interaction: discord.Interaction, table: Table) -> None:
+        await self.manager.join(table, interaction.user.id, interaction.user.display_name)
+        await self._lobby_update(interaction, table)
+
+    async def op_leave(self, interaction: discord.Interaction, table: Table) -> None:
+        await self.manager.leave(table, interaction.user.id)
+        await self._lobby_update(interaction, table)
+
+    async def op_cpu(self, interaction: discord.Interaction, table: Table) -> None:
+        await self.manager.add_computer(table, interaction.user.id)
+        await self._lobby_update(interaction, table)
+
+    async def op_start(self, interaction: discord.Interaction, table: Table) -> None:
+        await self.manager.start(table, interaction.user.id)
+        await self._lobby_update(interaction, table)
+
+    async def op_cancel(self, interaction: discord.Interaction, table: Table) -> None:
+        perms = getattr(interaction.user, "guild_permissions", None) or discord.Permissions.none()
+        channel_perms = interaction.permissions
+        can_manage = bool(channel_perms.manage_messages or perms.manage_messages or perms.administrator)
+        await self.manager.cancel(table, interaction.user.id, can_manage=can_manage)
+        if interaction.message is not None and interaction.message.id == table.messages.get("lobby"):
+            await self._lobby_update(interaction, table)
+        else:
+            await reply(interaction, t(user_lang(interaction), "table.cancelled"))
+
+    async def op_back(self, interaction: discord.Interaction, table: Table) -> None:
+        await self.manager.back(table, interaction.user.id)
+        await reply(interaction, t(user_lang(interaction), "table.welcome_back"))
+
+    # ------------------------------------------------------------ presenting
+    def on_table_change(self, table: Table, events: list[Event]) -> None:
+        """Listener of the manager: queue narration, then present in the background."""
+        if table.status == "lobby":
+            return  # lobby changes are shown by the interaction that made them
+        presenter = self.presenters.setdefault(table.id, _Presenter())
+        presenter.events.extend(events)
+        if presenter.task is None or presenter.task.done():
+            presenter.task = asyncio.get_running_loop().create_task(self._present(table, presenter))
+        else:
+            presenter.dirty = True
+
+    async def _present(self, table: Table, presenter: _Presenter) -> None:
+        while True:
+            presenter.dirty = False
+            events, presenter.events = presenter.events, []
+            try:
+                await self._present_once(table, events)
+            except Exception:
+                log.exception("presenting table %s failed", table.id)
+            if not presenter.dirty and not presenter.events:
+                break
+        if table.status not in ("lobby", "playing"):
+            self.presenters.pop(table.id, None)
+
+    def narrate(self, table: Table, events: list[Event]) -> list[str]:
+        lang = table.locale
+        lines: list[str] = []
+        ui_events: list[Event] = []
+        for event in events:
+            kind = event.get("type")
+            if kind == "timeout":
+                key = "table.timeout_away" if event["away"] else "table.timeout"
+                lines.extend(self.uis[table.game].narrate(table, ui_events, lang))
+                ui_events = []
+                lines.append(t(lang, key, name=self.seat_name(table, event["seat"])))
+            elif kind == "back":
+                lines.append(t(lang, "table.back", name=self.seat_name(table, event["seat"])))
+            elif kind == "cancelled":
+                lines.append(t(lang, "table.cancelled"))
+            elif kind == "started":
+                lines.append(t(lang, "table.game_started", game=t(lang, f"{table.game}.title")))
+            else:
+                ui_events.append(event)
+        lines.extend(self.uis[table.game].narrate(table, ui_events, lang))
+        return lines
+
+    def ping_line(self, table: Table, events: list[Event]) -> str | None:
+        engine = table.engine
+        if engine is None or table.status != "playing":
+            return None
+        seat = engine.to_move
+        if seat is None or table.seats[seat].automatic:
+            return None
+        new_turn = any(e.get("type") in ("turn", "round_start", "hand_start", "started", "back")
+                       for e in events)
+        if not new_turn:
+            return None
+        line = t(table.locale, "table.your_turn", mention=f"<@{table.seats[seat].user_id}>")
+        if table.turn_deadline:
+            line += " " + t(table.locale, "table.deadline", when=f"<t:{int(table.turn_deadline)}:R>")
+        return line
+
+    async def _present_once(self, table: Table, events: list[Event]) -> None:
+        if any(e.get("type") == "started" for e in events):
+            await self._open_thread(table)
+        lines = self.narrate(table, events)
+        ping = self.ping_line(table, events)
+        if ping:
+            lines.append(ping)
+        messageable = self.bot.get_partial_messageable(table.thread_id or table.channel_id)
+        if table.status == "cancelled":
+            if table.thread_id:
+                await self._send(table, messageable, lines)
+            return
+        repost = any(e.get("type") in ("round_start", "hand_start") for e in events)
+        if lines:
+            await self._send(table, messageable, lines)
+        await self._update_table_message(table, repost=repost)
+        if table.status == "finished":
+            await self._finish(table)
+
+    async def _send(self, table: Table, messageable: discord.PartialMessageable, lines: list[str]) -> None:
+        for text in chunk_lines(lines):
+            try:
+                await messageable.send(text, allowed_mentions=discord.AllowedMentions(users=True, everyone=False, roles=False))
+            except discord.NotFound:
+                # The thread was deleted: open a new one and go on there.
+                await self._open_thread(table, again=True)
+                messageable = self.bot.get_partial_messageable(table.thread_id or table.channel_id)
+                await messageable.send(text)
+
+    async def _open_thread(self, table: Table, again: bool = False) -> None:
+        lang = table.locale
+        name = t(lang, "table.thread_name", game=t(lang, f"{table.game}.title"), table=table.id)[:100]
+        channel = self.bot.get_partial_messageable(table.channel_id)
+        thread_id: int | None = None
+        try:
+            lobby_id = table.messages.get("lobby")
+            if lobby_id and not again:
+                thread = await channel.get_partial_message(lobby_id).create_thread(
+                    name=name, auto_archive_duration=1440)
+            else:
+                starter = await channel.send(t(lang, "table.moved", table=table.id))
+                thread = await starter.create_thread(name=name, auto_archive_duration=1440)
+            thread_id = thread.id
+        except discord.HTTPException:
+            log.warning("no thread for table %s; playing in the channel", table.id, exc_info=True)
+        self.manager.set_message(table, "thread", thread_id)
+        self.manager.set_message(table, "table", None)
+        await self.manager.save_messages(table)
+        if not again and table.messages.get("lobby"):
+            try:
+                await channel.get_partial_message(table.messages["lobby"]).edit(
+                    embed=self.lobby_embed(table), view=None)
+            except discord.HTTPException:
+                log.info("lobby message of table %s could not be updated", table.id)
+
+    async def _update_table_message(self, table: Table, repost: bool = False) -> None:
+        ui = self.uis[table.game]
+        message = await ui.table_message(table, table.locale)
+        messageable = self.bot.get_partial_messageable(table.thread_id or table.channel_id)
+        files = [discord.File(io.BytesIO(message.image), filename="table.png")] if message.image else []
+        if message.image:
+            message.embed.set_image(url="attachment://table.png")
+        old = table.messages.get("table")
+        if old and not repost:
+            try:
+                await messageable.get_partial_message(old).edit(
+                    content=message.content, embed=message.embed, attachments=files, view=message.view)
+                return
+            except discord.NotFound:
+                pass  # deleted: post it again below
+            if files:
+                files = [discord.File(io.BytesIO(message.image), filename="table.png")]
+        try:
+            sent = await messageable.send(content=message.content, embed=message.embed, files=files,
+                                          view=message.view)
+        except discord.NotFound:
+            await self._open_thread(table, again=True)
+            messageable = self.bot.get_partial_messageable(table.thread_id or table.channel_id)
+            files = [discord.File(io.BytesIO(message.image), filename="table.png")] if message.image else []
+            sent = await messageable.send(content=message.content, embed=message.embed, files=files,
+                                          view=message.view)
+        if old and repost:
+            try:
+                await messageable.get_partial_message(old).delete()
+            except discord.HTTPException:
+                pass
+        self.manager.set_message(table, "table", sent.id)
+        await self.manager.save_messages(table)
+
+    async def _finish(self, table: Table) -> None:
+        lobby = table.messages.get("lobby")
+        if not lobby:
+            return
+        embed = self.lobby_embed(table)
+        result = table.engine.result if table.engine else None
+        if result is not None:
+            lang = table.locale
+            order = sorted(range(len(table.seats)), key=lambda s: (result.places[s], s))
+            embed.description = t(lang, "table.finished") + "\n" + "\n".join(
+                t(lang, "table.standing", place=result.places[s], name=self.seat_name(table, s),
+                  score=result.scores[s]) for s in order)
+        try:
+            await self.bot.get_partial_messageable(table.channel_id).get_partial_message(lobby).edit(
+                embed=embed, view=None)
+        except discord.HTTPException:
+            log.info("lobby message of table %s could not be updated at the end", table.id)
+
+
+async def setup(bot: Any) -> None:
+    await bot.add_cog(TablesCog(bot))
