@@ -510,7 +510,7 @@ class Garbage:
             self.down[seat] &= ~BIT[k]
             if ev is not None:
                 ev.append({"type": "jack_placed", "seat": seat, "slot": k, "uncovered": TEXT[uncovered]})
-            if not self._check_won(seat, ev):  # G3
+            if not self._check_won(seat, ev, uncovered):  # G3
                 self._resolve(seat, uncovered, ev)
             return
         if cls is Draw:
@@ -560,7 +560,7 @@ class Garbage:
                 self.down[seat] = 0
                 if ev is not None:
                     ev.append({"type": "jack_placed", "seat": seat, "slot": k, "uncovered": TEXT[uncovered]})
-                self._check_won(seat, ev)
+                self._check_won(seat, ev, uncovered)
                 return
             if r >= QUEEN:
                 reason = "dead_rank"
@@ -580,7 +580,7 @@ class Garbage:
                         {"type": "placed", "seat": seat, "slot": r, "card": TEXT[card], "uncovered": TEXT[uncovered]}
                     )
                 if not down:  # G3: the layout is complete, the hand is won mid-chain
-                    self._check_won(seat, ev)
+                    self._check_won(seat, ev, uncovered)
                     return
                 card = uncovered
                 continue
@@ -603,9 +603,13 @@ class Garbage:
             ev.append({"type": "discarded", "seat": seat, "card": text})
             ev.append({"type": "turn", "seat": nxt})
 
-    def _check_won(self, seat: int, ev: list[Event] | None) -> bool:
+    def _check_won(self, seat: int, ev: list[Event] | None, uncovered: int) -> bool:
         """G3: a layout with every slot face-up (Jacks count) wins the hand at
-        once; the winner gets one slot fewer and starts the next hand."""
+        once; the winner gets one slot fewer and starts the next hand.
+
+        ``uncovered`` (the card the last placement turned up) is not played
+        on: it is gathered with the others, or when the game ends it goes
+        face-up on the discard pile, so every card stays accounted for."""
         if self.down[seat]:
             return False
         self.hands_won[seat] += 1
@@ -618,6 +622,7 @@ class Garbage:
             self._to_move = None
             self.phase = "over"
             self.in_hand = None
+            self.discard.append(uncovered)
             if ev is not None:
                 res = self.result
                 assert res is not None
