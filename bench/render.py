@@ -1,0 +1,123 @@
+"""Time the image renderer: ms per image, cold (first call) and warm.
+
+    .venv/bin/python bench/render.py            # timings
+    .venv/bin/python bench/render.py --save DIR # also write the sample PNGs
+
+Sample views follow the view specs in ``app/render.py``; sample labels are
+English stand-ins for the translation catalogue.
+"""
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from app import render  # noqa: E402
+
+LABELS = {
+    "round": "Round {round}/{rounds}", "draw_pile": "Draw pile: {count}", "supply": "Bull supply: {count}",
+    "status_play": "{name} to move", "status_steal": "{name} takes a bull card from another player",
+    "status_open": "{name} opens a new stack", "status_over": "Game over",
+    "turn_stacks": "Stacks this turn: {played}/{max}", "no_stacks": "No stacks on the table",
+    "played": "played", "hand": "Hand", "bulls": "Bulls", "score": "Score", "you": "(you)",
+    "hand_title": "Your hand: {count} cards", "hand_empty": "No cards in hand", "fits": "on",
+    "hand_no": "Hand {hand_no}", "decks": "Decks: {count}",
+    "status_source": "{name}: draw from the stock or take the discard",
+    "status_jack": "{name}: choose a slot for the Jack", "stock": "Stock: {count}",
+    "discard": "Discard: {count}", "in_hand": "In hand", "slots": "Slots: {count}",
+    "game_nimmt": "11 nimmt!", "game_garbage": "Garbage", "games": "Games", "wins": "Wins",
+    "win_rate": "Win rate", "avg_penalty": "Penalty / round", "rounds_won": "Rounds won",
+    "bulls_earned": "Bulls earned", "hands_won": "Hands won", "rating": "Rating",
+    "rating_detail": "mu {mu} / sigma {sigma}", "rank": "Rank #{rank}", "unranked": "Unranked",
+}
+
+NAMES = ["Alice", "Bob the Builder of Very Long Names", "Çağrı Ñúñez", "Дмитрий", "山田太郎", "Zoë 🎲", "Eve"]
+
+
+def label_of(i: int) -> str:
+    out, n = "", i + 1
+    while n:
+        n, r = divmod(n - 1, 26)
+        out = chr(65 + r) + out
+    return out
+
+
+def nimmt_view(stacks: int = 4, seats: int = 5, hand: int = 10, seed: int = 1) -> dict:
+    rnd = random.Random(seed)
+    tops = [rnd.randint(1, 100) for _ in range(stacks)]
+    cards = sorted(rnd.sample(range(1, 101), min(hand, 100)))
+    st = [{"id": i, "label": label_of(i), "top": t, "heads": render.heads(t)} for i, t in enumerate(tops)]
+    playable: dict = {}
+    for s in st:
+        fit = [c for c in cards if 1 <= (c - s["top"]) % 100 <= 10]
+        if fit:
+            playable[s["id"]] = fit
+    return {
+        "game": "nimmt", "seat": 0, "seats": seats, "round": 2, "rounds": seats, "to_move": 0, "phase": "play",
+        "stacks": st, "hand_counts": [hand] + [rnd.randint(0, 12) for _ in range(seats - 1)],
+        "bulls": [2] + [rnd.randint(0, 3) for _ in range(seats - 1)], "supply": 4, "draw_pile": 51,
+        "scores": [rnd.randint(0, 40) for _ in range(seats)], "start_seat": 0,
+        "turn": {"played_stacks": [st[1]["id"]] if stacks > 1 else [], "max_stacks": 2}, "victims": [],
+        "hand": cards, "playable": playable,
+    }
+
+
+def garbage_view(players: int = 4, seed: int = 1) -> dict:
+    rnd = random.Random(seed)
+    ranks = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10"]
+    ps = []
+    for p in range(players):
+        n = 10 - p
+        lay = [None if rnd.random() < 0.5 else (ranks[k] + rnd.choice("SHDC") if rnd.random() < 0.8 else "J" + rnd.choice("SHDC"))
+               for k in range(n)]
+        ps.append({"slots": n, "layout": lay})
+    return {
+        "game": "garbage", "seat": 1, "seats": players, "hand_no": 3, "to_move": 1, "phase": "jack",
+        "players": ps, "stock": 40, "discard_top": "QS", "discard_count": 3, "in_hand": "JH",
+        "can_take_discard": True, "jack_slots": [k + 1 for k, c in enumerate(ps[1]["layout"]) if c is None],
+        "decks": 2, "start_seat": 0,
+    }
+
+
+PROFILE = {"name": "Çağrı Ñúñez", "game": "nimmt", "games": 42, "wins": 17, "win_rate": 17 / 42,
+           "avg_penalty_per_round": 6.25, "rounds_won": 31, "bulls_earned": 12, "hands_won": None,
+           "ordinal": 21.4, "mu": 27.1, "sigma": 1.9, "rank": 3}
+
+
+def cases() -> dict:
+    return {
+        "nimmt_table_5p": lambda: render.render_nimmt_table(nimmt_view(4, 5), NAMES, LABELS),
+        "nimmt_table_7p_60stacks": lambda: render.render_nimmt_table(nimmt_view(60, 7), NAMES, LABELS),
+        "nimmt_hand_10": lambda: render.render_nimmt_hand(nimmt_view(4, 5, 10), LABELS),
+        "nimmt_hand_60": lambda: render.render_nimmt_hand(nimmt_view(8, 5, 60), LABELS),
+        "garbage_4p": lambda: render.render_garbage_table(garbage_view(4), NAMES, LABELS),
+        "garbage_6p": lambda: render.render_garbage_table(garbage_view(6), NAMES, LABELS),
+        "profile": lambda: render.render_profile(PROFILE, LABELS),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--save", help="directory to write the sample PNGs to")
+    ap.add_argument("-n", type=int, default=30, help="warm repetitions")
+    args = ap.parse_args()
+    for name, fn in cases().items():
+        t0 = time.perf_counter()
+        png = fn()
+        cold = (time.perf_counter() - t0) * 1000
+        t0 = time.perf_counter()
+        for _ in range(args.n):
+            fn()
+        warm = (time.perf_counter() - t0) * 1000 / args.n
+        print(f"{name:26s} cold {cold:6.1f} ms   warm {warm:6.1f} ms   {len(png) // 1024:4d} KiB")
+        if args.save:
+            Path(args.save).mkdir(parents=True, exist_ok=True)
+            (Path(args.save) / f"{name}.png").write_bytes(png)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,440 @@
+"""The image renderer: valid PNGs for small and extreme views, every label
+drawn, no key read outside the view spec, playable cards highlighted."""
+from __future__ import annotations
+
+import io
+import random
+
+import pytest
+from PIL import Image, ImageChops, ImageFont
+
+from app import render, render_base, render_cards
+
+# --------------------------------------------------------------------------
+# View builders: exactly the keys of the view specs
+
+NIMMT_KEYS = {"game", "seat", "seats", "round", "rounds", "to_move", "phase", "stacks", "hand_counts",
+              "bulls", "supply", "draw_pile", "scores", "start_seat", "turn", "victims"}
+NIMMT_SEAT_KEYS = NIMMT_KEYS | {"hand", "playable"}
+STACK_KEYS = {"id", "label", "top", "heads"}
+TURN_KEYS = {"played_stacks", "max_stacks"}
+GARBAGE_KEYS = {"game", "seat", "seats", "hand_no", "to_move", "phase", "players", "stock", "discard_top",
+                "discard_count", "in_hand", "can_take_discard", "jack_slots", "decks", "start_seat"}
+PLAYER_KEYS = {"slots", "layout"}
+
+LONG_NAMES = ["Ålesund Øyvind Ærlig the Magnificent", "山田太郎🎴🎲✨", "Дмитрий Иванович Менделеев",
+              "Zoë\u0301 \u200d👩‍👩‍👧 family", "محمد عبد الله", "x" * 200, "\n\t "]
+
+
+def _letters(i: int) -> str:
+    out, n = "", i + 1
+    while n:
+        n, r = divmod(n - 1, 26)
+        out = chr(65 + r) + out
+    return out
+
+
+def nimmt_view(stacks: int = 4, seats: int = 4, hand: int | None = 10, phase: str = "play",
+               played: int = 0, seed: int = 0, seat: int | None = 0, to_move: int | None = 0,
+               playable_keys: type = str) -> dict:
+    rnd = random.Random(seed)
+    st = [{"id": i + 3, "label": _letters(i + 3), "top": rnd.randint(1, 100)} for i in range(stacks)]
+    for s in st:
+        s["heads"] = render.heads(s["top"])
+    v = {
+        "game": "nimmt", "seat": seat, "seats": seats, "round": 1, "rounds": seats,
+        "to_move": None if phase == "over" else to_move, "phase": phase, "stacks": st,
+        "hand_counts": [rnd.randint(0, 60) for _ in range(seats)],
+        "bulls": [rnd.randint(0, 10) for _ in range(seats)], "supply": 3, "draw_pile": 42,
+        "scores": [rnd.randint(0, 300) for _ in range(seats)], "start_seat": 0,
+        "turn": {"played_stacks": [s["id"] for s in st[:played]], "max_stacks": max(1, played + 1)},
+        "victims": [1, 2] if phase == "steal" else [],
+    }
+    if hand is not None:
+        cards = sorted(rnd.sample(range(1, 101), min(hand, 100)))
+        v["hand"] = cards
+        playable: dict = {}
+        if phase == "play":
+            for s in st[played:]:
+                fit = [c for c in cards if 1 <= (c - s["top"]) % 100 <= 10]
+                if fit:
+                    playable[playable_keys(s["id"])] = fit
+        v["playable"] = playable
+    return v
+
+
+def garbage_view(players: int = 4, slots: list[int] | None = None, face: str = "mixed", phase: str = "source",
+                 seed: int = 0, seat: int | None = None) -> dict:
+    rnd = random.Random(seed)
+    slots = slots or [10] * players
+    ranks = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10"]
+    ps = []
+    for n in slots:
+        lay: list = []
+        for k in range(n):
+            up = face == "up" or (face == "mixed" and rnd.random() < 0.5)
+            lay.append((rnd.choice([ranks[k], ranks[k], "J"]) + rnd.choice("SHDC")) if up else None)
+        ps.append({"slots": n, "layout": lay})
+    return {
+        "game": "garbage", "seat": seat, "seats": players, "hand_no": 1, "to_move": None if phase == "over" else 0,
+        "phase": phase, "players": ps, "stock": 40, "discard_top": "QS", "discard_count": 3,
+        "in_hand": "JD" if phase == "jack" else ("7H" if phase == "source" else None),
+        "can_take_discard": True,
+        "jack_slots": [k + 1 for k, c in enumerate(ps[0]["layout"]) if c is None] if phase == "jack" else [],
+        "decks": 2, "start_seat": 0,
+    }
+
+
+PROFILE_NIMMT = {"name": "Ålesund Øyvind the Magnificent of Very Long Names", "game": "nimmt", "games": 12,
+                 "wins": 5, "win_rate": 5 / 12, "avg_penalty_per_round": 4.75, "rounds_won": 9, "bulls_earned": 3,
+                 "hands_won": None, "ordinal": 18.25, "mu": 25.0, "sigma": 2.25, "rank": 4}
+PROFILE_GARBAGE = {"name": "山田", "game": "garbage", "games": 0, "wins": 0, "win_rate": 0.0,
+                   "avg_penalty_per_round": None, "rounds_won": None, "bulls_earned": None, "hands_won": 0,
+                   "ordinal": None, "mu": None, "sigma": None, "rank": None}
+
+
+def labels_for(keys, fmt: str = "{key}") -> dict[str, str]:
+    return {k: fmt.format(key=k) for k in keys}
+
+
+ALL_KEYS = set(render.NIMMT_TABLE_LABELS) | set(render.NIMMT_HAND_LABELS) | set(
+    render.GARBAGE_TABLE_LABELS) | set(render.PROFILE_LABELS)
+LABELS = labels_for(ALL_KEYS, "{key} {{round}}")
+
+
+def png(data: bytes) -> Image.Image:
+    assert isinstance(data, bytes) and data[:8] == b"\x89PNG\r\n\x1a\n"
+    im = Image.open(io.BytesIO(data))
+    im.load()
+    assert im.format == "PNG"
+    assert 200 <= im.width <= 1000, im.size
+    assert 100 <= im.height <= 1600, im.size
+    return im
+
+
+def differs(a: bytes, b: bytes) -> bool:
+    ia, ib = Image.open(io.BytesIO(a)).convert("RGB"), Image.open(io.BytesIO(b)).convert("RGB")
+    return ia.size != ib.size or ImageChops.difference(ia, ib).getbbox() is not None
+
+
+# --------------------------------------------------------------------------
+# Strict views: record every key read, so no key outside the spec is used
+
+
+class Strict(dict):
+    def __init__(self, data: dict, allowed: set[str], log: set[str]):
+        super().__init__(data)
+        self._allowed, self._log = allowed, log
+
+    def _see(self, key):
+        self._log.add(key)
+        assert key in self._allowed, f"renderer read key {key!r} outside the view spec"
+
+    def __getitem__(self, key):
+        self._see(key)
+        return super().__getitem__(key)
+
+    def get(self, key, default=None):
+        self._see(key)
+        return super().get(key, default)
+
+    def __contains__(self, key):
+        self._see(key)
+        return super().__contains__(key)
+
+
+def strict_nimmt(v: dict, log: set) -> Strict:
+    v = dict(v)
+    v["stacks"] = [Strict(s, STACK_KEYS, log) for s in v["stacks"]]
+    v["turn"] = Strict(v["turn"], TURN_KEYS, log)
+    return Strict(v, NIMMT_SEAT_KEYS if "hand" in v else NIMMT_KEYS, log)
+
+
+def strict_garbage(v: dict, log: set) -> Strict:
+    v = dict(v)
+    v["players"] = [Strict(p, PLAYER_KEYS, log) for p in v["players"]]
+    return Strict(v, GARBAGE_KEYS, log)
+
+
+# --------------------------------------------------------------------------
+# Valid PNGs, small and extreme
+
+
+@pytest.mark.parametrize("stacks", [0, 1, 4, 20, 21, 60])
+@pytest.mark.parametrize("seats", [2, 7])
+def test_nimmt_table_sizes(stacks, seats):
+    v = nimmt_view(stacks=stacks, seats=seats, played=min(stacks, 2), hand=None, seat=None)
+    assert set(v) == NIMMT_KEYS
+    png(render.render_nimmt_table(strict_nimmt(v, set()), LONG_NAMES[:seats], LABELS))
+
+
+@pytest.mark.parametrize("phase", ["play", "steal", "open", "over"])
+def test_nimmt_table_phases(phase):
+    v = nimmt_view(stacks=0 if phase == "open" else 5, seats=7, phase=phase, seat=3, played=1)
+    assert set(v) == NIMMT_SEAT_KEYS
+    png(render.render_nimmt_table(strict_nimmt(v, set()), LONG_NAMES, LABELS))
+
+
+def test_nimmt_table_names_missing_or_short():
+    v = nimmt_view(seats=5, hand=None, seat=None)
+    png(render.render_nimmt_table(v, ["Ann"], LABELS))
+    png(render.render_nimmt_table(v, [], {}))  # no labels at all: keys drawn, no crash
+
+
+def test_nimmt_table_shows_every_stack_card():
+    """Sixty stacks wrap into a grid that still fits the width limit."""
+    v = nimmt_view(stacks=60, seats=7, hand=None, seat=None)
+    im = png(render.render_nimmt_table(v, LONG_NAMES, LABELS))
+    assert im.width <= 1000
+
+
+@pytest.mark.parametrize("hand", [0, 1, 10, 12, 13, 60, 100])
+@pytest.mark.parametrize("keys", [str, int])
+def test_nimmt_hand_sizes(hand, keys):
+    v = nimmt_view(stacks=6, hand=hand, playable_keys=keys)
+    assert set(v) == NIMMT_SEAT_KEYS
+    png(render.render_nimmt_hand(strict_nimmt(v, set()), LABELS))
+
+
+def test_nimmt_hand_highlights_playable():
+    v = nimmt_view(stacks=1, hand=10)
+    v["stacks"][0]["top"] = 1
+    v["hand"] = [2, 30, 40, 55, 60, 70, 80, 90, 99, 100]
+    v["playable"] = {}
+    plain = render.render_nimmt_hand(v, LABELS)
+    v["playable"] = {str(v["stacks"][0]["id"]): [2]}
+    lit = render.render_nimmt_hand(v, LABELS)
+    v["playable"] = {v["stacks"][0]["id"]: [2]}  # int keys work the same
+    lit_int = render.render_nimmt_hand(v, LABELS)
+    assert differs(plain, lit)
+    assert not differs(lit, lit_int)
+
+
+def test_nimmt_hand_other_card_highlighted_differs():
+    v = nimmt_view(stacks=1, hand=10)
+    v["stacks"][0]["top"] = 1
+    v["hand"] = [2, 3, 40, 50]
+    v["playable"] = {"3": [2]}
+    a = render.render_nimmt_hand(v, LABELS)
+    v["playable"] = {"3": [3]}
+    b = render.render_nimmt_hand(v, LABELS)
+    assert differs(a, b)
+
+
+@pytest.mark.parametrize("players", [1, 2, 3, 4, 5, 6])
+@pytest.mark.parametrize("face", ["down", "up", "mixed"])
+def test_garbage_table_players(players, face):
+    v = garbage_view(players=players, face=face, seat=0)
+    assert set(v) == GARBAGE_KEYS
+    png(render.render_garbage_table(strict_garbage(v, set()), LONG_NAMES[:players], LABELS))
+
+
+@pytest.mark.parametrize("n", range(10, 0, -1))
+@pytest.mark.parametrize("phase", ["source", "jack", "over"])
+def test_garbage_table_slots(n, phase):
+    v = garbage_view(players=6, slots=[n, 10, 9, 5, 2, 1], phase=phase)
+    png(render.render_garbage_table(strict_garbage(v, set()), LONG_NAMES[:6], LABELS))
+
+
+def test_garbage_table_empty_piles():
+    v = garbage_view(players=2)
+    v.update(stock=0, discard_top=None, discard_count=0, in_hand=None, can_take_discard=False)
+    png(render.render_garbage_table(strict_garbage(v, set()), ["A", "B"], LABELS))
+
+
+def test_garbage_odd_card_text_does_not_crash():
+    v = garbage_view(players=2, face="up")
+    v["players"][0]["layout"][0] = "??"
+    v["discard_top"] = "10X"
+    png(render.render_garbage_table(v, ["A", "B"], LABELS))
+
+
+@pytest.mark.parametrize("profile", [PROFILE_NIMMT, PROFILE_GARBAGE], ids=["nimmt", "garbage"])
+def test_profile(profile):
+    png(render.render_profile(profile, LABELS))
+
+
+def test_profile_win_rate_drawn():
+    a = render.render_profile(dict(PROFILE_NIMMT, win_rate=0.1), LABELS)
+    b = render.render_profile(dict(PROFILE_NIMMT, win_rate=0.9), LABELS)
+    assert differs(a, b)
+
+
+# --------------------------------------------------------------------------
+# Labels: every key exported is drawn, and no other key is read
+
+
+class Recorder(dict):
+    def __init__(self, data, log):
+        super().__init__(data)
+        self.log = log
+
+    def get(self, key, default=None):
+        self.log.add(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key):
+        self.log.add(key)
+        return super().__getitem__(key)
+
+
+def _calls():
+    """(function name, keys constant, callable(labels)) covering every branch."""
+    out = []
+    names = LONG_NAMES
+    for phase in ("play", "steal", "open", "over"):
+        v = nimmt_view(stacks=0 if phase == "open" else 4, seats=7, phase=phase, played=1, seat=2)
+        out.append(("nimmt_table", render.NIMMT_TABLE_LABELS, lambda L, v=v: render.render_nimmt_table(v, names, L)))
+    for hand in (0, 12):
+        v = nimmt_view(stacks=4, hand=hand)
+        out.append(("nimmt_hand", render.NIMMT_HAND_LABELS, lambda L, v=v: render.render_nimmt_hand(v, L)))
+    for phase in ("source", "jack", "over"):
+        v = garbage_view(players=3, phase=phase, seat=1)
+        out.append(("garbage_table", render.GARBAGE_TABLE_LABELS,
+                    lambda L, v=v: render.render_garbage_table(v, names, L)))
+    for p in (PROFILE_NIMMT, PROFILE_GARBAGE):
+        out.append(("profile", render.PROFILE_LABELS, lambda L, p=p: render.render_profile(p, L)))
+    return out
+
+
+@pytest.mark.parametrize("name,keys", [("nimmt_table", render.NIMMT_TABLE_LABELS),
+                                       ("nimmt_hand", render.NIMMT_HAND_LABELS),
+                                       ("garbage_table", render.GARBAGE_TABLE_LABELS),
+                                       ("profile", render.PROFILE_LABELS)])
+def test_label_keys_read_are_exported_and_all_used(name, keys):
+    assert isinstance(keys, tuple) and all(isinstance(k, str) for k in keys)
+    assert len(set(keys)) == len(keys)
+    seen: set = set()
+    for fname, _, call in _calls():
+        if fname == name:
+            call(Recorder(labels_for(keys), seen))
+    assert seen <= set(keys), f"{name} reads labels it does not export: {seen - set(keys)}"
+    assert seen == set(keys), f"{name} exports labels it never reads: {set(keys) - seen}"
+
+
+def _views_for_key():
+    """Each label key with a render that shows it."""
+    out = []
+    for fname, keys, call in _calls():
+        for k in keys:
+            out.append((fname, k, call))
+    return out
+
+
+@pytest.mark.parametrize("fname,key", sorted({(f, k) for f, k, _ in _views_for_key()}))
+def test_each_label_is_drawn(fname, key):
+    """Blank one label vs a visible text: some render of the function differs."""
+    blank = labels_for(ALL_KEYS, "{key}")
+    blank[key] = ""
+    shown = dict(blank, **{key: "WWWW {round}{count}{name}"})
+    assert any(differs(call(blank), call(shown)) for f, k, call in _views_for_key() if f == fname and k == key)
+
+
+def test_two_label_sets_give_different_images():
+    en = labels_for(ALL_KEYS, "{key}")
+    other = labels_for(ALL_KEYS, "Xx {key} xX")
+    for _, _, call in _calls():
+        assert differs(call(en), call(other))
+
+
+def test_placeholders_filled_and_bad_templates_survive():
+    assert render_base.label({"round": "Round {round}/{rounds}"}, "round", round=2, rounds=5) == "Round 2/5"
+    assert render_base.label({"k": "{unknown} {0} {"}, "k", x=1) == "{unknown} {0} {"
+    assert render_base.label({"k": "{x:>{y}}"}, "k", x=1) in ("{x:>{y}}",)
+    assert render_base.label({}, "missing") == "missing"
+
+
+# --------------------------------------------------------------------------
+# Text and fonts
+
+
+def test_clean_folds_what_the_font_lacks():
+    assert render_base.clean("Çağrı Ñúñez") == "Cagri Nunez"
+    assert render_base.clean("Straße") == "Strasse"
+    assert render_base.clean("🎲🎲 x") == "? x"
+    assert render_base.clean("a\u200db\ufe0f\n") == "ab "
+
+
+def test_fit_truncates_with_ellipsis():
+    f = render_base.font(18)
+    s = render_base.fit("x" * 500, f, 100)
+    assert f.getlength(s) <= 100 and s.endswith(render_base.ellipsis())
+    assert render_base.fit("short", f, 100) == "short"
+
+
+def test_bitmap_font_fallback(monkeypatch):
+    """Without FreeType, Pillow's bitmap font still gives valid images."""
+    def no_freetype(size=None):
+        return ImageFont.load_default_imagefont()
+
+    monkeypatch.setattr(ImageFont, "load_default", no_freetype)
+    render_base.clear_caches()
+    try:
+        assert not isinstance(render_base.font(20), ImageFont.FreeTypeFont)
+        png(render.render_nimmt_table(nimmt_view(stacks=5, seats=7), LONG_NAMES, LABELS))
+        png(render.render_nimmt_hand(nimmt_view(stacks=5, hand=30), LABELS))
+        png(render.render_garbage_table(garbage_view(players=6, phase="jack"), LONG_NAMES, LABELS))
+        png(render.render_profile(PROFILE_NIMMT, LABELS))
+    finally:
+        monkeypatch.undo()
+        render_base.clear_caches()
+
+
+def test_set_font_bad_path_falls_back():
+    try:
+        render.set_font("no-such-font-file.ttf")
+        png(render.render_profile(PROFILE_NIMMT, LABELS))
+    finally:
+        render.set_font(None)
+
+
+# --------------------------------------------------------------------------
+# Cards
+
+
+def test_heads_match_h1_and_engine():
+    assert sum(render.heads(c) for c in range(1, 101)) == 167  # H1: the deck holds 167 heads
+    try:
+        from core.nimmt import HEADS
+    except ImportError:  # engine not there yet
+        return
+    assert all(render.heads(c) == HEADS[c] for c in range(1, 101))
+
+
+def test_card_colours_follow_heads():
+    bg = (0, 0, 0)
+    faces = {render_cards.nimmt_card(c, 60, 84, bg).getpixel((30, 70)) for c in (1, 5, 10, 11, 55)}
+    assert len(faces) == 5
+
+
+# --------------------------------------------------------------------------
+# Real engine views (when the engines are importable)
+
+
+def _play(game, steps, seed):
+    rnd = random.Random(seed)
+    for _ in range(steps):
+        if game.to_move is None:
+            break
+        seat = game.to_move
+        game.apply(seat, rnd.choice(game.legal_actions(seat)))
+
+
+@pytest.mark.parametrize("seats", [2, 7])
+def test_engine_nimmt_views_render(seats):
+    nimmt = pytest.importorskip("core.nimmt")
+    game = nimmt.Nimmt.new(seats=seats, seed=seats)
+    for step in range(4):
+        v = game.view(game.to_move if game.to_move is not None else 0)
+        png(render.render_nimmt_table(game.view(None), LONG_NAMES, LABELS))
+        png(render.render_nimmt_hand(v, LABELS))
+        _play(game, 15, step)
+
+
+@pytest.mark.parametrize("seats", [2, 6])
+def test_engine_garbage_views_render(seats):
+    garbage = pytest.importorskip("core.garbage")
+    game = garbage.Garbage.new(seats=seats, seed=seats)
+    for step in range(4):
+        png(render.render_garbage_table(game.view(None), LONG_NAMES, LABELS))
+        _play(game, 10, step)
