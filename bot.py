@@ -48,7 +48,7 @@ class CardBot(commands.Bot):
         from core import garbage, nimmt
 
         self.config.database.parent.mkdir(parents=True, exist_ok=True)
-        self.store = await Store.open(self.config.database)
+        self.store = await Store.open(str(self.config.database))  # checkpoints WAL itself
         self.tables = TableManager(
             self.store,
             {"nimmt": nimmt.Nimmt, "garbage": garbage.Garbage},
@@ -71,7 +71,6 @@ class CardBot(commands.Bot):
         restored = await self.tables.restore()
         log.info("restored %d table(s)", len(restored))
         self.tables.start_timers()
-        self._checkpoints = asyncio.create_task(self._checkpoint_loop())
         if self.config.dev_guild:
             guild = discord.Object(self.config.dev_guild)
             self.tree.copy_global_to(guild=guild)
@@ -81,23 +80,9 @@ class CardBot(commands.Bot):
             synced = await self.tree.sync()
             log.info("synced %d command(s) globally", len(synced))
 
-    async def _checkpoint_loop(self) -> None:
-        checkpoint = getattr(self.store, "checkpoint", None)
-        if checkpoint is None:
-            return
-        while True:
-            await asyncio.sleep(30)
-            try:
-                await checkpoint()
-            except Exception:
-                log.warning("database checkpoint failed", exc_info=True)
-
     async def close(self) -> None:
         if self.tables is not None:
             await self.tables.shutdown()
-        task = getattr(self, "_checkpoints", None)
-        if task is not None:
-            task.cancel()
         await super().close()
         if self.store is not None:
             await self.store.close()

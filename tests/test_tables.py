@@ -1,0 +1,184 @@
+"""The table manager without Discord: lobby rules, turns, timers, restarts."""
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from app.store import Store
+from app.tables import MISSED_TURNS_LIMIT, TableError, TableManager
+from core import garbage, nimmt
+from core.protocol import GameError
+
+GAMES = {"nimmt": nimmt.Nimmt, "garbage": garbage.Garbage}
+COMPUTERS = {"nimmt": nimmt.greedy_player, "garbage": garbage.greedy_player}
+HOST, ANA, BEN = 1001, 1002, 1003
+
+
+@pytest.fixture
+async def store(tmp_path):
+    s = await Store.open(str(tmp_path / "t.db"), checkpoint_interval=None)
+    yield s
+    await s.close()
+
+
+def manager(store, **kw):
+    kw.setdefault("computer_delay", 0.0)
+    events = []
+    m = TableManager(store, GAMES, COMPUTERS, listener=lambda table, ev: events.append(list(ev)), seed=7, **kw)
+    m.events = events  # type: ignore[attr-defined]
+    return m
+
+
+async def lobby(m, game="nimmt", seats=3, **kw):
+    return await m.create(guild_id=1, channel_id=10, game=game, host_id=HOST, host_name="Host", seats=seats, **kw)
+
+
+async def test_lobby_rules(store):
+    m = manager(store)
+    table = await lobby(m)
+    with pytest.raises(TableError) as busy:
+        await lobby(m)
+    assert busy.value.code == "channel_busy"
+    await m.join(table, ANA, "Ana")
+    with pytest.raises(TableError, match="already_seated"):
+        await m.join(table, ANA, "Ana")
+    with pytest.raises(TableError, match="host_only"):
+        await m.add_computer(table, ANA)
+    with pytest.raises(TableError, match="host_only"):
+        await m.start(table, ANA)
+    await m.add_computer(table, HOST)
+    with pytest.raises(TableError, match="table_full"):
+        await m.join(table, BEN, "Ben")
+    with pytest.raises(TableError, match="host_cannot_leave"):
+        await m.leave(table, HOST)
+    await m.leave(table, ANA)
+    assert [s.name for s in table.seats] == ["Host", "CPU 1"]
+    with pytest.raises(TableError, match="cancel_denied"):
+        await m.cancel(table, ANA, can_manage=False)
+    await m.cancel(table, ANA, can_manage=True)  # a moderator may
+    assert table.status == "cancelled"
+    assert await store.active_tables() == []
+    # The channel is free again.
+    await lobby(m)
+
+
+async def test_a_table_needs_players_and_a_person(store):
+    m = manager(store)
+    table = await lobby(m, seats=2)
+    with pytest.raises(TableError, match="not_enough_players"):
+        await m.start(table, HOST)
+    with pytest.raises(TableError, match="bad_seats"):
+        await m.create(guild_id=1, channel_id=11, game="garbage", host_id=HOST, host_name="H", seats=7)
+
+
+async def test_wrong_player_wrong_turn_stale_and_illegal_change_nothing(store):
+    m = manager(store)
+    table = await lobby(m, seats=2, turn_time=0)
+    await m.join(table, ANA, "Ana")
+    await m.start(table, HOST)
+    engine = table.engine
+    seat = engine.to_move
+    other = 1 - seat
+    user = table.seats[seat].user_id
+    before = engine.to_dict()
+    with pytest.raises(TableError, match="not_seated"):
+        await m.act(table, BEN, "take 0")
+    with pytest.raises(GameError) as not_turn:
+        await m.act(table, table.seats[other].user_id, "take 0")
+    assert not_turn.value.code == "not_your_turn"
+    with pytest.raises(TableError, match="stale"):
+        await m.act(table, user, "take 0", version=table.version + 1)
+    with pytest.raises(GameError) as bad:
+        await m.act(table, user, "take 99")
+    assert bad.value.code == "no_such_stack"
+    assert engine.to_dict() == before and table.log == []
+    events = await m.act(table, user, "take 0", version=0)
+    assert events and table.version == 1
+    assert (await store.active_tables())[0].actions == [(seat, "take 0")]
+
+
+async def test_computers_play_until_a_person_is_to_move(store):
+    m = manager(store)
+    table = await lobby(m, seats=4, turn_time=0)
+    for _ in range(3):
+        await m.add_computer(table, HOST)
+    await m.start(table, HOST)
+    for _ in range(200):
+        if table.engine.to_move == 0 or table.status != "playing":
+            break
+        await asyncio.sleep(0.01)
+    assert table.engine.to_move == 0
+    moves = table.version
+    await asyncio.sleep(0.05)
+    assert table.version == moves  # nobody plays for the person while the timer is off
+    await m.shutdown()
+
+
+async def test_turn_timer_plays_for_the_absent_and_hands_back(store):
+    m = manager(store, time_scale=0.001)  # 120 s turn -> 0.12 s
+    table = await lobby(m, game="garbage", seats=2, turn_time=120)
+    await m.join(table, ANA, "Ana")
+    await m.start(table, HOST)
+    for _ in range(400):
+        if any(s.away for s in table.seats):
+            break
+        await asyncio.sleep(0.01)
+    away = [i for i, s in enumerate(table.seats) if s.away]
+    assert away, "after three missed turns a computer holds the seat"
+    timeouts = [e for batch in m.events for e in batch if e["type"] == "timeout"]
+    assert timeouts[0]["away"] is False and any(e["away"] for e in timeouts)
+    missed = [e for e in timeouts if e["seat"] == away[0]]
+    assert len(missed) == MISSED_TURNS_LIMIT
+    await m.back(table, table.seats[away[0]].user_id)
+    assert not table.seats[away[0]].away and table.seats[away[0]].missed == 0
+    with pytest.raises(TableError, match="not_away"):
+        await m.back(table, table.seats[away[0]].user_id)
+    await m.shutdown()
+
+
+async def test_restart_restores_lobby_and_game_exactly(store, tmp_path):
+    m = manager(store)
+    game_table = await lobby(m, seats=2, turn_time=0)
+    await m.join(game_table, ANA, "Ana")
+    await m.start(game_table, HOST)
+    for _ in range(6):
+        seat = game_table.engine.to_move
+        action = nimmt.greedy_player(game_table.engine, seat, __import__("random").Random(seat))
+        await m.act(game_table, game_table.seats[seat].user_id, action)
+    lobby_table = await m.create(guild_id=1, channel_id=20, game="garbage", host_id=ANA, host_name="Ana", seats=3)
+    m.set_message(game_table, "thread", 555)
+    await m.save_messages(game_table)
+    state = game_table.engine.to_dict()
+    await m.shutdown()
+
+    again = manager(store)
+    restored = {t.id: t for t in await again.restore()}
+    assert set(restored) == {game_table.id, lobby_table.id}
+    back = restored[game_table.id]
+    assert back.engine.to_dict() == state
+    assert back.messages["thread"] == 555 and back.version == game_table.version
+    assert restored[lobby_table.id].status == "lobby"
+    assert again.in_channel(555) is back
+
+
+async def test_finished_game_is_recorded_once_and_closed(store):
+    m = manager(store)
+    table = await lobby(m, game="garbage", seats=2, turn_time=0)
+    await m.add_computer(table, HOST)
+    await m.start(table, HOST)
+    rng = __import__("random").Random(3)
+    for _ in range(5000):
+        if table.status != "playing":
+            break
+        if table.engine.to_move == 0:
+            await m.act(table, HOST, garbage.greedy_player(table.engine, 0, rng))
+        else:
+            await asyncio.sleep(0)
+    assert table.status == "finished"
+    assert await store.active_tables() == []
+    history = await store.history(HOST)
+    assert len(history) == 1 and history[0]["game"] == "garbage"
+    profile = await store.profile(HOST, "garbage")
+    assert profile["games"] == 1
+    await m.shutdown()
