@@ -1,0 +1,784 @@
+"""The bot's persistence layer: one SQLite file through aiosqlite.
+
+    store = await Store.open("data/bot.db")    # migrates, starts checkpoints
+    table_id = await store.create_table(guild_id, channel_id, "nimmt", {"message": 1})
+    await store.save_table(table_id, status="playing", meta={...},
+                           actions=[(0, "play 12")], first_index=0)
+    game_id = await store.record_game(GameRecord(...))   # None if already recorded
+    page = await store.leaderboard("nimmt", guild_id, by="rating", page=3)
+    await store.close()
+
+Connections.  Every SQLite call runs on an aiosqlite worker thread, never on
+the event loop.  Three connections to one WAL file:
+
+* ``_w`` writes.  One ``asyncio.Lock`` serialises write transactions, each
+  an explicit ``BEGIN IMMEDIATE ... COMMIT`` (the connection is in autocommit
+  mode, so nothing is implicit).
+* ``_r`` reads (``query_only``).  Reads see the last committed state and
+  never wait behind a write transaction.
+* ``_c`` checkpoints.  ``wal_autocheckpoint`` is 0 on every connection, so a
+  commit never pays for a checkpoint (those are the 20-30 ms spikes);
+  instead :meth:`Store.checkpoint` runs ``PRAGMA wal_checkpoint(PASSIVE)`` on
+  its own connection/thread, so neither reads nor writes queue behind it.
+  ``Store.open`` starts a background task calling it every
+  ``checkpoint_interval`` seconds (``None`` = the caller calls it).
+  ``synchronous=NORMAL``: a commit is durable against a crash of the
+  process; a power cut may lose the last commits since the last checkpoint,
+  never corrupt the file.
+
+Leaderboards.  See :mod:`app.migrations`: every board is an index on a sort
+key in ``stats`` plus an order-statistic table ``buckets`` kept exact by
+triggers.  A page, a rank, a profile are each ONE statement (one thread hop):
+the rank sums the bucket counts before the player's bucket and counts the
+few entries ahead inside it; a page finds the bucket by running count and
+seeks from its lower bound with a small OFFSET.  ``Page.first``/``Page.last``
+are keyset cursors: ``leaderboard(..., after=page.last)`` is the next page,
+``before=page.first`` the previous one, with exact ranks.
+
+Boards other than the indexed ones (``min_games`` other than
+``MIN_GAMES`` on the rating and win-rate boards) fall back to plain
+``ORDER BY ... OFFSET`` / ``COUNT`` queries: correct, but O(N).
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator, Iterable, Sequence
+
+import aiosqlite
+
+from app import ratings
+from app.migrations import BOARDS, BOARD_TRIGGERS, BOARD_TRIGGER_NAMES, GAME_CODES, MIN_GAMES, REBUILD_BUCKETS, migrate
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Store", "TableRecord", "GameRecord", "PlayerResult", "Page", "GUILD_DEFAULTS", "ACTIVE"]
+
+ACTIVE = ("lobby", "playing")
+CLOSED = ("finished", "cancelled")
+GUILD_DEFAULTS: dict[str, Any] = {"language": None, "rate_bot_games": False}
+BOARD_NUMBERS = {name: number for number, (name, _) in BOARDS.items()}
+_CODE_GAMES = {code: name for name, code in GAME_CODES.items()}
+
+
+@dataclass(frozen=True)
+class TableRecord:
+    """A lobby or game table as saved: replay ``actions`` from the seed in ``meta``."""
+
+    id: int
+    guild_id: int
+    channel_id: int
+    game: str
+    status: str
+    meta: dict[str, Any]
+    actions: list[tuple[int, str]]
+    created_at: float
+    updated_at: float
+
+
+@dataclass(frozen=True)
+class PlayerResult:
+    """One seat's result; ``user_id`` None is a computer player."""
+
+    user_id: int | None
+    name: str
+    seat: int
+    score: int
+    place: int
+    stats: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """A finished game, recorded once per ``table_id``."""
+
+    table_id: int
+    guild_id: int | None
+    channel_id: int | None
+    game: str
+    started_at: float
+    ended_at: float
+    seed: int | None
+    rounds: int
+    has_bots: bool
+    rated: bool
+    players: list[PlayerResult]
+
+
+@dataclass(frozen=True)
+class Page:
+    """One leaderboard page.
+
+    ``rows``: ``{"rank", "user_id", "name", "value", "games", "wins"}``;
+    ``page`` is 0-based, ``pages`` the page count, ``total`` the board size.
+    ``first``/``last`` are keyset cursors for ``before=``/``after=``.
+    """
+
+    rows: list[dict[str, Any]]
+    page: int
+    pages: int
+    total: int
+    first: tuple[float, int] | None = None
+    last: tuple[float, int] | None = None
+
+
+# -- SQL ---------------------------------------------------------------------
+
+_PRAGMAS = (
+    "PRAGMA foreign_keys = ON",
+    "PRAGMA synchronous = NORMAL",
+    "PRAGMA wal_autocheckpoint = 0",
+    "PRAGMA busy_timeout = 5000",
+    "PRAGMA temp_store = MEMORY",
+    "PRAGMA cache_size = -{cache_kib}",
+    "PRAGMA mmap_size = {mmap_bytes}",
+)
+
+_CREATE_TABLE = """
+INSERT INTO tables (guild_id, channel_id, game, status, meta, created_at, updated_at)
+VALUES (?, ?, ?, 'lobby', ?, ?, ?) RETURNING id
+"""
+_UPDATE_TABLE = "UPDATE tables SET status = ?, meta = ?, updated_at = ? WHERE id = ?"
+_INSERT_ACTION = """
+INSERT INTO table_actions (table_id, idx, seat, action) VALUES (?, ?, ?, ?)
+ON CONFLICT (table_id, idx) DO NOTHING
+"""
+_CLOSE_TABLE = "UPDATE tables SET status = ?, updated_at = ? WHERE id = ?"
+_TABLE_COLUMNS = """
+SELECT t.id, t.guild_id, t.channel_id, t.game, t.status, t.meta, t.created_at, t.updated_at,
+       (SELECT json_group_array(json_array(a.seat, a.action))
+        FROM (SELECT seat, action FROM table_actions WHERE table_id = t.id ORDER BY idx) AS a)
+FROM tables AS t
+"""
+_ACTIVE_TABLES = _TABLE_COLUMNS + "WHERE t.status IN ('lobby', 'playing') ORDER BY t.id"
+_TABLE_IN_CHANNEL = (
+    _TABLE_COLUMNS + "WHERE t.channel_id = ? AND t.status IN ('lobby', 'playing') ORDER BY t.id DESC LIMIT 1"
+)
+_TABLE_BY_ID = _TABLE_COLUMNS + "WHERE t.id = ?"
+
+# record_game: inside BEGIN IMMEDIATE, one read for "already recorded?" and
+# the current ratings of the humans in every scope.
+_RECORD_READ = """
+SELECT -1, NULL, NULL, NULL FROM games WHERE table_id = :table_id
+UNION ALL
+SELECT scope, user_id, mu, sigma FROM stats
+WHERE game = :game AND scope IN (0, :scope) AND user_id IN (SELECT value FROM json_each(:users))
+"""
+_INSERT_GAME = """
+INSERT INTO games (table_id, guild_id, channel_id, game, started_at, ended_at, seed, rounds,
+                   has_bots, rated, n_players)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
+"""
+_INSERT_RESULT = """
+INSERT INTO game_players (game_id, seat, user_id, name, score, place, stats)
+VALUES (?, ?, ?, ?, ?, ?, ?)
+"""
+_UPSERT_STATS = """
+INSERT INTO stats (game, scope, user_id, games, wins, score_sum, rounds, rounds_won,
+                   bulls_earned, hands_won, rated_games, mu, sigma)
+VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (game, scope, user_id) DO UPDATE SET
+    games = games + 1,
+    wins = wins + excluded.wins,
+    score_sum = score_sum + excluded.score_sum,
+    rounds = rounds + excluded.rounds,
+    rounds_won = rounds_won + excluded.rounds_won,
+    bulls_earned = bulls_earned + excluded.bulls_earned,
+    hands_won = hands_won + excluded.hands_won,
+    rated_games = rated_games + excluded.rated_games,
+    mu = coalesce(excluded.mu, mu),
+    sigma = coalesce(excluded.sigma, sigma)
+"""
+
+
+def _board_sql(col: str) -> dict[str, str]:
+    """The statements of one indexed board (sort-key column *col*).
+
+    Named parameters: ``:g`` game code, ``:s`` scope, ``:b`` board number.
+    """
+    on_board = f"s.game = :g AND s.scope = :s AND s.{col} IS NOT NULL"
+    # ``t``: the bucket holding key (:k, :u), i.e. the last bucket whose lower
+    # bound is <= the key; the sentinel (-inf, 0) guarantees one exists.
+    bucket_of_key = """
+        SELECT lo_k, lo_u FROM buckets
+        WHERE game = :g AND scope = :s AND board = :b AND (lo_k, lo_u) <= (:k, :u)
+        ORDER BY lo_k DESC, lo_u DESC LIMIT 1
+    """
+    # number of entries strictly ahead of key (:k, :u)
+    ahead = f"""
+        (SELECT TOTAL(cnt) FROM buckets
+         WHERE game = :g AND scope = :s AND board = :b
+           AND (lo_k, lo_u) < ((SELECT lo_k FROM t), (SELECT lo_u FROM t)))
+        + (SELECT COUNT(*) FROM stats AS s
+           WHERE {on_board}
+             AND (s.{col}, s.user_id) >= ((SELECT lo_k FROM t), (SELECT lo_u FROM t))
+             AND (s.{col}, s.user_id) < (:k, :u))
+    """
+    total = "(SELECT TOTAL(cnt) FROM buckets WHERE game = :g AND scope = :s AND board = :b)"
+    row = f"s.user_id, p.name, -s.{col}, s.games, s.wins, s.{col}"
+    return {
+        "ahead": f"WITH t AS ({bucket_of_key}) SELECT {ahead}, {total}",
+        # page starting at 0-based position :pos
+        "page": f"""
+            WITH b AS (
+                SELECT lo_k, lo_u,
+                       SUM(cnt) OVER (ORDER BY lo_k, lo_u ROWS UNBOUNDED PRECEDING) - cnt AS before
+                FROM buckets WHERE game = :g AND scope = :s AND board = :b
+            ), t AS (
+                SELECT lo_k, lo_u, before FROM b WHERE before <= :pos
+                ORDER BY lo_k DESC, lo_u DESC LIMIT 1
+            )
+            SELECT {row}, {total}
+            FROM stats AS s JOIN players AS p ON p.user_id = s.user_id
+            WHERE {on_board}
+              AND (s.{col}, s.user_id) >= ((SELECT lo_k FROM t), (SELECT lo_u FROM t))
+            ORDER BY s.{col}, s.user_id
+            LIMIT :n OFFSET coalesce((SELECT :pos - before FROM t), 0)
+        """,
+        # keyset: the :n entries after key (:k, :u), and how many are <= it
+        "after": f"""
+            WITH t AS ({bucket_of_key})
+            SELECT {row}, {ahead} + EXISTS (SELECT 1 FROM stats AS s WHERE {on_board}
+                                              AND s.user_id = :u AND s.{col} = :k), {total}
+            FROM stats AS s JOIN players AS p ON p.user_id = s.user_id
+            WHERE {on_board} AND (s.{col}, s.user_id) > (:k, :u)
+            ORDER BY s.{col}, s.user_id LIMIT :n
+        """,
+        # keyset: the :n entries before key (:k, :u) (returned last first)
+        "before": f"""
+            WITH t AS ({bucket_of_key})
+            SELECT {row}, {ahead}, {total}
+            FROM stats AS s JOIN players AS p ON p.user_id = s.user_id
+            WHERE {on_board} AND (s.{col}, s.user_id) < (:k, :u)
+            ORDER BY s.{col} DESC, s.user_id DESC LIMIT :n
+        """,
+        # a player's key on the board (NULL = not on it) and entries ahead
+        "rank": f"""
+            WITH me AS (SELECT s.{col} AS k FROM stats AS s WHERE {on_board} AND s.user_id = :u),
+            t AS (
+                SELECT lo_k, lo_u FROM buckets
+                WHERE game = :g AND scope = :s AND board = :b
+                  AND (lo_k, lo_u) <= ((SELECT k FROM me), :u)
+                ORDER BY lo_k DESC, lo_u DESC LIMIT 1
+            )
+            SELECT (SELECT k FROM me),
+                (SELECT TOTAL(cnt) FROM buckets
+                 WHERE game = :g AND scope = :s AND board = :b
+                   AND (lo_k, lo_u) < ((SELECT lo_k FROM t), (SELECT lo_u FROM t)))
+                + (SELECT COUNT(*) FROM stats AS s
+                   WHERE {on_board}
+                     AND (s.{col}, s.user_id) >= ((SELECT lo_k FROM t), (SELECT lo_u FROM t))
+                     AND (s.{col}, s.user_id) < ((SELECT k FROM me), :u))
+        """,
+    }
+
+
+_BOARD_SQL = {number: _board_sql(col) for number, (_, col) in BOARDS.items()}
+
+# Fallback boards with a different games threshold: plain queries on the
+# same keys (O(N) at scale).  Expressions equal the generated columns.
+_PLAIN_KEYS = {
+    0: ("-(s.mu - 3.0 * s.sigma)", "s.mu IS NOT NULL AND s.games >= :min"),
+    1: ("-s.wins", "s.games >= :min"),
+    2: ("-(CAST(s.wins AS REAL) / s.games)", "s.games >= :min"),
+    3: ("-s.games", "s.games >= :min"),
+}
+
+
+def _plain_sql(expr: str, cond: str) -> dict[str, str]:
+    where = f"s.game = :g AND s.scope = :s AND {cond}"
+    return {
+        "page": f"""
+            SELECT s.user_id, p.name, -({expr}), s.games, s.wins, {expr},
+                   (SELECT COUNT(*) FROM stats AS s WHERE {where})
+            FROM stats AS s JOIN players AS p ON p.user_id = s.user_id
+            WHERE {where}
+            ORDER BY {expr}, s.user_id LIMIT :n OFFSET :pos
+        """,
+        "count": f"SELECT COUNT(*) FROM stats AS s WHERE {where}",
+        "rank": f"""
+            WITH me AS (SELECT {expr} AS k FROM stats AS s WHERE {where} AND s.user_id = :u)
+            SELECT (SELECT k FROM me),
+                   (SELECT COUNT(*) FROM stats AS s, me
+                    WHERE {where} AND ({expr} < me.k OR ({expr} = me.k AND s.user_id < :u)))
+        """,
+    }
+
+
+_PLAIN_SQL = {number: _plain_sql(*keys) for number, keys in _PLAIN_KEYS.items()}
+
+_PROFILE = f"""
+WITH me AS (
+    SELECT s.*, p.name FROM stats AS s JOIN players AS p ON p.user_id = s.user_id
+    WHERE s.game = :g AND s.scope = :s AND s.user_id = :u
+), t AS (
+    SELECT lo_k, lo_u FROM buckets
+    WHERE game = :g AND scope = :s AND board = 0
+      AND (lo_k, lo_u) <= ((SELECT k_rating FROM me), :u)
+    ORDER BY lo_k DESC, lo_u DESC LIMIT 1
+)
+SELECT name, games, wins, score_sum, rounds, rounds_won, bulls_earned, hands_won, rated_games,
+       mu, sigma, k_rating,
+       CASE WHEN k_rating IS NOT NULL THEN 1
+           + (SELECT TOTAL(cnt) FROM buckets
+              WHERE game = :g AND scope = :s AND board = 0
+                AND (lo_k, lo_u) < ((SELECT lo_k FROM t), (SELECT lo_u FROM t)))
+           + (SELECT COUNT(*) FROM stats AS s
+              WHERE s.game = :g AND s.scope = :s AND s.k_rating IS NOT NULL
+                AND (s.k_rating, s.user_id) >= ((SELECT lo_k FROM t), (SELECT lo_u FROM t))
+                AND (s.k_rating, s.user_id) < ((SELECT k_rating FROM me), :u))
+       END
+FROM me
+"""
+
+_HISTORY = """
+SELECT g.id, g.game, g.guild_id, g.ended_at, gp.place, gp.score, g.n_players
+FROM game_players AS gp JOIN games AS g ON g.id = gp.game_id
+WHERE gp.user_id = :u
+  AND (:guild IS NULL OR g.guild_id = :guild)
+  AND (:game IS NULL OR g.game = :game)
+ORDER BY gp.game_id DESC
+LIMIT :n
+"""
+_GAME_DETAIL = """
+SELECT g.id, g.table_id, g.guild_id, g.channel_id, g.game, g.started_at, g.ended_at, g.seed,
+       g.rounds, g.has_bots, g.rated, g.n_players,
+       (SELECT json_group_array(json_object(
+                   'seat', r.seat, 'user_id', r.user_id, 'name', coalesce(p.name, r.name),
+                   'score', r.score, 'place', r.place, 'computer', json(iif(r.user_id IS NULL, 'true', 'false')),
+                   'stats', json(r.stats)))
+        FROM (SELECT * FROM game_players WHERE game_id = g.id ORDER BY place, seat) AS r
+        LEFT JOIN players AS p ON p.user_id = r.user_id)
+FROM games AS g WHERE g.id = ?
+"""
+_GUILD_SETTINGS = "SELECT key, value FROM guild_settings WHERE guild_id = ?"
+_SET_GUILD_SETTING = """
+INSERT INTO guild_settings (guild_id, key, value) VALUES (?, ?, ?)
+ON CONFLICT (guild_id, key) DO UPDATE SET value = excluded.value
+"""
+
+
+def _table(row: Sequence[Any]) -> TableRecord:
+    return TableRecord(
+        id=row[0], guild_id=row[1], channel_id=row[2], game=row[3], status=row[4],
+        meta=json.loads(row[5]), actions=[(s, a) for s, a in json.loads(row[8])],
+        created_at=row[6], updated_at=row[7],
+    )
+
+
+def _game_code(game: str) -> int:
+    try:
+        return GAME_CODES[game]
+    except KeyError:
+        raise ValueError(f"unknown game {game!r}; expected one of {sorted(GAME_CODES)}") from None
+
+
+def _board_number(by: str) -> int:
+    try:
+        return BOARD_NUMBERS[by]
+    except KeyError:
+        raise ValueError(f"unknown board {by!r}; expected one of {sorted(BOARD_NUMBERS)}") from None
+
+
+class Store:
+    """Async persistence for tables, results, stats and settings (see module doc)."""
+
+    def __init__(self, w: aiosqlite.Connection, r: aiosqlite.Connection, c: aiosqlite.Connection) -> None:
+        self._w, self._r, self._c = w, r, c
+        self._write_lock = asyncio.Lock()
+        self._checkpointer: asyncio.Task[None] | None = None
+
+    # -- lifecycle -----------------------------------------------------------
+
+    @classmethod
+    async def open(
+        cls,
+        path: str,
+        *,
+        checkpoint_interval: float | None = 30.0,
+        cache_mib: int = 64,
+        mmap_mib: int = 0,
+    ) -> "Store":
+        """Open (creating if needed) and migrate the database at *path*.
+
+        ``cache_mib`` is SQLite's page cache per connection (three
+        connections); ``mmap_mib`` > 0 maps that much of the file.
+        """
+        if path == ":memory:" or str(path).startswith("file::memory:"):
+            raise ValueError("Store needs a database file (it opens three connections to it)")
+        conns: list[aiosqlite.Connection] = []
+        try:
+            # The writer switches the file to WAL and migrates before the
+            # other two connections open, so they all see a WAL database.
+            for i in range(3):
+                db = await aiosqlite.connect(path, isolation_level=None)
+                conns.append(db)
+                for pragma in _PRAGMAS:
+                    await db.execute(pragma.format(cache_kib=cache_mib * 1024, mmap_bytes=mmap_mib << 20))
+                if i == 0:
+                    mode = list(await db.execute_fetchall("PRAGMA journal_mode = WAL"))[0][0]
+                    if mode != "wal":
+                        log.warning("journal_mode is %s, not wal", mode)
+                    await db.execute("PRAGMA journal_size_limit = 67108864")
+                    await migrate(db)
+            w, r, c = conns
+            await r.execute("PRAGMA query_only = ON")
+        except BaseException:
+            for db in conns:
+                await db.close()
+            raise
+        store = cls(w, r, c)
+        if checkpoint_interval is not None:
+            store._checkpointer = asyncio.create_task(store._checkpoint_loop(checkpoint_interval))
+        return store
+
+    async def close(self) -> None:
+        """Stop the checkpoint task, checkpoint once and close the connections."""
+        if self._checkpointer is not None:
+            self._checkpointer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._checkpointer
+            self._checkpointer = None
+        async with self._write_lock:
+            with contextlib.suppress(Exception):
+                await self._c.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            for db in (self._r, self._c, self._w):
+                await db.close()
+
+    async def checkpoint(self) -> tuple[int, int, int]:
+        """Run a PASSIVE WAL checkpoint on the checkpoint connection.
+
+        Returns SQLite's ``(busy, wal_frames, checkpointed_frames)``.  Never
+        blocks writers or readers; frames still needed by an open reader are
+        left for the next call.
+        """
+        rows = list(await self._c.execute_fetchall("PRAGMA wal_checkpoint(PASSIVE)"))
+        busy, frames, done = rows[0]
+        return int(busy), int(frames), int(done)
+
+    async def _checkpoint_loop(self, interval: float) -> None:
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await self.checkpoint()
+            except Exception:
+                log.exception("WAL checkpoint failed")
+
+    @contextlib.asynccontextmanager
+    async def _transaction(self) -> AsyncIterator[aiosqlite.Connection]:
+        """``BEGIN IMMEDIATE`` on the write connection; COMMIT or ROLLBACK."""
+        async with self._write_lock:
+            await self._w.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._w
+            except BaseException:
+                await self._w.execute("ROLLBACK")
+                raise
+            await self._w.execute("COMMIT")
+
+    # -- tables that survive a restart ---------------------------------------
+
+    async def create_table(self, guild_id: int, channel_id: int, game: str, meta: dict[str, Any]) -> int:
+        """Save a new lobby; returns its id."""
+        now = time.time()
+        async with self._write_lock:
+            rows = await self._w.execute_fetchall(
+                _CREATE_TABLE, (guild_id, channel_id, game, json.dumps(meta), now, now)
+            )
+        return int(list(rows)[0][0])
+
+    async def save_table(
+        self,
+        table_id: int,
+        *,
+        status: str,
+        meta: dict[str, Any],
+        actions: Iterable[tuple[int, str]] = (),
+        first_index: int = 0,
+    ) -> None:
+        """Update status and meta and append actions at ``first_index..``, atomically.
+
+        Actions already stored at an index are left as they are, so saving
+        the same actions twice is harmless.  Raises ``LookupError`` for an
+        unknown table.
+        """
+        if status not in ACTIVE + CLOSED:
+            raise ValueError(f"unknown table status {status!r}")
+        params = (status, json.dumps(meta), time.time(), table_id)
+        rows = [(table_id, first_index + i, seat, text) for i, (seat, text) in enumerate(actions)]
+        async with self._transaction() as db:
+            cur = await db.execute(_UPDATE_TABLE, params)
+            if cur.rowcount != 1:
+                raise LookupError(f"no table {table_id}")
+            if rows:
+                await db.executemany(_INSERT_ACTION, rows)
+
+    async def active_tables(self) -> list[TableRecord]:
+        """Every table in 'lobby' or 'playing', with its actions, oldest first."""
+        return [_table(row) for row in await self._r.execute_fetchall(_ACTIVE_TABLES)]
+
+    async def table_in_channel(self, channel_id: int) -> TableRecord | None:
+        """The active table in *channel_id* (the newest if several), or None."""
+        rows = list(await self._r.execute_fetchall(_TABLE_IN_CHANNEL, (channel_id,)))
+        return _table(rows[0]) if rows else None
+
+    async def table(self, table_id: int) -> TableRecord | None:
+        """Any table by id, active or closed."""
+        rows = list(await self._r.execute_fetchall(_TABLE_BY_ID, (table_id,)))
+        return _table(rows[0]) if rows else None
+
+    async def close_table(self, table_id: int, status: str) -> None:
+        """Mark a table 'finished' or 'cancelled' (it leaves ``active_tables``)."""
+        if status not in CLOSED:
+            raise ValueError(f"a table closes as 'finished' or 'cancelled', not {status!r}")
+        async with self._write_lock:
+            await self._w.execute(_CLOSE_TABLE, (status, time.time(), table_id))
+
+    # -- results and stats ----------------------------------------------------
+
+    async def record_game(self, record: GameRecord) -> int | None:
+        """Store a finished game and update counters and ratings, once.
+
+        Returns the new game id, or None if a game of ``record.table_id`` is
+        already recorded (safe to call twice, or concurrently).  Counters
+        update in the global scope and the guild's; ratings only if
+        ``record.rated``.  Computer players (``user_id`` None) are stored
+        in the game's standings only.
+        """
+        code = _game_code(record.game)
+        humans = [p for p in record.players if p.user_id is not None]
+        users = [p.user_id for p in humans]
+        if len(set(users)) != len(users):
+            raise ValueError("a user appears twice in one game")
+        scopes = [0] if record.guild_id is None else [0, record.guild_id]
+        async with self._transaction() as db:
+            current: dict[tuple[int, int], tuple[float, float]] = {}
+            for scope, user_id, mu, sigma in await db.execute_fetchall(
+                _RECORD_READ,
+                {"table_id": record.table_id, "game": code, "scope": scopes[-1], "users": json.dumps(users)},
+            ):
+                if scope == -1:
+                    return None
+                if mu is not None:
+                    current[scope, user_id] = (mu, sigma)
+            rows = await db.execute_fetchall(_INSERT_GAME, (
+                record.table_id, record.guild_id, record.channel_id, record.game, record.started_at,
+                record.ended_at, record.seed, record.rounds, int(record.has_bots), int(record.rated),
+                len(record.players),
+            ))
+            game_id = int(list(rows)[0][0])
+            await db.executemany(_INSERT_RESULT, [
+                (game_id, p.seat, p.user_id, p.name, p.score, p.place, json.dumps(p.stats))
+                for p in record.players
+            ])
+            await db.executemany(_UPSERT_STATS, self._stats_rows(record, code, scopes, current))
+        return game_id
+
+    @staticmethod
+    def _stats_rows(
+        record: GameRecord, code: int, scopes: list[int], current: dict[tuple[int, int], tuple[float, float]]
+    ) -> list[tuple[Any, ...]]:
+        default = (ratings.DEFAULT_MU, ratings.DEFAULT_SIGMA)
+        out = []
+        for scope in scopes:
+            new: list[tuple[float, float] | None] = [None] * len(record.players)
+            if record.rated and len(record.players) >= 2:
+                before = [
+                    current.get((scope, p.user_id), default) if p.user_id is not None else default
+                    for p in record.players
+                ]
+                new = list(ratings.rate(before, [p.place for p in record.players]))
+            for p, rating in zip(record.players, new):
+                if p.user_id is None:
+                    continue
+                st = p.stats
+                mu, sigma = rating if rating is not None else (None, None)
+                out.append((
+                    code, scope, p.user_id, int(p.place == 1), p.score, st.get("penalty_rounds", 0),
+                    st.get("rounds_won", 0), st.get("bulls_earned", 0), st.get("hands_won", 0),
+                    int(mu is not None), mu, sigma,
+                ))
+        return out
+
+    async def profile(self, user_id: int, game: str, guild_id: int | None = None) -> dict[str, Any] | None:
+        """A player's figures for *game* in a guild (or globally); None if never played.
+
+        ``rank`` is the exact place on that scope's rating board (None when
+        not on it: unrated, or fewer than ``MIN_GAMES`` games).
+        """
+        code = _game_code(game)
+        rows = list(await self._r.execute_fetchall(_PROFILE, {"g": code, "s": guild_id or 0, "u": user_id}))
+        if not rows:
+            return None
+        (name, games, wins, score_sum, rounds, rounds_won, bulls, hands_won, rated_games,
+         mu, sigma, k_rating, rank) = rows[0]
+        return {
+            "user_id": user_id,
+            "game": game,
+            "guild_id": guild_id,
+            "name": name,
+            "games": games,
+            "wins": wins,
+            "win_rate": wins / games if games else 0.0,
+            "avg_penalty_per_round": score_sum / rounds if rounds else None,
+            "rounds_won": rounds_won,
+            "bulls_earned": bulls,
+            "hands_won": hands_won,
+            "rated_games": rated_games,
+            "mu": mu,
+            "sigma": sigma,
+            "ordinal": ratings.ordinal(mu, sigma) if mu is not None else None,
+            "rank": int(rank) if rank is not None else None,
+        }
+
+    async def leaderboard(
+        self,
+        game: str,
+        guild_id: int | None = None,
+        by: str = "rating",
+        page: int = 0,
+        page_size: int = 10,
+        min_games: int = MIN_GAMES,
+        *,
+        after: tuple[float, int] | None = None,
+        before: tuple[float, int] | None = None,
+    ) -> Page:
+        """One page of a board (0-based *page*), or the page after/before a cursor.
+
+        Boards: 'rating' (ordinal, players with >= *min_games* games and a
+        rating), 'wins', 'win_rate' (>= *min_games* games), 'games'.  Order:
+        value descending, then user id ascending; ``rank`` = 1 + entries
+        ahead.  A *page* past the end returns the last page.
+        """
+        if page_size < 1:
+            raise ValueError("page_size must be >= 1")
+        board = _board_number(by)
+        params: dict[str, Any] = {"g": _game_code(game), "s": guild_id or 0, "b": board, "n": page_size}
+        if min_games != MIN_GAMES and by in ("rating", "win_rate"):
+            if after is not None or before is not None:
+                raise ValueError("cursors need the indexed board (min_games == MIN_GAMES)")
+            return await self._plain_page(params, min_games, max(page, 0), page_size)
+        sql = _BOARD_SQL[board]
+        pos = max(page, 0) * page_size
+        if after is not None or before is not None:
+            params["k"], params["u"] = after if after is not None else before  # type: ignore[misc]
+            rows = list(await self._r.execute_fetchall(sql["after" if after is not None else "before"], params))
+            if before is not None:
+                rows.reverse()
+            if rows:
+                ahead = int(rows[0][6]) - (len(rows) if before is not None else 0)
+                return self._page(rows, ahead, int(rows[0][7]), page_size)
+            # nothing beyond the cursor: the first or the last page
+            pos = 0 if before is not None else -1
+        rows = list(await self._r.execute_fetchall(sql["page"], {**params, "pos": pos})) if pos >= 0 else []
+        if not rows:
+            total = int(list(await self._r.execute_fetchall(sql["ahead"], {**params, "k": 0, "u": 0}))[0][1])
+            if total == 0:
+                return Page([], 0, 0, 0)
+            pos = (total - 1) // page_size * page_size
+            rows = list(await self._r.execute_fetchall(sql["page"], {**params, "pos": pos}))
+        return self._page(rows, pos, int(rows[0][6]), page_size)
+
+    @staticmethod
+    def _page(rows: list[Any], ahead: int, total: int, page_size: int) -> Page:
+        out = [
+            {"rank": ahead + i + 1, "user_id": r[0], "name": r[1], "value": r[2], "games": r[3], "wins": r[4]}
+            for i, r in enumerate(rows)
+        ]
+        return Page(
+            rows=out, page=ahead // page_size, pages=-(-total // page_size), total=total,
+            first=(rows[0][5], rows[0][0]) if rows else None,
+            last=(rows[-1][5], rows[-1][0]) if rows else None,
+        )
+
+    async def _plain_page(self, params: dict[str, Any], min_games: int, page: int, page_size: int) -> Page:
+        sql = _PLAIN_SQL[params["b"]]
+        params = {**params, "min": min_games, "pos": page * page_size}
+        rows = list(await self._r.execute_fetchall(sql["page"], params))
+        if not rows:
+            total = int(list(await self._r.execute_fetchall(sql["count"], params))[0][0])
+            if total == 0:
+                return Page([], 0, 0, 0)
+            params["pos"] = (total - 1) // page_size * page_size
+            rows = list(await self._r.execute_fetchall(sql["page"], params))
+        return self._page(rows, params["pos"], int(rows[0][6]), page_size)
+
+    async def rank(
+        self, user_id: int, game: str, guild_id: int | None = None, by: str = "rating", min_games: int = MIN_GAMES
+    ) -> int | None:
+        """Exact 1-based rank of *user_id* on a board; None if not on it."""
+        board = _board_number(by)
+        params = {"g": _game_code(game), "s": guild_id or 0, "b": board, "u": user_id}
+        if min_games != MIN_GAMES and by in ("rating", "win_rate"):
+            sql = _PLAIN_SQL[board]["rank"]
+            params["min"] = min_games
+        else:
+            sql = _BOARD_SQL[board]["rank"]
+        key, ahead = list(await self._r.execute_fetchall(sql, params))[0]
+        return None if key is None else int(ahead) + 1
+
+    async def history(
+        self, user_id: int, limit: int = 10, guild_id: int | None = None, game: str | None = None
+    ) -> list[dict[str, Any]]:
+        """A player's latest games, newest first."""
+        rows = await self._r.execute_fetchall(
+            _HISTORY, {"u": user_id, "guild": guild_id, "game": game, "n": limit}
+        )
+        return [
+            {"game_id": r[0], "game": r[1], "guild_id": r[2], "ended_at": r[3], "place": r[4],
+             "score": r[5], "players": r[6]}
+            for r in rows
+        ]
+
+    async def game_detail(self, game_id: int) -> dict[str, Any] | None:
+        """A recorded game with its standings ordered by place (then seat)."""
+        rows = list(await self._r.execute_fetchall(_GAME_DETAIL, (game_id,)))
+        if not rows:
+            return None
+        r = rows[0]
+        return {
+            "game_id": r[0], "table_id": r[1], "guild_id": r[2], "channel_id": r[3], "game": r[4],
+            "started_at": r[5], "ended_at": r[6], "seed": r[7], "rounds": r[8],
+            "has_bots": bool(r[9]), "rated": bool(r[10]), "players": r[11],
+            "standings": json.loads(r[12]),
+        }
+
+    # -- guild settings ------------------------------------------------------
+
+    async def guild_settings(self, guild_id: int) -> dict[str, Any]:
+        """Settings of a guild over ``GUILD_DEFAULTS``."""
+        out = dict(GUILD_DEFAULTS)
+        for key, value in await self._r.execute_fetchall(_GUILD_SETTINGS, (guild_id,)):
+            out[key] = json.loads(value)
+        return out
+
+    async def set_guild_setting(self, guild_id: int, key: str, value: Any) -> None:
+        """Set one setting (any JSON value)."""
+        async with self._write_lock:
+            await self._w.execute(_SET_GUILD_SETTING, (guild_id, key, json.dumps(value)))
+
+    # -- maintenance ---------------------------------------------------------
+
+    async def rebuild_boards(self) -> None:
+        """Recount every board's buckets from ``stats`` (one transaction).
+
+        For repair, or after a bulk load done with the board triggers
+        dropped (see ``bench/store.py``).
+        """
+        async with self._transaction() as db:
+            for name in BOARD_TRIGGER_NAMES:
+                await db.execute(f"DROP TRIGGER IF EXISTS {name}")
+            for statement in REBUILD_BUCKETS:
+                await db.execute(statement)
+            for statement in BOARD_TRIGGERS:
+                await db.execute(statement)
+
+    async def integrity_check(self) -> list[str]:
+        """``PRAGMA integrity_check`` plus ``foreign_key_check``; ['ok'] when sound."""
+        rows = [r[0] for r in await self._r.execute_fetchall("PRAGMA integrity_check")]
+        fk = list(await self._r.execute_fetchall("PRAGMA foreign_key_check"))
+        return rows + [f"foreign key: {tuple(r)}" for r in fk]
