@@ -17,7 +17,16 @@ Engine choices the rules leave open (documented here, tested in
 * The stock is reshuffled lazily: drawing from an empty stock first turns the
   discard pile except its top into a new, seeded stock.
 * The hand's final winner (a single slot filled) ends with 0 slots, so
-  ``Result.scores`` = slots left per seat with the winner at 0.
+  ``Result.scores`` = slots left per seat with the winner at 0.  The last
+  hand's layouts stay on show after the end (the winner's one card too); the
+  card the winning placement uncovered goes face-up onto the discard pile.
+* Rule 3's "Jack when no face-down slot is left" (reason ``no_slot``) is
+  implemented but cannot happen in play: G3 ends the hand as soon as the last
+  slot turns face-up.
+
+Hand-made positions for tests: :meth:`Garbage.from_position`.  Besides the
+shared protocol the engine offers ``push`` (trusted fast path, no events),
+``copy()`` and ``==`` (same state), like ``core.nimmt``.
 
 Cards are ints ``0 .. 52*decks-1`` (``deck*52 + (rank-1)*4 + suit``, suits
 S, H, D, C); everything shown to the table goes through :func:`card_text`.
@@ -155,6 +164,7 @@ class Jack:
 Action = Union[Draw, Discard, Jack]
 _DRAW = Draw()
 _DISCARD = Discard()
+_JACKS = tuple(Jack(k) for k in range(MAX_SLOTS + 1))
 
 _DEAD_REASONS = ("dead_rank", "above_slots", "slot_filled", "no_slot")
 
@@ -424,7 +434,7 @@ class Garbage:
         if self.winner is not None or seat != self._to_move:
             return []
         if self.phase == "jack":
-            return [Jack(k) for k in SLOTS_OF[self.down[seat]]]
+            return [_JACKS[k] for k in SLOTS_OF[self.down[seat]]]
         if self.can_take_discard():
             return [_DRAW, _DISCARD]
         return [_DRAW]
@@ -653,7 +663,13 @@ class Garbage:
         """What ``seat`` (or the table, ``None``) may see: the same for all.
 
         Only face-down cards (nobody sees them, owner included) and the stock
-        order are secret.
+        order are secret.  Besides the shared view spec every player entry
+        carries ``hands_won``.
+
+        >>> g = Garbage.from_position(["?AS 2H ?3S", "JD ?KH"], stock="5S", discard="KS 3C")
+        >>> v = g.view(1)
+        >>> v["players"], v["discard_top"], v["can_take_discard"], v["stock"]
+        ([{'slots': 3, 'layout': [None, '2H', None], 'hands_won': 0}, {'slots': 2, 'layout': ['JD', None], 'hands_won': 0}], '3C', True, 1)
         """
         if seat is not None and (type(seat) is not int or not 0 <= seat < self.seats):
             raise IllegalAction("bad_seat", f"no seat {seat}", seat=seat)
@@ -805,7 +821,7 @@ def greedy_player(game: Garbage, seat: int, rng: random.Random) -> Action:
         if game.discard:
             seen[RANK[game.discard[-1]]] += 1
         best = max(game.face_down(seat), key=lambda k: (seen[k], k))
-        return Jack(best)
+        return _JACKS[best]
     if game.can_take_discard():
         return _DISCARD
     return _DRAW
