@@ -57,7 +57,7 @@ NIMMT_TABLE_LABELS: tuple[str, ...] = (
 """Label keys of :func:`render_nimmt_table` (placeholders in the comments)."""
 
 NIMMT_HAND_LABELS: tuple[str, ...] = (
-    "hand_title",    # {count}                   e.g. "Your hand: {count} cards"
+    "hand_title",    # {count}                   e.g. "Your hand ({count})"
     "hand_empty",    # (none)                    e.g. "No cards in hand"
     "fits",          # (none)  before the stack letters under a playable card, e.g. "on"
 )
@@ -156,6 +156,19 @@ def _hline(d: ImageDraw.ImageDraw, y: float, x0: float, x1: float, color: Color 
 # --------------------------------------------------------------------------
 # 11 nimmt! table
 
+
+@rb.cached(maxsize=512)
+def _badge(text: str, max_w: int, hot: bool) -> Image.Image:
+    """A stack's letter in a pill (orange when played this turn)."""
+    f = rb.font(17)
+    lab = rb.fit(text, f, max_w - 12)
+    w = int(max(24, f.getlength(lab) + 14))
+    im = Image.new("RGB", (w, 22), FELT)
+    d = ImageDraw.Draw(im)
+    d.rounded_rectangle((0, 0, w - 1, 21), 10, fill=ORANGE if hot else PANEL)
+    rb.text(d, (w / 2, 11), lab, f, (30, 20, 10) if hot else TEXT, anchor="mm", stroke=0)
+    return im
+
 @_serialised
 def render_nimmt_table(view: Mapping[str, Any], names: Sequence[str], labels: Mapping[str, str]) -> bytes:
     """The public 11 nimmt! table: header, stacks grid, player strip.
@@ -238,7 +251,6 @@ def render_nimmt_table(view: Mapping[str, Any], names: Sequence[str], labels: Ma
         rb.text_fit(d, (W / 2, y + grid_h / 2), label(labels, "no_stacks"), 22, MUTED, W - 2 * M - 20, anchor="mm")
     else:
         x0 = (W - cols * cell) / 2 + (cell - cw) / 2
-        fb = rb.font(15)
         ft = rb.font(13)
         played_txt = rb.fit(label(labels, "played"), ft, cell - 2)
         for i, st in enumerate(stacks):
@@ -246,11 +258,8 @@ def render_nimmt_table(view: Mapping[str, Any], names: Sequence[str], labels: Ma
             cx = x0 + c * cell
             cy = y + r * row_h + 24
             is_played = st["id"] in played
-            lab = rb.fit(str(st["label"]), fb, cell - 10)
-            bw = max(22, fb.getlength(lab) + 12)
-            bx0 = cx + cw / 2 - bw / 2
-            d.rounded_rectangle((bx0, cy - 22, bx0 + bw, cy - 3), 9, fill=ORANGE if is_played else PANEL)
-            rb.text(d, (cx + cw / 2, cy - 12), lab, fb, (30, 20, 10) if is_played else TEXT, anchor="mm")
+            badge = _badge(str(st["label"]), cell - 8, is_played)
+            im.paste(badge, (int(cx + cw / 2 - badge.width / 2), int(cy - 24)))
             if is_played:
                 d.rounded_rectangle((cx - 3, cy - 3 + 0, cx + cw + 2, cy + ch + 2), 9, outline=ORANGE, width=3)
             im.paste(rc.nimmt_card(int(st["top"]), cw, ch, FELT), (int(cx), int(cy)))
@@ -327,12 +336,12 @@ def render_nimmt_hand(view: Mapping[str, Any], labels: Mapping[str, str]) -> byt
     with the letters of the stacks they fit under them."""
     hand = sorted(int(c) for c in view["hand"])
     playable = view["playable"] or {}
-    stack_label = {str(st["id"]): str(st["label"]) for st in view["stacks"]}
-    fits: dict[int, list[str]] = {}
+    order = {str(st["id"]): (i, str(st["label"])) for i, st in enumerate(view["stacks"])}
+    fits: dict[int, list[tuple[int, str]]] = {}
     for sid, cards in playable.items():
-        lab = stack_label.get(str(sid), str(sid))
+        pos = order.get(str(sid), (len(order), str(sid)))
         for c in cards:
-            fits.setdefault(int(c), []).append(lab)
+            fits.setdefault(int(c), []).append(pos)
     any_play = bool(fits)
 
     cw, ch, gap = 64, 90, 8
@@ -340,8 +349,11 @@ def render_nimmt_hand(view: Mapping[str, Any], labels: Mapping[str, str]) -> byt
     per_row = 12
     cols = max(1, min(per_row, len(hand)))
     W = max(cols * cell - gap + 2 * M, 420)
+    f14 = rb.font(14)
+    on = rb.clean(label(labels, "fits"))
+    tags = {c: _fit_lines(on, [lab for _, lab in sorted(v)], f14, cell - 2) for c, v in fits.items()}
     lift = 8
-    tag_h = 20 if any_play else 0
+    tag_h = 17 * max((len(t) for t in tags.values()), default=0) + (4 if tags else 0)
     row_h = lift + ch + tag_h + 10
     rows = (len(hand) + per_row - 1) // per_row
     head_h = 40
@@ -354,22 +366,59 @@ def render_nimmt_hand(view: Mapping[str, Any], labels: Mapping[str, str]) -> byt
     if not hand:
         rb.text_fit(d, (W / 2, y + row_h / 2), label(labels, "hand_empty"), 20, MUTED, W - 2 * M, anchor="mm")
         return rb.to_png(im)
-    f14 = rb.font(14)
-    on = label(labels, "fits")
     x0 = (W - (cols * cell - gap)) / 2
     for i, c in enumerate(hand):
         r, col = divmod(i, per_row)
         x = x0 + col * cell
         top = y + r * row_h
-        if c in fits:
-            cy = top
-            d.rounded_rectangle((x - 3, cy - 3, x + cw + 2, cy + ch + 2), 10, outline=GOLD, width=3)
-            im.paste(rc.nimmt_card(c, cw, ch, FELT), (int(x), int(cy)))
-            tag = rb.fit((on + " " if on else "") + " ".join(fits[c]), f14, cell - 2)
-            rb.text(d, (x + cw / 2, cy + ch + 6), tag, f14, GOLD, anchor="ma")
+        if c in tags:
+            d.rounded_rectangle((x - 3, top - 3, x + cw + 2, top + ch + 2), 10, outline=GOLD, width=3)
+            im.paste(rc.nimmt_card(c, cw, ch, FELT), (int(x), int(top)))
+            for k, line in enumerate(tags[c]):
+                rb.text(d, (x + cw / 2, top + ch + 6 + 17 * k), line, f14, GOLD, anchor="ma")
         else:
             im.paste(rc.nimmt_card(c, cw, ch, FELT, dim=any_play), (int(x), int(top + lift)))
     return rb.to_png(im)
+
+
+def _fit_lines(prefix: str, letters: list[str], f: Any, max_w: float, max_lines: int = 2) -> list[str]:
+    """Stack letters under a card, wrapped to ``max_lines``; the rest as "+n".
+
+    ``prefix`` (the translated "on") starts the first line when it fits.
+    """
+    letters = [rb.clean(x) for x in letters]
+    lines: list[str] = []
+    cur = prefix
+    i = 0
+    while i < len(letters):
+        cand = (cur + " " + letters[i]).strip()
+        if f.getlength(cand) <= max_w:
+            cur = cand
+            i += 1
+            continue
+        if cur and cur != prefix:
+            lines.append(cur)
+            cur = ""
+        elif cur == prefix and prefix:  # the prefix and one letter do not fit together: drop it
+            cur = ""
+        else:  # a single label wider than the cell
+            lines.append(rb.fit(letters[i], f, max_w))
+            i += 1
+        if len(lines) == max_lines:
+            break
+    if cur and len(lines) < max_lines:
+        lines.append(cur)
+    rest = len(letters) - i
+    if rest:
+        last = lines[-1] if lines else ""
+        more = f"+{rest}"
+        while last and f.getlength(last + " " + more) > max_w:
+            last = last.rsplit(" ", 1)[0] if " " in last else ""
+            rest += 1
+            more = f"+{rest}"
+        # letters dropped from the last line are counted in ``rest`` above
+        lines[-1:] = [(last + " " + more).strip()]
+    return lines
 
 
 # --------------------------------------------------------------------------
@@ -381,18 +430,23 @@ _PANEL_H = 12 + 30 + 2 * (_PCH + 18) + 10
 
 
 def _garbage_panel(im: Image.Image, d: ImageDraw.ImageDraw, x: float, y: float, seat: int, player: Mapping[str, Any],
-                   name: str, active: bool, own: bool, jack_slots: set[int], labels: Mapping[str, str]) -> None:
+                   name: str, active: bool, own: bool, winner: bool, jack_slots: set[int],
+                   labels: Mapping[str, str]) -> None:
     fill = PANEL_HI if active else PANEL
     d.rounded_rectangle((x, y, x + _PANEL_W, y + _PANEL_H), 12, fill=fill,
                         outline=GOLD if active else None, width=3 if active else 0)
     cy = y + 12 + 13
     nx = x + 12
+    layout = list(player["layout"])
+    slots = int(player["slots"])
     if active:
         _marker(im, nx, cy, 14)
         nx += 18
+    elif winner:
+        rb.stamp(im, rb.star_mask(16), (nx - 2, cy - 9), GOLD)
+        nx += 18
     _seat_badge(im, d, nx + 11, cy, seat, GOLD if active else LINE, (30, 30, 30) if active else TEXT)
     nx += 28
-    slots = int(player["slots"])
     f14 = rb.font(14)
     slot_txt = rb.fit(label(labels, "slots", count=slots), f14, 100)
     rb.text(d, (x + _PANEL_W - 12, cy), slot_txt, f14, MUTED, anchor="rm")
@@ -403,7 +457,6 @@ def _garbage_panel(im: Image.Image, d: ImageDraw.ImageDraw, x: float, y: float, 
                         stroke=1 if own else 0)
     if suffix:
         rb.text(d, (nx + drawn + 2, cy + 1), suffix, f14, MUTED, anchor="lm")
-    layout = list(player["layout"])
     f13 = rb.font(13)
     top = y + 12 + 30
     for k in range(1, 11):
@@ -420,6 +473,12 @@ def _garbage_panel(im: Image.Image, d: ImageDraw.ImageDraw, x: float, y: float, 
         sprite = rc.card_back(_PCW, _PCH, fill) if card is None else rc.playing_card(str(card), _PCW, _PCH, fill)
         im.paste(sprite, (int(cx), int(cyy)))
         rb.text(d, (cx + _PCW / 2, cyy + _PCH + 2), str(k), f13, GOLD if k in jack_slots else MUTED, anchor="ma")
+
+
+def _complete(player: Mapping[str, Any]) -> bool:
+    """G3: every slot face-up (the hand's, at "over" the game's, winner)."""
+    lay = list(player["layout"])[: int(player["slots"])]
+    return len(lay) == int(player["slots"]) and all(c is not None for c in lay)
 
 
 @_serialised
@@ -515,7 +574,7 @@ def render_garbage_table(view: Mapping[str, Any], names: Sequence[str], labels: 
         active = s == to_move and phase != "over"
         _garbage_panel(im, d, gx0 + c * (_PANEL_W + pgap), y + r * (_PANEL_H + pgap), s, player,
                        _name(nm, s) or str(s + 1), active, viewer == s,
-                       jack_slots if active else set(), labels)
+                       phase == "over" and _complete(player), jack_slots if active else set(), labels)
     return rb.to_png(im)
 
 
@@ -549,7 +608,7 @@ def render_profile(profile: Mapping[str, Any], labels: Mapping[str, str]) -> byt
             (label(labels, "bulls_earned"), _num(profile.get("bulls_earned"))),
         ]
     tiles.append((label(labels, "rating"), _num(profile.get("ordinal"))))
-    cols = 4
+    cols = len(tiles) if len(tiles) <= 5 else 4
     tw = (W - 2 * pad - (cols - 1) * 10) / cols
     th = 64
     rows = (len(tiles) + cols - 1) // cols
@@ -587,12 +646,12 @@ def render_profile(profile: Mapping[str, Any], labels: Mapping[str, str]) -> byt
         x = pad + c * (tw + 10)
         ty = y + r * (th + 10)
         d.rounded_rectangle((x, ty, x + tw, ty + th), 10, fill=SLATE_PANEL)
-        rb.text(d, (x + tw / 2, ty + 24), rb.fit(val, f26, tw - 8), f26, TEXT, anchor="mm", stroke=1)
-        rb.text(d, (x + tw / 2, ty + 50), rb.fit(cap, f13, tw - 8), f13, SLATE_MUTED, anchor="mm")
+        rb.text(d, (x + tw / 2, ty + 23), rb.fit(val, f26, tw - 8), f26, TEXT, anchor="mm", stroke=1)
+        rb.text(d, (x + tw / 2, ty + 47), rb.fit(cap, f13, tw - 8), f13, SLATE_MUTED, anchor="mm")
         if i == 2:  # win rate: a bar along the tile's bottom edge
             rate = max(0.0, min(1.0, float(profile.get("win_rate") or 0)))
-            d.rectangle((x + 10, ty + th - 6, x + tw - 10, ty + th - 3), fill=SLATE)
+            d.rectangle((x + 12, ty + th - 8, x + tw - 12, ty + th - 5), fill=SLATE)
             if rate > 0:
-                d.rectangle((x + 10, ty + th - 6, x + 10 + (tw - 20) * rate, ty + th - 3), fill=accent)
+                d.rectangle((x + 12, ty + th - 8, x + 12 + (tw - 24) * rate, ty + th - 5), fill=accent)
 
     return rb.to_png(im)

@@ -24,7 +24,7 @@ LABELS = {
     "status_open": "{name} opens a new stack", "status_over": "Game over",
     "turn_stacks": "Stacks this turn: {played}/{max}", "no_stacks": "No stacks on the table",
     "played": "played", "hand": "Hand", "bulls": "Bulls", "score": "Score", "you": "(you)",
-    "hand_title": "Your hand: {count} cards", "hand_empty": "No cards in hand", "fits": "on",
+    "hand_title": "Your hand ({count})", "hand_empty": "No cards in hand", "fits": "on",
     "hand_no": "Hand {hand_no}", "decks": "Decks: {count}",
     "status_source": "{name}: draw from the stock or take the discard",
     "status_jack": "{name}: choose a slot for the Jack", "stock": "Stock: {count}",
@@ -109,11 +109,14 @@ def main() -> None:
         t0 = time.perf_counter()
         png = fn()
         cold = (time.perf_counter() - t0) * 1000
-        t0 = time.perf_counter()
+        times = []
         for _ in range(args.n):
+            t0 = time.perf_counter()
             fn()
-        warm = (time.perf_counter() - t0) * 1000 / args.n
-        print(f"{name:26s} cold {cold:6.1f} ms   warm {warm:6.1f} ms   {len(png) // 1024:4d} KiB")
+            times.append((time.perf_counter() - t0) * 1000)
+        times.sort()
+        print(f"{name:26s} cold {cold:6.1f} ms   warm median {times[len(times) // 2]:6.1f} ms"
+              f"  best {times[0]:6.1f} ms   {len(png) // 1024:4d} KiB")
         if args.save:
             Path(args.save).mkdir(parents=True, exist_ok=True)
             (Path(args.save) / f"{name}.png").write_bytes(png)

@@ -242,6 +242,16 @@ def test_garbage_table_empty_piles():
     png(render.render_garbage_table(strict_garbage(v, set()), ["A", "B"], LABELS))
 
 
+def test_garbage_winner_marked_when_over():
+    v = garbage_view(players=2, slots=[2, 10], face="down", phase="over")
+    plain = render.render_garbage_table(v, ["A", "B"], LABELS)
+    v["players"][0]["layout"] = ["AS", "JH"]  # G3: complete layout
+    won = render.render_garbage_table(v, ["A", "B"], LABELS)
+    v["players"][0]["layout"] = ["AS", None]
+    not_won = render.render_garbage_table(v, ["A", "B"], LABELS)
+    assert differs(plain, won) and differs(won, not_won)
+
+
 def test_garbage_odd_card_text_does_not_crash():
     v = garbage_view(players=2, face="up")
     v["players"][0]["layout"][0] = "??"
@@ -326,7 +336,7 @@ def test_each_label_is_drawn(fname, key):
     """Blank one label vs a visible text: some render of the function differs."""
     blank = labels_for(ALL_KEYS, "{key}")
     blank[key] = ""
-    shown = dict(blank, **{key: "WWWW {round}{count}{name}"})
+    shown = dict(blank, **{key: "WW"})
     assert any(differs(call(blank), call(shown)) for f, k, call in _views_for_key() if f == fname and k == key)
 
 
@@ -353,6 +363,8 @@ def test_clean_folds_what_the_font_lacks():
     assert render_base.clean("Straße") == "Strasse"
     assert render_base.clean("🎲🎲 x") == "? x"
     assert render_base.clean("a\u200db\ufe0f\n") == "ab "
+    assert render_base.clean("Дмитрий Объём") == "Dmitrij Obem"  # Cyrillic and Greek spelled out
+    assert render_base.clean("Σωκράτης") == "Sokratis"
 
 
 def test_fit_truncates_with_ellipsis():
