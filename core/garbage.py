@@ -330,6 +330,8 @@ class Garbage:
         if fill:
             listed = set(c for lay in g.cards for c in lay) | set(g.stock) | set(g.discard)
             g.discard[:0] = [c for c in range(52 * g.decks) if c not in listed]
+        if not 0 <= to_move < n or (hands_won is not None and len(hands_won) != n):
+            raise GameError("bad_option", "to_move must be a seat; hands_won one count per seat")
         g.options = {"slots": max(g.slots)}
         g.hands_won = list(hands_won) if hands_won is not None else [0] * n
         g.hand_no = hand_no
