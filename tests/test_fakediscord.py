@@ -1,0 +1,534 @@
+"""Tests of the Discord stand-in (tests/fakediscord) with a small, real discord.py bot running in-process."""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+import discord
+import pytest
+from discord import app_commands
+from discord.ext import commands
+
+from tests.fakediscord import FakeDiscord, NoAcknowledgement
+from tests.fakediscord.pytest_plugin import fake_discord  # noqa: F401  (fixture)
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+# --------------------------------------------------------------------------------------------- the test bot
+class SeatButton(discord.ui.DynamicItem[discord.ui.Button], template=r"seat:(?P<table>[0-9]+):(?P<seat>[0-9]+)"):
+    def __init__(self, table: int, seat: int, taken: bool = False) -> None:
+        super().__init__(
+            discord.ui.Button(label=f"Join seat {seat}", custom_id=f"seat:{table}:{seat}",
+                              style=discord.ButtonStyle.primary, disabled=taken)
+        )
+        self.table = table
+        self.seat = seat
+
+    @classmethod
+    async def from_custom_id(cls, interaction, item, match):  # type: ignore[override]
+        return cls(int(match["table"]), int(match["seat"]))
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        bot: GameBot = interaction.client  # type: ignore[assignment]
+        seats = bot.tables.setdefault(self.table, {})
+        seats[self.seat] = interaction.user.id
+        # mentions added by an edit never ping; say so explicitly (the stand-in flags it otherwise)
+        await interaction.response.edit_message(content=render_table(self.table, seats),
+                                                view=table_view(self.table, bot.table_sizes.get(self.table, 4), seats),
+                                                allowed_mentions=discord.AllowedMentions.none())
+
+
+def render_table(table: int, seats: dict) -> str:
+    who = ", ".join(f"seat {s}: <@{u}>" for s, u in sorted(seats.items())) or "nobody yet"
+    return f"Table {table} - {who}"
+
+
+def table_view(table: int, size: int, seats: dict) -> discord.ui.View:
+    v = discord.ui.View(timeout=None)
+    for s in range(1, size + 1):
+        v.add_item(SeatButton(table, s, taken=s in seats))
+    return v
+
+
+class HandView(discord.ui.View):
+    def __init__(self) -> None:
+        super().__init__(timeout=None)
+
+    @discord.ui.button(label="Play", custom_id="hand:play", style=discord.ButtonStyle.success)
+    async def play(self, interaction: discord.Interaction, button: discord.ui.Button) -> None:
+        await interaction.response.edit_message(content="You played.", view=None)
+
+    @discord.ui.select(custom_id="hand:pick", min_values=1, max_values=2,
+                       options=[discord.SelectOption(label=f"Card {n}", value=str(n)) for n in (3, 17, 55)])
+    async def pick(self, interaction: discord.Interaction, select: discord.ui.Select) -> None:
+        await interaction.response.send_message(f"picked {','.join(select.values)}", ephemeral=True)
+
+
+class RenameModal(discord.ui.Modal, title="Rename table"):
+    name = discord.ui.TextInput(label="New name", custom_id="rename:name", max_length=30)
+
+    async def on_submit(self, interaction: discord.Interaction) -> None:
+        await interaction.response.send_message(f"renamed to {self.name.value}")
+
+
+class GameBot(commands.Bot):
+    def __init__(self, **kw) -> None:
+        super().__init__(command_prefix="!", intents=discord.Intents.default(), **kw)
+        self.tables: dict = {}
+        self.table_sizes: dict = {}
+        self.next_table = 1
+        self.errors: list = []
+        self.block_seconds = 0.0
+
+    async def setup_hook(self) -> None:
+        self.add_dynamic_items(SeatButton)
+        self.add_view(HandView())
+        self.tree.add_command(NimmtGroup())
+        await self.tree.sync()
+
+
+class AdminGroup(app_commands.Group, name="admin", description="Admin tools"):
+    @app_commands.command(name="reset", description="Reset everything")
+    async def reset(self, interaction: discord.Interaction, confirm: bool) -> None:
+        await interaction.response.send_message(f"reset confirm={confirm}", ephemeral=True)
+
+
+class NimmtGroup(app_commands.Group, name="nimmt", description="6 nimmt!"):
+    admin = AdminGroup()
+
+    @app_commands.command(name="new", description="Open a table")
+    @app_commands.describe(seats="Number of seats", rounds="Rounds to play", rival="Someone to challenge")
+    async def new(self, interaction: discord.Interaction, seats: app_commands.Range[int, 2, 5], rounds: int = 1,
+                  rival: Optional[discord.Member] = None) -> None:
+        bot: GameBot = interaction.client  # type: ignore[assignment]
+        table = bot.next_table
+        bot.next_table += 1
+        bot.table_sizes[table] = seats
+        embed = discord.Embed(title=f"Table {table}", description=f"{seats} seats, {rounds} rounds")
+        if rival is not None:
+            embed.add_field(name="Rival", value=rival.mention)
+        await interaction.response.send_message(render_table(table, {}), embed=embed, view=table_view(table, seats, {}))
+        msg = await interaction.original_response()
+        thread = await msg.create_thread(name=f"Table {table}")
+        await thread.send(f"Welcome {interaction.user.mention}")
+
+    @app_commands.command(name="hand", description="Show your hand")
+    async def hand(self, interaction: discord.Interaction) -> None:
+        await interaction.response.send_message("Your hand: 3 17 55", view=HandView(), ephemeral=True)
+
+    @app_commands.command(name="slow", description="Deferred reply")
+    async def slow(self, interaction: discord.Interaction) -> None:
+        await interaction.response.defer(thinking=True)
+        await asyncio.sleep(0.1)
+        await interaction.followup.send("done slow")
+        await interaction.followup.send("only for you", ephemeral=True)
+
+    @app_commands.command(name="leak", description="Public defer, ephemeral followup (bug on purpose)")
+    async def leak(self, interaction: discord.Interaction) -> None:
+        await interaction.response.defer(thinking=True)
+        await interaction.followup.send("secret hand", ephemeral=True)
+
+    @app_commands.command(name="quiet", description="Ephemeral deferred reply edited later")
+    async def quiet(self, interaction: discord.Interaction) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        await asyncio.sleep(0.05)
+        await interaction.edit_original_response(content="quiet result")
+
+    @app_commands.command(name="upload", description="Send a file")
+    async def upload(self, interaction: discord.Interaction) -> None:
+        await interaction.response.send_message("the table", file=discord.File(io.BytesIO(b"\x89PNG-fake"), filename="table.png"))
+
+    @app_commands.command(name="check", description="Check my permissions here")
+    async def check(self, interaction: discord.Interaction) -> None:
+        p = interaction.app_permissions
+        missing = [n for n in ("send_messages", "embed_links", "create_public_threads", "send_messages_in_threads")
+                   if not getattr(p, n)]
+        await interaction.response.send_message("missing: " + (", ".join(missing) or "nothing"), ephemeral=True)
+
+    @app_commands.command(name="rename", description="Rename via a modal")
+    async def rename(self, interaction: discord.Interaction) -> None:
+        await interaction.response.send_modal(RenameModal())
+
+    @app_commands.command(name="deck", description="Pick a deck")
+    async def deck(self, interaction: discord.Interaction, name: str) -> None:
+        await interaction.response.send_message(f"deck {name}")
+
+    @deck.autocomplete("name")
+    async def deck_auto(self, interaction: discord.Interaction, current: str):
+        return [app_commands.Choice(name=n, value=n) for n in ("classic", "pro", "party") if n.startswith(current)]
+
+    @app_commands.command(name="twice", description="Acknowledges twice (bug on purpose)")
+    async def twice(self, interaction: discord.Interaction) -> None:
+        await interaction.response.send_message("first")
+        interaction.response._response_type = None  # defeat discord.py's own guard
+        try:
+            await interaction.response.send_message("second")
+        except discord.HTTPException as e:
+            interaction.client.errors.append(e.code)  # type: ignore[attr-defined]
+
+    @app_commands.command(name="late", description="Answers too late (bug on purpose)")
+    async def late(self, interaction: discord.Interaction) -> None:
+        await asyncio.sleep(0.6)
+        try:
+            await interaction.response.send_message("too late")
+        except discord.HTTPException as e:
+            interaction.client.errors.append(e.code)  # type: ignore[attr-defined]
+
+    @app_commands.command(name="block", description="Blocks the event loop (bug on purpose)")
+    async def block(self, interaction: discord.Interaction) -> None:
+        time.sleep(interaction.client.block_seconds)  # type: ignore[attr-defined]
+        await interaction.response.send_message("unblocked")
+
+    @app_commands.command(name="say", description="Post in the channel")
+    async def say(self, interaction: discord.Interaction, text: str) -> None:
+        await interaction.response.defer(ephemeral=True)
+        try:
+            await interaction.channel.send(text)  # type: ignore[union-attr]
+            await interaction.followup.send("sent", ephemeral=True)
+        except discord.HTTPException as e:
+            interaction.client.errors.append((e.status, e.code))  # type: ignore[attr-defined]
+            await interaction.followup.send(f"failed {e.status}", ephemeral=True)
+
+
+def make_world(fd: FakeDiscord):
+    guild = fd.add_guild("Test Guild", locale="en-US")
+    chan = fd.add_channel(guild, "games")
+    alice = fd.add_user("alice", locale="en-US")
+    bob = fd.add_user("bob", locale="de")
+    fd.add_member(guild, alice)
+    fd.add_member(guild, bob, manage_messages=True)
+    return guild, chan, alice, bob
+
+
+@contextlib.asynccontextmanager
+async def running_bot(fd: FakeDiscord, bot: Optional[GameBot] = None, *, identifies: int = 1):
+    bot = bot or GameBot()
+    task = asyncio.create_task(bot.start(fd.token))
+    try:
+        await fd.wait_for(lambda: fd.identify_count >= identifies or task.done(), 10, what="bot identified")
+        if task.done():
+            task.result()
+        await fd.wait_ready()
+        await fd.wait_commands()
+        yield bot
+    finally:
+        await bot.close()
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            await asyncio.wait_for(task, 5)
+
+
+# --------------------------------------------------------------------------------------------- tests
+async def test_full_flow(fake_discord: FakeDiscord) -> None:
+    fd = fake_discord
+    guild, chan, alice, bob = make_world(fd)
+    async with running_bot(fd) as bot:
+        # command sync
+        cmds = {c["name"]: c for c in fd.commands()}
+        assert "nimmt" in cmds
+        subs = {o["name"]: o for o in cmds["nimmt"]["options"]}
+        assert subs["new"]["type"] == 1 and subs["admin"]["type"] == 2
+        assert fd.intents == discord.Intents.default().value
+
+        # slash with options, a USER option, an embed, dynamic buttons and a thread from the message
+        r = await fd.slash(alice, chan, "nimmt new", seats=3, rounds=2, rival=bob)
+        assert r.ack_type == 4 and not r.ephemeral and r.latency < 1
+        table_msg = r.message
+        assert table_msg in fd.messages(chan)
+        assert "3 seats, 2 rounds" in table_msg.text() and f"<@{bob.id}>" in table_msg.text()
+        assert [b["label"] for b in table_msg.buttons()] == ["Join seat 1", "Join seat 2", "Join seat 3"]
+        thread = (await fd.wait_for(lambda: fd.threads(chan)))[0]
+        assert thread.id == table_msg.id and thread.parent_id == chan.id and thread.type == 11
+        welcome = await fd.wait_message(thread, "Welcome")
+        assert welcome.mentions == [alice.id]
+
+        # DynamicItem button: update the message (type 7)
+        r2 = await fd.click_label(bob, table_msg, "Join seat 2")
+        assert r2.ack_type == 7 and r2.message is table_msg
+        assert f"seat 2: <@{bob.id}>" in table_msg.content and table_msg.edit_count == 1
+        assert [b["disabled"] for b in table_msg.buttons()] == [False, True, False]
+        with pytest.raises(PermissionError):
+            await fd.click(alice, table_msg, "seat:1:2")  # disabled now
+        with pytest.raises(LookupError):
+            await fd.click(alice, table_msg, "seat:9:9")
+
+        # subcommand group, boolean option
+        r = await fd.slash(bob, chan, "nimmt admin reset", confirm=True)
+        assert r.ephemeral and r.message.content == "reset confirm=True"
+        with pytest.raises(TypeError):
+            await fd.slash(bob, chan, "nimmt admin reset")  # missing required option
+        with pytest.raises(ValueError):
+            await fd.slash(alice, chan, "nimmt new", seats=9)  # outside Range
+
+        # ephemeral reply with a persistent view; click on the ephemeral
+        r = await fd.slash(alice, chan, "nimmt hand")
+        hand = r.message
+        assert r.ephemeral and hand.ephemeral_to == alice.id
+        assert hand in fd.ephemerals(alice) and hand not in fd.messages(chan) and hand not in fd.ephemerals(bob)
+        with pytest.raises(PermissionError):
+            await fd.click(bob, hand, "hand:play")
+        r_sel = await fd.select(alice, hand, "hand:pick", ["3", "55"])
+        assert r_sel.ack_type == 4 and r_sel.ephemeral and r_sel.message.content == "picked 3,55"
+        with pytest.raises(ValueError):
+            await fd.select(alice, hand, "hand:pick", ["4"])
+        r_play = await fd.click(alice, hand, "hand:play")
+        assert r_play.ack_type == 7 and hand.content == "You played." and hand.components == []
+
+        # deferred reply + followups: the first followup replaces the "thinking" message
+        r = await fd.slash(alice, chan, "nimmt slow")
+        assert r.ack_type == 5 and r.message.loading
+        await r.settled(5)
+        assert r.message.content == "done slow" and not r.message.loading
+        await fd.wait_for(lambda: len(r.followups) == 2)
+        secret = r.followups[1]
+        assert secret.ephemeral_to == alice.id and secret in fd.ephemerals(alice) and secret not in fd.messages(chan)
+
+        # ephemeral defer + edit_original_response
+        r = await fd.slash(bob, chan, "nimmt quiet")
+        await r.settled(5)
+        assert r.ephemeral and r.message.content == "quiet result" and r.message in fd.ephemerals(bob)
+
+        # file upload
+        r = await fd.slash(alice, chan, "nimmt upload")
+        assert r.message.attachments[0]["filename"] == "table.png"
+        assert r.message.attachments[0]["data"] == b"\x89PNG-fake"
+
+        # modal
+        r = await fd.slash(alice, chan, "nimmt rename")
+        assert r.ack_type == 9 and r.modal["title"] == "Rename table"
+        r2 = await fd.submit_modal(alice, r, {"rename:name": "High rollers"})
+        assert r2.message.content == "renamed to High rollers"
+
+        # autocomplete
+        choices = await fd.autocomplete(alice, chan, "nimmt deck", "name", name="p")
+        assert [c["value"] for c in choices] == ["pro", "party"]
+
+        # the bot fetches channel history through REST (ephemerals are not part of it)
+        history = [m async for m in bot.get_channel(chan.id).history(limit=50)]
+        assert {m.id for m in history} == {m.id for m in fd.messages(chan)}
+
+        # a user deletes the table message: MESSAGE_DELETE reaches the bot, later edits get 404
+        fd.delete_message(table_msg)
+        assert table_msg not in fd.messages(chan)
+        with pytest.raises(discord.NotFound) as ei:
+            await bot.http.edit_message(chan.id, table_msg.id, params=discord.http.handle_message_parameters(content="x"))
+        assert ei.value.code == 10008
+    assert not [r for r in fd.requests if r.status >= 500]
+    assert all(not r.path.endswith("/callback") or r.status == 200 for r in fd.requests)
+
+
+async def test_permissions_reported(fake_discord: FakeDiscord) -> None:
+    fd = fake_discord
+    guild, chan, alice, bob = make_world(fd)
+    fd.set_channel_overwrite(chan, deny=discord.Permissions(send_messages=True, embed_links=True))
+    async with running_bot(fd) as bot:
+        r = await fd.slash(alice, chan, "nimmt check")
+        assert r.message.content == "missing: send_messages, embed_links"
+        r = await fd.slash(alice, chan, "nimmt say", text="hello")
+        await r.settled(5)
+        assert bot.errors == [(403, 50013)]
+        # an explicit allow for the bot's role wins over the @everyone deny
+        fd.set_channel_overwrite(chan, guild.bot_role, allow=discord.Permissions(send_messages=True))
+        r = await fd.slash(alice, chan, "nimmt say", text="hello")
+        await r.settled(5)
+        assert [m.content for m in fd.messages(chan)] == ["hello"]
+
+
+async def test_violations_detected(fake_discord: FakeDiscord) -> None:
+    fd = fake_discord
+    guild, chan, alice, bob = make_world(fd)
+    async with running_bot(fd) as bot:
+        # acknowledged twice
+        r = await fd.slash(alice, chan, "nimmt twice")
+        await fd.wait_for(lambda: bot.errors)
+        assert bot.errors == [40060] and r.message.content == "first"
+        assert fd.take_violations("acknowledged twice")
+
+        # 2001 characters
+        r = await fd.slash(alice, chan, "nimmt say", text="x" * 2001)
+        await r.settled(5)
+        assert bot.errors[-1] == (400, 50035)
+        assert fd.take_violations(r"content > 2000")
+
+        route = discord.http.Route("POST", "/channels/{channel_id}/messages", channel_id=chan.id)
+
+        def button(cid: str, label: str = "b") -> dict:
+            return {"type": 2, "style": 1, "label": label, "custom_id": cid}
+
+        bad_payloads = {
+            r"more than 5 action rows": {"components": [{"type": 1, "components": [button(f"r{i}")]} for i in range(6)]},
+            r"more than 5 buttons": {"components": [{"type": 1, "components": [button(f"b{i}") for i in range(6)]}]},
+            r"duplicate custom_id": {"components": [{"type": 1, "components": [button("same"), button("same")]}]},
+            r"label > 80": {"components": [{"type": 1, "components": [button("l", "L" * 81)]}]},
+            r"custom_id > 100": {"components": [{"type": 1, "components": [button("c" * 101)]}]},
+            r"custom_id missing": {"components": [{"type": 1, "components": [{"type": 2, "style": 1, "label": "x"}]}]},
+            r"select must be alone": {"components": [{"type": 1, "components": [
+                button("x"), {"type": 3, "custom_id": "s", "options": [{"label": "a", "value": "a"}]}]}]},
+            r"26 options > 25": {"components": [{"type": 1, "components": [
+                {"type": 3, "custom_id": "s", "options": [{"label": str(i), "value": str(i)} for i in range(26)]}]}]},
+            r"max_values 3 > number of options 2": {"components": [{"type": 1, "components": [
+                {"type": 3, "custom_id": "s", "max_values": 3,
+                 "options": [{"label": "a", "value": "a"}, {"label": "b", "value": "b"}]}]}]},
+            r"embeds total .* > 6000": {"embeds": [{"description": "d" * 4000}, {"description": "d" * 2001}]},
+            r"more than 10 embeds": {"embeds": [{"title": "t"}] * 11},
+        }
+        for pattern, payload in bad_payloads.items():
+            with pytest.raises(discord.HTTPException) as ei:
+                await bot.http.request(route, json=payload)
+            assert ei.value.status == 400, pattern
+            assert fd.take_violations(pattern), (pattern, fd.violations)
+        fd.assert_clean()
+
+        # a mention added by an edit does not notify
+        msg = await bot.get_channel(chan.id).send("scores")
+        await msg.edit(content=f"scores - your turn {alice.mention}")
+        assert fd.take_violations("mention added by edit")
+
+        # ephemeral message ids are not reachable through channel routes, nor through another user's token
+        r = await fd.slash(alice, chan, "nimmt hand")
+        with pytest.raises(discord.NotFound):
+            await bot.get_channel(chan.id).fetch_message(r.message.id)
+        assert fd.take_violations("ephemeral message .* channel route")
+        r_bob = await fd.slash(bob, chan, "nimmt upload")
+        wh = discord.Webhook.partial(fd.application_id, r_bob.interaction.token, client=bot)
+        with pytest.raises(discord.NotFound):
+            await wh.edit_message(r.message.id, content="peek")
+        assert fd.take_violations("ephemeral message .* of user alice accessed through the interaction of bob")
+
+        # an ephemeral followup after a public defer is shown publicly
+        r = await fd.slash(alice, chan, "nimmt leak")
+        await r.settled(5)
+        assert fd.take_violations("ephemeral followup after a public defer")
+        assert r.message.content == "secret hand" and r.message in fd.messages(chan)
+
+        # sending to a deleted thread
+        fd.delete_channel(fd.threads(chan)[0]) if fd.threads(chan) else None
+        thread = fd.add_thread(chan, "side")
+        fd.delete_channel(thread)
+        with pytest.raises(discord.NotFound) as ei:
+            await bot.http.send_message(thread.id, params=discord.http.handle_message_parameters(content="hi"))
+        assert ei.value.code == 10003
+        assert fd.take_violations("deleted channel")
+
+        # an unknown route is reported
+        with pytest.raises(discord.NotFound):
+            await bot.http.request(discord.http.Route("GET", "/channels/{channel_id}/nonsense", channel_id=chan.id))
+        assert fd.take_violations("unknown route")
+        fd.assert_clean()
+
+    # late acknowledgement (shorter deadline to keep the test fast)
+    fd.ack_deadline = 0.3
+    async with running_bot(fd, identifies=2) as bot:
+        with pytest.raises(NoAcknowledgement):
+            await fd.slash(alice, chan, "nimmt late")
+        await fd.wait_for(lambda: bot.errors)
+        assert bot.errors == [10062]
+        assert fd.take_violations("not acknowledged within")
+        assert fd.take_violations("acknowledged after")
+    fd.ack_deadline = 3.0
+
+
+async def test_rest_failures_and_rate_limits(fake_discord: FakeDiscord) -> None:
+    fd = fake_discord
+    guild, chan, alice, bob = make_world(fd)
+    fd.edit_rate = (2, 0.6)
+    async with running_bot(fd) as bot:
+        channel = bot.get_channel(chan.id)
+        # 500 on a channel message: discord.py retries and succeeds
+        fd.fail_next("POST", r"^/channels/\d+/messages$", 500)
+        m = await channel.send("after a 500")
+        assert [x.status for x in fd.requests if x.method == "POST" and x.path.endswith("/messages")] == [500, 200]
+        # 429 with Via + retry_after: discord.py sleeps and retries
+        fd.fail_next("POST", r"^/channels/\d+/messages$", 429, retry_after=0.1)
+        await channel.send("after a 429")
+        # 503 is not retried: the bot sees an exception
+        fd.fail_next("POST", r"^/channels/\d+/messages$", 503)
+        with pytest.raises(discord.DiscordServerError):
+            await channel.send("lost")
+        assert [x.content for x in fd.messages(chan)] == ["after a 500", "after a 429"]
+
+        # interaction callback 500: the webhook adapter retries within the 3 s window
+        fd.fail_next("POST", r"/callback$", 500)
+        r = await fd.slash(alice, chan, "nimmt hand")
+        assert r.ack_type == 4 and 0.9 < r.latency < 3
+
+        # per-channel edit bucket: 5 quick edits with a 2-per-0.6 s bucket are spaced out by discord.py
+        t0 = time.monotonic()
+        for i in range(5):
+            m = await m.edit(content=f"edit {i}")
+        elapsed = time.monotonic() - t0
+        assert elapsed > 0.9 and fd.messages(chan)[0].content == "edit 4"
+        # concurrent edits hit a real 429 (recorded in requests, not a violation) and still all land
+        m2 = await channel.send("race")
+        await asyncio.gather(*(m2.edit(content=f"race {i}") for i in range(4)))
+        assert fd.message(m2.id).edit_count == 4
+        edit_statuses = [x.status for x in fd.requests if x.method == "PATCH"]
+        assert set(edit_statuses) <= {200, 429}
+        limited = [x for x in fd.requests if x.status == 429]
+        assert limited  # the injected one at least
+    assert not fd.violations
+
+
+async def test_reconnect_resume_and_restart() -> None:
+    async with FakeDiscord() as fd:
+        guild, chan, alice, bob = make_world(fd)
+        with fd.patched():
+            async with running_bot(fd) as bot:
+                r = await fd.slash(alice, chan, "nimmt new", seats=2)
+                table_msg = r.message
+                # dropped socket: discord.py resumes on the resume_gateway_url
+                fd.drop_gateway()
+                await fd.wait_for(lambda: fd.resume_count == 1)
+                fd.send(alice, chan, "hello while resumed")
+                r = await fd.slash(alice, chan, "nimmt hand")
+                assert r.ack_type == 4
+                # invalidated session: discord.py identifies again
+                await fd.drop_gateway(resumable=False)
+                await fd.wait_for(lambda: fd.identify_count == 2)
+                r = await fd.slash(alice, chan, "nimmt hand")
+                assert r.ack_type == 4
+            # a new bot process: persistent DynamicItem buttons on old messages keep working
+            async with running_bot(fd, GameBot(), identifies=3):
+                r = await fd.click_label(bob, table_msg, "Join seat 1")
+                assert r.ack_type == 7 and f"seat 1: <@{bob.id}>" in table_msg.content
+        fd.assert_clean()
+
+
+async def test_heartbeat_gap_detected() -> None:
+    async with FakeDiscord(heartbeat_interval=300) as fd:
+        guild, chan, alice, bob = make_world(fd)
+        with fd.patched():
+            async with running_bot(fd) as bot:
+                await asyncio.sleep(0.7)
+                assert fd.heartbeats >= 2 and not fd.violations
+                bot.block_seconds = 0.8
+                r = await fd.slash(alice, chan, "nimmt block")
+                assert r.message.content == "unblocked"
+        assert fd.take_violations("heartbeat gap")
+        fd.assert_clean()
+
+
+async def test_launcher_subprocess(fake_discord: FakeDiscord) -> None:
+    fd = fake_discord
+    guild, chan, alice, bob = make_world(fd)
+    env = {**os.environ, **fd.env(), "PYTHONPATH": str(REPO_ROOT)}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "tests.fakediscord.launch", "tests.fakediscord.demo_bot:main",
+        cwd=str(REPO_ROOT), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        await fd.wait_commands(timeout=20)
+        await fd.wait_ready(timeout=20)
+        r = await fd.slash(alice, chan, "ping", text="hi")
+        assert r.message.content == "pong: hi"
+        r2 = await fd.click_label(alice, r.message, "Again")
+        assert r2.ack_type == 7 and r2.message.content == "pong again"
+    finally:
+        proc.terminate()
+        await asyncio.wait_for(proc.wait(), 10)
