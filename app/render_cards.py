@@ -43,7 +43,7 @@ NIMMT_COLORS: dict[int, tuple[Color, Color, Color]] = {
 }
 
 
-@rb.cached(maxsize=1024)
+@rb.cached(maxsize=512)
 def nimmt_card(card: int, w: int, h: int, bg: Color, dim: bool = False) -> Image.Image:
     """An 11 nimmt! card ``w`` x ``h``: big number, ox heads on top, colour by heads."""
     hd = heads(card) if isinstance(card, int) else 1

@@ -6,6 +6,8 @@ import io
 import random
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as hst
 from PIL import Image, ImageChops, ImageFont
 
 from app import render, render_base, render_cards
@@ -356,6 +358,19 @@ def test_placeholders_filled_and_bad_templates_survive():
 
 # --------------------------------------------------------------------------
 # Text and fonts
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(names=hst.lists(hst.text(max_size=80), min_size=0, max_size=7),
+       text=hst.text(max_size=60))
+def test_any_names_and_labels_render(names, text):
+    """User names and translations are arbitrary text: never a crash."""
+    labels = {k: text for k in ALL_KEYS}
+    png(render.render_nimmt_table(nimmt_view(stacks=3, seats=7, played=1, seat=1), names, labels))
+    png(render.render_garbage_table(garbage_view(players=6, phase="jack", seat=2), names, labels))
+    png(render.render_nimmt_hand(nimmt_view(stacks=3, hand=20), labels))
+    png(render.render_profile(dict(PROFILE_NIMMT, name="".join(names)), labels))
+
 
 
 def test_clean_folds_what_the_font_lacks():
