@@ -43,15 +43,33 @@ def normalise(locale: object) -> str:
     return lang if lang in LOCALES else DEFAULT
 
 
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # json.load silently keeps the last of two equal keys; a catalogue that
+    # says the same key twice is a mistake we want to hear about.
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate catalogue key {key!r}")
+        out[key] = value
+    return out
+
+
 @lru_cache(maxsize=None)
 def catalogue(lang: str) -> dict[str, Any]:
-    """All keys of one language, flattened to ``file.key``."""
+    """All keys of one language, flattened to ``file.key``.
+
+    >>> catalogue("de")["common.test_plural"]["other"]
+    '{count} Karten'
+    """
     out: dict[str, Any] = {}
     folder = LOCALE_DIR / lang
     if folder.is_dir():
         for path in sorted(folder.glob("*.json")):
             with path.open(encoding="utf-8") as fh:
-                data = json.load(fh)
+                try:
+                    data = json.load(fh, object_pairs_hook=_no_duplicates)
+                except ValueError as exc:
+                    raise ValueError(f"{lang}/{path.name}: {exc}") from exc
             for key, value in data.items():
                 out[f"{path.stem}.{key}"] = value
     return out
@@ -76,5 +94,10 @@ def t(locale: object, key: str, /, **params: Any) -> str:
     return value.format(**params) if params else value
 
 
-def has(key: str) -> bool:
-    return key in catalogue(DEFAULT)
+def has(key: str, lang: str = DEFAULT) -> bool:
+    """Whether ``lang``'s own catalogue holds ``key`` (no English fallback).
+
+    >>> has("common.test_plural"), has("common.no_such_key"), has("common.test_plural", "es")
+    (True, False, True)
+    """
+    return key in catalogue(lang)
