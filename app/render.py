@@ -32,7 +32,7 @@ from app.render_cards import heads  # noqa: F401  (re-exported)
 __all__ = [
     "render_nimmt_table", "render_nimmt_hand", "render_garbage_table", "render_profile",
     "NIMMT_TABLE_LABELS", "NIMMT_HAND_LABELS", "GARBAGE_TABLE_LABELS", "PROFILE_LABELS",
-    "set_font", "heads",
+    "set_font", "heads", "warm_up",
 ]
 
 # --------------------------------------------------------------------------
@@ -655,3 +655,36 @@ def render_profile(profile: Mapping[str, Any], labels: Mapping[str, str]) -> byt
                 d.rectangle((x + 12, ty + th - 8, x + 12 + (tw - 24) * rate, ty + th - 5), fill=accent)
 
     return rb.to_png(im)
+
+
+# --------------------------------------------------------------------------
+# Start-up
+
+@_serialised
+def warm_up() -> None:
+    """Build fonts, glyph coverage and the common card sprites ahead of time,
+    so the first images of a game are as fast as the rest.  Optional; call
+    once at start-up (in a thread: it takes a fraction of a second)."""
+    for size in (13, 14, 16, 17, 18, 20, 22, 24, 26, 28, 30):
+        rb.font(size)
+    rb.clean("".join(chr(c) for c in range(32, 127)))
+    for c in range(1, 101):
+        rc.nimmt_card(c, 66, 92, FELT)
+        rc.nimmt_card(c, 64, 90, FELT)
+    for suit in rc.SUITS:
+        for rank in rc.RANKS:
+            rc.playing_card(rank + suit, _PCW, _PCH, PANEL)
+    # one small image of each kind builds the remaining icons and badges
+    nimmt = {"game": "nimmt", "seat": 0, "seats": 4, "round": 1, "rounds": 4, "to_move": 0, "phase": "play",
+             "stacks": [{"id": i, "label": chr(65 + i), "top": 10 * i + 5, "heads": 1} for i in range(4)],
+             "hand_counts": [2, 2, 2, 2], "bulls": [1, 0, 0, 0], "supply": 9, "draw_pile": 50,
+             "scores": [0, 0, 0, 0], "start_seat": 0, "turn": {"played_stacks": [0], "max_stacks": 2},
+             "victims": [], "hand": [6, 17], "playable": {1: [17]}}
+    garbage = {"game": "garbage", "seat": 0, "seats": 2, "hand_no": 1, "to_move": 0, "phase": "jack",
+               "players": [{"slots": 10, "layout": [None] * 9 + ["JS"]}, {"slots": 9, "layout": [None] * 9}],
+               "stock": 30, "discard_top": "QH", "discard_count": 1, "in_hand": "JD",
+               "can_take_discard": False, "jack_slots": [1, 2], "decks": 1, "start_seat": 0}
+    render_nimmt_table.__wrapped__(nimmt, ["A"], {})  # type: ignore[attr-defined]
+    render_nimmt_hand.__wrapped__(nimmt, {})  # type: ignore[attr-defined]
+    render_garbage_table.__wrapped__(garbage, ["A"], {})  # type: ignore[attr-defined]
+    render_profile.__wrapped__({"name": "A", "game": "nimmt", "win_rate": 0.5, "rank": 1}, {})  # type: ignore[attr-defined]

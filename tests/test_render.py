@@ -465,3 +465,8 @@ def test_engine_garbage_views_render(seats):
     for step in range(4):
         png(render.render_garbage_table(game.view(None), LONG_NAMES, LABELS))
         _play(game, 10, step)
+
+
+def test_warm_up_then_render():
+    render.warm_up()
+    png(render.render_nimmt_table(nimmt_view(), ["A", "B", "C", "D"], LABELS))
