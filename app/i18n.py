@@ -91,7 +91,12 @@ def t(locale: object, key: str, /, **params: Any) -> str:
     if isinstance(value, dict):
         count = int(params.get("count", 0))
         value = value.get(_plural_category(lang, count)) or value["other"]
-    return value.format(**params) if params else value
+    if not params:
+        return value
+    try:
+        return value.format(**params)
+    except (KeyError, IndexError) as exc:
+        raise KeyError(f"{key!r} ({lang}) needs placeholder {exc}; got {sorted(params)}") from None
 
 
 def has(key: str, lang: str = DEFAULT) -> bool:
