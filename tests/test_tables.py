@@ -120,15 +120,18 @@ async def test_turn_timer_plays_for_the_absent_and_hands_back(store):
     table = await lobby(m, game="garbage", seats=2, turn_time=120)
     await m.join(table, ANA, "Ana")
     await m.start(table, HOST)
-    for _ in range(400):
-        if any(s.away for s in table.seats):
+    def timeouts():
+        return [e for batch in m.events for e in batch if e["type"] == "timeout"]
+
+    for _ in range(1000):
+        if any(e["away"] for e in timeouts()):
             break
         await asyncio.sleep(0.01)
     away = [i for i, s in enumerate(table.seats) if s.away]
     assert away, "after three missed turns a computer holds the seat"
-    timeouts = [e for batch in m.events for e in batch if e["type"] == "timeout"]
-    assert timeouts[0]["away"] is False and any(e["away"] for e in timeouts)
-    missed = [e for e in timeouts if e["seat"] == away[0]]
+    seen = timeouts()
+    assert seen[0]["away"] is False and any(e["away"] for e in seen)
+    missed = [e for e in seen if e["seat"] == away[0]]
     assert len(missed) == MISSED_TURNS_LIMIT
     await m.back(table, table.seats[away[0]].user_id)
     assert not table.seats[away[0]].away and table.seats[away[0]].missed == 0
