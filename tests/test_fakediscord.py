@@ -532,3 +532,99 @@ async def test_launcher_subprocess(fake_discord: FakeDiscord) -> None:
     finally:
         proc.terminate()
         await asyncio.wait_for(proc.wait(), 10)
+
+
+class ExtrasBot(commands.Bot):
+    """Components v2, DMs, a context menu, attachment options, prefix messages, guild-only command sync."""
+
+    def __init__(self, guild_id: int) -> None:
+        super().__init__(command_prefix="!", intents=discord.Intents.all())
+        self.guild_id = guild_id
+
+    async def setup_hook(self) -> None:
+        class Board(discord.ui.LayoutView):
+            def __init__(self) -> None:
+                super().__init__(timeout=None)
+                container = discord.ui.Container()
+                container.add_item(discord.ui.TextDisplay("Scoreboard"))
+                row = discord.ui.ActionRow()
+                button = discord.ui.Button(label="Refresh", custom_id="board:refresh")
+
+                async def refresh(interaction: discord.Interaction) -> None:
+                    await interaction.response.defer()
+                    await asyncio.sleep(0.05)
+                    await interaction.message.edit(view=self)  # channel route, after the ack
+
+                button.callback = refresh
+                row.add_item(button)
+                container.add_item(row)
+                self.add_item(container)
+
+        @self.tree.command(name="board", description="Components v2 board")
+        async def board(interaction: discord.Interaction) -> None:
+            await interaction.response.send_message(view=Board())
+
+        @self.tree.command(name="dm", description="DM someone")
+        async def dm(interaction: discord.Interaction, who: discord.User) -> None:
+            try:
+                await who.send("psst")
+                await interaction.response.send_message("sent", ephemeral=True)
+            except discord.Forbidden as e:
+                await interaction.response.send_message(f"closed {e.code}", ephemeral=True)
+
+        @self.tree.command(name="readfile", description="Read an attachment")
+        async def readfile(interaction: discord.Interaction, f: discord.Attachment) -> None:
+            data = await f.read()
+            await interaction.response.send_message(f"read {len(data)} bytes of {f.filename}")
+
+        @self.tree.context_menu(name="Inspect")
+        async def inspect(interaction: discord.Interaction, member: discord.Member) -> None:
+            await interaction.response.send_message(f"inspect {member.name}", ephemeral=True)
+
+        @self.tree.command(name="where", description="Where am I")
+        async def where(interaction: discord.Interaction) -> None:
+            await interaction.response.send_message(f"in {interaction.channel.name} ({interaction.channel.type})")
+
+        guild = discord.Object(self.guild_id)
+        self.tree.copy_global_to(guild=guild)
+        await self.tree.sync(guild=guild)
+
+    async def on_message(self, message: discord.Message) -> None:
+        if message.content == "!hi" and not message.author.bot:
+            await message.reply(f"hello {message.author.mention}")
+
+
+async def test_more_surfaces(fake_discord: FakeDiscord) -> None:
+    fd = fake_discord
+    guild, chan, alice, bob = make_world(fd)
+    carol = fd.add_user("carol", dms_open=False)
+    fd.add_member(guild, carol)
+    async with running_bot(fd, ExtrasBot(guild.id)) as bot:
+        assert fd.commands() == [] and {c["name"] for c in fd.commands(guild)} == {"board", "dm", "readfile", "Inspect", "where"}
+        r = await fd.slash(alice, chan, "board")
+        board = r.message
+        assert board.flags & (1 << 15) and board.text() == "Scoreboard" and board.buttons()[0]["custom_id"] == "board:refresh"
+        r2 = await fd.click(alice, board, "board:refresh")
+        assert r2.ack_type == 6
+        await r2.settled(5)
+        assert board.edit_count == 1
+
+        r = await fd.slash(alice, chan, "dm", who=bob)
+        assert r.message.content == "sent" and [m.content for m in fd.dms(bob)] == ["psst"]
+        r = await fd.slash(alice, chan, "dm", who=carol)
+        assert r.message.content == "closed 50007"
+
+        r = await fd.slash(alice, chan, "readfile", f=("notes.txt", b"12345"))
+        assert r.message.content == "read 5 bytes of notes.txt"
+
+        r = await fd.context_menu(alice, chan, "Inspect", bob)
+        assert r.ephemeral and r.message.content == "inspect bob"
+
+        fd.send(alice, chan, "!hi")
+        reply = await fd.wait_message(chan, "hello")
+        assert reply.type == 19 and reply.mentions == [alice.id]
+
+        thread = fd.add_thread(chan, "side room", owner=alice)
+        r = await fd.slash(alice, thread, "where")
+        assert r.message.content == "in side room (public_thread)" and r.message in fd.messages(thread)
+        assert fd.messages(chan)[-1].type == 18  # "alice started a thread"

@@ -440,8 +440,9 @@ class InteractionResult:
 
     @property
     def ephemeral(self) -> bool:
+        """Whether the response (or, for 6/7, the message it updates) is visible only to the user."""
         m = self._record.response_message
-        if self._record.ack_type in (4, 5) and m is not None:
+        if m is not None:
             return m.ephemeral
         return bool(self._record.ack_flags & FLAG_EPHEMERAL)
 
@@ -476,7 +477,7 @@ class InteractionResult:
                 )
             rec.changed.clear()
             try:
-                await asyncio.wait_for(rec.changed.wait(), timeout=min(left, 0.25))
+                await asyncio.wait_for(rec.changed.wait(), timeout=min(left, 0.05))
             except asyncio.TimeoutError:
                 pass
         return self

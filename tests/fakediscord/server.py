@@ -214,6 +214,7 @@ class _Interaction:
         self.modal: Optional[Dict[str, Any]] = None
         self.choices: Optional[List[Dict[str, Any]]] = None
         self.changed = asyncio.Event()
+        self.edit_count_at_ack = 0
 
     @property
     def latency(self) -> Optional[float]:
@@ -229,7 +230,8 @@ class _Interaction:
             m = self.response_message
             return m is None or m.deleted or not m.loading
         if self.ack_type == 6:
-            return self.edits > 0 or bool(self.followups)
+            return self.edits > 0 or bool(self.followups) or (
+                self.message is not None and (self.message.deleted or self.message.edit_count > self.edit_count_at_ack))
         return True
 
     def touch(self) -> None:
@@ -1974,7 +1976,8 @@ class FakeDiscord:
         self._interactions[rec.id] = rec
         self._by_token[rec.token] = rec
         if not self._live_sessions():
-            raise RuntimeError("no bot is connected to the gateway (await fd.wait_ready() first)")
+            raise NoAcknowledgement(f"no bot session is connected to the gateway: {rec.describe()} was never delivered "
+                                    f"(the user sees 'The application did not respond'). Await fd.wait_ready() first.")
         loop = asyncio.get_running_loop()
         deadline = self.ack_deadline
 
@@ -2049,7 +2052,7 @@ class FakeDiscord:
             if o.get("channel_types") and value.type not in o["channel_types"]:
                 raise ValueError(f"option {n!r}: channel type {value.type} not in {o['channel_types']}")
             cp = {k: v for k, v in value.payload().items() if k in ("id", "name", "type", "parent_id", "thread_metadata")}
-            cp["permissions"] = str(self.permissions_in(value, self.users.get(0) or self.bot_user))
+            cp["permissions"] = str(self.permissions_in(value, self.bot_user))
             resolved.setdefault("channels", {})[str(value.id)] = cp
             return str(value.id)
         if t == 11:
@@ -2111,7 +2114,7 @@ class FakeDiscord:
             data["guild_id"] = cmd["guild_id"]
         return data, " ".join([cmd["name"], *rest])
 
-    async def slash(self, user: User, channel: Channel, path: str, *, _timeout: Optional[float] = None,
+    async def slash(self, user: User, channel: Channel, path: str, /, *, _timeout: Optional[float] = None,
                     **options: Any) -> InteractionResult:
         """``user`` runs ``/path`` (e.g. "nimmt new") in ``channel`` with typed ``options``."""
         guild = self._check_user_in(user, channel)
@@ -2120,7 +2123,8 @@ class FakeDiscord:
                            message=None, name="/" + name)
         return await self._run_interaction(rec, timeout=_timeout)
 
-    async def autocomplete(self, user: User, channel: Channel, path: str, focused: str, **options: Any) -> List[Dict[str, Any]]:
+    async def autocomplete(self, user: User, channel: Channel, path: str, focused: str, /,
+                           **options: Any) -> List[Dict[str, Any]]:
         """Simulate typing in option ``focused``; returns the bot's choices."""
         guild = self._check_user_in(user, channel)
         options.setdefault(focused, "")
@@ -2340,6 +2344,8 @@ class FakeDiscord:
             message.tokens.add(rec.token)
         rec.ack_type = cb
         rec.ack_flags = flags
+        if rec.message is not None:
+            rec.edit_count_at_ack = rec.message.edit_count
         rec.ack_time = loop.time()
         if cb in (4, 5):
             rec.response_message = message
