@@ -494,8 +494,15 @@ async def test_reconnect_resume_and_restart() -> None:
                 await fd.wait_for(lambda: fd.identify_count == 2)
                 r = await fd.slash(alice, chan, "nimmt hand")
                 assert r.ack_type == 4
-            # a new bot process: persistent DynamicItem buttons on old messages keep working
+            # while no bot is connected a click is lost (no violation: the bot cannot help it) ...
+            assert not fd.connected
+            fd.ack_deadline = 0.3
+            with pytest.raises(NoAcknowledgement):
+                await fd.click_label(bob, table_msg, "Join seat 1")
+            fd.ack_deadline = 3.0
+            # ... and after a restart (a new process) persistent DynamicItem buttons on old messages work again
             async with running_bot(fd, GameBot(), identifies=3):
+                assert fd.connected
                 r = await fd.click_label(bob, table_msg, "Join seat 1")
                 assert r.ack_type == 7 and f"seat 1: <@{bob.id}>" in table_msg.content
         fd.assert_clean()

@@ -159,6 +159,7 @@ class _Session:
         self.buffer: deque = deque(maxlen=2000)
         self.conn: Optional[_Conn] = None
         self.invalidated = False
+        self.ready = False
         self.disconnected_at: Optional[float] = None
 
     def send_dispatch(self, event: str, data: Any) -> None:
@@ -180,6 +181,7 @@ class _Conn:
         self.last_heartbeat = time.monotonic()
         self.gap_flagged = False
         self.heartbeats = 0
+        self.server_closed = False
         self.writer: Optional[asyncio.Task] = None
 
     def send_op(self, op: int, d: Any) -> None:
@@ -538,7 +540,22 @@ class FakeDiscord:
 
     # ------------------------------------------------------------------ waiting
     async def wait_ready(self, timeout: float = 10) -> None:
-        await self._wait_event(self._ready_event, timeout, "the bot to IDENTIFY and receive READY + GUILD_CREATE")
+        """Wait until a bot session is connected and has received READY + its GUILD_CREATEs (or RESUMED)."""
+        if self._ready_event is None:
+            raise RuntimeError("FakeDiscord not started")
+        try:
+            await self.wait_for(self._has_ready_session, timeout, what="a connected, ready bot session")
+        except TimeoutError as e:
+            raise TimeoutError(f"timed out after {timeout}s waiting for the bot to IDENTIFY and receive READY + "
+                               f"GUILD_CREATE.{self._diagnostics()}") from e
+
+    def _has_ready_session(self) -> bool:
+        return any(s.ready and s.conn is not None and not s.conn.closed for s in self._live_sessions())
+
+    @property
+    def connected(self) -> bool:
+        """Whether a bot session is connected and ready right now."""
+        return self._has_ready_session()
 
     async def wait_commands(self, timeout: float = 10) -> List[Dict[str, Any]]:
         await self._wait_event(self._commands_event, timeout, "the bot to sync application commands")
@@ -914,6 +931,10 @@ class FakeDiscord:
             if conn.session is not None and conn.session.conn is conn:
                 conn.session.conn = None
                 conn.session.disconnected_at = time.monotonic()
+                log.debug("gateway connection closed with %s", ws.close_code)
+                if ws.close_code in (1000, 1001) and not conn.server_closed:
+                    # a clean close by the client ends the session (Discord cannot resume it)
+                    conn.session.invalidated = True
             if conn.writer is not None:
                 conn.writer.cancel()
         return ws
@@ -940,6 +961,7 @@ class FakeDiscord:
 
     async def _close_conn(self, conn: _Conn, code: int) -> None:
         conn.closed = True
+        conn.server_closed = True
         if conn.session is not None and conn.session.conn is conn:
             conn.session.conn = None
             conn.session.disconnected_at = time.monotonic()
@@ -1015,7 +1037,12 @@ class FakeDiscord:
             s.send_dispatch("READY", ready)
             for g in guilds:
                 s.send_dispatch("GUILD_CREATE", self._guild_payload(g, s))
-            conn.queue.put_nowait(self._ready_event.set)
+
+            def mark_ready(s: _Session = s) -> None:
+                s.ready = True
+                self._ready_event.set()
+
+            conn.queue.put_nowait(mark_ready)
         elif op == 6:
             if not isinstance(d, dict) or d.get("token") != self.token:
                 await self._close_conn(conn, 4004)
@@ -1035,6 +1062,7 @@ class FakeDiscord:
                     conn.queue.put_nowait(text)
             self.resume_count += 1
             s.send_dispatch("RESUMED", {"_trace": ["fakediscord"]})
+            s.ready = True
         elif op == 8:
             s = conn.session
             if s is None:
@@ -1986,10 +2014,16 @@ class FakeDiscord:
 
         loop.call_later(deadline, expire)
         payload = self._interaction_payload(rec)
+        connected = any(s.conn is not None and not s.conn.closed for s in self._live_sessions())
         self._dispatch("INTERACTION_CREATE", payload)
         try:
             await asyncio.wait_for(asyncio.shield(rec.ack_future), timeout if timeout is not None else deadline + 0.05)
         except asyncio.TimeoutError:
+            if not connected and rec.ack_type is None:
+                raise NoAcknowledgement(
+                    f"{rec.describe()} was dispatched while no bot session was connected (only buffered for a "
+                    f"RESUME) and was not acknowledged within {deadline:g}s - the user sees 'The application did "
+                    f"not respond' and has to try again.{self._diagnostics()}") from None
             self.violation(f"interaction {rec.describe()} not acknowledged within {deadline:g} s "
                            f"(user sees 'The application did not respond')")
             raise NoAcknowledgement(f"the bot did not acknowledge interaction {rec.describe()} within {deadline:g}s."
