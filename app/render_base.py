@@ -6,9 +6,11 @@ card sprites.  Everything here is pure Pillow: no discord, no game objects.
 Fonts: ``PIL.ImageFont.load_default(size=...)`` (the scalable font Pillow
 embeds when FreeType is available) with a fallback to the bitmap default, so
 the renderer never depends on system fonts.  The embedded font only covers
-ASCII and a few symbols; :func:`clean` folds other characters (``é`` -> ``e``,
-``ß`` -> ``ss``) and replaces what cannot be folded by ``?``.  A deployment
-that ships a fuller TrueType font can call :func:`set_font` once at start-up.
+ASCII and a few symbols, so the bot ships DejaVu Sans (``data/fonts``, free
+licence beside it) and uses it when present: accents of Spanish and German,
+Greek and Cyrillic names are drawn as written.  :func:`clean` folds what the
+font in use lacks (``é`` -> ``e``, ``ß`` -> ``ss``) and replaces what cannot
+be folded by ``?``.  :func:`set_font` picks another font.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import struct
 import unicodedata
 import zlib
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Mapping
 
 from PIL import Image, ImageDraw, ImageFont
@@ -26,7 +29,9 @@ Color = tuple[int, int, int]
 # --------------------------------------------------------------------------
 # Fonts
 
-_FONT_PATH: str | None = None
+_SHIPPED_FONT = Path(__file__).resolve().parent.parent / "data" / "fonts" / "DejaVuSans.ttf"
+SHIPPED_FONT: str | None = str(_SHIPPED_FONT) if _SHIPPED_FONT.is_file() else None
+_FONT_PATH: str | None = SHIPPED_FONT
 _CACHES: list[Any] = []
 
 
@@ -134,12 +139,14 @@ def clean(text: str) -> str:
     for ch in str(text):
         if ch in "\r\n\t":
             ch = " "
+        cat = unicodedata.category(ch)
+        if cat in ("Cf", "Cc", "Cs", "Co") or 0xFE00 <= ord(ch) <= 0xFE0F:
+            continue  # controls, joiners, variation selectors: nothing to draw
         if _covered(ch):
             out.append(ch)
             continue
-        cat = unicodedata.category(ch)
-        if cat in ("Mn", "Me", "Cf", "Cc") or 0xFE00 <= ord(ch) <= 0xFE0F:
-            continue  # combining marks, joiners, variation selectors
+        if cat in ("Mn", "Me"):
+            continue  # combining marks the font lacks
         rep = _FOLD.get(ch)
         if rep == "":  # a letter with no sound of its own (Cyrillic hard sign)
             continue

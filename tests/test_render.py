@@ -374,12 +374,23 @@ def test_any_names_and_labels_render(names, text):
 
 
 def test_clean_folds_what_the_font_lacks():
-    assert render_base.clean("Çağrı Ñúñez") == "Cagri Nunez"
-    assert render_base.clean("Straße") == "Strasse"
-    assert render_base.clean("🎲🎲 x") == "? x"
-    assert render_base.clean("a\u200db\ufe0f\n") == "ab "
-    assert render_base.clean("Дмитрий Объём") == "Dmitrij Obem"  # Cyrillic and Greek spelled out
-    assert render_base.clean("Σωκράτης") == "Sokratis"
+    render.set_font(None)  # Pillow's embedded font: ASCII only
+    try:
+        assert render_base.clean("Çağrı Ñúñez") == "Cagri Nunez"
+        assert render_base.clean("Straße") == "Strasse"
+        assert render_base.clean("🎲🎲 x") == "? x"
+        assert render_base.clean("a\u200db\ufe0f\n") == "ab "
+        assert render_base.clean("Дмитрий Объём") == "Dmitrij Obem"  # Cyrillic and Greek spelled out
+        assert render_base.clean("Σωκράτης") == "Sokratis"
+    finally:
+        render.set_font(render_base.SHIPPED_FONT)
+
+
+def test_shipped_font_draws_spanish_german_and_other_scripts_as_written():
+    assert render_base.SHIPPED_FONT, "the bot ships a font with accents"
+    for text in ("Puntuación Ñúñez", "Straße Übersicht", "Дмитрий", "Σωκράτης"):
+        assert render_base.clean(text) == text
+    assert render_base.clean("a\x1eb\u200d") == "ab"  # control characters are dropped
 
 
 def test_fit_truncates_with_ellipsis():
@@ -395,7 +406,7 @@ def test_bitmap_font_fallback(monkeypatch):
         return ImageFont.load_default_imagefont()
 
     monkeypatch.setattr(ImageFont, "load_default", no_freetype)
-    render_base.clear_caches()
+    render.set_font(None)
     try:
         assert not isinstance(render_base.font(20), ImageFont.FreeTypeFont)
         png(render.render_nimmt_table(nimmt_view(stacks=5, seats=7), LONG_NAMES, LABELS))
@@ -404,7 +415,7 @@ def test_bitmap_font_fallback(monkeypatch):
         png(render.render_profile(PROFILE_NIMMT, LABELS))
     finally:
         monkeypatch.undo()
-        render_base.clear_caches()
+        render.set_font(render_base.SHIPPED_FONT)
 
 
 def test_set_font_bad_path_falls_back():
@@ -412,7 +423,7 @@ def test_set_font_bad_path_falls_back():
         render.set_font("no-such-font-file.ttf")
         png(render.render_profile(PROFILE_NIMMT, LABELS))
     finally:
-        render.set_font(None)
+        render.set_font(render_base.SHIPPED_FONT)
 
 
 # --------------------------------------------------------------------------
