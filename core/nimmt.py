@@ -208,6 +208,7 @@ class Play:
 
 _set_stack = Play.__dict__["stack"].__set__   # slot setters: bypass the frozen __setattr__
 _set_cards = Play.__dict__["cards"].__set__
+_new = object.__new__
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,7 +288,7 @@ class Nimmt:
 
     __slots__ = (
         "seats", "seed", "rounds", "round", "_log", "_pending", "_hands", "_sids", "_stacks", "_draw",
-        "_next_id", "_bulls", "_supply", "_scores", "_to_move", "_phase", "_played",
+        "_next_id", "_bulls", "_supply", "_scores", "to_move", "over", "_phase", "_played",
         "_victims", "_start", "_rounds_won", "_earned",
     )
 
@@ -295,6 +296,9 @@ class Nimmt:
     seed: int
     rounds: int
     round: int
+    #: seat to move, None once the game is over (plain attributes: read in hot loops)
+    to_move: int | None
+    over: bool
 
     # -- construction -----------------------------------------------------
 
@@ -330,6 +334,7 @@ class Nimmt:
         g._scores = [0] * seats
         g._rounds_won = [0] * seats
         g._earned = [0] * seats
+        g.over = False
         g._deal(None)
         return g
 
@@ -399,7 +404,8 @@ class Nimmt:
         g._scores = list(scores) if scores is not None else [0] * seats
         g._rounds_won = [0] * seats
         g._earned = [0] * seats
-        g._to_move = to_move
+        g.to_move = to_move
+        g.over = False
         g._start = to_move if start_seat is None else start_seat
         g._played = list(played)
         g._victims = []
@@ -412,8 +418,8 @@ class Nimmt:
         rng = random.Random(f"{self.seed}:{self.round}")
         # shuffle by sorting on random keys (several times faster than rng.shuffle)
         rand = rng.random
-        keys = [rand() for _ in range(100)]
-        deck = [i + 1 for i in sorted(range(100), key=keys.__getitem__)]
+        keys = [rand() for _ in range(101)]
+        deck = sorted(range(1, 101), key=keys.__getitem__)
         hands = []
         for p in range(n):
             m = 0
@@ -442,7 +448,7 @@ class Nimmt:
             top = max(scores)
             start = next(p % n for p in range(prev + 1, prev + n + 1) if scores[p % n] == top)
         self._start = start
-        self._to_move = start
+        self.to_move = start
         if ev is not None:
             ev.append({"type": "round_start", "round": self.round, "start": start})
             ev.append({"type": "turn", "seat": start})
@@ -463,14 +469,6 @@ class Nimmt:
     @property
     def options(self) -> dict[str, Any]:
         return {"rounds": self.rounds}
-
-    @property
-    def to_move(self) -> int | None:
-        return None if self._phase is OVER else self._to_move
-
-    @property
-    def over(self) -> bool:
-        return self._phase is OVER
 
     @property
     def phase(self) -> str:
@@ -504,7 +502,7 @@ class Nimmt:
         phase = self._phase
         if phase is OVER:
             return "game_over"
-        if seat != self._to_move:
+        if seat != self.to_move:
             return "not_your_turn"
         t = type(action)
         if phase is STEAL:
@@ -520,34 +518,8 @@ class Nimmt:
             return None
         # phase play
         if t is Play:
-            sid = action.stack
-            try:
-                idx = self._sids.index(sid)
-            except ValueError:
-                return "no_such_stack"
-            played = self._played
-            if sid in played:
-                return "stack_already_played"
-            cards = action.cards
-            if not cards:
-                return "empty_batch"
-            b = self._bulls[seat]
-            if len(played) >= (b or 1):
-                return "too_many_stacks"
-            if len(cards) > 1:
-                if not b:
-                    return "one_card_only"
-                if len(set(cards)) != len(cards):
-                    return "duplicate_card"
-            hand = self._hands[seat]
-            mask = 0
-            for c in cards:
-                if type(c) is not int or not 1 <= c <= 100 or not hand >> c & 1:
-                    return "card_not_in_hand"
-                mask |= 1 << c
-            if mask & ~WINDOW[self._stacks[idx][-1]]:
-                return "does_not_fit"
-            return None
+            r = self._check_play(seat, action)
+            return r if r.__class__ is str else None
         if t is Take:
             if self._played:
                 return "take_after_play"
@@ -559,6 +531,38 @@ class Nimmt:
         if t is Steal:
             return "not_a_victim"
         return "invalid_action"
+
+    def _check_play(self, seat: int, action: Play) -> int | str:
+        """Index of the stack for a legal Play by the seat to move in phase
+        "play", else the error code."""
+        sid = action.stack
+        try:
+            idx = self._sids.index(sid)
+        except ValueError:
+            return "no_such_stack"
+        played = self._played
+        if sid in played:
+            return "stack_already_played"
+        cards = action.cards
+        if not cards:
+            return "empty_batch"
+        b = self._bulls[seat]
+        if len(played) >= (b or 1):
+            return "too_many_stacks"
+        if len(cards) > 1:
+            if not b:
+                return "one_card_only"
+            if len(set(cards)) != len(cards):
+                return "duplicate_card"
+        hand = self._hands[seat]
+        mask = 0
+        for c in cards:
+            if type(c) is not int or not 1 <= c <= 100 or not hand >> c & 1:
+                return "card_not_in_hand"
+            mask |= 1 << c
+        if mask & ~WINDOW[self._stacks[idx][-1]]:
+            return "does_not_fit"
+        return idx
 
     def is_legal(self, seat: int, action: Any) -> bool:
         """Cheap check of one action (no generation of all actions).
@@ -580,7 +584,7 @@ class Nimmt:
         >>> g.legal_actions(0)
         [Play(stack=0, cards=(34,)), Play(stack=0, cards=(40,)), Play(stack=0, cards=(34, 40)), Take(stack=0)]
         """
-        if self._phase is OVER or seat != self._to_move:
+        if self._phase is OVER or seat != self.to_move:
             return []
         phase = self._phase
         if phase is STEAL:
@@ -645,24 +649,37 @@ class Nimmt:
         """Validate and apply; returns public events.  Raises IllegalAction
         (with a stable ``code``) and leaves the state unchanged on a bad action.
         """
-        code = self._check(seat, action)
-        if code is not None:
-            raise IllegalAction(code, f"{code}: {action!s} by seat {seat}", seat=seat, action=str(action))
         ev: list[Event] = []
-        self._push(seat, action, ev)
-        return ev
+        if type(action) is Play and self._phase is PLAY and type(seat) is int and seat == self.to_move:
+            r = self._check_play(seat, action)       # the hot path: one lookup of the stack
+            if r.__class__ is not str:
+                self._pending.append((seat, action))
+                self._play(seat, action, ev, r)
+                return ev
+            code: str | None = r
+        else:
+            code = self._check(seat, action)
+            if code is None:
+                self._pending.append((seat, action))
+                if type(action) is Play:
+                    self._play(seat, action, ev, self._sids.index(action.stack))
+                else:
+                    self._other(seat, action, ev)
+                return ev
+        raise IllegalAction(code, f"{code}: {action!s} by seat {seat}", seat=seat, action=str(action))
 
     def push(self, seat: int, action: Action) -> None:
         """Apply a legal action *without* validation and without events (fast path,
         like python-chess ``Board.push``).  Garbage in, garbage state out."""
-        self._push(seat, action, None)
-
-    def _push(self, seat: int, action: Action, ev: list[Event] | None) -> None:
         self._pending.append((seat, action))
+        if type(action) is Play:
+            self._play(seat, action, None, self._sids.index(action.stack))
+        else:
+            self._other(seat, action, None)
+
+    def _other(self, seat: int, action: Action, ev: list[Event] | None) -> None:
         t = type(action)
-        if t is Play:
-            self._play(seat, action, ev)
-        elif t is Take:
+        if t is Take:
             self._take(seat, action.stack, ev)
         elif t is Pass:
             if ev is not None:
@@ -673,12 +690,12 @@ class Nimmt:
         else:
             self._open(seat, action.card, ev)
 
-    def _play(self, seat: int, action: Play, ev: list[Event] | None) -> None:
+    def _play(self, seat: int, action: Play, ev: list[Event] | None, idx: int) -> None:
         sid = action.stack
         cards = action.cards
         sids = self._sids
         stacks = self._stacks
-        st = stacks[sids.index(sid)]
+        st = stacks[idx]
         top = st[-1]
         if len(cards) > 1:
             # laid in ascending order counted from the top, highest ends on top
@@ -704,14 +721,21 @@ class Nimmt:
             for sid2, st2 in zip(sids, stacks):
                 if hand & WINDOW[st2[-1]] and sid2 not in played:
                     return
-        self._next_turn(ev)
+        # the turn ends (inlined _next_turn: the hot path)
+        self._played = []
+        p = seat + 1
+        if p == self.seats:
+            p = 0
+        self.to_move = p
+        if ev is not None:
+            ev.append({"type": "turn", "seat": p})
 
     def _next_turn(self, ev: list[Event] | None) -> None:
         self._played = []
-        p = self._to_move + 1
+        p = self.to_move + 1
         if p == self.seats:
             p = 0
-        self._to_move = p
+        self.to_move = p
         self._phase = PLAY if self._sids else OPEN  # H7
         if ev is not None:
             ev.append({"type": "turn", "seat": p})
@@ -806,6 +830,8 @@ class Nimmt:
                        "scores": list(scores)})
         if self.round >= self.rounds:
             self._phase = OVER
+            self.over = True
+            self.to_move = None
             self._played = []
             self._victims = []
             if ev is not None:
@@ -881,7 +907,7 @@ class Nimmt:
             "options": self.options,
             "round": self.round,
             "phase": self._phase,
-            "to_move": self._to_move,
+            "to_move": self.to_move,
             "start_seat": self._start,
             "hands": [cards_of(h) for h in self._hands],
             "stacks": [{"id": sid, "cards": list(st)} for sid, st in zip(self._sids, self._stacks)],
@@ -908,7 +934,8 @@ class Nimmt:
         g.rounds = data["options"]["rounds"]
         g.round = data["round"]
         g._phase = {PLAY: PLAY, STEAL: STEAL, OPEN: OPEN, OVER: OVER}[data["phase"]]
-        g._to_move = data["to_move"]
+        g.to_move = data["to_move"]
+        g.over = g._phase is OVER
         g._start = data["start_seat"]
         g._hands = [mask_of(h) for h in data["hands"]]
         g._sids = [s["id"] for s in data["stacks"]]
@@ -999,16 +1026,20 @@ def random_player(game: Nimmt, seat: int, rng: random.Random) -> Action:
             opts = [i for i in opts if sids[i] not in played]
         elif not opts:
             return Take(sids[int(rand() * len(sids))])
-        i = opts[int(rand() * len(opts))]
+        i = opts[int(rand() * len(opts))] if len(opts) > 1 else opts[0]
         fit = hand & w[stacks[i][-1]]
+        play = _new(Play)                  # cards are built sorted: skip Play.__init__
+        _set_stack(play, sids[i])
         if game._bulls[seat]:
             sub = 0
             while not sub:
                 sub = fit & rng.getrandbits(101)
-            return Play(sids[i], tuple(cards_of(sub)))
-        for _ in range(int(rand() * fit.bit_count())):
-            fit &= fit - 1                 # drop the lowest card
-        return Play(sids[i], ((fit & -fit).bit_length() - 1,))
+            _set_cards(play, tuple(cards_of(sub)))
+        else:
+            for _ in range(int(rand() * fit.bit_count())):
+                fit &= fit - 1             # drop the lowest card
+            _set_cards(play, ((fit & -fit).bit_length() - 1,))
+        return play
     if phase is STEAL:
         v = game._victims
         return Steal(v[int(rand() * len(v))])
