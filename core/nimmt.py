@@ -37,6 +37,33 @@ playable stack it lists every single-card batch and the batch of all fitting
 cards.  Listing every subset of every stack would explode (up to 1023
 batches per stack).  ``is_legal`` / ``apply`` accept **any** non-empty subset
 of the cards that fit, and :func:`random_player` samples among all subsets.
+
+Checked and unchecked mutation: ``apply`` validates (raising
+``IllegalAction`` with a stable ``code`` and leaving the state untouched) and
+returns public events; ``push`` trusts its input and makes no events (for
+simulations and the benchmark).  ``to_move`` and ``over`` are plain
+attributes (read in hot loops); do not assign them.
+
+Phases: "play" (play batches / take / pass), "steal" (H5: the taker chooses
+a victim among tied players), "open" (H7: no stack on the table), "over".
+
+House rule readings worth knowing:
+
+* H3 tie: the tied seats are tried in seat order starting *after* the
+  previous round's start player, who therefore comes last among the tied.
+* H5: "most bull cards" counts the *other* players only.
+* ``view()["turn"]["max_stacks"]`` is ``max(1, bulls)``: a player without
+  bulls plays one card on one stack.
+
+Test helper: :meth:`Nimmt.from_position` builds any hand-made position.
+
+Error codes (``IllegalAction.code``): game_over, not_your_turn, bad_seat,
+no_such_stack, card_not_in_hand, does_not_fit, one_card_only,
+too_many_stacks, stack_already_played, must_choose_victim, not_a_victim,
+nothing_to_pass, take_after_play, must_open, cannot_open, empty_batch,
+duplicate_card, invalid_action (not an action object); ``Nimmt.new``:
+bad_seats, bad_rounds, bad_option.  ``parse``: ``InvalidAction`` with
+invalid_syntax.
 """
 from __future__ import annotations
 
@@ -544,9 +571,16 @@ class Nimmt:
         if sid in played:
             return "stack_already_played"
         cards = action.cards
+        b = self._bulls[seat]
+        if len(cards) == 1 and not played:         # the common case, checked quickly
+            c = cards[0]
+            if type(c) is not int or not 1 <= c <= 100 or not self._hands[seat] >> c & 1:
+                return "card_not_in_hand"
+            if not WINDOW[self._stacks[idx][-1]] >> c & 1:
+                return "does_not_fit"
+            return idx
         if not cards:
             return "empty_batch"
-        b = self._bulls[seat]
         if len(played) >= (b or 1):
             return "too_many_stacks"
         if len(cards) > 1:
@@ -708,21 +742,24 @@ class Nimmt:
         st.extend(cards)
         hand = self._hands[seat] ^ mask
         self._hands[seat] = hand
-        played = self._played
-        played.append(sid)
         if ev is not None:
-            ev.append({"type": "played", "seat": seat, "stack": sid, "label": _LABELS[sid] if sid < 4096 else stack_label(sid),
+            ev.append({"type": "played", "seat": seat, "stack": sid,
+                       "label": _LABELS[sid] if sid < 4096 else stack_label(sid),
                        "onto": top, "cards": list(cards), "top": cards[-1]})
+        b = self._bulls[seat]
+        if b:
+            played = self._played
+            played.append(sid)
+            if hand and len(played) < b:
+                # H4: the player may go on while an unplayed stack still takes a card
+                for sid2, st2 in zip(sids, stacks):
+                    if hand & WINDOW[st2[-1]] and sid2 not in played:
+                        return
+            self._played = []
         if not hand:
             self._end_round(seat, ev)
             return
-        if len(played) < self._bulls[seat]:
-            # H4: the player may go on while an unplayed stack still takes a card
-            for sid2, st2 in zip(sids, stacks):
-                if hand & WINDOW[st2[-1]] and sid2 not in played:
-                    return
         # the turn ends (inlined _next_turn: the hot path)
-        self._played = []
         p = seat + 1
         if p == self.seats:
             p = 0
@@ -732,7 +769,7 @@ class Nimmt:
 
     def _next_turn(self, ev: list[Event] | None) -> None:
         self._played = []
-        p = self.to_move + 1
+        p = (self.to_move or 0) + 1
         if p == self.seats:
             p = 0
         self.to_move = p

@@ -461,3 +461,30 @@ def test_computer_players_play_legal_actions():
     g = pos([[80], [81, 82, 83], [84], [85, 86]], [[10, 11, 12]], bulls=[0, 2, 0, 2], supply=0, draw=[])
     g.apply(0, Take(0))
     assert greedy_player(g, 0, rng) == Steal(3)                    # fewer cards in hand
+
+
+def test_legal_action_count_of_a_known_position():
+    # perft-style: 3 singles + the all-fitting batch on A, 1 single on B, 2 takes
+    g = pos([[34, 36, 38, 12, 80], [1]], [[33], [10]], bulls=[2, 0], draw=[])
+    assert len(g.legal_actions(0)) == 7
+    g.apply(0, Play(0, (36, 38)))
+    assert g.legal_actions(0) == [Play(1, (12,)), Pass()]
+
+
+def test_not_an_action():
+    g = Nimmt.new(2, 1)
+    assert code_of(g, g.to_move, "take 0") == "invalid_action"
+
+
+def test_push_trusts_and_makes_no_events():
+    g = pos([[34, 60], [1, 2]], [[33]], draw=[])
+    assert g.push(0, Play(0, (34,))) is None
+    assert g.to_move == 1 and g.log == [(0, "play 0 34")]
+
+
+def test_restored_game_keeps_the_phase_and_log():
+    g = pos([[80], [81], [82], [83]], [[10, 11, 12]], bulls=[5, 2, 1, 2], supply=0, draw=[50, 51])
+    g.apply(0, Take(0))
+    h = Nimmt.from_dict(json.loads(json.dumps(g.to_dict())))
+    assert h.phase == "steal" and h.view(0) == g.view(0) and h.log == [(0, "take 0")]
+    assert h.apply(0, Steal(1)) == g.apply(0, Steal(1))
