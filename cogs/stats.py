@@ -202,7 +202,7 @@ class StatsCog(commands.Cog, name="Stats"):
     @app_commands.command(name=_("history", key="commands.history.name"),
                           description=_("Recent games of a player", key="commands.history.description"))
     @app_commands.rename(user=_("user", key="commands.opt_user.name"))
-    @app_commands.describe(user=_("Whose games (default: yours)", key="commands.opt_user.description"))
+    @app_commands.describe(user=_("Whose games (default: yours)", key="commands.opt_history_user.description"))
     async def history(self, interaction: discord.Interaction, user: discord.User | None = None) -> None:
         lang = user_lang(interaction)
         target = user or interaction.user

@@ -139,10 +139,16 @@ class GameUI(Protocol):
 
 @dataclass
 class _Presenter:
+    """Per table: narration goes out in order; the table message is redrawn
+    apart from it, coalescing changes, so a rate-limited edit never holds
+    back a ping."""
+
     lines: list[str] = field(default_factory=list)
-    events: list[Event] = field(default_factory=list)
-    dirty: bool = False
-    task: asyncio.Task[None] | None = None
+    need_thread: bool = False
+    repost: bool = False
+    table_dirty: bool = False
+    sender: asyncio.Task[None] | None = None
+    updater: asyncio.Task[None] | None = None
 
 
 def user_lang(interaction: discord.Interaction) -> str:
@@ -355,27 +361,54 @@ class TablesCog(commands.Cog, name="Tables"):
 
     # ------------------------------------------------------------ presenting
     def on_table_change(self, table: Table, events: list[Event]) -> None:
-        """Listener of the manager: queue narration, then present in the background."""
+        """Listener of the manager: narrate now, present in the background."""
         if table.status == "lobby":
             return  # lobby changes are shown by the interaction that made them
         presenter = self.presenters.setdefault(table.id, _Presenter())
-        presenter.events.extend(events)
-        if presenter.task is None or presenter.task.done():
-            presenter.task = asyncio.get_running_loop().create_task(self._present(table, presenter))
-        else:
-            presenter.dirty = True
+        kinds = {e.get("type") for e in events}
+        if "started" in kinds:
+            presenter.need_thread = True
+        if kinds & {"round_start", "hand_start"}:
+            presenter.repost = True  # a fresh table message each round (old messages edit slowly)
+        presenter.lines.extend(self.narrate(table, events))
+        ping = self.ping_line(table, events)
+        if ping:
+            presenter.lines.append(ping)
+        if table.status != "cancelled":
+            presenter.table_dirty = True
+        if presenter.sender is None or presenter.sender.done():
+            presenter.sender = asyncio.get_running_loop().create_task(self._sender(table, presenter))
 
-    async def _present(self, table: Table, presenter: _Presenter) -> None:
+    async def _sender(self, table: Table, presenter: _Presenter) -> None:
         while True:
-            presenter.dirty = False
-            events, presenter.events = presenter.events, []
             try:
-                await self._present_once(table, events)
+                if presenter.need_thread:
+                    presenter.need_thread = False
+                    await self._open_thread(table)
+                lines, presenter.lines = presenter.lines, []
+                if lines and (table.status != "cancelled" or table.thread_id):
+                    await self._send(table, lines)
             except Exception:
-                log.exception("presenting table %s failed", table.id)
-            if not presenter.dirty and not presenter.events:
+                log.exception("narrating table %s failed", table.id)
+            if presenter.table_dirty and (presenter.updater is None or presenter.updater.done()):
+                presenter.updater = asyncio.get_running_loop().create_task(self._updater(table, presenter))
+            if not presenter.lines and not presenter.need_thread:
                 break
-        if table.status not in ("lobby", "playing"):
+
+    async def _updater(self, table: Table, presenter: _Presenter) -> None:
+        while presenter.table_dirty:
+            presenter.table_dirty = False
+            repost, presenter.repost = presenter.repost, False
+            try:
+                await self._update_table_message(table, repost=repost)
+            except Exception:
+                log.exception("updating the table message of table %s failed", table.id)
+        if table.status == "finished" and self.presenters.get(table.id) is presenter:
+            try:
+                await self._finish(table)
+            except Exception:
+                log.exception("closing table %s failed", table.id)
+        if table.status not in ("lobby", "playing") and not presenter.lines:
             self.presenters.pop(table.id, None)
 
     def narrate(self, table: Table, events: list[Event]) -> list[str]:
@@ -416,39 +449,29 @@ class TablesCog(commands.Cog, name="Tables"):
             line += " " + t(table.locale, "table.deadline", when=f"<t:{int(table.turn_deadline)}:R>")
         return line
 
-    async def _present_once(self, table: Table, events: list[Event]) -> None:
-        if any(e.get("type") == "started" for e in events):
-            await self._open_thread(table)
-        lines = self.narrate(table, events)
-        ping = self.ping_line(table, events)
-        if ping:
-            lines.append(ping)
-        messageable = self.bot.get_partial_messageable(table.thread_id or table.channel_id)
-        if table.status == "cancelled":
-            if table.thread_id:
-                await self._send(table, messageable, lines)
-            return
-        repost = any(e.get("type") in ("round_start", "hand_start") for e in events)
-        if lines:
-            await self._send(table, messageable, lines)
-        await self._update_table_message(table, repost=repost)
-        if table.status == "finished":
-            await self._finish(table)
+    def where(self, table: Table, thread: bool = True) -> discord.PartialMessageable:
+        """The table's thread (or its channel), without needing the cache."""
+        if thread and table.thread_id:
+            return self.bot.get_partial_messageable(table.thread_id, guild_id=table.guild_id,
+                                                    type=discord.ChannelType.public_thread)
+        return self.bot.get_partial_messageable(table.channel_id, guild_id=table.guild_id,
+                                                type=discord.ChannelType.text)
 
-    async def _send(self, table: Table, messageable: discord.PartialMessageable, lines: list[str]) -> None:
+    async def _send(self, table: Table, lines: list[str]) -> None:
+        messageable = self.where(table)
         for text in chunk_lines(lines):
             try:
                 await messageable.send(text, allowed_mentions=discord.AllowedMentions(users=True, everyone=False, roles=False))
             except discord.NotFound:
                 # The thread was deleted: open a new one and go on there.
                 await self._open_thread(table, again=True)
-                messageable = self.bot.get_partial_messageable(table.thread_id or table.channel_id)
+                messageable = self.where(table)
                 await messageable.send(text)
 
     async def _open_thread(self, table: Table, again: bool = False) -> None:
         lang = table.locale
         name = t(lang, "table.thread_name", game=t(lang, f"{table.game}.title"), table=table.id)[:100]
-        channel = self.bot.get_partial_messageable(table.channel_id)
+        channel = self.where(table, thread=False)
         thread_id: int | None = None
         try:
             lobby_id = table.messages.get("lobby")
@@ -474,7 +497,7 @@ class TablesCog(commands.Cog, name="Tables"):
     async def _update_table_message(self, table: Table, repost: bool = False) -> None:
         ui = self.uis[table.game]
         message = await ui.table_message(table, table.locale)
-        messageable = self.bot.get_partial_messageable(table.thread_id or table.channel_id)
+        messageable = self.where(table)
         files = [discord.File(io.BytesIO(message.image), filename="table.png")] if message.image else []
         if message.image:
             message.embed.set_image(url="attachment://table.png")
@@ -493,7 +516,7 @@ class TablesCog(commands.Cog, name="Tables"):
                                           view=message.view)
         except discord.NotFound:
             await self._open_thread(table, again=True)
-            messageable = self.bot.get_partial_messageable(table.thread_id or table.channel_id)
+            messageable = self.where(table)
             files = [discord.File(io.BytesIO(message.image), filename="table.png")] if message.image else []
             sent = await messageable.send(content=message.content, embed=message.embed, files=files,
                                           view=message.view)
@@ -518,7 +541,7 @@ class TablesCog(commands.Cog, name="Tables"):
                 t(lang, "table.standing", place=result.places[s], name=self.seat_name(table, s),
                   score=result.scores[s]) for s in order)
         try:
-            await self.bot.get_partial_messageable(table.channel_id).get_partial_message(lobby).edit(
+            await self.where(table, thread=False).get_partial_message(lobby).edit(
                 embed=embed, view=None)
         except discord.HTTPException:
             log.info("lobby message of table %s could not be updated at the end", table.id)

@@ -1,0 +1,38 @@
+"""Fixtures shared by the end-to-end tests."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest_asyncio
+
+from tests.fakediscord import FakeDiscord
+
+
+@dataclass
+class World:
+    """A Discord stand-in with one server, a #games channel and some people."""
+
+    fd: FakeDiscord
+    guild: Any
+    channel: Any
+    users: dict[str, Any] = field(default_factory=dict)
+
+    def person(self, name: str, locale: str = "en-US", **member: Any) -> Any:
+        user = self.fd.add_user(name, locale=locale)
+        self.fd.add_member(self.guild, user, **member)
+        self.users[name] = user
+        return user
+
+
+@pytest_asyncio.fixture
+async def world():
+    fd = FakeDiscord()
+    await fd.start()
+    try:
+        guild = fd.add_guild("Game Night", locale="en-US")
+        channel = fd.add_channel(guild, "games")
+        yield World(fd, guild, channel)
+    finally:
+        await fd.stop()
+    fd.assert_clean()
