@@ -497,6 +497,14 @@ class FakeDiscord:
         self._dispatch("THREAD_UPDATE", thread.payload(), intent=INTENT_GUILDS)
 
     # ------------------------------------------------------------------ queries
+    def _as_channel(self, channel: Union[Channel, int, str]) -> Channel:
+        if isinstance(channel, Channel):
+            return channel
+        ch = self.channels.get(int(channel))
+        if ch is None:
+            raise LookupError(f"unknown channel {channel!r}")
+        return ch
+
     def guild_of(self, channel: Channel) -> Optional[Guild]:
         return self.guilds.get(channel.guild_id) if channel.guild_id else None
 
@@ -508,6 +516,7 @@ class FakeDiscord:
 
     def messages(self, channel: Channel, *, include_deleted: bool = False) -> List[Message]:
         """Public messages of a channel or thread, oldest first."""
+        channel = self._as_channel(channel)
         return [m for m in self._channel_messages.get(channel.id, [])
                 if m.ephemeral_to is None and (include_deleted or not m.deleted)]
 
@@ -526,6 +535,7 @@ class FakeDiscord:
         return self.messages(ch) if ch else []
 
     def threads(self, channel: Channel, *, include_deleted: bool = False) -> List[Channel]:
+        channel = self._as_channel(channel)
         return [c for c in self.channels.values()
                 if c.is_thread and c.parent_id == channel.id and (include_deleted or not c.deleted)]
 
@@ -594,6 +604,7 @@ class FakeDiscord:
                            timeout: float = 10, *, after: Union[Message, int, None] = None) -> Message:
         """Wait for a public message in ``channel`` matching ``predicate`` (callable, or substring of text()).
         ``after``: only messages newer than this message/id."""
+        channel = self._as_channel(channel)
         after_id = after.id if isinstance(after, Message) else (after or 0)
 
         def match(m: Message) -> bool:
@@ -2151,6 +2162,7 @@ class FakeDiscord:
     async def slash(self, user: User, channel: Channel, path: str, /, *, _timeout: Optional[float] = None,
                     **options: Any) -> InteractionResult:
         """``user`` runs ``/path`` (e.g. "nimmt new") in ``channel`` with typed ``options``."""
+        channel = self._as_channel(channel)
         guild = self._check_user_in(user, channel)
         data, name = self._command_data(channel, path, options)
         rec = _Interaction(self, id=self._next_id(), type=2, user=user, channel=channel, guild=guild, data=data,
@@ -2338,7 +2350,10 @@ class FakeDiscord:
         if cb == 9 and rec.type == 5:
             raise ApiError(400, 50035, "Cannot respond to a modal submit with a modal",
                            violation=f"{where}: modal in response to a modal submit")
-        if cb not in (1, 4, 5, 6, 7, 8, 9, 10, 12):
+        if cb == 1:
+            raise ApiError(400, 50035, "Invalid interaction callback type",
+                           violation=f"{where}: PONG (type 1) is only valid for PING interactions")
+        if cb not in (4, 5, 6, 7, 8, 9, 12):
             raise ApiError(400, 50035, f"Invalid interaction callback type {cb}", violation=f"{where}: type {cb}")
 
         message: Optional[Message] = None
@@ -2473,7 +2488,9 @@ class FakeDiscord:
                 self.violation(f"{where}: ephemeral followup after a public defer is shown PUBLICLY "
                                f"(it replaces the deferred message) - defer(ephemeral=True) instead")
             rec.original_replaced = True
-            self._apply_edit(m, payload, files, where=where, loading_fill=True, check_mentions=False)
+            # it is technically an edit of the "thinking" message: its mentions do not notify either
+            self._apply_edit(m, payload, files, where=f"{where}, which replaced the deferred 'thinking' message",
+                             loading_fill=True)
             self._dispatch_message("MESSAGE_UPDATE", m)
             rec.followups.append(m)
             rec.touch()
