@@ -834,7 +834,7 @@ class Nimmt:
             self._sids.append(sid)
             self._stacks.append([card])
             new.append({"id": sid, "label": _LABELS[sid] if sid < 4096 else stack_label(sid), "top": card})
-        if ev is not None and new:
+        if ev is not None:  # also when empty: "the draw pile is exhausted" (H6/H7)
             ev.append({"type": "revealed", "stacks": new})
 
     def _open(self, seat: int, card: int, ev: list[Event] | None) -> None:

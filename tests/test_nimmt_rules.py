@@ -274,6 +274,7 @@ def test_h5_tie_the_taker_chooses():
 def test_h5_nobody_else_holds_a_bull():
     g = pos([[80], [81]], [[10, 11, 12]], bulls=[10, 0], supply=0, draw=[50, 51])
     ev = g.apply(0, Take(0))
+    assert types(ev) == ["took", "no_bull", "revealed", "turn"]
     assert {"type": "no_bull", "seat": 0} in ev
     assert g.view(None)["bulls"] == [10, 0]
 
@@ -284,7 +285,7 @@ def test_h6_fewer_new_stacks_when_draw_pile_runs_low():
     assert ev[1] == {"type": "revealed", "stacks": [{"id": 2, "label": "C", "top": 50}]}
     assert g.view(None)["draw_pile"] == 0
     ev = g.apply(1, Take(1))
-    assert types(ev) == ["took", "turn"]
+    assert types(ev) == ["took", "revealed", "turn"] and ev[1]["stacks"] == []   # none left
     assert [s["top"] for s in g.view(None)["stacks"]] == [50]
 
 
