@@ -635,3 +635,36 @@ async def test_more_surfaces(fake_discord: FakeDiscord) -> None:
         r = await fd.slash(alice, thread, "where")
         assert r.message.content == "in side room (public_thread)" and r.message in fd.messages(thread)
         assert fd.messages(chan)[-1].type == 18  # "alice started a thread"
+
+
+async def test_validation_units_and_app_emojis(fake_discord: FakeDiscord) -> None:
+    from tests.fakediscord import validation
+
+    ok_v2 = [{"type": 17, "components": [
+        {"type": 10, "content": "hello"},
+        {"type": 9, "components": [{"type": 10, "content": "side"}],
+         "accessory": {"type": 2, "style": 1, "label": "Go", "custom_id": "go"}},
+        {"type": 1, "components": [{"type": 2, "style": 2, "label": "Stop", "custom_id": "stop"}]},
+    ]}]
+    assert validation.check_message({"components": ok_v2, "flags": 1 << 15}) == []
+    dup = [{"type": 17, "components": [
+        {"type": 9, "components": [{"type": 10, "content": "a"}],
+         "accessory": {"type": 2, "style": 1, "label": "Go", "custom_id": "go"}},
+        {"type": 1, "components": [{"type": 2, "style": 1, "label": "Go", "custom_id": "go"}]},
+    ]}]
+    assert any("duplicate custom_id" in p for p in validation.check_message({"components": dup, "flags": 1 << 15}))
+    assert validation.check_message({"content": "x", "components": ok_v2, "flags": 1 << 15})
+    assert validation.check_message({}) == ["cannot send an empty message"]
+    assert validation.check_message({"embeds": [{"fields": [{"name": "n", "value": ""}]}]})
+    link = {"type": 1, "components": [{"type": 2, "style": 5, "label": "Docs", "url": "https://example.org"}]}
+    assert validation.check_message({"components": [link]}) == []
+
+    fd = fake_discord
+    guild, chan, alice, bob = make_world(fd)
+    async with running_bot(fd) as bot:
+        emoji = await bot.create_application_emoji(name="card_55", image=b"\x89PNG\r\n\x1a\n")
+        assert emoji.name == "card_55" and [e.name for e in await bot.fetch_application_emojis()] == ["card_55"]
+        assert list(fd.app_emojis.values())[0]["name"] == "card_55"
+        fd.set_channel_overwrite(chan, deny=discord.Permissions(use_application_commands=True))
+        with pytest.raises(PermissionError):
+            await fd.slash(alice, chan, "nimmt hand")

@@ -278,6 +278,7 @@ class FakeDiscord:
         self._interactions: Dict[int, _Interaction] = {}
         self._by_token: Dict[str, _Interaction] = {}
         self._attachments: Dict[int, Dict[str, Any]] = {}
+        self.app_emojis: Dict[int, Dict[str, Any]] = {}
         self._failures: List[Dict[str, Any]] = []
         self._edit_buckets: Dict[int, List[float]] = {}
         self.violations: List[str] = []
@@ -1127,6 +1128,10 @@ class FakeDiscord:
             ("PATCH", rf"/applications/{S}/guilds/{S}/commands/{S}", self._r_patch_command, True),
             ("DELETE", rf"/applications/{S}/guilds/{S}/commands/{S}", self._r_delete_command, True),
             ("GET", rf"/applications/{S}/emojis", self._r_app_emojis, True),
+            ("POST", rf"/applications/{S}/emojis", self._r_app_emoji_create, True),
+            ("GET", rf"/applications/{S}/emojis/{S}", self._r_app_emoji, True),
+            ("PATCH", rf"/applications/{S}/emojis/{S}", self._r_app_emoji, True),
+            ("DELETE", rf"/applications/{S}/emojis/{S}", self._r_app_emoji, True),
             ("GET", rf"/applications/{S}/entitlements", self._r_empty_list, True),
             ("GET", rf"/applications/{S}/skus", self._r_empty_list, True),
             ("GET", rf"/channels/{S}", self._r_get_channel, True),
@@ -1318,8 +1323,40 @@ class FakeDiscord:
             "redirect_uris": [], "interactions_endpoint_url": None, "integration_types_config": {"0": {}, "1": {}},
         })
 
-    async def _r_app_emojis(self, request: web.Request, *a: Any, body: Any, files: Any) -> web.Response:
-        return _json_response({"items": []})
+    async def _r_app_emojis(self, request: web.Request, app_id: str, *, body: Any, files: Any) -> web.Response:
+        self._check_app(app_id)
+        return _json_response({"items": list(self.app_emojis.values())})
+
+    async def _r_app_emoji_create(self, request: web.Request, app_id: str, *, body: Any, files: Any) -> web.Response:
+        self._check_app(app_id)
+        name = (body or {}).get("name") or ""
+        if not re.fullmatch(r"\w{2,32}", name):
+            raise ApiError(400, 50035, "Invalid Form Body", violation=f"application emoji name {name!r} must be 2-32 word characters")
+        if any(e["name"] == name for e in self.app_emojis.values()):
+            raise ApiError(400, 50035, "Invalid Form Body", violation=f"application emoji {name!r} already exists")
+        if len(self.app_emojis) >= 2000:
+            raise ApiError(400, 30056, "Maximum number of application emojis reached (2000)",
+                           violation="more than 2000 application emojis")
+        image = (body or {}).get("image") or ""
+        if not image.startswith("data:image/"):
+            raise ApiError(400, 50035, "Invalid Form Body", violation=f"application emoji {name!r}: image is not a data URI")
+        eid = self._next_id()
+        e = {"id": str(eid), "name": name, "roles": [], "user": self.owner.payload(), "require_colons": True,
+             "managed": False, "animated": image.startswith("data:image/gif"), "available": True}
+        self.app_emojis[eid] = e
+        return _json_response(e, 201)
+
+    async def _r_app_emoji(self, request: web.Request, app_id: str, eid: str, *, body: Any, files: Any) -> web.Response:
+        self._check_app(app_id)
+        e = self.app_emojis.get(int(eid))
+        if e is None:
+            raise ApiError(404, 10014, "Unknown Emoji")
+        if request.method == "DELETE":
+            del self.app_emojis[int(eid)]
+            return _empty()
+        if request.method == "PATCH" and body and body.get("name"):
+            e["name"] = body["name"]
+        return _json_response(e)
 
     async def _r_create_dm(self, request: web.Request, *a: Any, body: Any, files: Any) -> web.Response:
         uid = int(body["recipient_id"])
@@ -2164,6 +2201,8 @@ class FakeDiscord:
         """``user`` runs ``/path`` (e.g. "nimmt new") in ``channel`` with typed ``options``."""
         channel = self._as_channel(channel)
         guild = self._check_user_in(user, channel)
+        if not self.permissions_in(channel, user) & P(use_application_commands=True).value:
+            raise PermissionError(f"{user!r} may not use application commands in {channel!r}")
         data, name = self._command_data(channel, path, options)
         rec = _Interaction(self, id=self._next_id(), type=2, user=user, channel=channel, guild=guild, data=data,
                            message=None, name="/" + name)
