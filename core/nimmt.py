@@ -400,6 +400,7 @@ class Nimmt:
         >>> g.view(0)["playable"]
         {0: [34, 40]}
         """
+        hands = [list(h) for h in hands]
         seats = len(hands)
         g = cls()
         g.seats = seats
