@@ -1587,7 +1587,7 @@ class FakeDiscord:
             raise ApiError(404, 10003, "Unknown Channel")
         if ch.deleted:
             raise ApiError(404, 10003, "Unknown Channel",
-                           violation=f"{what or 'message sent'} to deleted channel #{ch.name}" if for_send else None)
+                           violation=f"{what or 'message sent to'} deleted channel #{ch.name}" if for_send else None)
         if ch.guild_id and (self.permissions_in(ch, self.bot_user) & VIEW_CHANNEL) == 0:
             raise ApiError(403, 50001, "Missing Access")
         return ch
@@ -1764,7 +1764,7 @@ class FakeDiscord:
         self._dispatch("THREAD_UPDATE", ch.payload(), intent=INTENT_GUILDS)
 
     async def _r_create_message(self, request: web.Request, cid: str, *, body: Any, files: Any) -> web.Response:
-        ch = self._channel(cid, for_send=True, what="message sent")
+        ch = self._channel(cid, for_send=True, what="message sent to")
         payload = body or {}
         if ch.type == 1:
             if ch.recipient is not None and not ch.recipient.dms_open:
@@ -1834,14 +1834,14 @@ class FakeDiscord:
             allowed_users = {int(u) for u in am.get("users") or []}
             if "users" not in (am.get("parse") or []):
                 added = {u for u in added if u in allowed_users}
-        if added and check_mentions:
+        if added and check_mentions and m.ephemeral_to is None:  # ephemeral messages never notify anyway
             self.violation(f"mention added by edit does not notify: {', '.join(f'<@{i}>' for i in sorted(added))} "
                            f"added to message {m.id} ({where}); ping with a new message")
         if m.deleted is False:
             m._touch()
 
     async def _r_edit_message(self, request: web.Request, cid: str, mid: str, *, body: Any, files: Any) -> web.Response:
-        ch = self._channel(cid, for_send=True, what="message edited")
+        ch = self._channel(cid, for_send=True, what="message edited in")
         m = self._msg_in(ch, mid, route="PATCH")
         payload = body or {}
         if m.author.id != self.bot_user.id:
@@ -1948,7 +1948,7 @@ class FakeDiscord:
         return name
 
     async def _r_thread_from_message(self, request: web.Request, cid: str, mid: str, *, body: Any, files: Any) -> web.Response:
-        ch = self._channel(cid, for_send=True, what="thread created")
+        ch = self._channel(cid, for_send=True, what="thread created in")
         if ch.is_thread:
             raise ApiError(400, 50024, "Cannot execute action on this channel type")
         m = self._msg_in(ch, mid, route="start thread")
@@ -1961,7 +1961,7 @@ class FakeDiscord:
         return _json_response(t.payload(), 201)
 
     async def _r_thread_create(self, request: web.Request, cid: str, *, body: Any, files: Any) -> web.Response:
-        ch = self._channel(cid, for_send=True, what="thread created")
+        ch = self._channel(cid, for_send=True, what="thread created in")
         if ch.is_thread:
             raise ApiError(400, 50024, "Cannot execute action on this channel type")
         body = body or {}
@@ -1984,7 +1984,7 @@ class FakeDiscord:
         return {"id": str(t.id), "user_id": str(uid), "join_timestamp": t.thread_members[uid], "flags": 0}
 
     async def _r_thread_member(self, request: web.Request, cid: str, who: str, *, body: Any, files: Any) -> web.Response:
-        t = self._channel(cid, for_send=request.method == "PUT", what="thread join")
+        t = self._channel(cid, for_send=request.method == "PUT", what="thread joined in")
         if not t.is_thread:
             raise ApiError(400, 50024, "Cannot execute action on this channel type")
         uid = self.bot_user.id if who == "@me" else int(who)
@@ -2401,12 +2401,12 @@ class FakeDiscord:
             message = self._new_message(rec.channel, self.bot_user, data, files,
                                         ephemeral_to=rec.user.id if flags & FLAG_EPHEMERAL else None, webhook=True,
                                         interaction=self._interaction_meta(rec),
-                                        msg_type=20 if rec.type == 2 else (23 if rec.type == 2 and rec.data.get("type") in (2, 3) else 0))
+                                        msg_type=self._response_type(rec))
         elif cb == 5:
             message = self._new_message(rec.channel, self.bot_user, {}, [],
                                         ephemeral_to=rec.user.id if flags & FLAG_EPHEMERAL else None, webhook=True,
                                         interaction=self._interaction_meta(rec),
-                                        msg_type=20 if rec.type == 2 else 0, extra_flags=FLAG_LOADING)
+                                        msg_type=self._response_type(rec), extra_flags=FLAG_LOADING)
         elif cb == 7:
             m = rec.message
             if m.deleted:
@@ -2460,6 +2460,13 @@ class FakeDiscord:
         elif cb != 6:
             out["resource"] = {"type": cb}
         return _json_response(out)
+
+    @staticmethod
+    def _response_type(rec: _Interaction) -> int:
+        """Message type of an interaction response: 20 slash command, 23 context menu, 0 otherwise."""
+        if rec.type == 2:
+            return 23 if rec.data.get("type") in (2, 3) else 20
+        return 0
 
     def _interaction_meta(self, rec: _Interaction, **extra: Any) -> Dict[str, Any]:
         meta = {"id": rec.id, "type": rec.type, "user_id": rec.user.id, "token": rec.token}
@@ -2516,7 +2523,7 @@ class FakeDiscord:
         flags = int(payload.get("flags") or 0)
         target = rec.channel
         if request.query.get("thread_id"):
-            target = self._channel(request.query["thread_id"], for_send=True, what="followup")
+            target = self._channel(request.query["thread_id"], for_send=True, what="followup sent to")
         rec.touch()
         if rec.ack_type == 5 and rec.response_message is not None and rec.response_message.loading \
                 and not rec.original_replaced and not rec.response_message.deleted:
