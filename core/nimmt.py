@@ -1054,18 +1054,23 @@ def random_player(game: Nimmt, seat: int, rng: random.Random) -> Action:
                 return _PASS
         elif rand() < RANDOM_TAKE:
             return Take(sids[int(rand() * len(sids))])
-        opts = []                          # indexes of the stacks a card fits on
-        i = 0
-        for st in stacks:
-            if hand & w[st[-1]]:
-                opts.append(i)
-            i += 1
-        if played:
-            opts = [i for i in opts if sids[i] not in played]
-        elif not opts:
-            return Take(sids[int(rand() * len(sids))])
-        i = opts[int(rand() * len(opts))] if len(opts) > 1 else opts[0]
+        # A uniformly random playable stack: try one stack at random, else pick
+        # among all playable ones (together exactly uniform, and mostly cheap).
+        i = int(rand() * len(stacks))
         fit = hand & w[stacks[i][-1]]
+        if not fit or (played and sids[i] in played):
+            opts = []                      # indexes of the stacks a card fits on
+            i = 0
+            for st in stacks:
+                if hand & w[st[-1]]:
+                    opts.append(i)
+                i += 1
+            if played:
+                opts = [i for i in opts if sids[i] not in played]
+            elif not opts:
+                return Take(sids[int(rand() * len(sids))])
+            i = opts[int(rand() * len(opts))] if len(opts) > 1 else opts[0]
+            fit = hand & w[stacks[i][-1]]
         play = _new(Play)                  # cards are built sorted: skip Play.__init__
         _set_stack(play, sids[i])
         if game._bulls[seat]:
