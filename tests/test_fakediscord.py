@@ -509,13 +509,13 @@ async def test_reconnect_resume_and_restart() -> None:
 
 
 async def test_heartbeat_gap_detected() -> None:
-    async with FakeDiscord(heartbeat_interval=300) as fd:
+    async with FakeDiscord(heartbeat_interval=500) as fd:
         guild, chan, alice, bob = make_world(fd)
         with fd.patched():
             async with running_bot(fd) as bot:
-                await asyncio.sleep(0.7)
+                await asyncio.sleep(1.1)
                 assert fd.heartbeats >= 2 and not fd.violations
-                bot.block_seconds = 0.8
+                bot.block_seconds = 1.2
                 r = await fd.slash(alice, chan, "nimmt block")
                 assert r.message.content == "unblocked"
         assert fd.take_violations("heartbeat gap")
