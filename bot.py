@@ -36,6 +36,7 @@ class CardBot(commands.Bot):
     def __init__(self, config: Config, *, sync_global: bool = False) -> None:
         intents = discord.Intents.none()
         intents.guilds = True  # channels and threads; no privileged intent is needed
+        intents.guild_messages = True  # to notice a deleted table message (content stays hidden)
         super().__init__(command_prefix=commands.when_mentioned, intents=intents, help_command=None)
         self.config = config
         self.sync_global = sync_global
@@ -83,6 +84,9 @@ class CardBot(commands.Bot):
     async def close(self) -> None:
         if self.tables is not None:
             await self.tables.shutdown()
+        tables_cog = self.get_cog("Tables")
+        if tables_cog is not None:
+            await tables_cog.stop_presenting()
         await super().close()
         if self.store is not None:
             await self.store.close()

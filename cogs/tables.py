@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence
 
+import aiohttp
 import discord
 from discord.ext import commands
 
@@ -34,6 +35,11 @@ NEEDED_PERMISSIONS = (
     "view_channel", "send_messages", "embed_links", "attach_files", "read_message_history",
     "create_public_threads", "send_messages_in_threads",
 )
+
+
+TRANSIENT = (discord.HTTPException, aiohttp.ClientError, OSError, asyncio.TimeoutError)
+RETRIES = 3  # redraws of a table message after Discord errors
+RETRY_DELAY = 0.5  # seconds, times the attempt number
 
 
 def make_id(prefix: str, table_id: int, op: str, ver: int | None = None, arg: object | None = None) -> str:
@@ -145,6 +151,7 @@ class _Presenter:
 
     lines: list[str] = field(default_factory=list)
     need_thread: bool = False
+    again: bool = False  # the thread must be opened anew (it was deleted)
     repost: bool = False
     table_dirty: bool = False
     sender: asyncio.Task[None] | None = None
@@ -202,6 +209,15 @@ class TablesCog(commands.Cog, name="Tables"):
 
     async def cog_unload(self) -> None:
         self.bot.remove_dynamic_items(TableButton, TableSelect)
+        await self.stop_presenting()
+
+    async def stop_presenting(self) -> None:
+        """Stop posting (at shutdown); what was saved is shown again after a start."""
+        tasks = [task for p in self.presenters.values() for task in (p.sender, p.updater) if task]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self.presenters.clear()
 
     def register(self, ui: GameUI) -> None:
         self.uis[ui.key] = ui
@@ -380,14 +396,30 @@ class TablesCog(commands.Cog, name="Tables"):
             presenter.sender = asyncio.get_running_loop().create_task(self._sender(table, presenter))
 
     async def _sender(self, table: Table, presenter: _Presenter) -> None:
+        failures = 0
         while True:
             try:
                 if presenter.need_thread:
                     presenter.need_thread = False
-                    await self._open_thread(table)
+                    again, presenter.again = presenter.again, False
+                    await self._open_thread(table, again=again)
                 lines, presenter.lines = presenter.lines, []
+                unsent: list[str] = []
                 if lines and (table.status != "cancelled" or table.thread_id):
-                    await self._send(table, lines)
+                    unsent = await self._send(table, lines)
+                if unsent:
+                    failures += 1
+                    if failures <= RETRIES:
+                        presenter.lines[:0] = unsent  # in order, nothing lost, nothing twice
+                        await asyncio.sleep(RETRY_DELAY * failures)
+                else:
+                    failures = 0
+            except TRANSIENT as error:  # opening the thread failed
+                failures += 1
+                log.warning("table %s: no thread yet (%r), try %d", table.id, error, failures)
+                if failures <= RETRIES:
+                    presenter.need_thread = True
+                    await asyncio.sleep(RETRY_DELAY * failures)
             except Exception:
                 log.exception("narrating table %s failed", table.id)
             if presenter.table_dirty and (presenter.updater is None or presenter.updater.done()):
@@ -395,12 +427,54 @@ class TablesCog(commands.Cog, name="Tables"):
             if not presenter.lines and not presenter.need_thread:
                 break
 
+    def redraw(self, table: Table, *, new_thread: bool = False) -> None:
+        """Show the table again (its message or thread was deleted, or the bot restarted)."""
+        if table.status != "playing":
+            return
+        presenter = self.presenters.setdefault(table.id, _Presenter())
+        if new_thread:
+            presenter.need_thread = presenter.again = True
+        presenter.repost = True
+        presenter.table_dirty = True
+        ping = self.ping_line(table, [{"type": "turn"}])
+        if ping:
+            presenter.lines.append(ping)
+        if presenter.sender is None or presenter.sender.done():
+            presenter.sender = asyncio.get_running_loop().create_task(self._sender(table, presenter))
+
+    @commands.Cog.listener()
+    async def on_raw_thread_delete(self, payload: discord.RawThreadDeleteEvent) -> None:
+        for table in list(self.manager.tables.values()):
+            if table.thread_id == payload.thread_id and table.status == "playing":
+                log.info("thread of table %s was deleted; opening a new one", table.id)
+                self.manager.set_message(table, "thread", None)
+                self.redraw(table, new_thread=True)
+
+    @commands.Cog.listener()
+    async def on_raw_message_delete(self, payload: discord.RawMessageDeleteEvent) -> None:
+        for table in list(self.manager.tables.values()):
+            if table.messages.get("table") == payload.message_id and table.status == "playing":
+                log.info("table message of table %s was deleted; posting it again", table.id)
+                self.manager.set_message(table, "table", None)
+                self.redraw(table)
+
     async def _updater(self, table: Table, presenter: _Presenter) -> None:
+        failures = 0
         while presenter.table_dirty:
             presenter.table_dirty = False
             repost, presenter.repost = presenter.repost, False
             try:
                 await self._update_table_message(table, repost=repost)
+                failures = 0
+            except TRANSIENT as error:
+                # Discord failed (5xx, dropped connection...): the game is saved and
+                # goes on; draw the table again shortly, a few times at most.
+                failures += 1
+                log.warning("table %s message update failed (%r), try %d", table.id, error, failures)
+                if failures <= RETRIES:
+                    presenter.table_dirty = True
+                    presenter.repost = presenter.repost or repost
+                    await asyncio.sleep(RETRY_DELAY * failures)
             except Exception:
                 log.exception("updating the table message of table %s failed", table.id)
         if table.status == "finished" and self.presenters.get(table.id) is presenter:
@@ -457,16 +531,22 @@ class TablesCog(commands.Cog, name="Tables"):
         return self.bot.get_partial_messageable(table.channel_id, guild_id=table.guild_id,
                                                 type=discord.ChannelType.text)
 
-    async def _send(self, table: Table, lines: list[str]) -> None:
-        messageable = self.where(table)
-        for text in chunk_lines(lines):
+    async def _send(self, table: Table, lines: list[str]) -> list[str]:
+        """Post narration in order; returns the chunks Discord did not take."""
+        mentions = discord.AllowedMentions(users=True, everyone=False, roles=False)
+        chunks = chunk_lines(lines)
+        for index, text in enumerate(chunks):
             try:
-                await messageable.send(text, allowed_mentions=discord.AllowedMentions(users=True, everyone=False, roles=False))
-            except discord.NotFound:
-                # The thread was deleted: open a new one and go on there.
-                await self._open_thread(table, again=True)
-                messageable = self.where(table)
-                await messageable.send(text)
+                try:
+                    await self.where(table).send(text, allowed_mentions=mentions)
+                except discord.NotFound:
+                    # The thread was deleted: open a new one and go on there.
+                    await self._open_thread(table, again=True)
+                    await self.where(table).send(text, allowed_mentions=mentions)
+            except TRANSIENT as error:
+                log.warning("narration of table %s failed (%r)", table.id, error)
+                return chunks[index:]
+        return []
 
     async def _open_thread(self, table: Table, again: bool = False) -> None:
         lang = table.locale
@@ -487,7 +567,7 @@ class TablesCog(commands.Cog, name="Tables"):
         self.manager.set_message(table, "thread", thread_id)
         self.manager.set_message(table, "table", None)
         await self.manager.save_messages(table)
-        if not again and table.messages.get("lobby"):
+        if table.messages.get("lobby"):
             try:
                 await channel.get_partial_message(table.messages["lobby"]).edit(
                     embed=self.lobby_embed(table), view=None)

@@ -26,14 +26,24 @@ async def running_bot(fd: Any, database: Path, guild: Any, **overrides: Any) -> 
         bot = CardBot(config)
         task = asyncio.create_task(bot.start(fd.token))
         try:
-            await fd.wait_ready(timeout=15)
-            await fd.wait_commands(timeout=15)
+            ready = asyncio.ensure_future(_ready(fd))
+            await asyncio.wait({ready, task}, return_when=asyncio.FIRST_COMPLETED)
+            if task.done():  # the bot stopped before it was ready: show why
+                ready.cancel()
+                task.result()
+                raise AssertionError("the bot stopped before it was ready")
+            ready.result()
             yield bot
         finally:
             await bot.close()
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+
+async def _ready(fd: Any) -> None:
+    await fd.wait_ready(timeout=15)
+    await fd.wait_commands(timeout=15)
 
 
 def button(message: Any, pattern: str) -> dict[str, Any] | None:

@@ -11,11 +11,15 @@ from tests.e2e import button, open_table, running_bot, seat_players, select
 pytestmark = pytest.mark.timeout(600)
 
 
-async def nimmt_turn(t, user) -> None:
-    """One whole turn, as a player does it: open the hand, pick, play."""
-    table_msg = t.table_message()
-    r = await t.click(user, table_msg, f"table:{t.table_id}:hand")
-    assert r.ack_type == 4 and r.ephemeral
+async def nimmt_turn(t, user, panel=None) -> None:
+    """One whole turn, as a player does it: open the hand (or refresh an open
+    panel), pick, play."""
+    if panel is None:
+        r = await t.click(user, t.table_message(), f"table:{t.table_id}:hand")
+        assert r.ack_type == 4 and r.ephemeral
+    else:
+        r = await t.click(user, panel, f"table:{t.table_id}:nrefresh")
+        assert r.ack_type == 7
     panel = r.message
     assert panel.ephemeral_to == user.id
     for _ in range(40):
@@ -100,3 +104,147 @@ async def test_full_game(world, tmp_path, humans, computers, rounds):
                 assert m.ephemeral_to == user.id
         history = await bot.store.history(people[0].id)
         assert history and history[0]["game"] == "nimmt"
+
+
+async def started_table(world, bot, people, computers=0, **options):
+    fd = world.fd
+    t = await open_table(fd, people[0], world.channel, "nimmt new", seats=len(people) + computers, **options)
+    await seat_players(t, people[0], people[1:], computers)
+    r = await t.click(people[0], t.lobby, f"table:{t.table_id}:start")
+    assert r.ack_type == 7
+    await t.wait_thread()
+    await fd.wait_for(t.table_message, timeout=10)
+    return t, bot.tables.get(t.table_id)
+
+
+def ephemeral_text(r) -> str:
+    message = r.message if r.ack_type == 4 else (r.followups[-1] if r.followups else r.message)
+    assert message.ephemeral
+    return message.text()
+
+
+async def test_lobby_refusals_are_private_and_change_nothing(world, tmp_path):
+    fd = world.fd
+    ana, ben, mod = world.person("ana"), world.person("ben"), world.person("mod", manage_messages=True)
+    async with running_bot(fd, tmp_path / "bot.db", world.guild):
+        t = await open_table(fd, ana, world.channel, "nimmt new", seats=2)
+        again = await fd.slash(ben, world.channel, "nimmt new")
+        assert again.ephemeral and "already a table in this channel" in again.message.text()
+        r = await t.click(ana, t.lobby, f"table:{t.table_id}:join")
+        assert "already seated" in ephemeral_text(r)
+        r = await t.click(ben, t.lobby, f"table:{t.table_id}:start")
+        assert "Only the host" in ephemeral_text(r)
+        r = await t.click(ben, t.lobby, f"table:{t.table_id}:cancel")
+        assert "Only the host or someone with Manage Messages" in ephemeral_text(r)
+        r = await t.click(ana, t.lobby, f"table:{t.table_id}:start")
+        assert "At least 2 players" in ephemeral_text(r)
+        await seat_players(t, ana, [ben])
+        r = await t.click(mod, t.lobby, f"table:{t.table_id}:join")
+        assert "This table is full" in ephemeral_text(r)
+        assert "ana" in t.lobby.text() and "ben" in t.lobby.text() and "mod" not in t.lobby.text()
+        r = await t.click(mod, t.lobby, f"table:{t.table_id}:cancel")  # a moderator may
+        assert r.ack_type == 7 and "cancelled" in r.message.text()
+        r = await t.click(ben, fd.message(t.lobby.id), f"table:{t.table_id}:join") if fd.message(t.lobby.id).buttons() else None
+        assert r is None  # the lobby lost its buttons
+        assert not fd.threads(world.channel)
+
+
+async def test_bad_clicks_during_a_game(world, tmp_path):
+    fd = world.fd
+    ana, ben, eve = world.person("ana"), world.person("ben"), world.person("eve")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        t, table = await started_table(world, bot, [ana, ben], rounds=1, turn_time=0)
+        # Someone who is not seated.
+        r = await t.click(eve, t.table_message(), f"table:{t.table_id}:hand")
+        assert "not seated" in ephemeral_text(r)
+        mover = [ana, ben][table.engine.to_move]
+        waiter = [ana, ben][1 - table.engine.to_move]
+        # The player who waits sees their hand, and no controls.
+        r = await t.click(waiter, t.table_message(), f"table:{t.table_id}:hand")
+        assert r.ephemeral and "Waiting for" in r.message.text()
+        assert not r.message.selects()
+        # The panel shows exactly the hand of its owner (the engine's view of that seat).
+        seat = table.seat_of(waiter.id)
+        for card in table.engine.view(seat)["hand"]:
+            assert str(card) in r.message.text()
+        # The mover picks a stack: only the cards that fit it are offered.
+        older = (await t.click(mover, t.table_message(), f"table:{t.table_id}:hand")).message
+        panel = (await t.click(mover, t.table_message(), f"table:{t.table_id}:hand")).message
+        stacks = select(panel, r"tsel:\d+:nstack:.*")
+        first = stacks["options"][0]["value"]
+        older = (await t.choose(mover, older, stacks["custom_id"], [first])).message
+        panel = (await t.choose(mover, panel, stacks["custom_id"], [first])).message
+        view = table.engine.view(table.seat_of(mover.id))
+        cards = select(panel, r"tsel:\d+:ncards:.*")
+        offered = sorted(int(o["value"]) for o in cards["options"]) if cards else []
+        assert offered == sorted(view["playable"].get(int(first), []))
+        # Custom ids carry no card: table id, step, version, and a stack id or page.
+        for message in [panel, t.table_message()]:
+            for item in message.buttons() + message.selects():
+                parts = item["custom_id"].split(":")
+                assert parts[0] in ("table", "tsel") and len(parts) <= 5
+                assert int(parts[1]) == t.table_id
+                if len(parts) > 3:
+                    assert int(parts[3]) == table.version
+                if len(parts) > 4:
+                    assert parts[4] == first or re.fullmatch(r"p\d+", parts[4])
+        # Take the stack; the older panel is now stale: its button refreshes it and changes nothing.
+        take = button(panel, r"table:\d+:ntake:.*")
+        before = table.version
+        r = await t.click(mover, panel, take["custom_id"])
+        assert table.version == before + 1 and r.ack_type == 7
+        r = await t.click(mover, older, take["custom_id"])
+        assert "moved on" in r.message.text() and table.version == before + 1
+        # The waiting player's old panel is stale too, and it is now their turn: it refreshes.
+        r = await t.click(waiter, fd.ephemerals(waiter)[-1], f"table:{t.table_id}:nrefresh")
+        assert select(r.message, r"tsel:\d+:(nstack|nsteal|nopen):.*")
+
+
+async def test_deleted_messages_and_discord_errors_do_not_lose_the_game(world, tmp_path):
+    fd = world.fd
+    people = [world.person("ana"), world.person("ben")]
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        t, table = await started_table(world, bot, people, rounds=1, turn_time=0)
+        panels = {}
+        for user in people:  # both players keep their hand panel open
+            panels[user.id] = (await t.click(user, t.table_message(), f"table:{t.table_id}:hand")).message
+
+        def shows_mover() -> bool:
+            current = t.table_message()
+            seat = table.engine.to_move
+            return current is not None and (seat is None or f"▶ {table.seats[seat].name}:" in current.text())
+
+        # Someone deletes the table message: the next move posts a new one.
+        old = t.table_message()
+        fd.delete_message(old)
+        mover = people[table.engine.to_move]
+        version = table.version
+        await nimmt_turn(t, mover, panels[mover.id])
+        assert table.version > version
+        await fd.wait_for(lambda: t.table_message() is not None and t.table_message().id != old.id, timeout=10)
+        await fd.wait_for(shows_mover, timeout=10)
+
+        # Discord fails the next edit of the table message (503): it is drawn again.
+        fd.fail_next("PATCH", r"/channels/\d+/messages/\d+$", status=503, times=1)
+        mover = people[table.engine.to_move]
+        await nimmt_turn(t, mover, panels[mover.id])
+        await fd.wait_for(shows_mover, timeout=10)
+        assert any(req.status == 503 for req in fd.requests)
+
+        # The thread is deleted: the table reopens in a new thread, pings the
+        # player to move, and the game goes on there.
+        old_thread = t.thread
+        mover = people[table.engine.to_move]
+        fd.delete_channel(old_thread)
+        await fd.wait_for(lambda: len(fd.threads(world.channel)) == 1 and fd.threads(world.channel)[0].id != old_thread.id, timeout=10)
+        t.thread = fd.threads(world.channel)[0]
+        await fd.wait_for(t.table_message, timeout=10)
+        await fd.wait_for(lambda: any(mover.id in m.mentions for m in fd.messages(t.thread)), timeout=10)
+        assert "continues in a new thread" in "\n".join(m.content for m in fd.messages(world.channel))
+        for _ in range(200):
+            if table.status != "playing":
+                break
+            await fd.wait_for(t.table_message, timeout=10)
+            await nimmt_turn(t, people[table.engine.to_move])
+        assert table.status == "finished"
+        await fd.wait_for(lambda: "Game over!" in t.log_text(), timeout=10)
