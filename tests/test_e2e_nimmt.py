@@ -248,3 +248,35 @@ async def test_deleted_messages_and_discord_errors_do_not_lose_the_game(world, t
             await nimmt_turn(t, people[table.engine.to_move])
         assert table.status == "finished"
         await fd.wait_for(lambda: "Game over!" in t.log_text(), timeout=10)
+
+
+async def test_turn_timer_plays_for_an_absent_player_until_they_are_back(world, tmp_path):
+    fd = world.fd
+    ana, ben, eve = world.person("ana"), world.person("ben"), world.person("eve")
+    # TIME_SCALE 0.01: the table's 120-second turn timer runs out after 1.2 s.
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, time_scale=0.01) as bot:
+        t, table = await started_table(world, bot, [ana, ben], rounds=2, turn_time=120)
+        assert "Time runs out" in t.table_message().text()
+        ana_seat = table.seat_of(ana.id)
+        # Ben plays whenever it is his turn; Ana never does.
+        for _ in range(400):
+            if "missed three turns in a row" in t.log_text() or table.status != "playing":
+                break
+            if table.engine.to_move == table.seat_of(ben.id):
+                await nimmt_turn(t, ben)
+            else:
+                await fd.wait_for(lambda: table.engine.to_move != ana_seat or "missed three" in t.log_text(),
+                                  timeout=10)
+        log = t.log_text()
+        assert log.count("Time ran out for ana") >= 2 and "ana missed three turns in a row" in log
+        assert table.seats[ana_seat].away
+        await fd.wait_for(lambda: button(t.table_message(), rf"table:{t.table_id}:back"), timeout=10)
+        r = await t.click(eve, t.table_message(), f"table:{t.table_id}:back")
+        assert "not seated" in ephemeral_text(r)
+        r = await t.click(ben, t.table_message(), f"table:{t.table_id}:back")
+        assert "playing already" in ephemeral_text(r)
+        r = await t.click(ana, t.table_message(), f"table:{t.table_id}:back")
+        assert "Welcome back" in ephemeral_text(r)
+        assert not table.seats[ana_seat].away
+        await fd.wait_for(lambda: "ana is back" in t.log_text(), timeout=10)
+        assert table.status == "playing"
