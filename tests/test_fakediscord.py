@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
+import aiohttp
 import discord
 import pytest
 from discord import app_commands
@@ -452,6 +453,11 @@ async def test_rest_failures_and_rate_limits(fake_discord: FakeDiscord) -> None:
         fd.fail_next("POST", r"^/channels/\d+/messages$", 503)
         with pytest.raises(discord.DiscordServerError):
             await channel.send("lost")
+        # a dropped connection (status 0) also reaches the caller
+        fd.fail_next("POST", r"^/channels/\d+/messages$", 0)
+        with pytest.raises(aiohttp.ClientError):
+            await channel.send("dropped")
+        assert fd.requests[-1].status == 0
         assert [x.content for x in fd.messages(chan)] == ["after a 500", "after a 429"]
 
         # interaction callback 500: the webhook adapter retries within the 3 s window

@@ -633,7 +633,8 @@ class FakeDiscord:
     def fail_next(self, method: str, path_regex: str, status: int = 500, times: int = 1, json: Any = None,
                   retry_after: float = 0.25) -> None:
         """The next ``times`` REST calls matching (method or "*", regex searched in the path after /api/v10)
-        get ``status``.  429s carry Via/Retry-After headers and ``retry_after`` in the body."""
+        get ``status``.  429s carry Via/Retry-After headers and ``retry_after`` in the body.  ``status=0``
+        drops the connection without an answer (logged with status 0)."""
         self._failures.append({"method": method.upper(), "regex": re.compile(path_regex), "status": status,
                                "times": times, "json": json, "retry_after": retry_after})
 
@@ -1219,8 +1220,15 @@ class FakeDiscord:
         path = request.path
         rel = path[len(API_PREFIX):] if path.startswith(API_PREFIX + "/") else None
         resp: Optional[web.StreamResponse] = None
+        dropped = False
         try:
             resp = await self._handle_rest(request, method, rel, path)
+        except _Drop:
+            # an injected dropped connection: no response at all
+            dropped = True
+            if request.transport is not None:
+                request.transport.abort()
+            raise asyncio.CancelledError()
         except ApiError as e:
             if e.violation:
                 self.violation(e.violation)
@@ -1235,7 +1243,8 @@ class FakeDiscord:
             self.violation(f"stand-in internal error on {method} {path}: {e!r}")
             resp = _json_response({"message": f"stand-in error: {e!r}", "code": 0}, 400)
         finally:
-            self.requests.append(RequestLog(method, rel if rel is not None else path, resp.status if resp else 500, t0))
+            status = 0 if dropped else (resp.status if resp else 500)
+            self.requests.append(RequestLog(method, rel if rel is not None else path, status, t0))
         return resp
 
     async def _handle_rest(self, request: web.Request, method: str, rel: Optional[str], path: str) -> web.StreamResponse:
@@ -1262,6 +1271,8 @@ class FakeDiscord:
             if f["times"] <= 0:
                 self._failures.remove(f)
             status = f["status"]
+            if status == 0:
+                raise _Drop()
             headers: Dict[str, str] = {}
             body = f["json"]
             if status == 429:
@@ -2579,6 +2590,10 @@ class FakeDiscord:
         rec.edits += 1
         rec.touch()
         return _empty()
+
+
+class _Drop(Exception):
+    """Injected failure: close the connection without answering."""
 
 
 class _Raw429(ApiError):
