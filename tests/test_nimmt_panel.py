@@ -1,0 +1,83 @@
+"""The private 11 nimmt! panel stays within Discord's limits however big the
+hand or the table gets (25 options per select, 5 rows of 5 buttons)."""
+from __future__ import annotations
+
+from app.tables import Seat, Table
+from cogs.nimmt import NimmtUI
+from core.nimmt import Nimmt
+
+
+def table_with(engine: Nimmt) -> Table:
+    table = Table(id=5, guild_id=1, channel_id=2, game="nimmt", host_id=10, max_seats=2, options={},
+                  seats=[Seat(10, "Ana"), Seat(11, "Ben")], status="playing")
+    table.engine = engine
+    return table
+
+
+def check_limits(view) -> list[dict]:
+    payload = view.to_components()
+    assert len(payload) <= 5
+    for row in payload:
+        kinds = [c["type"] for c in row["components"]]
+        assert len(kinds) <= 5 and (kinds.count(3) == 0 or kinds == [3])
+        for c in row["components"]:
+            assert len(c["custom_id"]) <= 100
+            if c["type"] == 3:
+                assert 1 <= len(c["options"]) <= 25
+                assert c["max_values"] <= len(c["options"])
+    return [c for row in payload for c in row["components"]]
+
+
+def test_more_than_25_stacks_are_paged():
+    # 30 stacks, Ana holds one card fitting stack 29 only (top 90 -> 95 fits).
+    stacks = [[c] for c in range(1, 61, 2)][:29] + [[90]]
+    engine = Nimmt.from_position([[95, 100], [62]], stacks, draw=[])
+    ui = NimmtUI(bot=None)
+    table = table_with(engine)
+    embed, view, image = ui.panel(table, 0, "en")
+    items = check_limits(view)
+    stack_select = next(c for c in items if c["custom_id"].startswith("tsel:5:nstack"))
+    assert len(stack_select["options"]) == 25
+    pager = [c for c in items if ":npage:" in c["custom_id"]]
+    assert len(pager) == 2 and pager[0]["disabled"] and not pager[1]["disabled"]
+    # The next page holds the other five stacks, the one that fits among them.
+    embed, view, image = ui.panel(table, 0, "en", page=1)
+    items = check_limits(view)
+    stack_select = next(c for c in items if c["custom_id"].startswith("tsel:5:nstack"))
+    assert len(stack_select["options"]) == 5
+    assert any("fits" in (o.get("description") or "") for o in stack_select["options"])
+    assert image[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_hand_of_more_than_25_cards_opens_a_stack_through_pages():
+    hand = list(range(1, 41))  # H7: no stack on the table, 40 cards to choose from
+    engine = Nimmt.from_position([hand, [99]], [], draw=[])
+    assert engine.view(0)["phase"] == "open"
+    ui = NimmtUI(bot=None)
+    table = table_with(engine)
+    seen: list[int] = []
+    for page in range(2):
+        embed, view, image = ui.panel(table, 0, "en", page=page)
+        items = check_limits(view)
+        opener = next(c for c in items if c["custom_id"].startswith("tsel:5:nopen"))
+        seen += [int(o["value"]) for o in opener["options"]]
+    assert seen == hand
+    # The whole hand is listed in the panel's text for its owner.
+    assert "40" in embed.description and "Your hand (40 cards)" in embed.description
+
+
+def test_bull_holder_may_pick_several_cards_and_end_the_turn():
+    engine = Nimmt.from_position([[34, 35, 40, 60], [1]], [[33], [55]], bulls=[2, 0], draw=[])
+    ui = NimmtUI(bot=None)
+    table = table_with(engine)
+    embed, view, image = ui.panel(table, 0, "en", stack=0)
+    items = check_limits(view)
+    cards = next(c for c in items if c["custom_id"].startswith("tsel:5:ncards"))
+    assert [o["value"] for o in cards["options"]] == ["34", "35", "40"] and cards["max_values"] == 3
+    assert any(c["custom_id"].startswith("table:5:ntake") for c in items)
+    engine.apply(0, engine.parse("play 0 34 35"))
+    table.log.append((0, "play 0 34 35"))
+    embed, view, image = ui.panel(table, 0, "en")
+    items = check_limits(view)
+    assert any(c["custom_id"].startswith("table:5:npass") for c in items)  # end the turn early
+    assert not any(":ntake:" in c["custom_id"] for c in items)  # no take after a batch
