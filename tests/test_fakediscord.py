@@ -492,6 +492,8 @@ async def test_reconnect_resume_and_restart() -> None:
                 # dropped socket: discord.py resumes on the resume_gateway_url
                 fd.drop_gateway()
                 await fd.wait_for(lambda: fd.resume_count == 1)
+                fd.request_reconnect()  # op 7
+                await fd.wait_for(lambda: fd.resume_count == 2)
                 fd.send(alice, chan, "hello while resumed")
                 r = await fd.slash(alice, chan, "nimmt hand")
                 assert r.ack_type == 4

@@ -686,6 +686,13 @@ class FakeDiscord:
 
         return self._spawn(go())
 
+    def request_reconnect(self) -> None:
+        """Send op 7 RECONNECT to the bot's connection(s), as Discord does now and then: the bot should
+        reconnect and RESUME."""
+        for conn in list(self._conns):
+            if conn.session is not None:
+                conn.send_op(7, None)
+
     # ------------------------------------------------------------------ permissions
     def _perm_channel(self, channel: Channel) -> Channel:
         if channel.is_thread and channel.parent_id:
