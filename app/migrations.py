@@ -14,29 +14,35 @@ their action logs) and per-guild settings.
 Version 2: statistics.  ``games`` + ``game_players`` hold every finished
 game; ``stats`` holds one row of counters and openskill rating per
 (game, scope, user), scope 0 = global, otherwise the guild id.  Four
-leaderboards ("boards") are read straight off ``stats`` through one index
-each, on a *sort key* column that is the negated board value (so ascending
-index order is board order) with ``user_id`` as the tie-break:
+leaderboards ("boards") are read straight off ``stats``, each through one
+index on a generated *sort key*: a 32-character text, 16 hex digits of a
+non-negative integer that grows as the board value falls, then 16 hex
+digits of the user id (the tie-break).  One column per board, unique, and
+ascending text order is board order:
 
-    board 0 rating    k_rating = -(mu - 3 sigma)   players with >= 5 games and a rating
-    board 1 wins      k_wins   = -wins             every player
-    board 2 win_rate  k_rate   = -(wins / games)   players with >= 5 games
-    board 3 games     k_games  = -games            every player
+    board 0 rating    (1e6 - (mu - 3 sigma)) * 1e9   >= 5 games and a rating
+    board 1 wins      2**62 - wins                    every player
+    board 2 win_rate  (1 - wins / games) * 1e15       >= 5 games
+    board 3 games     2**62 - games                   every player
+
+(the rating and win rate are rounded to 1e-9 and 1e-15 in the key only;
+boards show the exact values).  A single-column key matters: SQLite uses a
+bound taken from a subquery as an index range only on a single column.
 
 ``buckets`` is an order-statistic index over each board: the board is cut
-into consecutive key ranges, a bucket row ``(lo_k, lo_u) -> cnt`` counts the
-entries whose key ``(k, user_id)`` is >= its lower bound and below the next
-bucket's.  Every board starts with a sentinel bucket at ``(-inf, 0)``.
-Triggers keep the counts exact inside the writing transaction, and split a
-bucket that grows past ``BUCKET_MAX`` entries at its median key.  So
+into consecutive key ranges; the bucket row ``lo -> cnt`` counts the
+entries whose key is >= ``lo`` and below the next bucket's ``lo``.  Every
+board starts with a sentinel bucket at ``lo = ''``.  Triggers keep the
+counts exact inside the writing transaction, and split a bucket that grows
+past ``BUCKET_MAX`` entries at its median key.  So
 
     rank(key)    = 1 + SUM(cnt of buckets before key's bucket)
                      + COUNT(entries in key's bucket ahead of key)
     page at pos  = the last bucket whose running total <= pos, then an index
                    seek from its lower bound with OFFSET < BUCKET_MAX
 
-each costing a scan of ~N / BUCKET_MAX * 2 bucket rows plus < BUCKET_MAX
-index entries, instead of O(N).
+each costing a scan of the board's bucket rows (~N / 700) plus fewer than
+``BUCKET_MAX`` index entries, instead of O(N).
 """
 from __future__ import annotations
 
@@ -49,14 +55,47 @@ MIN_GAMES = 5
 BUCKET_MAX = 1024
 #: bulk rebuilds cut boards into buckets of this size (room to grow).
 BUCKET_FILL = 512
+#: a group of consecutive buckets holding more buckets than this splits.
+GROUP_MAX = 64
+#: bulk rebuilds put this many buckets in a group.
+GROUP_FILL = 32
 
-#: board number -> (name, sort-key column, condition for being on the board)
+#: board number -> (name, sort-key column)
 BOARDS: dict[int, tuple[str, str]] = {
     0: ("rating", "k_rating"),
     1: ("wins", "k_wins"),
     2: ("win_rate", "k_rate"),
     3: ("games", "k_games"),
 }
+#: the integer part of each board's key (grows as the value falls) and the
+#: board's display value, as SQL over a ``stats`` row.
+KEY_EXPR: dict[int, str] = {
+    0: "CAST(round((1e6 - (mu - 3.0 * sigma)) * 1e9) AS INTEGER)",
+    1: "4611686018427387904 - wins",
+    2: "CAST(round((1.0 - CAST(wins AS REAL) / games) * 1e15) AS INTEGER)",
+    3: "4611686018427387904 - games",
+}
+VALUE_EXPR: dict[int, str] = {
+    0: "mu - 3.0 * sigma",
+    1: "wins",
+    2: "CAST(wins AS REAL) / games",
+    3: "games",
+}
+#: the condition for being on each indexed board
+ON_BOARD: dict[int, str] = {
+    0: f"games >= {MIN_GAMES} AND mu IS NOT NULL",
+    1: "1",
+    2: f"games >= {MIN_GAMES}",
+    3: "1",
+}
+
+
+def sort_key(board: int, on_board: str | None = None) -> str:
+    """SQL of *board*'s sort key (NULL when off the board)."""
+    cond = ON_BOARD[board] if on_board is None else on_board
+    return f"CASE WHEN {cond} THEN printf('%016X%016X', {KEY_EXPR[board]}, user_id) END"
+
+
 #: numeric codes of the games in ``stats`` / ``buckets`` (kept small: they
 #: are the first column of every board index).
 GAME_CODES = {"nimmt": 0, "garbage": 1}
@@ -96,44 +135,80 @@ _V1 = (
 )
 
 
+def _bump(table: str, board: int, col: str, row: str, op: str) -> str:
+    """Add *op* 1 to the count of the *table* bucket holding ``row.col`` (no-op if NULL)."""
+    return f"""
+            UPDATE {table} SET cnt = cnt {op} 1
+            WHERE game = {row}.game AND scope = {row}.scope AND board = {board} AND lo = (
+                SELECT lo FROM {table}
+                WHERE game = {row}.game AND scope = {row}.scope AND board = {board} AND lo <= {row}.{col}
+                ORDER BY lo DESC LIMIT 1);"""
+
+
 def _board_triggers(board: int, col: str) -> tuple[str, ...]:
-    """The three triggers that keep board *board*'s buckets exact."""
-    find = (
-        "SELECT lo_k, lo_u FROM buckets WHERE game = {r}.game AND scope = {r}.scope"
-        f" AND board = {board} AND (lo_k, lo_u) <= ({{r}}.{col}, {{r}}.user_id)"
-        " ORDER BY lo_k DESC, lo_u DESC LIMIT 1"
-    )
-    bump = (
-        "UPDATE buckets SET cnt = cnt {op} 1"
-        f" WHERE game = {{r}}.game AND scope = {{r}}.scope AND board = {board}"
-        f" AND {{r}}.{col} IS NOT NULL AND (lo_k, lo_u) = ({find});"
-    )
+    """The triggers that keep board *board*'s buckets and groups exact.
+
+    A group is counted before its bucket: a bucket split may split the group,
+    which then sums bucket counts that already include the new entry.
+    """
     return (
         f"""
         CREATE TRIGGER stats_ins_{board} AFTER INSERT ON stats
         WHEN NEW.{col} IS NOT NULL BEGIN
-            {bump.format(op='+', r='NEW')}
+            {_bump('bucket_groups', board, col, 'NEW', '+')}
+            {_bump('buckets', board, col, 'NEW', '+')}
         END
         """,
         f"""
-        CREATE TRIGGER stats_upd_{board} AFTER UPDATE ON stats
+        CREATE TRIGGER stats_upd_{board} AFTER UPDATE OF {col} ON stats
         WHEN OLD.{col} IS NOT NEW.{col} BEGIN
-            {bump.format(op='-', r='OLD')}
-            {bump.format(op='+', r='NEW')}
+            {_bump('bucket_groups', board, col, 'OLD', '-')}
+            {_bump('buckets', board, col, 'OLD', '-')}
+            {_bump('bucket_groups', board, col, 'NEW', '+')}
+            {_bump('buckets', board, col, 'NEW', '+')}
         END
         """,
+        # a bucket past BUCKET_MAX splits at its median key; its group (the
+        # new bound lies inside the same group) counts one more bucket
         f"""
         CREATE TRIGGER buckets_split_{board} AFTER UPDATE OF cnt ON buckets
         WHEN NEW.board = {board} AND NEW.cnt > {BUCKET_MAX} BEGIN
-            INSERT INTO buckets (game, scope, board, lo_k, lo_u, cnt)
-                SELECT NEW.game, NEW.scope, {board}, {col}, user_id, NEW.cnt - NEW.cnt / 2
+            INSERT INTO buckets (game, scope, board, lo, cnt)
+                SELECT NEW.game, NEW.scope, {board}, {col}, NEW.cnt - NEW.cnt / 2
                 FROM stats
-                WHERE game = NEW.game AND scope = NEW.scope AND {col} IS NOT NULL
-                  AND ({col}, user_id) >= (NEW.lo_k, NEW.lo_u)
-                ORDER BY {col}, user_id LIMIT 1 OFFSET NEW.cnt / 2;
+                WHERE game = NEW.game AND scope = NEW.scope AND {col} IS NOT NULL AND {col} >= NEW.lo
+                ORDER BY {col} LIMIT 1 OFFSET NEW.cnt / 2;
             UPDATE buckets SET cnt = NEW.cnt / 2
-                WHERE game = NEW.game AND scope = NEW.scope AND board = {board}
-                  AND lo_k = NEW.lo_k AND lo_u = NEW.lo_u;
+                WHERE game = NEW.game AND scope = NEW.scope AND board = {board} AND lo = NEW.lo;
+            UPDATE bucket_groups SET n = n + 1
+                WHERE game = NEW.game AND scope = NEW.scope AND board = {board} AND lo = (
+                    SELECT lo FROM bucket_groups
+                    WHERE game = NEW.game AND scope = NEW.scope AND board = {board} AND lo <= NEW.lo
+                    ORDER BY lo DESC LIMIT 1);
+        END
+        """,
+        # a group past GROUP_MAX buckets splits at its middle bucket's bound
+        f"""
+        CREATE TRIGGER groups_split_{board} AFTER UPDATE OF n ON bucket_groups
+        WHEN NEW.board = {board} AND NEW.n > {GROUP_MAX} BEGIN
+            INSERT INTO bucket_groups (game, scope, board, lo, cnt, n)
+                SELECT NEW.game, NEW.scope, {board}, mid.lo,
+                       (SELECT TOTAL(cnt) FROM buckets
+                        WHERE game = NEW.game AND scope = NEW.scope AND board = {board}
+                          AND lo >= mid.lo AND lo < coalesce((
+                              SELECT lo FROM bucket_groups
+                              WHERE game = NEW.game AND scope = NEW.scope AND board = {board} AND lo > NEW.lo
+                              ORDER BY lo LIMIT 1), '~')),
+                       NEW.n - NEW.n / 2
+                FROM (SELECT lo FROM buckets
+                      WHERE game = NEW.game AND scope = NEW.scope AND board = {board} AND lo >= NEW.lo
+                      ORDER BY lo LIMIT 1 OFFSET NEW.n / 2) AS mid;
+            UPDATE bucket_groups
+                SET n = NEW.n / 2,
+                    cnt = NEW.cnt - (SELECT cnt FROM bucket_groups
+                                     WHERE game = NEW.game AND scope = NEW.scope AND board = {board}
+                                       AND lo > NEW.lo ORDER BY lo LIMIT 1)
+                WHERE game = NEW.game AND scope = NEW.scope AND board = {board} AND lo = NEW.lo;
         END
         """,
     )
@@ -144,8 +219,11 @@ BOARD_TRIGGERS: tuple[str, ...] = tuple(
     stmt for board, (_, col) in BOARDS.items() for stmt in _board_triggers(board, col)
 )
 BOARD_TRIGGER_NAMES: tuple[str, ...] = tuple(
-    f"{kind}_{board}" for board in BOARDS for kind in ("stats_ins", "stats_upd", "buckets_split")
+    f"{kind}_{board}" for board in BOARDS
+    for kind in ("stats_ins", "stats_upd", "buckets_split", "groups_split")
 )
+
+_SET_KEYS = ", ".join(f"{col} = {sort_key(board)}" for board, (_, col) in BOARDS.items())
 
 _V2 = (
     """
@@ -208,37 +286,64 @@ _V2 = (
         rated_games   INTEGER NOT NULL DEFAULT 0,
         mu            REAL,
         sigma         REAL,
-        k_rating REAL GENERATED ALWAYS AS
-            (CASE WHEN games >= {MIN_GAMES} AND mu IS NOT NULL THEN -(mu - 3.0 * sigma) END) VIRTUAL,
-        k_wins   INTEGER GENERATED ALWAYS AS (-wins) VIRTUAL,
-        k_rate   REAL GENERATED ALWAYS AS
-            (CASE WHEN games >= {MIN_GAMES} THEN -(CAST(wins AS REAL) / games) END) VIRTUAL,
-        k_games  INTEGER GENERATED ALWAYS AS (-games) VIRTUAL,
+        k_rating      TEXT,
+        k_wins        TEXT,
+        k_rate        TEXT,
+        k_games       TEXT,
         PRIMARY KEY (game, scope, user_id)
     ) WITHOUT ROWID
     """,
-    "CREATE INDEX stats_rating ON stats (game, scope, k_rating, user_id) WHERE k_rating IS NOT NULL",
-    "CREATE INDEX stats_wins ON stats (game, scope, k_wins, user_id)",
-    "CREATE INDEX stats_rate ON stats (game, scope, k_rate, user_id) WHERE k_rate IS NOT NULL",
-    "CREATE INDEX stats_games ON stats (game, scope, k_games, user_id)",
+    "CREATE INDEX stats_rating ON stats (game, scope, k_rating) WHERE k_rating IS NOT NULL",
+    "CREATE INDEX stats_wins ON stats (game, scope, k_wins)",
+    "CREATE INDEX stats_rate ON stats (game, scope, k_rate) WHERE k_rate IS NOT NULL",
+    "CREATE INDEX stats_games ON stats (game, scope, k_games)",
+    # The sort keys are plain columns (an index on a generated column is not
+    # covering in SQLite 3.40), set from the counters by these two triggers.
+    f"""
+    CREATE TRIGGER stats_keys_ins AFTER INSERT ON stats BEGIN
+        UPDATE stats SET {_SET_KEYS}
+        WHERE game = NEW.game AND scope = NEW.scope AND user_id = NEW.user_id;
+    END
+    """,
+    f"""
+    CREATE TRIGGER stats_keys_upd AFTER UPDATE OF games, wins, mu, sigma ON stats BEGIN
+        UPDATE stats SET {_SET_KEYS}
+        WHERE game = NEW.game AND scope = NEW.scope AND user_id = NEW.user_id;
+    END
+    """,
     """
     CREATE TABLE buckets (
         game   INTEGER NOT NULL,
         scope  INTEGER NOT NULL,
         board  INTEGER NOT NULL,
-        lo_k   REAL NOT NULL,
-        lo_u   INTEGER NOT NULL,
+        lo     TEXT NOT NULL,
         cnt    INTEGER NOT NULL,
-        PRIMARY KEY (game, scope, board, lo_k, lo_u)
+        PRIMARY KEY (game, scope, board, lo)
     ) WITHOUT ROWID
     """,
-    # Every (game, scope) gets its four sentinel buckets before its first
-    # stats row is counted (BEFORE INSERT runs ahead of the AFTER triggers).
+    # groups of consecutive buckets: every group bound is a bucket bound;
+    # cnt = entries, n = buckets in the group
+    """
+    CREATE TABLE bucket_groups (
+        game   INTEGER NOT NULL,
+        scope  INTEGER NOT NULL,
+        board  INTEGER NOT NULL,
+        lo     TEXT NOT NULL,
+        cnt    INTEGER NOT NULL,
+        n      INTEGER NOT NULL,
+        PRIMARY KEY (game, scope, board, lo)
+    ) WITHOUT ROWID
+    """,
+    # Every (game, scope) gets its sentinel bucket and group per board
+    # before its first stats row is counted.
     """
     CREATE TRIGGER stats_sentinels BEFORE INSERT ON stats BEGIN
-        INSERT OR IGNORE INTO buckets (game, scope, board, lo_k, lo_u, cnt) VALUES
-            (NEW.game, NEW.scope, 0, -9e999, 0, 0), (NEW.game, NEW.scope, 1, -9e999, 0, 0),
-            (NEW.game, NEW.scope, 2, -9e999, 0, 0), (NEW.game, NEW.scope, 3, -9e999, 0, 0);
+        INSERT OR IGNORE INTO buckets (game, scope, board, lo, cnt) VALUES
+            (NEW.game, NEW.scope, 0, '', 0), (NEW.game, NEW.scope, 1, '', 0),
+            (NEW.game, NEW.scope, 2, '', 0), (NEW.game, NEW.scope, 3, '', 0);
+        INSERT OR IGNORE INTO bucket_groups (game, scope, board, lo, cnt, n) VALUES
+            (NEW.game, NEW.scope, 0, '', 0, 1), (NEW.game, NEW.scope, 1, '', 0, 1),
+            (NEW.game, NEW.scope, 2, '', 0, 1), (NEW.game, NEW.scope, 3, '', 0, 1);
     END
     """,
     *BOARD_TRIGGERS,
@@ -253,32 +358,47 @@ LATEST = len(MIGRATIONS)
 #: bucket every BUCKET_FILL entries.
 REBUILD_BUCKETS: tuple[str, ...] = (
     "DELETE FROM buckets",
+    "DELETE FROM bucket_groups",
     """
-    INSERT INTO buckets (game, scope, board, lo_k, lo_u, cnt)
-    SELECT DISTINCT game, scope, b.value, -9e999, 0, 0
+    INSERT INTO buckets (game, scope, board, lo, cnt)
+    SELECT DISTINCT game, scope, b.value, '', 0
     FROM stats, json_each('[0, 1, 2, 3]') AS b
+    """,
+    """
+    INSERT INTO bucket_groups (game, scope, board, lo, cnt, n)
+    SELECT game, scope, board, '', 0, 1 FROM buckets
     """,
     *(
         f"""
-        INSERT INTO buckets (game, scope, board, lo_k, lo_u, cnt)
-        SELECT game, scope, {board},
-               CASE WHEN pos = 0 THEN -9e999 ELSE k END,
-               CASE WHEN pos = 0 THEN 0 ELSE user_id END,
-               MIN({BUCKET_FILL}, total - pos)
+        INSERT INTO buckets (game, scope, board, lo, cnt)
+        SELECT game, scope, {board}, CASE WHEN pos = 0 THEN '' ELSE k END, MIN({BUCKET_FILL}, total - pos)
         FROM (
-            SELECT game, scope, {col} AS k, user_id,
+            SELECT game, scope, {col} AS k,
                    ROW_NUMBER() OVER w - 1 AS pos, COUNT(*) OVER p AS total
             FROM stats WHERE {col} IS NOT NULL
-            WINDOW p AS (PARTITION BY game, scope),
-                   w AS (PARTITION BY game, scope ORDER BY {col}, user_id)
+            WINDOW p AS (PARTITION BY game, scope), w AS (PARTITION BY game, scope ORDER BY {col})
         )
         WHERE pos % {BUCKET_FILL} = 0
         ON CONFLICT DO UPDATE SET cnt = excluded.cnt
         """
         for board, (_, col) in BOARDS.items()
     ),
+    f"""
+    INSERT INTO bucket_groups (game, scope, board, lo, cnt, n)
+    SELECT game, scope, board, lo, total, n
+    FROM (
+        SELECT game, scope, board, lo, i, SUM(cnt) OVER g AS total, COUNT(*) OVER g AS n
+        FROM (
+            SELECT game, scope, board, lo, cnt,
+                   ROW_NUMBER() OVER (PARTITION BY game, scope, board ORDER BY lo) - 1 AS i
+            FROM buckets
+        )
+        WINDOW g AS (PARTITION BY game, scope, board, i / {GROUP_FILL})
+    )
+    WHERE i % {GROUP_FILL} = 0
+    ON CONFLICT DO UPDATE SET cnt = excluded.cnt, n = excluded.n
+    """,
 )
-
 
 async def user_version(db: aiosqlite.Connection) -> int:
     rows = await db.execute_fetchall("PRAGMA user_version")

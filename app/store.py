@@ -11,9 +11,11 @@
 Connections.  Every SQLite call runs on an aiosqlite worker thread, never on
 the event loop.  Three connections to one WAL file:
 
-* ``_w`` writes.  One ``asyncio.Lock`` serialises write transactions, each
-  an explicit ``BEGIN IMMEDIATE ... COMMIT`` (the connection is in autocommit
-  mode, so nothing is implicit).
+* ``_w`` writes.  Every write is one explicit ``BEGIN IMMEDIATE ... COMMIT``
+  transaction (autocommit mode, nothing implicit) run as ONE call on the
+  connection's aiosqlite worker thread (:meth:`Store._write`): one thread
+  hop per transaction instead of one per statement, and transactions never
+  interleave.
 * ``_r`` reads (``query_only``).  Reads see the last committed state and
   never wait behind a write transaction.
 * ``_c`` checkpoints.  ``wal_autocheckpoint`` is 0 on every connection, so a
@@ -45,16 +47,21 @@ import asyncio
 import contextlib
 import json
 import logging
+import sqlite3
 import time
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence, TypeVar
 
 import aiosqlite
 
 from app import ratings
-from app.migrations import BOARDS, BOARD_TRIGGERS, BOARD_TRIGGER_NAMES, GAME_CODES, MIN_GAMES, REBUILD_BUCKETS, migrate
+from app.migrations import (
+    BOARD_TRIGGERS, BOARD_TRIGGER_NAMES, BOARDS, GAME_CODES, MIN_GAMES, REBUILD_BUCKETS, VALUE_EXPR,
+    migrate, sort_key,
+)
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 __all__ = ["Store", "TableRecord", "GameRecord", "PlayerResult", "Page", "GUILD_DEFAULTS", "ACTIVE"]
 
@@ -122,8 +129,8 @@ class Page:
     page: int
     pages: int
     total: int
-    first: tuple[float, int] | None = None
-    last: tuple[float, int] | None = None
+    first: str | None = None
+    last: str | None = None
 
 
 # -- SQL ---------------------------------------------------------------------
@@ -195,143 +202,133 @@ ON CONFLICT (game, scope, user_id) DO UPDATE SET
 """
 
 
-def _board_sql(col: str) -> dict[str, str]:
+def _board_sql(board: int, col: str) -> dict[str, str]:
     """The statements of one indexed board (sort-key column *col*).
 
-    Named parameters: ``:g`` game code, ``:s`` scope, ``:b`` board number.
+    Named parameters: ``:g`` game code, ``:s`` scope, ``:b`` board number,
+    ``:k`` a sort key (cursor), ``:u`` a user id, ``:pos`` a 0-based
+    position, ``:n`` a page size.  Every bound on ``s.{col}`` is a single
+    column, so SQLite seeks the index even when the bound is a subquery.
     """
     on_board = f"s.game = :g AND s.scope = :s AND s.{col} IS NOT NULL"
-    # ``t``: the bucket holding key (:k, :u), i.e. the last bucket whose lower
-    # bound is <= the key; the sentinel (-inf, 0) guarantees one exists.
-    bucket_of_key = """
-        SELECT lo_k, lo_u FROM buckets
-        WHERE game = :g AND scope = :s AND board = :b AND (lo_k, lo_u) <= (:k, :u)
-        ORDER BY lo_k DESC, lo_u DESC LIMIT 1
-    """
-    # number of entries strictly ahead of key (:k, :u)
-    ahead = f"""
-        (SELECT TOTAL(cnt) FROM buckets
-         WHERE game = :g AND scope = :s AND board = :b
-           AND (lo_k, lo_u) < ((SELECT lo_k FROM t), (SELECT lo_u FROM t)))
-        + (SELECT COUNT(*) FROM stats AS s
-           WHERE {on_board}
-             AND (s.{col}, s.user_id) >= ((SELECT lo_k FROM t), (SELECT lo_u FROM t))
-             AND (s.{col}, s.user_id) < (:k, :u))
-    """
-    total = "(SELECT TOTAL(cnt) FROM buckets WHERE game = :g AND scope = :s AND board = :b)"
-    row = f"s.user_id, p.name, -s.{col}, s.games, s.wins, s.{col}"
+    board_rows = "game = :g AND scope = :s AND board = :b"
+
+    def holding(key: str) -> str:
+        # CTEs ``g`` and ``f``: the group and the bucket holding *key* (the
+        # last whose lower bound is <= key; the sentinels '' always exist)
+        return f"""
+            g AS (SELECT lo FROM bucket_groups WHERE {board_rows} AND lo <= {key} ORDER BY lo DESC LIMIT 1),
+            f AS (SELECT lo FROM buckets WHERE {board_rows} AND lo <= {key} ORDER BY lo DESC LIMIT 1)
+        """
+
+    def ahead(key: str) -> str:
+        # entries strictly ahead of *key*: whole groups before g, whole
+        # buckets of g before f, entries of f below key
+        return f"""
+            (SELECT TOTAL(cnt) FROM bucket_groups WHERE {board_rows} AND lo < (SELECT lo FROM g))
+            + (SELECT TOTAL(cnt) FROM buckets
+               WHERE {board_rows} AND lo >= (SELECT lo FROM g) AND lo < (SELECT lo FROM f))
+            + (SELECT COUNT(*) FROM stats AS s
+               WHERE {on_board} AND s.{col} >= (SELECT lo FROM f) AND s.{col} < {key})
+        """
+
+    total = f"(SELECT TOTAL(cnt) FROM bucket_groups WHERE {board_rows})"
+    row = f"s.user_id, p.name, {VALUE_EXPR[board]}, s.games, s.wins, s.{col}"
     return {
-        "ahead": f"WITH t AS ({bucket_of_key}) SELECT {ahead}, {total}",
-        # page starting at 0-based position :pos
+        # board size
+        "total": f"SELECT {total}",
+        # the page starting at position :pos: the last group whose running
+        # count is <= :pos, the last of its buckets whose running count is
+        # <= :pos, the key :pos - before entries into that bucket (OFFSET
+        # over the covering index only), then :n rows from that key
         "page": f"""
-            WITH b AS (
-                SELECT lo_k, lo_u,
-                       SUM(cnt) OVER (ORDER BY lo_k, lo_u ROWS UNBOUNDED PRECEDING) - cnt AS before
-                FROM buckets WHERE game = :g AND scope = :s AND board = :b
-            ), t AS (
-                SELECT lo_k, lo_u, before FROM b WHERE before <= :pos
-                ORDER BY lo_k DESC, lo_u DESC LIMIT 1
+            WITH gb AS (
+                SELECT lo, SUM(cnt) OVER (ORDER BY lo ROWS UNBOUNDED PRECEDING) - cnt AS before
+                FROM bucket_groups WHERE {board_rows}
+            ), g AS (
+                SELECT lo, before FROM gb WHERE before <= :pos ORDER BY lo DESC LIMIT 1
+            ), g_end AS (
+                SELECT coalesce((SELECT lo FROM bucket_groups WHERE {board_rows} AND lo > (SELECT lo FROM g)
+                                 ORDER BY lo LIMIT 1), '~') AS lo
+            ), fb AS (
+                SELECT lo, (SELECT before FROM g)
+                           + SUM(cnt) OVER (ORDER BY lo ROWS UNBOUNDED PRECEDING) - cnt AS before
+                FROM buckets
+                WHERE {board_rows} AND lo >= (SELECT lo FROM g) AND lo < (SELECT lo FROM g_end)
+            ), f AS (
+                SELECT lo, before FROM fb WHERE before <= :pos ORDER BY lo DESC LIMIT 1
+            ), start AS (
+                SELECT s.{col} AS k FROM stats AS s
+                WHERE {on_board} AND s.{col} >= (SELECT lo FROM f)
+                ORDER BY s.{col} LIMIT 1 OFFSET coalesce((SELECT :pos - before FROM f), 0)
             )
             SELECT {row}, {total}
             FROM stats AS s JOIN players AS p ON p.user_id = s.user_id
-            WHERE {on_board}
-              AND (s.{col}, s.user_id) >= ((SELECT lo_k FROM t), (SELECT lo_u FROM t))
-            ORDER BY s.{col}, s.user_id
-            LIMIT :n OFFSET coalesce((SELECT :pos - before FROM t), 0)
+            WHERE {on_board} AND s.{col} >= (SELECT k FROM start)
+            ORDER BY s.{col} LIMIT :n
         """,
-        # keyset: the :n entries after key (:k, :u), and how many are <= it
+        # keyset: the :n entries after key :k, and how many entries are <= :k
+        # (keys are 32 hex digits, so :k || ' ' sorts right after :k)
         "after": f"""
-            WITH t AS ({bucket_of_key})
-            SELECT {row}, {ahead} + EXISTS (SELECT 1 FROM stats AS s WHERE {on_board}
-                                              AND s.user_id = :u AND s.{col} = :k), {total}
+            WITH {holding(":k || ' '")}
+            SELECT {row}, {ahead(":k || ' '")}, {total}
             FROM stats AS s JOIN players AS p ON p.user_id = s.user_id
-            WHERE {on_board} AND (s.{col}, s.user_id) > (:k, :u)
-            ORDER BY s.{col}, s.user_id LIMIT :n
+            WHERE {on_board} AND s.{col} > :k
+            ORDER BY s.{col} LIMIT :n
         """,
-        # keyset: the :n entries before key (:k, :u) (returned last first)
+        # keyset: the :n entries before key :k (nearest first), and how many are < :k
         "before": f"""
-            WITH t AS ({bucket_of_key})
-            SELECT {row}, {ahead}, {total}
+            WITH {holding(':k')}
+            SELECT {row}, {ahead(':k')}, {total}
             FROM stats AS s JOIN players AS p ON p.user_id = s.user_id
-            WHERE {on_board} AND (s.{col}, s.user_id) < (:k, :u)
-            ORDER BY s.{col} DESC, s.user_id DESC LIMIT :n
+            WHERE {on_board} AND s.{col} < :k
+            ORDER BY s.{col} DESC LIMIT :n
         """,
         # a player's key on the board (NULL = not on it) and entries ahead
         "rank": f"""
             WITH me AS (SELECT s.{col} AS k FROM stats AS s WHERE {on_board} AND s.user_id = :u),
-            t AS (
-                SELECT lo_k, lo_u FROM buckets
-                WHERE game = :g AND scope = :s AND board = :b
-                  AND (lo_k, lo_u) <= ((SELECT k FROM me), :u)
-                ORDER BY lo_k DESC, lo_u DESC LIMIT 1
-            )
-            SELECT (SELECT k FROM me),
-                (SELECT TOTAL(cnt) FROM buckets
-                 WHERE game = :g AND scope = :s AND board = :b
-                   AND (lo_k, lo_u) < ((SELECT lo_k FROM t), (SELECT lo_u FROM t)))
-                + (SELECT COUNT(*) FROM stats AS s
-                   WHERE {on_board}
-                     AND (s.{col}, s.user_id) >= ((SELECT lo_k FROM t), (SELECT lo_u FROM t))
-                     AND (s.{col}, s.user_id) < ((SELECT k FROM me), :u))
+            {holding('(SELECT k FROM me)')}
+            SELECT (SELECT k FROM me) AS k, {ahead('(SELECT k FROM me)')} AS ahead
         """,
     }
 
 
-_BOARD_SQL = {number: _board_sql(col) for number, (_, col) in BOARDS.items()}
-
-# Fallback boards with a different games threshold: plain queries on the
-# same keys (O(N) at scale).  Expressions equal the generated columns.
-_PLAIN_KEYS = {
-    0: ("-(s.mu - 3.0 * s.sigma)", "s.mu IS NOT NULL AND s.games >= :min"),
-    1: ("-s.wins", "s.games >= :min"),
-    2: ("-(CAST(s.wins AS REAL) / s.games)", "s.games >= :min"),
-    3: ("-s.games", "s.games >= :min"),
-}
+_BOARD_SQL = {number: _board_sql(number, col) for number, (_, col) in BOARDS.items()}
 
 
-def _plain_sql(expr: str, cond: str) -> dict[str, str]:
-    where = f"s.game = :g AND s.scope = :s AND {cond}"
+def _plain_sql(board: int) -> dict[str, str]:
+    """Fallback statements for a board with another games threshold (``:min``).
+
+    The same sort key as the indexed board, computed per row: O(N).
+    """
+    key = sort_key(board, "games >= :min AND mu IS NOT NULL" if board == 0 else "games >= :min")
+    where = f"game = :g AND scope = :s AND {key} IS NOT NULL"
     return {
         "page": f"""
-            SELECT s.user_id, p.name, -({expr}), s.games, s.wins, {expr},
-                   (SELECT COUNT(*) FROM stats AS s WHERE {where})
-            FROM stats AS s JOIN players AS p ON p.user_id = s.user_id
-            WHERE {where}
-            ORDER BY {expr}, s.user_id LIMIT :n OFFSET :pos
+            SELECT s.user_id, p.name, {VALUE_EXPR[board]}, s.games, s.wins, k,
+                   (SELECT COUNT(*) FROM stats WHERE {where})
+            FROM (SELECT user_id, games, wins, mu, sigma, {key} AS k FROM stats WHERE {where}) AS s
+            JOIN players AS p ON p.user_id = s.user_id
+            ORDER BY k LIMIT :n OFFSET :pos
         """,
-        "count": f"SELECT COUNT(*) FROM stats AS s WHERE {where}",
+        "count": f"SELECT COUNT(*) FROM stats WHERE {where}",
         "rank": f"""
-            WITH me AS (SELECT {expr} AS k FROM stats AS s WHERE {where} AND s.user_id = :u)
-            SELECT (SELECT k FROM me),
-                   (SELECT COUNT(*) FROM stats AS s, me
-                    WHERE {where} AND ({expr} < me.k OR ({expr} = me.k AND s.user_id < :u)))
+            WITH me AS (SELECT {key} AS k FROM stats WHERE {where} AND user_id = :u)
+            SELECT (SELECT k FROM me), (SELECT COUNT(*) FROM stats WHERE {where} AND {key} < (SELECT k FROM me))
         """,
     }
 
 
-_PLAIN_SQL = {number: _plain_sql(*keys) for number, keys in _PLAIN_KEYS.items()}
+_PLAIN_SQL = {number: _plain_sql(number) for number in BOARDS}
 
+# A profile with its rank on the rating board (board 0), in one statement.
 _PROFILE = f"""
 WITH me AS (
     SELECT s.*, p.name FROM stats AS s JOIN players AS p ON p.user_id = s.user_id
     WHERE s.game = :g AND s.scope = :s AND s.user_id = :u
-), t AS (
-    SELECT lo_k, lo_u FROM buckets
-    WHERE game = :g AND scope = :s AND board = 0
-      AND (lo_k, lo_u) <= ((SELECT k_rating FROM me), :u)
-    ORDER BY lo_k DESC, lo_u DESC LIMIT 1
-)
+), rank AS ({_BOARD_SQL[0]["rank"]})
 SELECT name, games, wins, score_sum, rounds, rounds_won, bulls_earned, hands_won, rated_games,
-       mu, sigma, k_rating,
-       CASE WHEN k_rating IS NOT NULL THEN 1
-           + (SELECT TOTAL(cnt) FROM buckets
-              WHERE game = :g AND scope = :s AND board = 0
-                AND (lo_k, lo_u) < ((SELECT lo_k FROM t), (SELECT lo_u FROM t)))
-           + (SELECT COUNT(*) FROM stats AS s
-              WHERE s.game = :g AND s.scope = :s AND s.k_rating IS NOT NULL
-                AND (s.k_rating, s.user_id) >= ((SELECT lo_k FROM t), (SELECT lo_u FROM t))
-                AND (s.k_rating, s.user_id) < ((SELECT k_rating FROM me), :u))
-       END
+       mu, sigma, k_rating, CASE WHEN k_rating IS NOT NULL THEN 1 + (SELECT ahead FROM rank) END
 FROM me
 """
 
@@ -389,7 +386,6 @@ class Store:
 
     def __init__(self, w: aiosqlite.Connection, r: aiosqlite.Connection, c: aiosqlite.Connection) -> None:
         self._w, self._r, self._c = w, r, c
-        self._write_lock = asyncio.Lock()
         self._checkpointer: asyncio.Task[None] | None = None
 
     # -- lifecycle -----------------------------------------------------------
@@ -402,6 +398,7 @@ class Store:
         checkpoint_interval: float | None = 30.0,
         cache_mib: int = 64,
         mmap_mib: int = 0,
+        page_size: int = 4096,
     ) -> "Store":
         """Open (creating if needed) and migrate the database at *path*.
 
@@ -420,6 +417,8 @@ class Store:
                 for pragma in _PRAGMAS:
                     await db.execute(pragma.format(cache_kib=cache_mib * 1024, mmap_bytes=mmap_mib << 20))
                 if i == 0:
+                    # only takes effect on a new, empty file
+                    await db.execute(f"PRAGMA page_size = {int(page_size)}")
                     mode = list(await db.execute_fetchall("PRAGMA journal_mode = WAL"))[0][0]
                     if mode != "wal":
                         log.warning("journal_mode is %s, not wal", mode)
@@ -443,11 +442,10 @@ class Store:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._checkpointer
             self._checkpointer = None
-        async with self._write_lock:
-            with contextlib.suppress(Exception):
-                await self._c.execute("PRAGMA wal_checkpoint(PASSIVE)")
-            for db in (self._r, self._c, self._w):
-                await db.close()
+        with contextlib.suppress(Exception):
+            await self._c.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        for db in (self._r, self._c, self._w):
+            await db.close()
 
     async def checkpoint(self) -> tuple[int, int, int]:
         """Run a PASSIVE WAL checkpoint on the checkpoint connection.
@@ -468,28 +466,39 @@ class Store:
             except Exception:
                 log.exception("WAL checkpoint failed")
 
-    @contextlib.asynccontextmanager
-    async def _transaction(self) -> AsyncIterator[aiosqlite.Connection]:
-        """``BEGIN IMMEDIATE`` on the write connection; COMMIT or ROLLBACK."""
-        async with self._write_lock:
-            await self._w.execute("BEGIN IMMEDIATE")
+    async def _write(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn(conn, *args)`` in one write transaction, in ONE thread hop.
+
+        ``fn`` is plain sqlite3 code; it runs on the write connection's
+        aiosqlite worker thread between ``BEGIN IMMEDIATE`` and ``COMMIT``
+        (``ROLLBACK`` if it raises), never on the event loop.  The worker
+        runs one queued call at a time, so write transactions never
+        interleave and need no lock.  ``Connection._execute`` is the
+        primitive aiosqlite's own ``execute_fetchall`` is built on (pinned
+        aiosqlite==0.22.1; tests/test_store.py covers every write).
+        """
+        db = self._w
+
+        def transaction() -> T:
+            conn = db._conn
+            conn.execute("BEGIN IMMEDIATE")
             try:
-                yield self._w
+                result = fn(conn, *args)
             except BaseException:
-                await self._w.execute("ROLLBACK")
+                conn.execute("ROLLBACK")
                 raise
-            await self._w.execute("COMMIT")
+            conn.execute("COMMIT")
+            return result
+
+        return await db._execute(transaction)
 
     # -- tables that survive a restart ---------------------------------------
 
     async def create_table(self, guild_id: int, channel_id: int, game: str, meta: dict[str, Any]) -> int:
         """Save a new lobby; returns its id."""
         now = time.time()
-        async with self._write_lock:
-            rows = await self._w.execute_fetchall(
-                _CREATE_TABLE, (guild_id, channel_id, game, json.dumps(meta), now, now)
-            )
-        return int(list(rows)[0][0])
+        params = (guild_id, channel_id, game, json.dumps(meta), now, now)
+        return await self._write(lambda conn: int(conn.execute(_CREATE_TABLE, params).fetchone()[0]))
 
     async def save_table(
         self,
@@ -510,12 +519,13 @@ class Store:
             raise ValueError(f"unknown table status {status!r}")
         params = (status, json.dumps(meta), time.time(), table_id)
         rows = [(table_id, first_index + i, seat, text) for i, (seat, text) in enumerate(actions)]
-        async with self._transaction() as db:
-            cur = await db.execute(_UPDATE_TABLE, params)
-            if cur.rowcount != 1:
+
+        def save(conn: sqlite3.Connection) -> None:
+            if conn.execute(_UPDATE_TABLE, params).rowcount != 1:
                 raise LookupError(f"no table {table_id}")
-            if rows:
-                await db.executemany(_INSERT_ACTION, rows)
+            conn.executemany(_INSERT_ACTION, rows)
+
+        await self._write(save)
 
     async def active_tables(self) -> list[TableRecord]:
         """Every table in 'lobby' or 'playing', with its actions, oldest first."""
@@ -535,8 +545,8 @@ class Store:
         """Mark a table 'finished' or 'cancelled' (it leaves ``active_tables``)."""
         if status not in CLOSED:
             raise ValueError(f"a table closes as 'finished' or 'cancelled', not {status!r}")
-        async with self._write_lock:
-            await self._w.execute(_CLOSE_TABLE, (status, time.time(), table_id))
+        params = (status, time.time(), table_id)
+        await self._write(lambda conn: conn.execute(_CLOSE_TABLE, params))
 
     # -- results and stats ----------------------------------------------------
 
@@ -550,33 +560,33 @@ class Store:
         in the game's standings only.
         """
         code = _game_code(record.game)
-        humans = [p for p in record.players if p.user_id is not None]
-        users = [p.user_id for p in humans]
+        users = [p.user_id for p in record.players if p.user_id is not None]
         if len(set(users)) != len(users):
             raise ValueError("a user appears twice in one game")
         scopes = [0] if record.guild_id is None else [0, record.guild_id]
-        async with self._transaction() as db:
+        read = {"table_id": record.table_id, "game": code, "scope": scopes[-1], "users": json.dumps(users)}
+        game_row = (
+            record.table_id, record.guild_id, record.channel_id, record.game, record.started_at,
+            record.ended_at, record.seed, record.rounds, int(record.has_bots), int(record.rated),
+            len(record.players),
+        )
+
+        def record_(conn: sqlite3.Connection) -> int | None:
             current: dict[tuple[int, int], tuple[float, float]] = {}
-            for scope, user_id, mu, sigma in await db.execute_fetchall(
-                _RECORD_READ,
-                {"table_id": record.table_id, "game": code, "scope": scopes[-1], "users": json.dumps(users)},
-            ):
+            for scope, user_id, mu, sigma in conn.execute(_RECORD_READ, read):
                 if scope == -1:
-                    return None
+                    return None  # this table's game is already recorded
                 if mu is not None:
                     current[scope, user_id] = (mu, sigma)
-            rows = await db.execute_fetchall(_INSERT_GAME, (
-                record.table_id, record.guild_id, record.channel_id, record.game, record.started_at,
-                record.ended_at, record.seed, record.rounds, int(record.has_bots), int(record.rated),
-                len(record.players),
-            ))
-            game_id = int(list(rows)[0][0])
-            await db.executemany(_INSERT_RESULT, [
+            game_id = int(conn.execute(_INSERT_GAME, game_row).fetchone()[0])
+            conn.executemany(_INSERT_RESULT, [
                 (game_id, p.seat, p.user_id, p.name, p.score, p.place, json.dumps(p.stats))
                 for p in record.players
             ])
-            await db.executemany(_UPSERT_STATS, self._stats_rows(record, code, scopes, current))
-        return game_id
+            conn.executemany(_UPSERT_STATS, self._stats_rows(record, code, scopes, current))
+            return game_id
+
+        return await self._write(record_)
 
     @staticmethod
     def _stats_rows(
@@ -611,7 +621,7 @@ class Store:
         not on it: unrated, or fewer than ``MIN_GAMES`` games).
         """
         code = _game_code(game)
-        rows = list(await self._r.execute_fetchall(_PROFILE, {"g": code, "s": guild_id or 0, "u": user_id}))
+        rows = list(await self._r.execute_fetchall(_PROFILE, {"g": code, "s": guild_id or 0, "b": 0, "u": user_id}))
         if not rows:
             return None
         (name, games, wins, score_sum, rounds, rounds_won, bulls, hands_won, rated_games,
@@ -644,8 +654,8 @@ class Store:
         page_size: int = 10,
         min_games: int = MIN_GAMES,
         *,
-        after: tuple[float, int] | None = None,
-        before: tuple[float, int] | None = None,
+        after: str | None = None,
+        before: str | None = None,
     ) -> Page:
         """One page of a board (0-based *page*), or the page after/before a cursor.
 
@@ -665,7 +675,7 @@ class Store:
         sql = _BOARD_SQL[board]
         pos = max(page, 0) * page_size
         if after is not None or before is not None:
-            params["k"], params["u"] = after if after is not None else before  # type: ignore[misc]
+            params["k"] = after if after is not None else before
             rows = list(await self._r.execute_fetchall(sql["after" if after is not None else "before"], params))
             if before is not None:
                 rows.reverse()
@@ -676,7 +686,7 @@ class Store:
             pos = 0 if before is not None else -1
         rows = list(await self._r.execute_fetchall(sql["page"], {**params, "pos": pos})) if pos >= 0 else []
         if not rows:
-            total = int(list(await self._r.execute_fetchall(sql["ahead"], {**params, "k": 0, "u": 0}))[0][1])
+            total = int(list(await self._r.execute_fetchall(sql["total"], params))[0][0])
             if total == 0:
                 return Page([], 0, 0, 0)
             pos = (total - 1) // page_size * page_size
@@ -691,8 +701,8 @@ class Store:
         ]
         return Page(
             rows=out, page=ahead // page_size, pages=-(-total // page_size), total=total,
-            first=(rows[0][5], rows[0][0]) if rows else None,
-            last=(rows[-1][5], rows[-1][0]) if rows else None,
+            first=rows[0][5] if rows else None,
+            last=rows[-1][5] if rows else None,
         )
 
     async def _plain_page(self, params: dict[str, Any], min_games: int, page: int, page_size: int) -> Page:
@@ -758,8 +768,8 @@ class Store:
 
     async def set_guild_setting(self, guild_id: int, key: str, value: Any) -> None:
         """Set one setting (any JSON value)."""
-        async with self._write_lock:
-            await self._w.execute(_SET_GUILD_SETTING, (guild_id, key, json.dumps(value)))
+        params = (guild_id, key, json.dumps(value))
+        await self._write(lambda conn: conn.execute(_SET_GUILD_SETTING, params))
 
     # -- maintenance ---------------------------------------------------------
 
@@ -769,13 +779,13 @@ class Store:
         For repair, or after a bulk load done with the board triggers
         dropped (see ``bench/store.py``).
         """
-        async with self._transaction() as db:
+        def rebuild(conn: sqlite3.Connection) -> None:
             for name in BOARD_TRIGGER_NAMES:
-                await db.execute(f"DROP TRIGGER IF EXISTS {name}")
-            for statement in REBUILD_BUCKETS:
-                await db.execute(statement)
-            for statement in BOARD_TRIGGERS:
-                await db.execute(statement)
+                conn.execute(f"DROP TRIGGER IF EXISTS {name}")
+            for statement in (*REBUILD_BUCKETS, *BOARD_TRIGGERS):
+                conn.execute(statement)
+
+        await self._write(rebuild)
 
     async def integrity_check(self) -> list[str]:
         """``PRAGMA integrity_check`` plus ``foreign_key_check``; ['ok'] when sound."""

@@ -9,7 +9,9 @@ import aiosqlite
 import pytest
 
 from app import migrations
-from app.migrations import BOARDS, GAME_CODES, LATEST, MIN_GAMES, migrate, user_version
+from app.migrations import (
+    BOARDS, GAME_CODES, KEY_EXPR, LATEST, MIN_GAMES, ON_BOARD, VALUE_EXPR, migrate, user_version,
+)
 from app.store import GameRecord, PlayerResult, Store
 
 NIMMT = GAME_CODES["nimmt"]
@@ -340,82 +342,127 @@ async def test_scopes(store):
 # -- the order-statistic index against brute force --------------------------------------
 
 
+def _ranges(bounds, keys):
+    """Count the sorted *keys* in each range [bounds[i], bounds[i + 1])."""
+    edges = list(bounds) + ["~"]  # '~' sorts after every hex key
+    counts, i = [], 0
+    for lo, hi in zip(edges, edges[1:]):
+        n = 0
+        while i < len(keys) and keys[i] < hi:
+            assert keys[i] >= lo
+            n, i = n + 1, i + 1
+        counts.append(n)
+    return counts
+
+
 def _check_buckets(path):
-    """Every bucket's count equals the entries in its key range; ranks are exact."""
+    """Every bucket and group count equals the entries in its key range,
+    every group bound is a bucket bound and n counts its buckets; returns
+    the number of buckets."""
     db = sqlite3.connect(path)
     try:
+        scopes = db.execute("SELECT DISTINCT game, scope FROM stats").fetchall()
         for board, (_, col) in BOARDS.items():
-            scopes = db.execute("SELECT DISTINCT game, scope FROM stats").fetchall()
             for game, scope in scopes:
-                keys = db.execute(
-                    f"SELECT {col}, user_id FROM stats WHERE game = ? AND scope = ? AND {col} IS NOT NULL"
-                    f" ORDER BY {col}, user_id", (game, scope)).fetchall()
+                keys = [k for (k,) in db.execute(
+                    f"SELECT {col} FROM stats WHERE game = ? AND scope = ? AND {col} IS NOT NULL ORDER BY {col}",
+                    (game, scope))]
                 buckets = db.execute(
-                    "SELECT lo_k, lo_u, cnt FROM buckets WHERE game = ? AND scope = ? AND board = ?"
-                    " ORDER BY lo_k, lo_u", (game, scope, board)).fetchall()
-                assert buckets and buckets[0][:2] == (float("-inf"), 0)
-                assert sum(b[2] for b in buckets) == len(keys)
-                bounds = [b[:2] for b in buckets] + [(float("inf"), 0)]
-                i = 0
-                for (lo, hi), (_, _, cnt) in zip(zip(bounds, bounds[1:]), buckets):
-                    n = 0
-                    while i < len(keys) and keys[i] < hi:
-                        assert keys[i] >= lo
-                        n += 1
-                        i += 1
-                    assert n == cnt
-                    assert cnt <= migrations.BUCKET_MAX
+                    "SELECT lo, cnt FROM buckets WHERE game = ? AND scope = ? AND board = ? ORDER BY lo",
+                    (game, scope, board)).fetchall()
+                groups = db.execute(
+                    "SELECT lo, cnt, n FROM bucket_groups WHERE game = ? AND scope = ? AND board = ? ORDER BY lo",
+                    (game, scope, board)).fetchall()
+                assert buckets[0][0] == "" and groups[0][0] == ""
+                assert _ranges([lo for lo, _ in buckets], keys) == [cnt for _, cnt in buckets]
+                assert _ranges([g[0] for g in groups], keys) == [g[1] for g in groups]
+                bucket_bounds = [lo for lo, _ in buckets]
+                assert _ranges([g[0] for g in groups], bucket_bounds) == [g[2] for g in groups]
+                assert {g[0] for g in groups} <= set(bucket_bounds)
+                assert max(cnt for _, cnt in buckets) <= migrations.BUCKET_MAX
+                assert max(g[2] for g in groups) <= migrations.GROUP_MAX
         return db.execute("SELECT COUNT(*) FROM buckets").fetchone()[0]
     finally:
         db.close()
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-async def test_order_statistic_index_matches_brute_force(tmp_path, seed):
-    """Random stats rows, random updates (many bucket splits), then every rank
-    and sampled pages against ORDER BY."""
+@pytest.mark.parametrize("seed, limits", [(1, None), (2, None), (3, (8, 4)), (4, (16, 3))])
+async def test_order_statistic_index_matches_brute_force(tmp_path, monkeypatch, seed, limits):
+    """Random stats rows and random updates (many bucket and group splits),
+    then ranks, pages and cursors against a brute-force ORDER BY.
+
+    ``limits`` = (BUCKET_MAX, GROUP_MAX) swaps in triggers with tiny limits
+    so that a few thousand rows split buckets and groups many times."""
     rnd = random.Random(seed)
     path = str(tmp_path / "os.db")
     s = await Store.open(path, checkpoint_interval=None)
     try:
+        if limits:
+            monkeypatch.setattr(migrations, "BUCKET_MAX", limits[0])
+            monkeypatch.setattr(migrations, "GROUP_MAX", limits[1])
+            small = [t for board, (_, col) in BOARDS.items() for t in migrations._board_triggers(board, col)]
+
+            def swap(conn):
+                for name in migrations.BOARD_TRIGGER_NAMES:
+                    conn.execute(f"DROP TRIGGER {name}")
+                for sql in small:
+                    conn.execute(sql)
+
+            await s._write(swap)
         n = 3300 + rnd.randrange(400)
         users = rnd.sample(range(1, 10**6), n)
-        # direct inserts through the writer exercise the triggers exactly as record_game does
-        async with s._transaction() as db:
-            await db.executemany("INSERT INTO players (user_id, name) VALUES (?, ?)", [(u, f"p{u}") for u in users])
-            await db.executemany(
+        # writes straight to stats exercise the same triggers as record_game
+        players = [(u, f"p{u}") for u in users]
+        stats = [
+            (NIMMT, rnd.choice([0, 0, 7]), u, g, rnd.randint(0, g), *(
+                (rnd.choice([20.0, 25.0, rnd.uniform(10, 40)]), rnd.choice([2.0, rnd.uniform(1, 8)]))
+                if rnd.random() < 0.8 else (None, None)))
+            for u in users for g in [rnd.choice([1, 2, 4, 5, 6, rnd.randint(1, 60)])]
+        ]
+        await s._write(lambda conn: (
+            conn.executemany("INSERT INTO players (user_id, name) VALUES (?, ?)", players),
+            conn.executemany(
                 "INSERT INTO stats (game, scope, user_id, games, wins, mu, sigma) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(NIMMT, rnd.choice([0, 0, 7]), u, g, rnd.randint(0, g), *(
-                    (rnd.choice([20.0, 25.0, rnd.uniform(10, 40)]), rnd.choice([2.0, rnd.uniform(1, 8)]))
-                    if rnd.random() < 0.8 else (None, None)))
-                 for u in users for g in [rnd.choice([1, 2, 4, 5, 6, rnd.randint(1, 60)])]])
+                stats)))
         for _ in range(3):
-            async with s._transaction() as db:
-                await db.executemany(
-                    "UPDATE stats SET games = games + ?, wins = wins + ?, mu = ?, sigma = ? WHERE user_id = ?",
-                    [(d, rnd.randint(0, d), rnd.uniform(10, 40), rnd.uniform(1, 8), u)
-                     for u in rnd.sample(users, n // 3) for d in [rnd.randint(1, 4)]])
+            updates = [(d, rnd.randint(0, d), rnd.uniform(10, 40), rnd.uniform(1, 8), u)
+                       for u in rnd.sample(users, n // 3) for d in [rnd.randint(1, 4)]]
+            await s._write(lambda conn: conn.executemany(
+                "UPDATE stats SET games = games + ?, wins = wins + ?, mu = ?, sigma = ? WHERE user_id = ?", updates))
         assert _check_buckets(path) >= 4 * 2 + 6  # 8 sentinels + splits
+        if limits:
+            async with aiosqlite.connect(path) as db:
+                (groups,), = await db.execute_fetchall("SELECT COUNT(*) FROM bucket_groups")
+            assert groups > 4 * 2 * 10  # groups split too
 
         async def check():
             db = sqlite3.connect(path)
             for board, (name, col) in BOARDS.items():
                 for scope in (0, 7):
                     truth = db.execute(
-                        f"SELECT user_id, -{col} FROM stats WHERE game = ? AND scope = ? AND {col} IS NOT NULL"
-                        f" ORDER BY {col}, user_id", (NIMMT, scope)).fetchall()
+                        f"SELECT user_id, {VALUE_EXPR[board]} FROM stats"
+                        f" WHERE game = ? AND scope = ? AND {ON_BOARD[board]}"
+                        f" ORDER BY {KEY_EXPR[board]}, user_id", (NIMMT, scope)).fetchall()
                     guild = scope or None
-                    for i in rnd.sample(range(len(truth)), 150):
+                    for i in rnd.sample(range(len(truth)), 100):
                         assert await s.rank(truth[i][0], "nimmt", guild, by=name) == i + 1
                     for page in [0, 1, 2, *rnd.sample(range(len(truth) // 7 + 1), 10)]:
                         p = await s.leaderboard("nimmt", guild, by=name, page=page, page_size=7)
                         want = truth[page * 7:page * 7 + 7] or truth[(len(truth) - 1) // 7 * 7:]
                         assert [(r["user_id"], r["value"]) for r in p.rows] == want
+                        assert [r["rank"] for r in p.rows] == [
+                            truth.index(w) + 1 for w in want]
                         assert p.total == len(truth)
+                        nxt = await s.leaderboard("nimmt", guild, by=name, page_size=7, after=p.last)
+                        start = p.rows[-1]["rank"]
+                        assert [(r["rank"], r["user_id"]) for r in nxt.rows] == [
+                            (start + 1 + i, w[0]) for i, w in enumerate(truth[start:start + 7])
+                        ] or (start == len(truth) and nxt.rows == p.rows)
             db.close()
 
         await check()
         await s.rebuild_boards()
+        monkeypatch.undo()  # rebuilt with the real triggers and limits
         _check_buckets(path)
         await check()
         # record_game keeps working on a rebuilt index
