@@ -72,6 +72,9 @@ class CardBot(commands.Bot):
         restored = await self.tables.restore()
         log.info("restored %d table(s)", len(restored))
         self.tables.start_timers()
+        tables_cog = self.get_cog("Tables")
+        for table in restored:  # the last move before a stop may not have been drawn yet
+            tables_cog.redraw(table, repost=False, ping=False)
         if self.config.dev_guild:
             guild = discord.Object(self.config.dev_guild)
             self.tree.copy_global_to(guild=guild)

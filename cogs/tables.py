@@ -427,18 +427,18 @@ class TablesCog(commands.Cog, name="Tables"):
             if not presenter.lines and not presenter.need_thread:
                 break
 
-    def redraw(self, table: Table, *, new_thread: bool = False) -> None:
+    def redraw(self, table: Table, *, new_thread: bool = False, repost: bool = True, ping: bool = True) -> None:
         """Show the table again (its message or thread was deleted, or the bot restarted)."""
         if table.status != "playing":
             return
         presenter = self.presenters.setdefault(table.id, _Presenter())
         if new_thread:
             presenter.need_thread = presenter.again = True
-        presenter.repost = True
+        presenter.repost = presenter.repost or repost
         presenter.table_dirty = True
-        ping = self.ping_line(table, [{"type": "turn"}])
-        if ping:
-            presenter.lines.append(ping)
+        line = self.ping_line(table, [{"type": "turn"}]) if ping else None
+        if line:
+            presenter.lines.append(line)
         if presenter.sender is None or presenter.sender.done():
             presenter.sender = asyncio.get_running_loop().create_task(self._sender(table, presenter))
 
