@@ -280,3 +280,37 @@ async def test_turn_timer_plays_for_an_absent_player_until_they_are_back(world, 
         assert not table.seats[ana_seat].away
         await fd.wait_for(lambda: "ana is back" in t.log_text(), timeout=10)
         assert table.status == "playing"
+
+
+async def test_a_lost_answer_does_not_lose_the_move(world, tmp_path):
+    """Discord fails the answer to a click (5xx twice): the move is saved and
+    shown on the table; the player's next click simply sees the new state."""
+    from tests.fakediscord import NoAcknowledgement
+
+    fd = world.fd
+    people = [world.person("ana"), world.person("ben")]
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        t, table = await started_table(world, bot, people, rounds=1, turn_time=0)
+        mover = people[table.engine.to_move]
+        panel = (await t.click(mover, t.table_message(), f"table:{t.table_id}:hand")).message
+        stacks = select(panel, r"tsel:\d+:nstack:.*")
+        panel = (await t.choose(mover, panel, stacks["custom_id"], [stacks["options"][0]["value"]])).message
+        take = button(panel, r"table:\d+:ntake:.*")
+        version = table.version
+        fd.fail_next("POST", r"/interactions/\d+/[^/]+/callback", status=503, times=2)
+        with pytest.raises(NoAcknowledgement):
+            await fd.click(mover, panel, take["custom_id"])
+        # discord.py's third try comes after the 3-second window and is refused.
+        await fd.wait_for(lambda: sum(1 for q in fd.requests if q.path.endswith("/callback") and q.status == 503) == 2
+                          and any(q.path.endswith("/callback") and q.status == 404 for q in fd.requests), timeout=15)
+        fd.take_violations()  # the stand-in notes the missing answer; that was the point
+        assert table.version == version + 1  # the move happened and was saved
+        saved = [r for r in await bot.store.active_tables() if r.id == t.table_id][0]
+        assert len(saved.actions) == table.version
+        # The table shows it; the next player is pinged; the old panel answers with the new state.
+        nxt = people[table.engine.to_move]
+        await fd.wait_for(lambda: "took stack" in t.log_text(), timeout=10)
+        await fd.wait_for(lambda: fd.messages(t.thread)[-1].mentions == [nxt.id]
+                          or any(nxt.id in m.mentions for m in fd.messages(t.thread)[-2:]), timeout=10)
+        r = await t.click(mover, panel, take["custom_id"])
+        assert r.ack_type == 7 and "moved on" in r.message.text() and table.version == version + 1
