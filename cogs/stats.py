@@ -30,19 +30,31 @@ BOARD_SIZE = 10
 MIN_GAMES = 5
 
 
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.0f}%"
+def _pct(value: float | None, lang: str = "en") -> str:
+    """A win rate as the reader writes percentages.
+
+    >>> _pct(0.5), _pct(0.5, "de"), _pct(None)
+    ('50%', '50 %', '-')
+    """
+    return "-" if value is None else t(lang, "stats.percent", value=f"{100 * value:.0f}")
 
 
-def _num(value: float | None, digits: int = 1) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
+def _num(value: float | None, digits: int = 1, lang: str = "en") -> str:
+    """A decimal with the reader's decimal mark.
+
+    >>> _num(-5.75), _num(-5.75, lang="es"), _num(None)
+    ('-5.8', '-5,8', '-')
+    """
+    if value is None:
+        return "-"
+    return f"{value:.{digits}f}".replace(".", t(lang, "stats.decimal_mark"))
 
 
 def board_value(lang: str, by: str, row: dict[str, Any]) -> str:
     if by == "win_rate":
-        return _pct(row["value"])
+        return _pct(row["value"], lang)
     if by == "rating":
-        return _num(row["value"])
+        return _num(row["value"], lang=lang)
     return str(int(row["value"]))
 
 
@@ -104,15 +116,20 @@ class StatsCog(commands.Cog, name="Stats"):
                     game: app_commands.Choice[str] | None = None) -> None:
         lang = user_lang(interaction)
         target = user or interaction.user
+        shown = discord.utils.escape_markdown(target.display_name)
         key = game.value if game else "nimmt"
         await interaction.response.defer(ephemeral=True, thinking=True)
-        profile = await self.bot.store.profile(target.id, key, None)
-        local = await self.bot.store.profile(target.id, key, interaction.guild_id) if interaction.guild_id else None
+        try:
+            profile = await self.bot.store.profile(target.id, key, None)
+            local = await self.bot.store.profile(target.id, key, interaction.guild_id) if interaction.guild_id else None
+        except Exception:
+            log.exception("stats of %s failed", target.id)
+            return await reply(interaction, t(lang, "errors.unexpected"))
         if not profile or not profile.get("games"):
             return await interaction.followup.send(
-                t(lang, "stats.no_games", name=target.display_name, game=t(lang, f"{key}.title")), ephemeral=True)
+                t(lang, "stats.no_games", name=shown, game=t(lang, f"{key}.title")), ephemeral=True)
         profile = {**profile, "name": target.display_name, "game": key}
-        embed = discord.Embed(title=t(lang, "stats.title", name=target.display_name, game=t(lang, f"{key}.title")),
+        embed = discord.Embed(title=t(lang, "stats.title", name=shown, game=t(lang, f"{key}.title")),
                               colour=discord.Colour.green())
         embed.description = self.profile_text(lang, key, profile)
         if local and local.get("games"):
@@ -124,15 +141,16 @@ class StatsCog(commands.Cog, name="Stats"):
                                         ephemeral=True)
 
     def profile_text(self, lang: str, game: str, p: dict[str, Any]) -> str:
-        lines = [t(lang, "stats.games", games=p["games"], wins=p["wins"], rate=_pct(p.get("win_rate")))]
+        lines = [t(lang, "stats.games", games=p["games"], wins=p["wins"], rate=_pct(p.get("win_rate"), lang))]
         if p.get("ordinal") is not None:
             rank = p.get("rank")
-            lines.append(t(lang, "stats.rating", rating=_num(p["ordinal"]), mu=_num(p.get("mu")),
-                           sigma=_num(p.get("sigma")), rank=rank if rank else "-"))
+            lines.append(t(lang, "stats.rating", rating=_num(p["ordinal"], lang=lang),
+                           mu=_num(p.get("mu"), lang=lang), sigma=_num(p.get("sigma"), lang=lang),
+                           rank=rank if rank else "-"))
         else:
             lines.append(t(lang, "stats.unrated"))
         if game == "nimmt":
-            lines.append(t(lang, "stats.nimmt_line", avg=_num(p.get("avg_penalty_per_round")),
+            lines.append(t(lang, "stats.nimmt_line", avg=_num(p.get("avg_penalty_per_round"), lang=lang),
                            rounds=p.get("rounds_won") or 0, bulls=p.get("bulls_earned") or 0))
         else:
             lines.append(t(lang, "stats.garbage_line", hands=p.get("hands_won") or 0))
@@ -206,9 +224,14 @@ class StatsCog(commands.Cog, name="Stats"):
     async def history(self, interaction: discord.Interaction, user: discord.User | None = None) -> None:
         lang = user_lang(interaction)
         target = user or interaction.user
-        games = await self.bot.store.history(target.id, limit=10)
+        shown = discord.utils.escape_markdown(target.display_name)
+        try:
+            games = await self.bot.store.history(target.id, limit=10)
+        except Exception:
+            log.exception("history of %s failed", target.id)
+            return await reply(interaction, t(lang, "errors.unexpected"))
         if not games:
-            return await reply(interaction, t(lang, "stats.no_history", name=target.display_name))
+            return await reply(interaction, t(lang, "stats.no_history", name=shown))
         lines = []
         options = []
         for g in games:
@@ -216,11 +239,12 @@ class StatsCog(commands.Cog, name="Stats"):
             title = t(lang, f"{g['game']}.title")
             lines.append(t(lang, "stats.history_line", game=title, when=when, place=g["place"],
                            players=g["players"], score=g["score"]))
-            stamp = datetime.fromtimestamp(g["ended_at"], tz=timezone.utc).strftime("%Y-%m-%d")
+            # several games a day: the time (and score) tell the options apart
+            stamp = datetime.fromtimestamp(g["ended_at"], tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
             options.append(discord.SelectOption(
                 label=t(lang, "stats.history_option", game=title, place=g["place"], players=g["players"])[:100],
-                description=stamp, value=str(g["game_id"])))
-        embed = discord.Embed(title=t(lang, "stats.history_title", name=target.display_name),
+                description=f"{stamp} · {g['score']}"[:100], value=str(g["game_id"])))
+        embed = discord.Embed(title=t(lang, "stats.history_title", name=shown),
                               description="\n".join(lines), colour=discord.Colour.teal())
         view = discord.ui.View(timeout=None)
         view.add_item(HistorySelect(target.id, options, t(lang, "stats.history_pick")))
@@ -228,7 +252,11 @@ class StatsCog(commands.Cog, name="Stats"):
 
     async def show_game(self, interaction: discord.Interaction, game_id: int) -> None:
         lang = user_lang(interaction)
-        detail = await self.bot.store.game_detail(game_id)
+        try:
+            detail = await self.bot.store.game_detail(game_id)
+        except Exception:
+            log.exception("game %s failed", game_id)
+            return await reply(interaction, t(lang, "errors.unexpected"))
         if not detail:
             return await reply(interaction, t(lang, "stats.no_such_game"))
         title = t(lang, f"{detail['game']}.title")

@@ -407,7 +407,13 @@ async def test_stats_history_and_boards(world, tmp_path):
         assert [b["label"] for b in r.message.buttons()] == [t("es", "nimmt.page_prev"), t("es", "nimmt.page_next")]
         r = await fd.slash(sofia, world.channel, "stats", user=zoe)
         text = (await answer(r)).text()
-        assert t("es", "stats.games", games=6, wins=3, rate="50%") in text and t("es", "stats.this_server") in text
+        assert t("es", "stats.games", games=6, wins=3, rate="50 %") in text and t("es", "stats.this_server") in text
+        # numbers the Spanish way: decimal comma
+        assert re.search(r"Valoración: -?\d+,\d \(habilidad \d+,\d ± \d+,\d\) · puesto \d+", text), text
+        r = await fd.slash(sofia, world.channel, "leaderboard", by="win_rate", scope="global")
+        assert re.search(r"^1\. \S+ — \d+ % \(", description(r.message)), description(r.message)
+        r = await fd.slash(sofia, world.channel, "leaderboard", by="rating")
+        assert all(re.search(r" — -?\d+,\d \(\d+ partidas\)", line) for line in description(r.message).splitlines())
         r = await fd.slash(sofia, world.channel, "history", user=ben)
         assert r.message.embeds[0]["title"] == t("es", "stats.history_title", name="ben")
         assert select(r.message, r"hist:\d+")["placeholder"] == t("es", "stats.history_pick")
@@ -495,12 +501,16 @@ async def test_board_buttons_and_history_select_survive_a_restart(world, tmp_pat
     a message from before a restart, they still answer."""
     fd = world.fd
     zoe = world.person("zoe", locale="de")
+    odd = world.person("odd_*name*")
     players = [(SYNTH + i, f"p{i}") for i in range(14)] + [(zoe.id, "zoe")]
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
         seed = Seeder(bot.store)
         for i in range(0, 14, 2):
             await seed.game(world.guild.id, world.channel.id, [players[i], players[i + 1]])
         await seed.game(world.guild.id, world.channel.id, [players[0], (zoe.id, "zoe")])
+        # a name with markdown characters is shown as written
+        r = await fd.slash(odd, world.channel, "stats")
+        assert (await answer(r)).text() == t("en", "stats.no_games", name=r"odd\_\*name\*", game="11 nimmt!")
         board = (await fd.slash(zoe, world.channel, "leaderboard", by="games")).message
         history = (await fd.slash(zoe, world.channel, "history")).message
         assert t("de", "stats.page", page=1, pages=2) in footer(board)
@@ -515,6 +525,7 @@ async def test_board_buttons_and_history_select_survive_a_restart(world, tmp_pat
         assert t("de", "stats.your_rank", rank=15) in footer(r.message)
         assert rows[-1][1].startswith("zoe — 1 ") and rows[-1][1].endswith("**")
         pick = select(history, r"hist:\d+")
+        assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC · \d+", pick["options"][0]["description"])
         r = await fd.select(zoe, history, pick["custom_id"], [pick["options"][0]["value"]])
         detail = await answer(r)
         assert detail.embeds[0]["title"].startswith("11 nimmt! — ")
