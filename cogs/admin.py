@@ -69,6 +69,7 @@ class AdminCog(commands.Cog, name="Admin"):
     @app_commands.command(name=_("sync", key="commands.sync.name"),
                           description=_("Owner only: publish the slash commands to every server",
                                         key="commands.sync.description"))
+    @app_commands.default_permissions(administrator=True)  # hidden from ordinary members; the owner check decides
     async def sync(self, interaction: discord.Interaction) -> None:
         lang = user_lang(interaction)
         if not await self.bot.is_owner(interaction.user):

@@ -93,9 +93,16 @@ async def test_settings_need_manage_server(world, tmp_path):
 
 
 async def test_sync_is_for_the_owner_only(world, tmp_path):
+    """Discord hides /settings and /sync from members without Manage Server /
+    Administrator; a non-owner administrator running /sync is refused."""
     fd = world.fd
     admin = world.person("admin", administrator=True)
     async with running_bot(fd, tmp_path / "bot.db", world.guild):
+        by_name = {c["name"]: c for c in fd.commands(world.guild)}
+        assert int(by_name["settings"]["default_member_permissions"]) == (discord.Permissions(manage_guild=True).value)
+        assert int(by_name["sync"]["default_member_permissions"]) == (discord.Permissions(administrator=True).value)
+        for name in ("rules", "stats", "leaderboard", "history", "nimmt"):
+            assert by_name[name].get("default_member_permissions") is None, name
         assert fd.commands(None) == []
         r = await fd.slash(admin, world.channel, "sync")
         assert r.ack_type == 4 and r.ephemeral and r.message.ephemeral_to == admin.id

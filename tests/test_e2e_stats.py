@@ -482,6 +482,12 @@ async def test_computer_games_rated_only_when_the_server_says(world, tmp_path):
         assert re.search(r"Rating: -?\d+\.\d \(skill \d+\.\d ± \d+\.\d\) · rank -", text), text
         assert t("en", "stats.unrated") not in text
 
+        # computer players are never on a board, rated game or not
+        for by in ("games", "wins"):
+            r = await fd.slash(cara, world.channel, "leaderboard", by=by)
+            assert [row[1] for row in board_rows(r.message)] == ["cara"]
+            assert t("en", "stats.your_rank", rank=1) in footer(r.message)
+
         # and off again
         r = await fd.slash(max_, world.channel, "settings rated_computers", enabled=False)
         assert r.ephemeral and r.message.text() == t("en", "admin.rated_off")
