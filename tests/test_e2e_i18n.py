@@ -37,6 +37,7 @@ async def test_each_player_sees_their_language_the_table_the_servers(world, tmp_
     fd = world.fd
     sofia = world.person("sofia", locale="es-419")
     dieter = world.person("dieter", locale="de")
+    pablo = world.person("pablo", locale="es-ES")  # watches
     async with running_bot(fd, tmp_path / "bot.db", world.guild):
         # A refusal before the game: each in their own language.
         t0 = await open_table(fd, sofia, world.channel, "nimmt new", seats=2, rounds=1, turn_time=0)
@@ -47,12 +48,25 @@ async def test_each_player_sees_their_language_the_table_the_servers(world, tmp_
         assert r.ephemeral and r.message.text() == t("de", "errors.channel_busy", table=t0.table_id)
         r = await t0.click(sofia, t0.lobby, f"table:{t0.table_id}:leave")
         assert r.ephemeral and r.message.text() == t("es", "errors.host_cannot_leave")
+        r = await t0.click(dieter, t0.lobby, f"table:{t0.table_id}:join")
+        assert r.ack_type == 7
+        t0.lobby = r.message
+        r = await t0.click(dieter, t0.lobby, f"table:{t0.table_id}:start")
+        assert r.ephemeral and r.message.text() == t("de", "errors.host_only")
+        r = await t0.click(pablo, t0.lobby, f"table:{t0.table_id}:leave")
+        assert r.ephemeral and r.message.text() == t("es", "errors.not_seated")
         r = await t0.click(sofia, t0.lobby, f"table:{t0.table_id}:cancel")
         assert r.ack_type == 7 and t("en", "table.cancelled") in r.message.text()
 
         # The game itself.
-        game = await full_game(fd, world.channel, sofia, [dieter],
-                               langs={sofia.id: "es", dieter.id: "de"}, table_lang="en")
+        async def watcher_clicks(table: Any) -> None:
+            # someone not seated asks for a hand: told off in Spanish
+            r = await table.click(pablo, table.table_message(), f"table:{table.table_id}:hand")
+            assert r.ephemeral and r.message.text() == t("es", "errors.not_seated")
+            assert table.table_message().buttons()[0]["label"] == t("en", "nimmt.my_hand")
+
+        game = await full_game(fd, world.channel, sofia, [dieter], langs={sofia.id: "es", dieter.id: "de"},
+                               table_lang="en", while_playing=watcher_clicks)
         assert set(final_standings(game, "en")) == {"sofia", "dieter"}
         for user, lang in ((sofia, "es"), (dieter, "de")):
             seen = panels(fd, user, game.table_id)
@@ -110,6 +124,17 @@ async def test_server_language_override(world, tmp_path):
         assert t("de", "table.lobby_seats", taken=2, seats=2) in r.message.text()
         r = await t2.click(sofia, t2.lobby, f"table:{t2.table_id}:cancel")
         assert r.ack_type == 7 and t("de", "table.cancelled") in r.message.text()
+
+        # a whole game under the German setting: German thread, each panel its reader's
+        game = await full_game(fd, world.channel, sofia, [max_], langs={sofia.id: "es", max_.id: "en"},
+                               table_lang="de")
+        log = game.log_text()
+        assert t("de", "table.game_started", game="11 nimmt!") in log and "Spielende!" in log
+        assert "Game over" not in log and "Fin de la partida" not in log
+        assert set(final_standings(game, "de")) == {"sofia", "max"}
+        for user, lang in ((sofia, "es"), (max_, "en")):
+            seen = panels(fd, user, game.table_id)
+            assert seen and all(e["title"] == t(lang, "nimmt.panel_title", table=game.table_id) for e in seen)
 
         # an administrator (Spanish) sets Spanish, then auto
         r = await fd.slash(admin, world.channel, "settings language", language="es")

@@ -80,7 +80,8 @@ async def play_game(fd: Any, t_: Table, people: dict[Any, str], table_lang: str 
 
 
 async def full_game(fd: Any, channel: Any, host: Any, others: list[Any], *, computers: int = 0,
-                    langs: dict[int, str] | None = None, table_lang: str = "en") -> Table:
+                    langs: dict[int, str] | None = None, table_lang: str = "en",
+                    while_playing: Any = None) -> Table:
     """Open a 1-round table, seat everyone, start, play it to the end."""
     langs = langs or {}
     seats = 1 + len(others) + computers
@@ -90,6 +91,8 @@ async def full_game(fd: Any, channel: Any, host: Any, others: list[Any], *, comp
     assert r.ack_type == 7, r
     await t_.wait_thread()
     await fd.wait_for(t_.table_message, timeout=10)
+    if while_playing is not None:
+        await while_playing(t_)
     await play_game(fd, t_, {u: langs.get(u.id, "en") for u in [host, *others]}, table_lang)
     return t_
 
