@@ -46,6 +46,8 @@ each costing a scan of the board's bucket rows (~N / 700) plus fewer than
 """
 from __future__ import annotations
 
+import re
+
 import aiosqlite
 
 #: games with fewer than this many games are left off the rating and win-rate
@@ -90,10 +92,22 @@ ON_BOARD: dict[int, str] = {
 }
 
 
-def sort_key(board: int, on_board: str | None = None) -> str:
-    """SQL of *board*'s sort key (NULL when off the board)."""
+def sort_key(board: int, on_board: str | None = None, **columns: str) -> str:
+    """SQL of *board*'s sort key (NULL when off the board).
+
+    ``columns`` replaces the column names games, wins, mu, sigma, user_id
+    by other SQL (e.g. the values after an upsert).
+
+    >>> sort_key(1)
+    "CASE WHEN 1 THEN printf('%016X%016X', 4611686018427387904 - wins, user_id) END"
+    >>> sort_key(1, wins="NEW.wins", user_id="NEW.user_id")
+    "CASE WHEN 1 THEN printf('%016X%016X', 4611686018427387904 - NEW.wins, NEW.user_id) END"
+    """
     cond = ON_BOARD[board] if on_board is None else on_board
-    return f"CASE WHEN {cond} THEN printf('%016X%016X', {KEY_EXPR[board]}, user_id) END"
+    sql = f"CASE WHEN {cond} THEN printf('%016X%016X', {KEY_EXPR[board]}, user_id) END"
+    if columns:
+        sql = re.sub(r"\b(games|wins|mu|sigma|user_id)\b", lambda m: columns.get(m[1], m[1]), sql)
+    return sql
 
 
 #: numeric codes of the games in ``stats`` / ``buckets`` (kept small: they
@@ -224,6 +238,8 @@ BOARD_TRIGGER_NAMES: tuple[str, ...] = tuple(
 )
 
 _SET_KEYS = ", ".join(f"{col} = {sort_key(board)}" for board, (_, col) in BOARDS.items())
+_NEW = {c: f"NEW.{c}" for c in ("games", "wins", "mu", "sigma", "user_id")}
+_KEYS_STALE = " OR ".join(f"NEW.{col} IS NOT {sort_key(board, **_NEW)}" for board, (_, col) in BOARDS.items())
 
 _V2 = (
     """
@@ -298,15 +314,16 @@ _V2 = (
     "CREATE INDEX stats_rate ON stats (game, scope, k_rate) WHERE k_rate IS NOT NULL",
     "CREATE INDEX stats_games ON stats (game, scope, k_games)",
     # The sort keys are plain columns (an index on a generated column is not
-    # covering in SQLite 3.40), set from the counters by these two triggers.
+    # covering in SQLite 3.40).  The store's upsert writes them with the
+    # counters; these triggers repair them after any other write.
     f"""
-    CREATE TRIGGER stats_keys_ins AFTER INSERT ON stats BEGIN
+    CREATE TRIGGER stats_keys_ins AFTER INSERT ON stats WHEN {_KEYS_STALE} BEGIN
         UPDATE stats SET {_SET_KEYS}
         WHERE game = NEW.game AND scope = NEW.scope AND user_id = NEW.user_id;
     END
     """,
     f"""
-    CREATE TRIGGER stats_keys_upd AFTER UPDATE OF games, wins, mu, sigma ON stats BEGIN
+    CREATE TRIGGER stats_keys_upd AFTER UPDATE OF games, wins, mu, sigma ON stats WHEN {_KEYS_STALE} BEGIN
         UPDATE stats SET {_SET_KEYS}
         WHERE game = NEW.game AND scope = NEW.scope AND user_id = NEW.user_id;
     END

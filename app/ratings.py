@@ -5,6 +5,12 @@ the model's default rating, which is never stored, so beating computers
 moves a rating only a little (and only in games the caller marks rated).
 The board shows the conservative ``ordinal = mu - 3 sigma``.
 
+:func:`rate` is openskill 6's ``PlackettLuce().rate`` (default parameters,
+one-player teams) written out flat: the library builds several objects per
+player (each with a uuid4) and deep-copies them, which cost ~50 us per game
+and scope on the recording path; this costs a few.  tests/test_store.py
+checks it against openskill on random games.
+
 >>> new = rate([(25.0, 25 / 3), (25.0, 25 / 3)], [1, 2])
 >>> new[0][0] > 25.0 > new[1][0]
 True
@@ -13,13 +19,15 @@ True
 """
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
-from openskill.models import PlackettLuce
-
-_MODEL = PlackettLuce()
-DEFAULT_MU: float = _MODEL.mu
-DEFAULT_SIGMA: float = _MODEL.sigma
+# openskill.models.PlackettLuce defaults
+DEFAULT_MU: float = 25.0
+DEFAULT_SIGMA: float = 25.0 / 3.0
+BETA: float = 25.0 / 6.0
+TAU: float = 25.0 / 300.0
+KAPPA: float = 0.0001
 
 
 def ordinal(mu: float, sigma: float) -> float:
@@ -28,9 +36,26 @@ def ordinal(mu: float, sigma: float) -> float:
 
 
 def rate(ratings: Sequence[tuple[float, float]], places: Sequence[int]) -> list[tuple[float, float]]:
-    """New ``(mu, sigma)`` per entry after one game finishing at *places*."""
-    if len(ratings) < 2:
+    """New ``(mu, sigma)`` per entry after one game finishing at *places* (1 = first)."""
+    n = len(ratings)
+    if n < 2:
         return list(ratings)
-    teams = [[_MODEL.rating(mu=mu, sigma=sigma)] for mu, sigma in ratings]
-    out = _MODEL.rate(teams, ranks=list(places))
-    return [(team[0].mu, team[0].sigma) for team in out]
+    mus = [mu for mu, _ in ratings]
+    var = [sigma * sigma + TAU * TAU for _, sigma in ratings]  # sigma corrected by tau, squared
+    c = math.sqrt(sum(var) + n * BETA * BETA)
+    e = [math.exp(mu / c) for mu in mus]
+    # sum_q[q]: sum of e over everyone placed at q's place or worse; a[q]: ties at q's place
+    sum_q = [sum(e[i] for i in range(n) if places[i] >= places[q]) for q in range(n)]
+    a = [sum(1 for s in range(n) if places[s] == places[q]) for q in range(n)]
+    out = []
+    for i in range(n):
+        omega = delta = 0.0
+        for q in range(n):
+            if places[q] <= places[i]:
+                p = e[i] / sum_q[q]
+                delta += p * (1.0 - p) / a[q]
+                omega += ((1.0 - p) if q == i else -p) / a[q]
+        omega *= var[i] / c
+        delta *= var[i] / (c * c) * (math.sqrt(var[i]) / c)  # gamma = sigma / c
+        out.append((mus[i] + omega, math.sqrt(var[i]) * math.sqrt(max(1.0 - delta, KAPPA))))
+    return out

@@ -68,6 +68,8 @@ __all__ = ["Store", "TableRecord", "GameRecord", "PlayerResult", "Page", "GUILD_
 ACTIVE = ("lobby", "playing")
 CLOSED = ("finished", "cancelled")
 GUILD_DEFAULTS: dict[str, Any] = {"language": None, "rate_bot_games": False}
+#: most games recorded in one transaction (group commit)
+RECORD_BATCH = 64
 BOARD_NUMBERS = {name: number for number, (name, _) in BOARDS.items()}
 _CODE_GAMES = {code: name for name, code in GAME_CODES.items()}
 
@@ -141,6 +143,7 @@ _PRAGMAS = (
     "PRAGMA wal_autocheckpoint = 0",
     "PRAGMA busy_timeout = 5000",
     "PRAGMA temp_store = MEMORY",
+    "PRAGMA secure_delete = FAST",
     "PRAGMA cache_size = -{cache_kib}",
     "PRAGMA mmap_size = {mmap_bytes}",
 )
@@ -184,10 +187,22 @@ _INSERT_RESULT = """
 INSERT INTO game_players (game_id, seat, user_id, name, score, place, stats)
 VALUES (?, ?, ?, ?, ?, ?, ?)
 """
-_UPSERT_STATS = """
+# After the upsert the four sort keys must match the new counters: a new
+# row computes them from its own values, an existing one from the values
+# the DO UPDATE is writing (there, bare names are the OLD values).
+_AFTER_UPSERT = {
+    "games": "(games + 1)",
+    "wins": "(wins + excluded.wins)",
+    "mu": "coalesce(excluded.mu, mu)",
+    "sigma": "coalesce(excluded.sigma, sigma)",
+}
+_UPSERT_STATS = f"""
 INSERT INTO stats (game, scope, user_id, games, wins, score_sum, rounds, rounds_won,
-                   bulls_earned, hands_won, rated_games, mu, sigma)
-VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                   bulls_earned, hands_won, rated_games, mu, sigma, k_rating, k_wins, k_rate, k_games)
+SELECT *, {", ".join(sort_key(board) for board in BOARDS)}
+FROM (SELECT ? AS game, ? AS scope, ? AS user_id, 1 AS games, ? AS wins, ? AS score_sum, ? AS rounds,
+             ? AS rounds_won, ? AS bulls_earned, ? AS hands_won, ? AS rated_games, ? AS mu, ? AS sigma)
+WHERE true
 ON CONFLICT (game, scope, user_id) DO UPDATE SET
     games = games + 1,
     wins = wins + excluded.wins,
@@ -198,7 +213,8 @@ ON CONFLICT (game, scope, user_id) DO UPDATE SET
     hands_won = hands_won + excluded.hands_won,
     rated_games = rated_games + excluded.rated_games,
     mu = coalesce(excluded.mu, mu),
-    sigma = coalesce(excluded.sigma, sigma)
+    sigma = coalesce(excluded.sigma, sigma),
+    {", ".join(f"{col} = {sort_key(board, **_AFTER_UPSERT)}" for board, (_, col) in BOARDS.items())}
 """
 
 
@@ -387,6 +403,8 @@ class Store:
     def __init__(self, w: aiosqlite.Connection, r: aiosqlite.Connection, c: aiosqlite.Connection) -> None:
         self._w, self._r, self._c = w, r, c
         self._checkpointer: asyncio.Task[None] | None = None
+        self._pending: list[tuple[GameRecord, asyncio.Future[int | None]]] = []
+        self._recorder: asyncio.Task[None] | None = None
 
     # -- lifecycle -----------------------------------------------------------
 
@@ -442,6 +460,8 @@ class Store:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._checkpointer
             self._checkpointer = None
+        if self._recorder is not None:
+            await self._recorder  # games already handed to record_game are written
         with contextlib.suppress(Exception):
             await self._c.execute("PRAGMA wal_checkpoint(PASSIVE)")
         for db in (self._r, self._c, self._w):
@@ -558,35 +578,74 @@ class Store:
         update in the global scope and the guild's; ratings only if
         ``record.rated``.  Computer players (``user_id`` None) are stored
         in the game's standings only.
+
+        Group commit: games recorded while a recording transaction is
+        running wait and go together into the next one (up to
+        ``RECORD_BATCH``), each inside its own SAVEPOINT, so a bad record
+        fails alone.  A lone call costs one transaction, as before.
         """
-        code = _game_code(record.game)
+        _game_code(record.game)
         users = [p.user_id for p in record.players if p.user_id is not None]
         if len(set(users)) != len(users):
             raise ValueError("a user appears twice in one game")
+        future: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
+        self._pending.append((record, future))
+        if self._recorder is None or self._recorder.done():
+            self._recorder = asyncio.create_task(self._record_pending())
+        return await future
+
+    async def _record_pending(self) -> None:
+        while self._pending:
+            batch, self._pending = self._pending[:RECORD_BATCH], self._pending[RECORD_BATCH:]
+            try:
+                results = await self._write(self._record_batch, [record for record, _ in batch])
+            except BaseException as exc:  # the transaction failed as a whole
+                results = [exc] * len(batch)
+            for (_, future), result in zip(batch, results):
+                if future.done():  # the caller gave up waiting
+                    continue
+                if isinstance(result, BaseException):
+                    future.set_exception(result)
+                else:
+                    future.set_result(result)
+
+    @classmethod
+    def _record_batch(cls, conn: sqlite3.Connection, records: list[GameRecord]) -> list[Any]:
+        """Worker thread, inside the transaction: each record in a savepoint."""
+        out: list[Any] = []
+        for record in records:
+            conn.execute("SAVEPOINT record_game")
+            try:
+                out.append(cls._record_one(conn, record))
+            except Exception as exc:
+                conn.execute("ROLLBACK TO record_game")
+                out.append(exc)
+            conn.execute("RELEASE record_game")
+        return out
+
+    @classmethod
+    def _record_one(cls, conn: sqlite3.Connection, record: GameRecord) -> int | None:
+        code = _game_code(record.game)
         scopes = [0] if record.guild_id is None else [0, record.guild_id]
+        users = [p.user_id for p in record.players if p.user_id is not None]
         read = {"table_id": record.table_id, "game": code, "scope": scopes[-1], "users": json.dumps(users)}
-        game_row = (
+        current: dict[tuple[int, int], tuple[float, float]] = {}
+        for scope, user_id, mu, sigma in conn.execute(_RECORD_READ, read):
+            if scope == -1:
+                return None  # this table's game is already recorded
+            if mu is not None:
+                current[scope, user_id] = (mu, sigma)
+        game_id = int(conn.execute(_INSERT_GAME, (
             record.table_id, record.guild_id, record.channel_id, record.game, record.started_at,
             record.ended_at, record.seed, record.rounds, int(record.has_bots), int(record.rated),
             len(record.players),
-        )
-
-        def record_(conn: sqlite3.Connection) -> int | None:
-            current: dict[tuple[int, int], tuple[float, float]] = {}
-            for scope, user_id, mu, sigma in conn.execute(_RECORD_READ, read):
-                if scope == -1:
-                    return None  # this table's game is already recorded
-                if mu is not None:
-                    current[scope, user_id] = (mu, sigma)
-            game_id = int(conn.execute(_INSERT_GAME, game_row).fetchone()[0])
-            conn.executemany(_INSERT_RESULT, [
-                (game_id, p.seat, p.user_id, p.name, p.score, p.place, json.dumps(p.stats))
-                for p in record.players
-            ])
-            conn.executemany(_UPSERT_STATS, self._stats_rows(record, code, scopes, current))
-            return game_id
-
-        return await self._write(record_)
+        )).fetchone()[0])
+        conn.executemany(_INSERT_RESULT, [
+            (game_id, p.seat, p.user_id, p.name, p.score, p.place, json.dumps(p.stats))
+            for p in record.players
+        ])
+        conn.executemany(_UPSERT_STATS, cls._stats_rows(record, code, scopes, current))
+        return game_id
 
     @staticmethod
     def _stats_rows(

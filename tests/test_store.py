@@ -477,3 +477,54 @@ async def test_integrity_after_league(store, tmp_path):
     await _league(store, n_games=30)
     assert await store.integrity_check() == ["ok"]
     _check_buckets(str(tmp_path / "bot.db"))
+
+
+async def test_upsert_writes_the_sort_keys_itself(store, tmp_path):
+    """record_game's upsert keeps the keys right without the repair triggers
+    (which only exist for other writers)."""
+    await store._write(lambda conn: [conn.execute(f"DROP TRIGGER {t}") for t in ("stats_keys_ins", "stats_keys_upd")])
+    await _league(store, n_games=40)
+    await store.record_game(nimmt_game(99, [(1, 1, 0), (2, 2, 5)], rated=False))
+    stale = " OR ".join(f"{col} IS NOT {migrations.sort_key(board)}" for board, (_, col) in BOARDS.items())
+    async with aiosqlite.connect(str(tmp_path / "bot.db")) as db:
+        assert list(await db.execute_fetchall(f"SELECT COUNT(*) FROM stats WHERE {stale}")) == [(0,)]
+        assert list(await db.execute_fetchall("SELECT COUNT(*) FROM stats WHERE k_games IS NULL")) == [(0,)]
+    _check_buckets(str(tmp_path / "bot.db"))
+
+
+def test_rate_matches_openskill():
+    """app.ratings.rate is openskill's PlackettLuce, written out flat."""
+    from openskill.models import PlackettLuce
+
+    from app import ratings
+
+    model = PlackettLuce()
+    assert (ratings.DEFAULT_MU, ratings.DEFAULT_SIGMA) == (model.mu, model.sigma)
+    rnd = random.Random(7)
+    for _ in range(500):
+        n = rnd.randint(2, 6)
+        before = [(rnd.uniform(0, 50), rnd.uniform(0.3, 9)) for _ in range(n)]
+        places = [rnd.randint(1, n) for _ in range(n)]
+        want = model.rate([[model.rating(mu=m, sigma=s)] for m, s in before], ranks=list(places))
+        got = ratings.rate(before, places)
+        for (mu, sigma), (team,) in zip(got, want):
+            assert mu == pytest.approx(team.mu, abs=1e-9) and sigma == pytest.approx(team.sigma, abs=1e-9)
+
+
+async def test_group_commit_isolates_a_bad_record(store):
+    """Concurrent record_game calls share a transaction; one failing record
+    (NOT NULL name) is rolled back alone."""
+    bad = nimmt_game(2, [(3, 1, 0), (4, 2, 5)])
+    bad = GameRecord(**{**bad.__dict__, "players": [
+        PlayerResult(**{**bad.players[0].__dict__, "name": None}), bad.players[1]]})
+    results = await asyncio.gather(
+        store.record_game(nimmt_game(1, [(1, 1, 0), (2, 2, 5)])),
+        store.record_game(bad),
+        store.record_game(nimmt_game(3, [(1, 2, 4), (2, 1, 1)])),
+        return_exceptions=True,
+    )
+    assert isinstance(results[0], int) and isinstance(results[2], int)
+    assert isinstance(results[1], sqlite3.IntegrityError)
+    assert await store.profile(3, "nimmt") is None and await store.profile(4, "nimmt") is None
+    assert (await store.profile(1, "nimmt"))["games"] == 2
+    assert await store.record_game(nimmt_game(2, [(3, 1, 0), (4, 2, 5)])) is not None  # table 2 was not recorded
