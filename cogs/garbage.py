@@ -43,6 +43,11 @@ class GarbageUI:
 
     async def table_message(self, table: Table, lang: str) -> TableMessage:
         view = table.engine.view(None)  # type: ignore[union-attr]
+        if view["phase"] == "over":
+            # The game's winner filled their single slot; the engine counts 0 slots left, but the
+            # table shows the filled slot (not an empty layout and "1/0 face up").
+            for player in view["players"]:
+                player["slots"] = max(player["slots"], len(player["layout"]))
         names = [seat.name for seat in table.seats]
         labels = {k: t(lang, f"render.{k}") for k in render.GARBAGE_TABLE_LABELS}
         image = await asyncio.get_running_loop().run_in_executor(None, render.render_garbage_table, view, names, labels)
@@ -126,6 +131,8 @@ class GarbageUI:
                 lines.append(t(lang, "garbage.reshuffle", count=e["count"]))
             elif kind == "hand_won":
                 flush()
+                if e["slots"] == 0:
+                    continue  # the last hand: there is no next hand; game_over announces the win
                 lines.append(t(lang, "garbage.hand_won", name=name(e["seat"]), hand=e["hand"], count=e["slots"]))
             elif kind == "hand_start":
                 flush()
