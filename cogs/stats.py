@@ -135,7 +135,11 @@ class StatsCog(commands.Cog, name="Stats"):
         if local and local.get("games"):
             embed.add_field(name=t(lang, "stats.this_server"), value=self.profile_text(lang, key, local), inline=False)
         labels = {k: t(lang, f"render.{k}") for k in render.PROFILE_LABELS}
-        image = await asyncio.get_running_loop().run_in_executor(None, render.render_profile, profile, labels)
+        try:
+            image = await asyncio.get_running_loop().run_in_executor(None, render.render_profile, profile, labels)
+        except Exception:  # e.g. a name the font engine cannot lay out: the figures still go out
+            log.exception("profile card of %s could not be drawn", target.id)
+            return await interaction.followup.send(embed=embed, ephemeral=True)
         embed.set_image(url="attachment://profile.png")
         await interaction.followup.send(embed=embed, file=discord.File(io.BytesIO(image), "profile.png"),
                                         ephemeral=True)

@@ -549,3 +549,17 @@ def board_rows_any(message: Any) -> list[tuple[int, str]]:
         assert m, line
         out.append((int(m.group(1)), m.group(2)))
     return out
+
+
+async def test_stats_answer_even_when_the_card_cannot_be_drawn(world, tmp_path):
+    """A display name the image renderer chokes on (a paragraph separator)
+    still gets its figures from /stats instead of an endless "thinking"."""
+    fd = world.fd
+    odd = world.person("para\u2029graph")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        await Seeder(bot.store).game(world.guild.id, world.channel.id,
+                                     [(odd.id, "para\u2029graph"), (SYNTH, "other")])
+        r = await fd.slash(odd, world.channel, "stats")
+        assert r.ack_type == 5 and r.ephemeral
+        text = (await answer(r)).text()
+        assert t("en", "stats.games", games=1, wins=1, rate="100%") in text
