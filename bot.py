@@ -42,6 +42,7 @@ class CardBot(commands.Bot):
         self.sync_global = sync_global
         self.store: Any = None
         self.tables: Any = None
+        self._redraw_task: asyncio.Task[None] | None = None
 
     async def setup_hook(self) -> None:
         from app.store import Store
@@ -72,9 +73,8 @@ class CardBot(commands.Bot):
         restored = await self.tables.restore()
         log.info("restored %d table(s)", len(restored))
         self.tables.start_timers()
-        tables_cog = self.get_cog("Tables")
-        for table in restored:  # the last move before a stop may not have been drawn yet
-            tables_cog.redraw(table, repost=False, ping=False)
+        if restored:  # drawn once connected: opening a missing thread needs the server cached
+            self._redraw_task = asyncio.get_running_loop().create_task(self._redraw_restored(restored))
         if self.config.dev_guild:
             guild = discord.Object(self.config.dev_guild)
             self.tree.copy_global_to(guild=guild)
@@ -83,6 +83,13 @@ class CardBot(commands.Bot):
         if self.sync_global:
             synced = await self.tree.sync()
             log.info("synced %d command(s) globally", len(synced))
+
+    async def _redraw_restored(self, restored: list[Any]) -> None:
+        await self.wait_until_ready()
+        tables_cog = self.get_cog("Tables")
+        for table in restored:  # the last move before a stop may not have been drawn yet
+            # No thread yet: the Start was never shown, so the first ping was not sent either.
+            tables_cog.redraw(table, repost=False, ping=not table.thread_id)
 
     async def close(self) -> None:
         if self.tables is not None:

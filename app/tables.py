@@ -196,6 +196,12 @@ class TableManager:
                 except Exception:  # a corrupt row must not stop the other tables
                     log.exception("table %s could not be replayed; it is left out", table.id)
                     continue
+                if table.engine.over:  # stopped after the last move, before the result was recorded
+                    table.status = "finished"
+                    table.turn_deadline = None
+                    await self._record(table)  # at most once per table
+                    await self.store.close_table(table.id, "finished")
+                    continue
             self.tables[table.id] = table
             restored.append(table)
         return restored
@@ -417,9 +423,9 @@ class TableManager:
         assert table.engine is not None
         self._new_turn(table, events=events)
         if table.engine.over:
-            table.status = "finished"
             table.turn_deadline = None
-            await self._save(table)
+            await self._save(table)  # still 'playing': a stop before the close finishes it at restore
+            table.status = "finished"
             await self._record(table)
             await self.store.close_table(table.id, "finished")
         else:

@@ -285,7 +285,11 @@ class TablesCog(commands.Cog, name="Tables"):
                 host_id=interaction.user.id, host_name=interaction.user.display_name,
                 seats=seats, rounds=rounds, turn_time=turn_time, locale=table_lang)
         except TableError as error:
-            return await reply(interaction, self.error_text(lang, error))
+            orphan = self.manager.in_channel(channel.id)
+            if not (error.code == "channel_busy" and orphan is not None and orphan.status == "lobby"
+                    and not orphan.messages.get("lobby")):
+                return await reply(interaction, self.error_text(lang, error))
+            table = orphan  # saved, but its message was never posted (a stop in between): post it now
         try:
             response = await interaction.response.send_message(
                 embed=self.lobby_embed(table), view=self.lobby_view(table))
@@ -434,6 +438,8 @@ class TablesCog(commands.Cog, name="Tables"):
         presenter = self.presenters.setdefault(table.id, _Presenter())
         if new_thread:
             presenter.need_thread = presenter.again = True
+        elif not table.thread_id:  # e.g. a stop between Start and the thread: open it now
+            presenter.need_thread = True
         presenter.repost = presenter.repost or repost
         presenter.table_dirty = True
         line = self.ping_line(table, [{"type": "turn"}]) if ping else None

@@ -1,0 +1,660 @@
+"""Tables survive a restart: the real bot runs in a subprocess against the
+Discord stand-in, is SIGKILLed in the middle of games and started again on
+the same database; the players finish with the same clicks, and the game
+ends exactly as an uninterrupted run of the same script does.
+
+Every choice of a person comes from what their private panel shows (a fixed
+rule), the deck comes from ``TABLE_SEED`` and the computer's moves from the
+seed and the table version, so two runs of the script play the same game.
+Whose turn it is is read from the database (``meta.turn_seat``, written in
+the same transaction as the action): the driver never waits for a ping that
+a kill may have swallowed.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from tests.e2e import button, select
+from tests.fakediscord import NoAcknowledgement
+
+pytestmark = pytest.mark.timeout(240)
+
+ROOT = Path(__file__).resolve().parent.parent
+SEED = 17  # with this deck a bull-card holder ends turns by hand (End turn)
+SEATS = 3  # two people and a computer
+PERSON_NAMES = ("ana", "ben")
+
+
+# ----------------------------------------------------------------- the bot process
+class BotProcess:
+    """``python -m tests.fakediscord.launch bot:main`` on one database file."""
+
+    def __init__(self, fd: Any, guild: Any, database: Path, logs: Path, seed: int = SEED) -> None:
+        self.fd = fd
+        self.guild = guild
+        self.database = database
+        self.logs = logs
+        self.seed = seed
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.starts = 0
+        self.kills = 0
+
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("DISCORD_", "DATABASE_"))}
+        env.update(self.fd.env())
+        env.update({
+            "DISCORD_TOKEN": self.fd.token,
+            "DEV_GUILD": str(self.guild.id),
+            "DATABASE_PATH": str(self.database),
+            "COMPUTER_DELAY": "0.05",
+            "TIME_SCALE": "1",
+            "TABLE_SEED": str(self.seed),
+            "LOG_LEVEL": "WARNING",
+            "PYTHONUNBUFFERED": "1",
+        })
+        return env
+
+    def log_tail(self, lines: int = 40) -> str:
+        out = []
+        for path in sorted(self.logs.parent.glob(self.logs.name + "*")):
+            text = path.read_text(errors="replace").splitlines()[-lines:]
+            out.append(f"--- {path.name}\n" + "\n".join(text))
+        return "\n".join(out)
+
+    async def start(self) -> None:
+        assert self.proc is None or self.proc.poll() is not None, "already running"
+        before = self.fd.identify_count
+        self.starts += 1
+        log = open(f"{self.logs}.{self.starts}", "wb")
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "tests.fakediscord.launch", "bot:main"],
+                cwd=ROOT, env=self.env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        finally:
+            log.close()
+        proc = self.proc
+        try:
+            await self.fd.wait_for(
+                lambda: proc.poll() is not None or (self.fd.identify_count > before and self.fd.connected),
+                timeout=30)
+        except TimeoutError:
+            raise AssertionError(f"the bot did not connect\n{self.log_tail()}") from None
+        assert proc.poll() is None, f"the bot exited with {proc.returncode}\n{self.log_tail()}"
+
+    def _signal(self, sig: int) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.kill(self.proc.pid, sig)
+            except ProcessLookupError:
+                pass
+
+    async def kill(self) -> None:
+        """SIGKILL: no shutdown code runs, the socket just drops."""
+        assert self.proc is not None and self.proc.poll() is None, f"the bot is not running\n{self.log_tail()}"
+        self._signal(signal.SIGKILL)
+        self.kills += 1
+        await self._reap(5)
+        await self.fd.wait_for(lambda: not self.fd.connected, timeout=10)
+
+    async def stop(self) -> None:
+        """SIGTERM: the bot's own graceful shutdown."""
+        self._signal(signal.SIGTERM)
+        await self._reap(15)
+        assert self.proc is not None and self.proc.returncode == 0, \
+            f"exit code {self.proc.returncode}\n{self.log_tail()}"
+
+    async def restart(self) -> None:
+        await self.kill()
+        await self.start()
+
+    async def _reap(self, timeout: float) -> None:
+        proc = self.proc
+        assert proc is not None
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while proc.poll() is None:
+            if loop.time() > deadline:
+                proc.kill()
+                proc.wait(5)
+                raise AssertionError(f"the bot did not exit\n{self.log_tail()}")
+            await asyncio.sleep(0.02)
+
+    def finalize(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+
+@pytest.fixture
+def bots():
+    """Makes bot processes; every one still alive at the end is SIGKILLed."""
+    made: list[BotProcess] = []
+
+    def make(*args: Any, **kwargs: Any) -> BotProcess:
+        bot = BotProcess(*args, **kwargs)
+        made.append(bot)
+        return bot
+
+    yield make
+    for bot in made:
+        bot.finalize()
+
+
+# ----------------------------------------------------------------- the database
+def _connect(database: Path, readonly: bool = True) -> sqlite3.Connection:
+    if readonly:
+        return sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=5)
+    return sqlite3.connect(database, timeout=5)
+
+
+def table_row(database: Path, table_id: int) -> tuple[str, dict[str, Any], int]:
+    """(status, meta, number of saved actions) as the bot last committed them."""
+    con = _connect(database)
+    try:
+        status, meta = con.execute("SELECT status, meta FROM tables WHERE id = ?", (table_id,)).fetchone()
+        count = con.execute("SELECT count(*) FROM table_actions WHERE table_id = ?", (table_id,)).fetchone()[0]
+        return status, json.loads(meta), count
+    finally:
+        con.close()
+
+
+def final_state(database: Path, table_id: int) -> dict[str, Any]:
+    con = _connect(database, readonly=False)
+    try:
+        integrity = [r[0] for r in con.execute("PRAGMA integrity_check")]
+        fk = con.execute("PRAGMA foreign_key_check").fetchall()
+        status, meta = con.execute("SELECT status, meta FROM tables WHERE id = ?", (table_id,)).fetchone()
+        actions = con.execute("SELECT idx, seat, action FROM table_actions WHERE table_id = ? ORDER BY idx",
+                              (table_id,)).fetchall()
+        games = con.execute("SELECT id, seed, rounds, has_bots, n_players FROM games WHERE table_id = ?",
+                            (table_id,)).fetchall()
+        standings = con.execute(
+            "SELECT p.seat, p.user_id, p.name, p.score, p.place FROM game_players p JOIN games g "
+            "ON g.id = p.game_id WHERE g.table_id = ? ORDER BY p.seat", (table_id,)).fetchall()
+        return {"integrity": integrity, "fk": fk, "status": status, "seats": json.loads(meta)["seats"],
+                "actions": actions, "games": games, "standings": standings}
+    finally:
+        con.close()
+
+
+# ----------------------------------------------------------------- the players
+def decide(panel: Any) -> tuple[str, str, list[str]] | None:
+    """The script: what a person clicks next on their hand panel (None: nothing to do).
+
+    Steal from / open with the first offer; play all fitting cards (one when
+    without bulls) on the first stack that fits; End turn as soon as it is
+    offered; else take the first stack."""
+    steal = select(panel, r"tsel:\d+:nsteal:.*")
+    opener = select(panel, r"tsel:\d+:nopen:.*")
+    cards = select(panel, r"tsel:\d+:ncards:.*")
+    stacks = select(panel, r"tsel:\d+:nstack:.*")
+    end = button(panel, r"table:\d+:npass:.*")
+    take = button(panel, r"table:\d+:ntake:.*")
+    if steal:
+        return "select", steal["custom_id"], [steal["options"][0]["value"]]
+    if opener:
+        return "select", opener["custom_id"], [opener["options"][0]["value"]]
+    if end:
+        return "click", end["custom_id"], []
+    if cards:
+        return "select", cards["custom_id"], [o["value"] for o in cards["options"]][: cards["max_values"]]
+    fitting = [o for o in (stacks or {}).get("options", []) if "none" not in (o.get("description") or "")]
+    if stacks and fitting and not take:
+        return "select", stacks["custom_id"], [fitting[0]["value"]]
+    if take:
+        return "click", take["custom_id"], []
+    if stacks:
+        return "select", stacks["custom_id"], [stacks["options"][0]["value"]]
+    return None
+
+
+@dataclass
+class Run:
+    """One table played by the script; ``hook`` may kill and restart the bot between clicks."""
+
+    world: Any
+    bot: BotProcess
+    people: list[Any]
+    channel: Any = None
+    table_id: int = 0
+    lobby: Any = None
+    thread: Any = None
+    panels: dict[int, Any] = field(default_factory=dict)  # each person's latest panel
+    old_panels: list[tuple[Any, Any]] = field(default_factory=list)
+    clicks: int = 0
+    end_turns: int = 0
+    log: list[str] = field(default_factory=list)  # what was clicked, for diagnostics
+    hook: Callable[["Run", str, Any], Any] | None = None
+
+    @property
+    def fd(self) -> Any:
+        return self.world.fd
+
+    async def open(self, channel_name: str) -> None:
+        fd = self.fd
+        self.channel = fd.add_channel(self.world.guild, channel_name)
+        host = self.people[0]
+        r = await fd.slash(host, self.channel, "nimmt new", seats=SEATS, rounds=1, turn_time=0)
+        assert r.ack_type == 4 and not r.ephemeral, r
+        self.lobby = r.message
+        self.table_id = int(re.match(r"table:(\d+):join", self.lobby.buttons()[0]["custom_id"]).group(1))
+        for user in self.people[1:]:
+            r = await fd.click(user, self.lobby, f"table:{self.table_id}:join")
+            assert r.ack_type == 7, r
+        r = await fd.click(host, self.lobby, f"table:{self.table_id}:cpu")
+        assert r.ack_type == 7, r
+
+    async def start(self) -> None:
+        r = await self.fd.click(self.people[0], self.lobby, f"table:{self.table_id}:start")
+        assert r.ack_type == 7, r
+        await self.wait_thread()
+
+    async def wait_thread(self) -> None:
+        fd = self.fd
+        threads = await fd.wait_for(lambda: fd.threads(self.channel), timeout=15)
+        self.thread = threads[-1]
+        await fd.wait_for(self.table_message, timeout=15)
+
+    def table_message(self) -> Any | None:
+        found = None
+        for message in self.fd.messages(self.thread):
+            if any(a.get("filename") == "table.png" for a in message.attachments) and \
+                    button(message, rf"table:{self.table_id}:hand"):
+                found = message
+        return found
+
+    def state(self) -> tuple[str, dict[str, Any], int]:
+        return table_row(self.bot.database, self.table_id)
+
+    async def mover(self) -> Any | None:
+        """The person to move (None: the game is over); waits while the computer thinks."""
+        async def ready() -> Any:
+            status, meta, _ = self.state()
+            if status != "playing":
+                return ("over",)
+            seat = meta["turn_seat"]
+            user_id = meta["seats"][seat]["user_id"] if seat is not None else None
+            return (user_id,) if user_id is not None else None
+
+        status, meta, version = self.state()
+        if status == "playing" and meta["turn_seat"] is not None and \
+                meta["seats"][meta["turn_seat"]]["user_id"] is None and self.hook:
+            await self.hook(self, "computer", version)
+        found = await self.fd.wait_for(ready, timeout=20)
+        if found == ("over",):
+            return None
+        return next(u for u in self.people if u.id == found[0])
+
+    async def interact(self, user: Any, message: Any, kind: str, custom_id: str, values: list[str]) -> Any:
+        self.clicks += 1
+        self.log.append(f"{self.clicks}: {user.name} {kind} {custom_id} {values}")
+        if kind == "click":
+            return await self.fd.click(user, message, custom_id)
+        return await self.fd.select(user, message, custom_id, values)
+
+    async def step(self, user: Any) -> None:
+        """One interaction of ``user``: open the hand, or the next control of the script."""
+        panel = self.panels.get(user.id)
+        choice = decide(panel) if panel is not None else None
+        if choice is None:
+            if self.hook:
+                await self.hook(self, "hand", user)
+            message = self.table_message()
+            r = await self.interact(user, message, "click", f"table:{self.table_id}:hand", [])
+            assert r.ack_type == 4 and r.ephemeral and r.message.ephemeral_to == user.id, r
+            if panel is not None:
+                self.old_panels.append((user, panel))
+            self.panels[user.id] = r.message
+            assert decide(r.message) is not None, f"{user.name}'s turn, but no controls:\n{r.message.text()}"
+            return
+        kind, custom_id, values = choice
+        if ":npass:" in custom_id:
+            self.end_turns += 1
+        if self.hook:
+            replaced = await self.hook(self, "click", (user, panel, choice))
+            if replaced is not None:
+                self.panels[user.id] = replaced
+                return
+        r = await self.interact(user, panel, kind, custom_id, values)
+        assert r.ack_type == 7, (r, self.log[-5:])
+        self.panels[user.id] = r.message
+
+    async def play(self) -> None:
+        for _ in range(2000):
+            user = await self.mover()
+            if user is None:
+                return
+            await self.step(user)
+        raise AssertionError("the game did not end")
+
+    async def finish_shown(self) -> str:
+        """The thread's narration once the end is announced, and the lobby's final standings."""
+        fd = self.fd
+        await fd.wait_for(lambda: "The game is over" in self.lobby.text(), timeout=15)
+        await fd.wait_for(lambda: "Game over!" in self.thread_text(), timeout=15)
+        return self.thread_text()
+
+    def thread_text(self) -> str:
+        return "\n".join(m.content for m in self.fd.messages(self.thread) if m.content)
+
+
+def standings_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if re.match(r"\d+\. \*\*.+\*\* — -?\d+$", line)]
+
+
+async def uninterrupted(world: Any, bots: Callable[..., BotProcess], tmp_path: Path, people: list[Any]) -> dict:
+    bot = bots(world.fd, world.guild, tmp_path / "a.db", tmp_path / "a.log")
+    await bot.start()
+    run = Run(world, bot, people)
+    await run.open("games-a")
+    await run.start()
+    await run.play()
+    text = await run.finish_shown()
+    await bot.stop()
+    state = final_state(bot.database, run.table_id)
+    return {"run": run, "state": state, "standings": standings_lines(text), "lobby": run.lobby.text()}
+
+
+def people_of(world: Any) -> list[Any]:
+    return [world.users.get(name) or world.person(name) for name in PERSON_NAMES]
+
+
+def assert_same_game(a: dict, b: dict) -> None:
+    sa, sb = a["state"], b["state"]
+    for s in (sa, sb):
+        assert s["integrity"] == ["ok"] and s["fk"] == [], s["integrity"]
+        assert s["status"] == "finished"
+        assert len(s["games"]) == 1, f"recorded {len(s['games'])} times"
+    assert [a[1:] for a in sb["actions"]] == [a[1:] for a in sa["actions"]], "the action logs differ"
+    assert [x[0] for x in sb["actions"]] == list(range(len(sb["actions"])))
+    assert sb["games"][0][1:] == sa["games"][0][1:]
+    assert sb["standings"] == sa["standings"]
+    assert b["standings"] == a["standings"] and a["standings"], (a["standings"], b["standings"])
+    lobby = lambda text: text.split("Final standings:", 1)[1]  # noqa: E731
+    assert lobby(b["lobby"]) == lobby(a["lobby"])
+
+
+# ----------------------------------------------------------------- the tests
+async def test_uninterrupted_runs_agree(world, bots, tmp_path):
+    """The script is deterministic: two clean runs play the same game (else the
+    comparison below would prove nothing)."""
+    people = people_of(world)
+    (tmp_path / "1").mkdir()
+    (tmp_path / "2").mkdir()
+    first = await uninterrupted(world, bots, tmp_path / "1", people)
+    second = await uninterrupted(world, bots, tmp_path / "2", people)
+    assert_same_game(first, second)
+    assert first["run"].end_turns >= 1, "no bull-card holder ended a turn by hand: pick another SEED"
+    world.fd.assert_clean()
+
+
+@dataclass
+class KillPlan:
+    """Where run B SIGKILLs the bot (each at most once), and what it checks after."""
+
+    after_clicks: int = 6  # right after an acknowledged click: narration and redraw still in flight
+    mid_click: int = 30  # while an action click is in flight: saved, maybe not acknowledged
+    done: set[str] = field(default_factory=set)
+    unacknowledged: int = 0
+    stale_answers: list[str] = field(default_factory=list)
+
+    async def __call__(self, run: Run, event: str, payload: Any) -> Any:
+        fd = run.fd
+        if event in ("hand", "click") and run.clicks >= self.after_clicks and "after" not in self.done:
+            self.done.add("after")
+            await run.bot.restart()
+            return None
+        if event == "computer" and "computer" not in self.done and "after" in self.done:
+            self.done.add("computer")  # the computer's move is due: killed before or after it, it is made once
+            await run.bot.restart()
+            return None
+        if event != "click":
+            return None
+        user, panel, (kind, custom_id, values) = payload
+        if ":npass:" in custom_id and "bulls" not in self.done:
+            # A bull-card holder played a batch and has not ended the turn.
+            self.done.add("bulls")
+            old_table = run.table_message()
+            await run.bot.restart()
+            # The old table message's "My hand" still answers: a second panel.
+            r = await run.interact(user, old_table, "click", f"table:{run.table_id}:hand", [])
+            assert r.ack_type == 4 and r.ephemeral, r
+            second = r.message
+            assert button(second, r"table:\d+:npass:.*"), second.text()
+            # End turn on the panel shown before the kill.
+            r = await run.interact(user, panel, kind, custom_id, values)
+            assert r.ack_type == 7, r
+            # The second panel is stale now: it answers with the current hand, changing nothing.
+            _, _, version = run.state()
+            r2 = await run.interact(user, second, "click", custom_id, [])
+            assert r2.ack_type == 7, r2
+            self.stale_answers.append(r2.message.text())
+            assert run.state()[2] == version
+            return r.message
+        is_action = re.search(r":(ncards|ntake|npass|nsteal|nopen):", custom_id)
+        if is_action and run.clicks >= self.mid_click and "mid" not in self.done:
+            self.done.add("mid")
+            _, _, before = run.state()
+            task = asyncio.create_task(run.interact(user, panel, kind, custom_id, values))
+            await fd.wait_for(lambda: task.done() or run.state()[2] > before, timeout=10, interval=0.001)
+            await run.bot.kill()
+            try:
+                r = await task
+            except NoAcknowledgement:
+                fd.take_violations(r"not acknowledged within")
+                self.unacknowledged += 1
+                await run.bot.start()
+                # "The application did not respond": the player clicks again.
+                r = await run.interact(user, panel, kind, custom_id, values)
+            else:
+                await run.bot.start()
+            assert r.ack_type == 7, r
+            # Saved once: after it, only the computer may have moved.
+            _, meta, _ = run.state()
+            seat = next(i for i, s in enumerate(meta["seats"]) if s["user_id"] == user.id)
+            con = _connect(run.bot.database)
+            try:
+                seats = [row[0] for row in con.execute(
+                    "SELECT seat FROM table_actions WHERE table_id = ? AND idx >= ? ORDER BY idx",
+                    (run.table_id, before))]
+            finally:
+                con.close()
+            assert seats[:1] == [seat], "the action was lost"
+            assert all(meta["seats"][s]["user_id"] is None for s in seats[1:]), f"made twice: {seats}"
+            return r.message
+        return None
+
+
+async def test_kills_mid_game_lose_nothing(world, bots, tmp_path):
+    """SIGKILL at several points of a game; the restarted bot finishes it as if
+    nothing happened: same action log, same standings, recorded once."""
+    fd = world.fd
+    people = people_of(world)
+    a = await uninterrupted(world, bots, tmp_path, people)
+
+    bot = bots(fd, world.guild, tmp_path / "b.db", tmp_path / "b.log")
+    await bot.start()
+    plan = KillPlan()
+    run = Run(world, bot, people, hook=plan)
+    await run.open("games-b")
+    await run.start()
+    await run.play()
+    text = await run.finish_shown()
+    assert plan.done == {"after", "computer", "bulls", "mid"}, (plan.done, run.log[-10:])
+    assert bot.kills == 4
+    for answer in plan.stale_answers:
+        assert "The table has moved on" in answer
+    # After the end, an old panel answers cleanly too.
+    user, old = run.old_panels[0]
+    r = await fd.click(user, old, f"table:{run.table_id}:nrefresh")
+    assert r.ack_type == 4 and r.ephemeral and "closed" in r.message.text(), r
+    await bot.kill()  # a kill after the end changes nothing either
+    await bot.start()
+    await asyncio.sleep(0.5)
+    await bot.stop()
+    b = {"run": run, "state": final_state(bot.database, run.table_id), "standings": standings_lines(text),
+         "lobby": run.lobby.text()}
+    assert_same_game(a, b)
+    fd.assert_clean()
+
+
+async def test_lobby_survives_kills(world, bots, tmp_path):
+    """A lobby outlives a SIGKILL: its old buttons still seat people, and the game starts."""
+    fd = world.fd
+    ana, ben = people_of(world)
+    bot = bots(fd, world.guild, tmp_path / "lobby.db", tmp_path / "lobby.log")
+    await bot.start()
+    run = Run(world, bot, [ana, ben])
+    run.channel = fd.add_channel(world.guild, "lobby")
+    r = await fd.slash(ana, run.channel, "nimmt new", seats=3, rounds=1, turn_time=0)
+    assert r.ack_type == 4
+    run.lobby = r.message
+    run.table_id = int(re.match(r"table:(\d+):join", run.lobby.buttons()[0]["custom_id"]).group(1))
+    await bot.restart()
+    r = await fd.click(ben, run.lobby, f"table:{run.table_id}:join")
+    assert r.ack_type == 7 and "Seats taken: 2/3" in r.message.text(), r
+    await bot.restart()
+    r = await fd.click(ben, run.lobby, f"table:{run.table_id}:join")
+    assert r.ack_type == 4 and r.ephemeral, r  # already seated: the join was kept
+    r = await fd.click(ana, run.lobby, f"table:{run.table_id}:cpu")
+    assert r.ack_type == 7 and "Seats taken: 3/3" in r.message.text(), r
+    await run.start()
+    status, meta, _ = run.state()
+    assert status == "playing"
+    assert [s["user_id"] for s in meta["seats"]] == [ana.id, ben.id, None]
+    user = await run.mover()
+    await run.step(user)  # the mover's hand opens
+    await bot.stop()
+    state = final_state(bot.database, run.table_id)
+    assert state["integrity"] == ["ok"] and state["fk"] == []
+    fd.assert_clean()
+
+
+async def test_kill_between_start_and_thread(world, bots, tmp_path):
+    """Start was acknowledged, then the bot died before it opened the thread:
+    after the restart the game is shown (thread, table message, ping) and playable."""
+    fd = world.fd
+    ana, ben = people_of(world)
+    bot = bots(fd, world.guild, tmp_path / "start.db", tmp_path / "start.log")
+    await bot.start()
+    run = Run(world, bot, [ana, ben])
+    await run.open("early")
+    # Discord fails the thread creation once: discord.py waits a second before retrying.
+    fd.fail_next("POST", r"/channels/\d+/messages/\d+/threads$", status=500)
+    r = await fd.click(ana, run.lobby, f"table:{run.table_id}:start")
+    assert r.ack_type == 7, r
+    await bot.kill()
+    assert not fd.threads(run.channel), "the thread was opened before the kill"
+    await bot.start()
+    await run.wait_thread()
+    mover = await run.mover()
+    await fd.wait_for(lambda: any(mover.id in m.mentions for m in fd.messages(run.thread)), timeout=10)
+    await run.play()
+    await run.finish_shown()
+    await bot.stop()
+    state = final_state(bot.database, run.table_id)
+    assert state["integrity"] == ["ok"] and len(state["games"]) == 1
+    fd.assert_clean()
+
+
+class _Killed(BaseException):
+    """Stands for SIGKILL inside one process: no ``except Exception`` catches it."""
+
+
+async def test_kill_between_last_move_and_record(tmp_path):
+    """The last move is saved, the process dies before the result is recorded:
+    the next start records the game (once) and closes the table.  (In one
+    process: a SIGKILL cannot be aimed between two transactions.)"""
+    import random
+
+    from app.store import Store
+    from app.tables import TableManager
+    from core import nimmt
+
+    games, computers = {"nimmt": nimmt.Nimmt}, {"nimmt": nimmt.greedy_player}
+    path = str(tmp_path / "end.db")
+    store = await Store.open(path, checkpoint_interval=None)
+    m = TableManager(store, games, computers, computer_delay=0.0, seed=SEED)
+    table = await m.create(guild_id=1, channel_id=10, game="nimmt", host_id=1, host_name="Ana", seats=2,
+                           rounds=1, turn_time=0)
+    await m.join(table, 2, "Ben")
+    await m.start(table, 1)
+
+    async def killed(record: Any) -> None:
+        raise _Killed()
+
+    store.record_game = killed  # type: ignore[method-assign]
+    with pytest.raises(_Killed):
+        while True:
+            seat = table.engine.to_move
+            action = nimmt.greedy_player(table.engine, seat, random.Random(table.version))
+            await m.act(table, table.seats[seat].user_id, action)
+    log = list(table.log)
+    assert table.engine.over
+    m._closing = True
+    await store.close()
+
+    for _ in range(2):  # the first start finishes the job, the second finds nothing to do
+        store = await Store.open(path, checkpoint_interval=None)
+        try:
+            again = TableManager(store, games, computers, computer_delay=0.0)
+            assert [t.id for t in await again.restore() if t.status == "playing"] == []
+            record = await store.table(table.id)
+            assert record.status == "finished" and [tuple(a) for a in record.actions] == log
+            history = await store.history(1)
+            assert len(history) == 1 and history[0]["game"] == "nimmt"
+            assert await store.integrity_check() == ["ok"]
+            await again.shutdown()
+        finally:
+            await store.close()
+
+
+async def test_kill_between_lobby_saved_and_posted(world, bots, tmp_path):
+    """``/nimmt new`` saved the lobby, then the bot died before its message was
+    posted (unacknowledged): the player runs the command again and gets the lobby,
+    not "a table is already open here" with nothing to click."""
+    fd = world.fd
+    ana, ben = people_of(world)
+    bot = bots(fd, world.guild, tmp_path / "new.db", tmp_path / "new.log")
+    await bot.start()
+    channel = fd.add_channel(world.guild, "orphan")
+    # Discord fails the answer once: discord.py waits a second before trying again.
+    fd.fail_next("POST", r"/interactions/\d+/[^/]+/callback", status=500)
+    task = asyncio.create_task(fd.slash(ana, channel, "nimmt new", seats=2, rounds=1, turn_time=0))
+
+    def saved() -> bool:
+        con = _connect(bot.database)
+        try:
+            return con.execute("SELECT count(*) FROM tables WHERE channel_id = ?", (channel.id,)).fetchone()[0] > 0
+        finally:
+            con.close()
+
+    await fd.wait_for(lambda: task.done() or saved(), timeout=10, interval=0.005)
+    await bot.kill()
+    with pytest.raises(NoAcknowledgement):
+        await task
+    fd.take_violations(r"not acknowledged within")
+    await bot.start()
+    r = await fd.slash(ana, channel, "nimmt new", seats=2, rounds=1, turn_time=0)
+    assert r.ack_type == 4 and not r.ephemeral, r.message.text()
+    run = Run(world, bot, [ana, ben], channel=channel, lobby=r.message)
+    run.table_id = int(re.match(r"table:(\d+):join", run.lobby.buttons()[0]["custom_id"]).group(1))
+    r = await fd.click(ben, run.lobby, f"table:{run.table_id}:join")
+    assert r.ack_type == 7 and "Seats taken: 2/2" in r.message.text(), r
+    await run.start()
+    await bot.stop()
+    state = final_state(bot.database, run.table_id)
+    assert state["integrity"] == ["ok"] and state["status"] == "playing"
+    fd.assert_clean()
