@@ -11,26 +11,19 @@ from PIL import Image, ImageDraw
 
 from app import render_base as rb
 from app.render_base import Color
+from core.nimmt import HEADS
 
 # --------------------------------------------------------------------------
 # 11 nimmt!
 
 
 def heads(card: int) -> int:
-    """Ox heads of an 11 nimmt! card (H1).
+    """Ox heads of an 11 nimmt! card (H1; the one table lives in ``core.nimmt``).
 
     >>> [heads(c) for c in (55, 11, 99, 10, 100, 5, 15, 1, 54)]
     [7, 5, 5, 3, 3, 2, 2, 1, 1]
     """
-    if card == 55:
-        return 7
-    if card % 11 == 0:
-        return 5
-    if card % 10 == 0:
-        return 3
-    if card % 5 == 0:
-        return 2
-    return 1
+    return HEADS[card] if 1 <= card <= 100 else 1
 
 
 #: heads -> (card face, ink for number and ox heads, frame)
