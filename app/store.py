@@ -28,18 +28,35 @@ the event loop.  Three connections to one WAL file:
   process; a power cut may lose the last commits since the last checkpoint,
   never corrupt the file.
 
-Leaderboards.  See :mod:`app.migrations`: every board is an index on a sort
-key in ``stats`` plus an order-statistic table ``buckets`` kept exact by
-triggers.  A page, a rank, a profile are each ONE statement (one thread hop):
-the rank sums the bucket counts before the player's bucket and counts the
-few entries ahead inside it; a page finds the bucket by running count and
-seeks from its lower bound with a small OFFSET.  ``Page.first``/``Page.last``
-are keyset cursors: ``leaderboard(..., after=page.last)`` is the next page,
+Recording.  ``record_game`` is one transaction in one thread hop: read
+"already recorded?" and the current ratings, rate (:mod:`app.ratings`),
+insert the game and its standings, upsert eight-ish ``stats`` rows (global
+and guild scope) together with their four sort keys; triggers move the
+board counts.  Calls that arrive while a recording transaction runs are
+committed together (group commit, ``RECORD_BATCH``), each in a SAVEPOINT.
+
+Leaderboards (details in :mod:`app.migrations`).  Each board is an index on
+a one-column text sort key in ``stats`` plus a two-level order-statistic
+index kept exact by triggers in the same transaction: ``buckets`` (<= 1024
+consecutive entries each) and ``bucket_groups`` (<= 64 consecutive buckets).
+A rank sums the groups before the player's group, the buckets of that group
+before the player's bucket, and counts < 1024 index entries; a page finds
+its group and bucket by running count (window sums over a few dozen rows)
+and seeks from the bucket's lower bound with OFFSET < 1024 over the
+covering index.  Nothing is held in memory: opening costs the migrations
+check only, whatever the size.  A page, a rank, a profile are each ONE
+statement (one thread hop).  ``Page.first``/``Page.last`` are keyset
+cursors: ``leaderboard(..., after=page.last)`` is the next page,
 ``before=page.first`` the previous one, with exact ranks.
 
-Boards other than the indexed ones (``min_games`` other than
-``MIN_GAMES`` on the rating and win-rate boards) fall back to plain
-``ORDER BY ... OFFSET`` / ``COUNT`` queries: correct, but O(N).
+Boards with another threshold (``min_games`` other than ``MIN_GAMES`` on
+the rating and win-rate boards) fall back to plain ``ORDER BY ... OFFSET``
+/ ``COUNT`` queries on the same keys: correct, but O(N).
+
+Tie-breaks: equal values order by user id (ascending) on every board; the
+rating and win rate are compared after rounding to 1e-9 and 1e-15.
+``rank`` = 1 + entries strictly ahead, so ranks are unique and agree with
+page contents.
 """
 from __future__ import annotations
 
