@@ -396,6 +396,11 @@ async def test_stats_history_and_boards(world, tmp_path):
         assert t("en", "stats.title", name="zoe", game="Garbage") in text
         assert t("en", "stats.games", games=2, wins=2, rate="100%") in text
         assert t("en", "stats.garbage_line", hands=4) in text and "Penalty" not in text
+        r = await fd.slash(zoe, world.channel, "leaderboard", game="garbage", scope="server", by="wins")
+        assert r.message.embeds[0]["title"] == t("en", "stats.board_title", game="Garbage", scope="this server",
+                                                 by="wins")
+        assert [row[:4] for row in board_rows(r.message)] == [(1, "zoe", "2", 2), (2, "player00", "0", 2)]
+        assert t("en", "stats.your_rank", rank=1) in footer(r.message)
         r = await fd.slash(ana, world.channel, "stats", game="garbage")
         assert t("en", "stats.no_games", name="ana", game="Garbage") in (await answer(r)).text()
 
