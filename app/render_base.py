@@ -67,7 +67,8 @@ def font(size: int) -> Any:
     """A font of roughly ``size`` pixels, cached per size."""
     if _FONT_PATH:
         try:
-            return ImageFont.truetype(_FONT_PATH, size)
+            # Basic layout: no shaping library in the way (raqm rejects some inputs).
+            return ImageFont.truetype(_FONT_PATH, size, layout_engine=ImageFont.Layout.BASIC)
         except OSError:
             pass
     try:
@@ -137,9 +138,9 @@ def clean(text: str) -> str:
     """
     out: list[str] = []
     for ch in str(text):
-        if ch in "\r\n\t":
-            ch = " "
         cat = unicodedata.category(ch)
+        if ch in "\r\n\t" or cat in ("Zl", "Zp", "Zs"):
+            ch, cat = " ", "Zs"
         if cat in ("Cf", "Cc", "Cs", "Co") or 0xFE00 <= ord(ch) <= 0xFE0F:
             continue  # controls, joiners, variation selectors: nothing to draw
         if _covered(ch):
