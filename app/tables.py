@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol
 
-from core.protocol import Event, Game, GameError
+from core.protocol import Event, Game
 
 log = logging.getLogger(__name__)
 
@@ -357,9 +357,7 @@ class TableManager:
             engine = table.engine
             if isinstance(action, str):
                 action = engine.parse(action)
-            if engine.to_move != seat:
-                raise GameError("not_your_turn")
-            events = self._apply(table, seat, action)
+            events = self._apply(table, seat, action)  # the engine refuses a wrong turn or move
             table.seats[seat].missed = 0
             await self._commit(table, events)
         self.listener(table, events)
