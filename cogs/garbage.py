@@ -43,6 +43,9 @@ class GarbageUI:
 
     async def table_message(self, table: Table, lang: str) -> TableMessage:
         view = table.engine.view(None)  # type: ignore[union-attr]
+        # The buttons carry the version of the moment this view shows: the game may move on
+        # while the image is drawn, and a button must never act on a later state than its label.
+        version = table.version
         if view["phase"] == "over":
             # The game's winner filled their single slot; the engine counts 0 slots left, but the
             # table shows the filled slot (not an empty layout and "1/0 face up").
@@ -53,7 +56,7 @@ class GarbageUI:
         image = await asyncio.get_running_loop().run_in_executor(None, render.render_garbage_table, view, names, labels)
         embed = discord.Embed(title=t(lang, "garbage.table_title", table=table.id),
                               description=self.summary(table, view, lang), colour=discord.Colour.dark_green())
-        return TableMessage(content="", embed=embed, image=image, view=self.buttons(table, view, lang))
+        return TableMessage(content="", embed=embed, image=image, view=self.buttons(table, view, lang, version))
 
     def summary(self, table: Table, view: dict[str, Any], lang: str) -> str:
         lines = [t(lang, "garbage.summary_hand", hand=view["hand_no"], stock=view["stock"],
@@ -69,10 +72,11 @@ class GarbageUI:
             lines.append(t(lang, "table.deadline", when=f"<t:{int(table.turn_deadline)}:R>"))
         return "\n".join(lines)[:4000]
 
-    def buttons(self, table: Table, view: dict[str, Any], lang: str) -> discord.ui.View | None:
+    def buttons(self, table: Table, view: dict[str, Any], lang: str,
+                version: int | None = None) -> discord.ui.View | None:
         if table.status != "playing" or view["to_move"] is None:
             return None
-        ver = table.version
+        ver = table.version if version is None else version
         items: list[discord.ui.Item] = []
         seat = view["to_move"]
         automatic = table.seats[seat].automatic
