@@ -640,14 +640,14 @@ def render_profile(profile: Mapping[str, Any], labels: Mapping[str, str]) -> byt
     # tiles
     y = pad + 78
     f26 = rb.font(26)
-    f13 = rb.font(13)
     for i, (cap, val) in enumerate(tiles):
         r, c = divmod(i, cols)
         x = pad + c * (tw + 10)
         ty = y + r * (th + 10)
         d.rounded_rectangle((x, ty, x + tw, ty + th), 10, fill=SLATE_PANEL)
         rb.text(d, (x + tw / 2, ty + 23), rb.fit(val, f26, tw - 8), f26, TEXT, anchor="mm", stroke=1)
-        rb.text(d, (x + tw / 2, ty + 47), rb.fit(cap, f13, tw - 8), f13, SLATE_MUTED, anchor="mm")
+        caption, fc = rb.shrink(cap, 13, tw - 8)
+        rb.text(d, (x + tw / 2, ty + 47), caption, fc, SLATE_MUTED, anchor="mm")
         if i == 2:  # win rate: a bar along the tile's bottom edge
             rate = max(0.0, min(1.0, float(profile.get("win_rate") or 0)))
             d.rectangle((x + 12, ty + th - 8, x + tw - 12, ty + th - 5), fill=SLATE)

@@ -208,6 +208,19 @@ def text(draw: ImageDraw.ImageDraw, xy: tuple[float, float], s: str, f: Any,
     draw.text((x, y), s, font=f, fill=fill)
 
 
+def shrink(s: str, size: int, max_w: float, min_size: int = 9) -> tuple[str, Any]:
+    """``s`` cleaned, in the largest font from ``size`` down to ``min_size``
+    that fits ``max_w``; cut with an ellipsis only if even the smallest is too
+    wide (long German captions stay whole)."""
+    s = clean(s)
+    for px in range(size, min_size - 1, -1):
+        f = font(px)
+        if f.getlength(s) <= max_w:
+            return s, f
+    f = font(min_size)
+    return fit(s, f, max_w), f
+
+
 def text_fit(draw: ImageDraw.ImageDraw, xy: tuple[float, float], s: str, size: int,
              fill: Color, max_w: float, anchor: str = "la", stroke: int = 0) -> float:
     """Clean, truncate and draw ``s``; returns the drawn width."""
