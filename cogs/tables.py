@@ -581,30 +581,40 @@ class TablesCog(commands.Cog, name="Tables"):
                 log.info("lobby message of table %s could not be updated", table.id)
 
     async def _update_table_message(self, table: Table, repost: bool = False) -> None:
-        ui = self.uis[table.game]
-        message = await ui.table_message(table, table.locale)
-        messageable = self.where(table)
-        files = [discord.File(io.BytesIO(message.image), filename="table.png")] if message.image else []
-        if message.image:
+        message = await self.uis[table.game].table_message(table, table.locale)
+        try:
+            await self._post_table_message(table, message, repost, with_image=message.image is not None)
+        except discord.Forbidden:
+            if message.image is None:
+                raise
+            # The bot may no longer attach files here: the text summary carries the game.
+            log.warning("table %s: image refused (missing Attach Files?); posting text only", table.id)
+            message.embed.set_image(url=None)
+            await self._post_table_message(table, message, repost, with_image=False)
+
+    async def _post_table_message(self, table: Table, message: TableMessage, repost: bool, *,
+                                  with_image: bool) -> None:
+        def files() -> list[discord.File]:
+            return [discord.File(io.BytesIO(message.image), filename="table.png")] if with_image else []
+
+        if with_image:
             message.embed.set_image(url="attachment://table.png")
+        messageable = self.where(table)
         old = table.messages.get("table")
         if old and not repost:
             try:
                 await messageable.get_partial_message(old).edit(
-                    content=message.content, embed=message.embed, attachments=files, view=message.view)
+                    content=message.content, embed=message.embed, attachments=files(), view=message.view)
                 return
             except discord.NotFound:
                 pass  # deleted: post it again below
-            if files:
-                files = [discord.File(io.BytesIO(message.image), filename="table.png")]
         try:
-            sent = await messageable.send(content=message.content, embed=message.embed, files=files,
+            sent = await messageable.send(content=message.content, embed=message.embed, files=files(),
                                           view=message.view)
-        except discord.NotFound:
+        except discord.NotFound:  # the thread is gone: open a new one
             await self._open_thread(table, again=True)
             messageable = self.where(table)
-            files = [discord.File(io.BytesIO(message.image), filename="table.png")] if message.image else []
-            sent = await messageable.send(content=message.content, embed=message.embed, files=files,
+            sent = await messageable.send(content=message.content, embed=message.embed, files=files(),
                                           view=message.view)
         if old and repost:
             try:

@@ -92,7 +92,8 @@ class Table:
         where = self.thread or self.channel
         found = None
         for message in self.fd.messages(where):
-            if any(a.get("filename") == "table.png" for a in message.attachments):
+            if any(a.get("filename") == "table.png" for a in message.attachments) or any(
+                    b.get("custom_id") == f"table:{self.table_id}:hand" for b in message.buttons()):
                 found = message
         return found
 

@@ -314,3 +314,25 @@ async def test_a_lost_answer_does_not_lose_the_move(world, tmp_path):
                           or any(nxt.id in m.mentions for m in fd.messages(t.thread)[-2:]), timeout=10)
         r = await t.click(mover, panel, take["custom_id"])
         assert r.ack_type == 7 and "moved on" in r.message.text() and table.version == version + 1
+
+
+async def test_without_attach_files_the_table_goes_on_as_text(world, tmp_path):
+    import discord
+
+    fd = world.fd
+    people = [world.person("ana"), world.person("ben")]
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        t = await open_table(fd, people[0], world.channel, "nimmt new", seats=2, rounds=1, turn_time=0)
+        await seat_players(t, people[0], people[1:])
+        # A moderator takes Attach Files away from the bot after the lobby opened.
+        fd.set_channel_overwrite(world.channel, world.guild.bot_role, deny=discord.Permissions(attach_files=True))
+        r = await t.click(people[0], t.lobby, f"table:{t.table_id}:start")
+        assert r.ack_type == 7
+        await t.wait_thread()
+        table = bot.tables.get(t.table_id)
+        current = await fd.wait_for(t.table_message, timeout=10)
+        assert not current.attachments and "Stacks:" in current.text()
+        for _ in range(2):  # the players can still open their hands and play
+            version = table.version
+            await nimmt_turn(t, people[table.engine.to_move])
+            assert table.version > version
