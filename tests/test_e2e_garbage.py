@@ -360,7 +360,7 @@ async def test_bad_inputs_out_of_turn_unseated_stale_double_click(world, tmp_pat
         await refused(t, ana, message, draw, NOT_YOUR_TURN, table)
         await refused(t, carl, message, draw, NOT_SEATED, table)
         # ben clicks Draw twice in a hurry: one draw.  The table message lags behind.
-        delay_next_table_edit(t, message, 3)
+        delay_next_table_edit(t, message, 5)
         first, second = await asyncio.gather(t.click(ben, message, draw), t.click(ben, message, draw))
         assert sorted([first.ack_type, second.ack_type]) == [4, 6], (first.ack_type, second.ack_type)
         answer = first if first.ack_type == 4 else second
@@ -394,7 +394,7 @@ async def test_bad_inputs_at_a_jack_choice(world, tmp_path):
         draw = f"table:{t.table_id}:gdraw:{table.version}"
         # Double click, while the table message lags: one draw; ana is still to move (the Jack), so
         # the second press is stale.
-        delay_next_table_edit(t, message, 3)
+        delay_next_table_edit(t, message, 5)
         first, second = await asyncio.gather(t.click(ana, message, draw), t.click(ana, message, draw))
         assert sorted([first.ack_type, second.ack_type]) == [4, 6]
         answer = first if first.ack_type == 4 else second
