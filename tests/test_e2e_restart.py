@@ -387,25 +387,12 @@ def assert_same_game(a: dict, b: dict) -> None:
 
 
 # ----------------------------------------------------------------- the tests
-async def test_uninterrupted_runs_agree(world, bots, tmp_path):
-    """The script is deterministic: two clean runs play the same game (else the
-    comparison below would prove nothing)."""
-    people = people_of(world)
-    (tmp_path / "1").mkdir()
-    (tmp_path / "2").mkdir()
-    first = await uninterrupted(world, bots, tmp_path / "1", people)
-    second = await uninterrupted(world, bots, tmp_path / "2", people)
-    assert_same_game(first, second)
-    assert first["run"].end_turns >= 1, "no bull-card holder ended a turn by hand: pick another SEED"
-    world.fd.assert_clean()
-
-
 @dataclass
 class KillPlan:
     """Where run B SIGKILLs the bot (each at most once), and what it checks after."""
 
     after_clicks: int = 6  # right after an acknowledged click: narration and redraw still in flight
-    mid_click: int = 30  # while an action click is in flight: saved, maybe not acknowledged
+    mid_click: int = 30  # while an action click is in flight: saved, not yet acknowledged
     done: set[str] = field(default_factory=set)
     unacknowledged: int = 0
     stale_answers: list[str] = field(default_factory=list)
@@ -447,6 +434,9 @@ class KillPlan:
         if is_action and run.clicks >= self.mid_click and "mid" not in self.done:
             self.done.add("mid")
             _, _, before = run.state()
+            # Discord fails the answer once (discord.py retries after a second): the
+            # kill comes after the action was saved and before it was acknowledged.
+            fd.fail_next("POST", r"/interactions/\d+/[^/]+/callback$", status=500)
             task = asyncio.create_task(run.interact(user, panel, kind, custom_id, values))
             await fd.wait_for(lambda: task.done() or run.state()[2] > before, timeout=10, interval=0.001)
             await run.bot.kill()
@@ -493,6 +483,8 @@ async def test_kills_mid_game_lose_nothing(world, bots, tmp_path):
     await run.play()
     text = await run.finish_shown()
     assert plan.done == {"after", "computer", "bulls", "mid"}, (plan.done, run.log[-10:])
+    assert plan.unacknowledged == 1
+    assert a["run"].end_turns >= 1, "no bull-card holder ended a turn by hand: pick another SEED"
     assert bot.kills == 4
     for answer in plan.stale_answers:
         assert "The table has moved on" in answer
@@ -658,3 +650,64 @@ async def test_kill_between_lobby_saved_and_posted(world, bots, tmp_path):
     state = final_state(bot.database, run.table_id)
     assert state["integrity"] == ["ok"] and state["status"] == "playing"
     fd.assert_clean()
+
+
+
+def action_of(custom_id: str, values: list[str]) -> Any:
+    """The engine action a panel control stands for (None: not an action)."""
+    from core.nimmt import Open, Pass, Play, Steal, Take
+
+    op, arg = re.fullmatch(r"(?:table|tsel):\d+:([a-z]+)(?::\d+)?(?::([\w.-]+))?", custom_id).groups()
+    return {"ncards": lambda: Play(int(arg), tuple(int(v) for v in values)), "ntake": lambda: Take(int(arg)),
+            "npass": lambda: Pass(), "nsteal": lambda: Steal(int(values[0])),
+            "nopen": lambda: Open(int(values[0]))}.get(op, lambda: None)()
+
+
+@pytest.mark.xfail(strict=True, reason="known gap: a game that ended is not restored, so an end that was "
+                                       "acknowledged to the last mover but not yet announced is never shown")
+async def test_kill_after_the_last_move_was_acknowledged(world, bots, tmp_path):
+    from core.nimmt import Nimmt
+
+    fd = world.fd
+    people = people_of(world)
+    bot = bots(fd, world.guild, tmp_path / "last.db", tmp_path / "last.log", seed=2)  # a person moves last
+    await bot.start()
+    seen: list[bool] = []
+
+    async def last_move(run: Run, event: str, payload: Any) -> Any:
+        if event != "click":
+            return None
+        user, panel, (kind, custom_id, values) = payload
+        action = action_of(custom_id, values)
+        if action is None:
+            return None
+        con = _connect(run.bot.database)
+        try:
+            log = con.execute("SELECT seat, action FROM table_actions WHERE table_id = ? ORDER BY idx",
+                              (run.table_id,)).fetchall()
+        finally:
+            con.close()
+        game = Nimmt.replay(SEATS, run.bot.seed, {"rounds": 1}, log)
+        game.apply(game.to_move, action)
+        if not game.over:
+            return None
+        # The last move: its narration fails once (discord.py waits a second), the bot dies meanwhile.
+        fd.fail_next("POST", rf"/channels/{run.thread.id}/messages$", status=500)
+        r = await run.interact(user, panel, kind, custom_id, values)
+        assert r.ack_type == 7 and "The game is over" in r.message.text(), r.message.text()
+        await run.bot.kill()
+        seen.append(True)
+        await run.bot.start()
+        return r.message
+
+    run = Run(world, bot, people, hook=last_move)
+    await run.open("last")
+    await run.start()
+    await run.play()
+    assert seen == [True]
+    state = final_state(bot.database, run.table_id)
+    assert state["integrity"] == ["ok"] and len(state["games"]) == 1
+    try:
+        await fd.wait_for(lambda: "The game is over" in run.lobby.text(), timeout=5)  # the gap
+    finally:
+        await bot.stop()
