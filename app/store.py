@@ -422,6 +422,7 @@ class Store:
         self._checkpointer: asyncio.Task[None] | None = None
         self._pending: list[tuple[GameRecord, asyncio.Future[int | None]]] = []
         self._recorder: asyncio.Task[None] | None = None
+        self._recording = False  # a recording transaction is in flight
 
     # -- lifecycle -----------------------------------------------------------
 
@@ -605,13 +606,30 @@ class Store:
         users = [p.user_id for p in record.players if p.user_id is not None]
         if len(set(users)) != len(users):
             raise ValueError("a user appears twice in one game")
+        if not self._recording:
+            # nobody is recording: write it now, no queue, no task
+            self._recording = True
+            try:
+                (result,) = await self._write(self._record_batch, [record])
+            finally:
+                self._recording = False
+                if self._pending:  # arrived meanwhile: one transaction for all of them
+                    self._recorder = asyncio.create_task(self._record_pending())
+            if isinstance(result, BaseException):
+                raise result
+            return result
         future: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
         self._pending.append((record, future))
-        if self._recorder is None or self._recorder.done():
-            self._recorder = asyncio.create_task(self._record_pending())
         return await future
 
     async def _record_pending(self) -> None:
+        self._recording = True
+        try:
+            await self._record_queue()
+        finally:
+            self._recording = False
+
+    async def _record_queue(self) -> None:
         while self._pending:
             batch, self._pending = self._pending[:RECORD_BATCH], self._pending[RECORD_BATCH:]
             try:
