@@ -15,7 +15,7 @@ Version 2: statistics.  ``games`` + ``game_players`` hold every finished
 game; ``stats`` holds one row of counters and openskill rating per
 (game, scope, user), scope 0 = global, otherwise the guild id.  Four
 leaderboards ("boards") are read straight off ``stats``, each through one
-index on a generated *sort key*: a 32-character text, 16 hex digits of a
+index on a *sort key* column: a 32-character text, 16 hex digits of a
 non-negative integer that grows as the board value falls, then 16 hex
 digits of the user id (the tie-break).  One column per board, unique, and
 ascending text order is board order:
@@ -26,23 +26,36 @@ ascending text order is board order:
     board 3 games     2**62 - games                   every player
 
 (the rating and win rate are rounded to 1e-9 and 1e-15 in the key only;
-boards show the exact values).  A single-column key matters: SQLite uses a
-bound taken from a subquery as an index range only on a single column.
+boards show the exact values).  Why this shape: SQLite 3.40 uses a bound
+taken from a subquery as an index range on a single column only (a row
+value (k, user_id) would scan whole runs of ties), and an index on a
+*generated* column is not covering (every entry would be a table lookup),
+so the keys are plain columns, written by the store's upsert together with
+the counters; two triggers repair them after any other kind of write.
 
-``buckets`` is an order-statistic index over each board: the board is cut
-into consecutive key ranges; the bucket row ``lo -> cnt`` counts the
-entries whose key is >= ``lo`` and below the next bucket's ``lo``.  Every
-board starts with a sentinel bucket at ``lo = ''``.  Triggers keep the
-counts exact inside the writing transaction, and split a bucket that grows
-past ``BUCKET_MAX`` entries at its median key.  So
+The order-statistic index has two levels per board, kept exact by triggers
+inside the writing transaction:
 
-    rank(key)    = 1 + SUM(cnt of buckets before key's bucket)
-                     + COUNT(entries in key's bucket ahead of key)
-    page at pos  = the last bucket whose running total <= pos, then an index
-                   seek from its lower bound with OFFSET < BUCKET_MAX
+* ``buckets``: the board cut into consecutive key ranges; the row
+  ``lo -> cnt`` counts the entries with key >= ``lo`` and below the next
+  bucket's ``lo``.  A bucket past ``BUCKET_MAX`` entries splits at its
+  median key (an OFFSET over the covering index).
+* ``bucket_groups``: consecutive buckets; every group bound is a bucket
+  bound, ``cnt`` counts its entries and ``n`` its buckets.  A group past
+  ``GROUP_MAX`` buckets splits at its middle bucket's bound.
 
-each costing a scan of the board's bucket rows (~N / 700) plus fewer than
-``BUCKET_MAX`` index entries, instead of O(N).
+Every board starts with a sentinel bucket and group at ``lo = ''``.  So
+
+    rank(key)   = 1 + SUM(cnt of groups before key's group)
+                    + SUM(cnt of that group's buckets before key's bucket)
+                    + COUNT(entries of key's bucket below key)
+    page at pos = the last group whose running total <= pos, then the last
+                  of its buckets whose running total <= pos, then an index
+                  seek from that bucket's bound with OFFSET < BUCKET_MAX
+
+For a board of N entries that is ~N / 40,000 group rows, <= 64 bucket rows
+and < 1024 index entries, instead of O(N).  :data:`REBUILD_BUCKETS`
+recomputes both levels from ``stats`` (repair, bulk loads).
 """
 from __future__ import annotations
 
