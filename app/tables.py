@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 
 MISSED_TURNS_LIMIT = 3  # after this many timed-out turns in a row a computer holds the seat
 DEFAULT_TURN_TIME = 120
+NEW_TURN = ("turn", "round_start", "hand_start")  # engine events that start a turn
 
 
 class TableError(Exception):
@@ -405,8 +406,7 @@ class TableManager:
     def _new_turn(self, table: Table, force: bool = False, events: list[Event] = ()) -> None:
         engine = table.engine
         to_move = engine.to_move if engine is not None else None
-        new = force or to_move != table.turn_seat or any(
-            e.get("type") in ("turn", "round_start", "hand_start") for e in events)
+        new = force or to_move != table.turn_seat or any(e.get("type") in NEW_TURN for e in events)
         if not new:
             return
         table.turn_seat = to_move
@@ -502,7 +502,11 @@ class TableManager:
                     # The computer plays the rest of this turn for the absent player.
                     while engine.to_move == seat and not engine.over:
                         rng = random.Random(f"{table.seed}:{table.version}")
-                        events += self._apply(table, seat, choose(engine, seat, rng))
+                        step = self._apply(table, seat, choose(engine, seat, rng))
+                        events += step
+                        if any(e.get("type") in NEW_TURN for e in step):
+                            break  # that turn is over; a new one (even the same seat's) gets its own timer
+
                     state = table.seats[seat]
                     state.missed += 1
                     if state.missed >= MISSED_TURNS_LIMIT:

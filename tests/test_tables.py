@@ -184,3 +184,32 @@ async def test_finished_game_is_recorded_once_and_closed(store):
     profile = await store.profile(HOST, "garbage")
     assert profile["games"] == 1
     await m.shutdown()
+
+
+async def test_a_timed_out_turn_that_wins_the_hand_does_not_play_the_next_hand_too(store):
+    """The computer finishes Ana's timed-out turn, which completes her layout:
+    she starts the next hand, and that turn is hers again, with a new timer."""
+    m = manager(store, time_scale=0.001)
+    table = await lobby(m, game="garbage", seats=2, turn_time=120)
+    await m.join(table, ANA, "Ana")
+    await m.start(table, HOST)
+    m._drop_timer(table)
+    # Host (seat 0) needs one more card: slot 2 is face down, the stock's top is a 2.
+    table.engine = garbage.Garbage.from_position(
+        ["AS ?5C 3D 4D 5D 6D 7D 8D 9D 10D", "?AH ?2H ?3H ?4H ?5H ?6H ?7H ?8H ?9H ?10H"], stock="2C KS KH")
+    table.log.clear()
+    table.saved = 0
+    m._new_turn(table, force=True)
+    m._schedule(table)
+    for _ in range(500):
+        if any(e["type"] == "timeout" for batch in m.events for e in batch):
+            break
+        await asyncio.sleep(0.005)
+    events = [e for batch in m.events for e in batch]
+    kinds = [e["type"] for e in events]
+    assert "hand_won" in kinds and "timeout" in kinds
+    after_win = kinds[kinds.index("hand_won"):kinds.index("timeout")]
+    assert "drew" not in after_win  # the new hand's first turn was not played for her
+    assert table.engine.to_move == 0 and table.engine.hand_no == 2
+    assert table.turn_deadline is not None
+    await m.shutdown()
