@@ -41,11 +41,12 @@ index kept exact by triggers in the same transaction: ``buckets`` (<= 1024
 consecutive entries each) and ``bucket_groups`` (<= 64 consecutive buckets).
 A rank sums the groups before the player's group, the buckets of that group
 before the player's bucket, and counts < 1024 index entries; a page finds
-its group and bucket by running count (window sums over a few dozen rows)
-and seeks from the bucket's lower bound with OFFSET < 1024 over the
+its group and bucket by running count (a few dozen group rows, <= 64 bucket
+rows) and seeks from the bucket's lower bound with OFFSET < 1024 over the
 covering index.  Nothing is held in memory: opening costs the migrations
-check only, whatever the size.  A page, a rank, a profile are each ONE
-statement (one thread hop).  ``Page.first``/``Page.last`` are keyset
+check only, whatever the size.  A rank, a profile, a keyset page are each
+ONE statement; a numbered page is three in one read transaction; each costs
+one thread hop.  ``Page.first``/``Page.last`` are keyset
 cursors: ``leaderboard(..., after=page.last)`` is the next page,
 ``before=page.first`` the previous one, with exact ranks.
 
@@ -268,34 +269,17 @@ def _board_sql(board: int, col: str) -> dict[str, str]:
     total = f"(SELECT TOTAL(cnt) FROM bucket_groups WHERE {board_rows})"
     row = f"s.user_id, p.name, {VALUE_EXPR[board]}, s.games, s.wins, s.{col}"
     return {
-        # board size
-        "total": f"SELECT {total}",
-        # the page starting at position :pos: the last group whose running
-        # count is <= :pos, the last of its buckets whose running count is
-        # <= :pos, the key :pos - before entries into that bucket (OFFSET
-        # over the covering index only), then :n rows from that key
+        # group and bucket rows of the board, in order (see Store._find_page)
+        "groups": f"SELECT lo, cnt FROM bucket_groups WHERE {board_rows} ORDER BY lo",
+        "buckets": f"SELECT lo, cnt FROM buckets WHERE {board_rows} AND lo >= :lo AND lo < :hi ORDER BY lo",
+        # :n rows from the entry :skip places after bound :lo (the OFFSET runs
+        # over the covering index only)
         "page": f"""
-            WITH gb AS (
-                SELECT lo, SUM(cnt) OVER (ORDER BY lo ROWS UNBOUNDED PRECEDING) - cnt AS before
-                FROM bucket_groups WHERE {board_rows}
-            ), g AS (
-                SELECT lo, before FROM gb WHERE before <= :pos ORDER BY lo DESC LIMIT 1
-            ), g_end AS (
-                SELECT coalesce((SELECT lo FROM bucket_groups WHERE {board_rows} AND lo > (SELECT lo FROM g)
-                                 ORDER BY lo LIMIT 1), '~') AS lo
-            ), fb AS (
-                SELECT lo, (SELECT before FROM g)
-                           + SUM(cnt) OVER (ORDER BY lo ROWS UNBOUNDED PRECEDING) - cnt AS before
-                FROM buckets
-                WHERE {board_rows} AND lo >= (SELECT lo FROM g) AND lo < (SELECT lo FROM g_end)
-            ), f AS (
-                SELECT lo, before FROM fb WHERE before <= :pos ORDER BY lo DESC LIMIT 1
-            ), start AS (
+            WITH start AS (
                 SELECT s.{col} AS k FROM stats AS s
-                WHERE {on_board} AND s.{col} >= (SELECT lo FROM f)
-                ORDER BY s.{col} LIMIT 1 OFFSET coalesce((SELECT :pos - before FROM f), 0)
+                WHERE {on_board} AND s.{col} >= :lo ORDER BY s.{col} LIMIT 1 OFFSET :skip
             )
-            SELECT {row}, {total}
+            SELECT {row}
             FROM stats AS s JOIN players AS p ON p.user_id = s.user_id
             WHERE {on_board} AND s.{col} >= (SELECT k FROM start)
             ORDER BY s.{col} LIMIT :n
@@ -529,6 +513,12 @@ class Store:
             return result
 
         return await db._execute(transaction)
+
+    async def _read(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn(conn, *args)`` on the read connection's worker thread: one
+        thread hop for several statements (same primitive as :meth:`_write`)."""
+        db = self._r
+        return await db._execute(lambda: fn(db._conn, *args))
 
     # -- tables that survive a restart ---------------------------------------
 
@@ -778,14 +768,44 @@ class Store:
                 return self._page(rows, ahead, int(rows[0][7]), page_size)
             # nothing beyond the cursor: the first or the last page
             pos = 0 if before is not None else -1
-        rows = list(await self._r.execute_fetchall(sql["page"], {**params, "pos": pos})) if pos >= 0 else []
+        rows, pos, total = await self._read(self._find_page, sql, params, pos)
         if not rows:
-            total = int(list(await self._r.execute_fetchall(sql["total"], params))[0][0])
+            return Page([], 0, 0, 0)
+        return self._page(rows, pos, total, page_size)
+
+    @staticmethod
+    def _find_page(conn: sqlite3.Connection, sql: dict[str, str], params: dict[str, Any], pos: int
+                   ) -> tuple[list[Any], int, int]:
+        """Reader's worker thread, one read transaction: the page at *pos*
+        (the last page if *pos* is past the end or negative).
+
+        Walks the group rows (a few dozen) to the last group whose running
+        count is <= pos, then that group's bucket rows (<= GROUP_MAX) the same
+        way, then seeks from the bucket's bound.  Three statements, one hop.
+        """
+        conn.execute("BEGIN")
+        try:
+            groups = conn.execute(sql["groups"], params).fetchall()
+            total = sum(cnt for _, cnt in groups)
             if total == 0:
-                return Page([], 0, 0, 0)
-            pos = (total - 1) // page_size * page_size
-            rows = list(await self._r.execute_fetchall(sql["page"], {**params, "pos": pos}))
-        return self._page(rows, pos, int(rows[0][6]), page_size)
+                return [], 0, 0
+            if not 0 <= pos < total:
+                pos = (total - 1) // params["n"] * params["n"]
+            before, i = 0, 0
+            while before + groups[i][1] <= pos:
+                before += groups[i][1]
+                i += 1
+            hi = groups[i + 1][0] if i + 1 < len(groups) else "~"  # '~' sorts after every key
+            lo = groups[i][0]
+            for bound, cnt in conn.execute(sql["buckets"], {**params, "lo": lo, "hi": hi}):
+                if before + cnt > pos:
+                    lo = bound
+                    break
+                before += cnt
+            rows = conn.execute(sql["page"], {**params, "lo": lo, "skip": pos - before}).fetchall()
+        finally:
+            conn.execute("COMMIT")
+        return rows, pos, total
 
     @staticmethod
     def _page(rows: list[Any], ahead: int, total: int, page_size: int) -> Page:
