@@ -469,14 +469,21 @@ class Store:
         for db in (self._r, self._c, self._w):
             await db.close()
 
-    async def checkpoint(self) -> tuple[int, int, int]:
-        """Run a PASSIVE WAL checkpoint on the checkpoint connection.
+    async def checkpoint(self, mode: str = "PASSIVE") -> tuple[int, int, int]:
+        """Run a WAL checkpoint on the checkpoint connection.
 
-        Returns SQLite's ``(busy, wal_frames, checkpointed_frames)``.  Never
-        blocks writers or readers; frames still needed by an open reader are
-        left for the next call.
+        Returns SQLite's ``(busy, wal_frames, checkpointed_frames)``.
+        PASSIVE (the background task's) never blocks writers or readers;
+        frames still needed by an open reader are left for the next call.
+        Under a continuous stream of writes it cannot catch up, so the WAL
+        grows until writes pause; the first write after a complete
+        checkpoint restarts it, and ``journal_size_limit`` trims the file to
+        64 MiB.  ``mode="TRUNCATE"`` forces that at a quiet moment (it waits
+        for the current writer, up to ``busy_timeout``).
         """
-        rows = list(await self._c.execute_fetchall("PRAGMA wal_checkpoint(PASSIVE)"))
+        if mode not in ("PASSIVE", "FULL", "RESTART", "TRUNCATE"):
+            raise ValueError(f"unknown checkpoint mode {mode!r}")
+        rows = list(await self._c.execute_fetchall(f"PRAGMA wal_checkpoint({mode})"))
         busy, frames, done = rows[0]
         return int(busy), int(frames), int(done)
 

@@ -338,10 +338,11 @@ async def measure(path: Path, runs: int, sustained: int, seed: int = 2) -> dict[
         print("  exact ranks agree with a brute-force COUNT (6 players)", flush=True)
 
         # 5. sustained recording, background checkpointer on: one game at a
-        # time, then 32 in flight (group commit)
-        await store.close()
-        store = await Store.open(str(path), checkpoint_interval=1.0, cache_mib=256)
+        # time, then 32 in flight (group commit); each phase on a freshly
+        # opened store (closing checkpoints and resets the WAL)
         for label, in_flight in (("one at a time", 1), ("32 in flight", 32)):
+            await store.close()
+            store = await Store.open(str(path), checkpoint_interval=1.0, cache_mib=256)
             games = [game_for(rnd.choice([0, big[0], mid[0]])) for _ in range(sustained)]
             queue = iter(games)
             lat: list[float] = []
@@ -356,8 +357,10 @@ async def measure(path: Path, runs: int, sustained: int, seed: int = 2) -> dict[
             await asyncio.gather(*(worker() for _ in range(in_flight)))
             elapsed = time.perf_counter() - t
             rate = sustained / elapsed
+            wal = Path(str(path) + "-wal")
+            wal_mib = wal.stat().st_size / 2**20 if wal.exists() else 0.0
             print(f"  sustained recording, {label}: {sustained} games in {elapsed:.2f} s = {rate:,.0f} games/s "
-                  f"(checkpointer every 1 s)", flush=True)
+                  f"(checkpointer every 1 s; WAL at the end {wal_mib:,.0f} MiB)", flush=True)
             results[f"sustained, {label}"] = {"games_per_s": rate, **_report("    latency per call", lat)}
     finally:
         await store.close()

@@ -528,3 +528,11 @@ async def test_group_commit_isolates_a_bad_record(store):
     assert await store.profile(3, "nimmt") is None and await store.profile(4, "nimmt") is None
     assert (await store.profile(1, "nimmt"))["games"] == 2
     assert await store.record_game(nimmt_game(2, [(3, 1, 0), (4, 2, 5)])) is not None  # table 2 was not recorded
+
+
+async def test_checkpoint_modes(store, tmp_path):
+    await store.create_table(1, 2, "nimmt", {})
+    assert (await store.checkpoint("TRUNCATE"))[0] == 0
+    assert (tmp_path / "bot.db-wal").stat().st_size == 0
+    with pytest.raises(ValueError):
+        await store.checkpoint("NOW")
