@@ -491,7 +491,14 @@ class Store:
         while True:
             await asyncio.sleep(interval)
             try:
-                await self.checkpoint()
+                # a pass that did not catch up (writes arrived meanwhile) is
+                # followed by short ones over the small remainder: the WAL
+                # restarts only after a pass leaves nothing behind
+                for _ in range(5):
+                    busy, frames, done = await self.checkpoint()
+                    if busy or done >= frames:
+                        break
+                    await asyncio.sleep(0.02)
             except Exception:
                 log.exception("WAL checkpoint failed")
 
