@@ -88,6 +88,9 @@ class CardBot(commands.Bot):
         await self.wait_until_ready()
         tables_cog = self.get_cog("Tables")
         for table in restored:  # the last move before a stop may not have been drawn yet
+            if table.status == "finished":  # the game ended, its end was not shown yet
+                tables_cog.on_table_change(table, table.ending)
+                continue
             # No thread yet: the Start was never shown, so the first ping was not sent either.
             tables_cog.redraw(table, repost=False, ping=not table.thread_id)
 

@@ -82,6 +82,7 @@ class Table:
     turn_seat: int | None = None
     turn_deadline: float | None = None
     saved: int = 0  # how many log entries the store holds
+    ending: list[Event] = field(default_factory=list, repr=False)  # events of a last move not yet shown
     engine: Game | None = field(default=None, repr=False)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
 
@@ -197,12 +198,16 @@ class TableManager:
                 except Exception:  # a corrupt row must not stop the other tables
                     log.exception("table %s could not be replayed; it is left out", table.id)
                     continue
-                if table.engine.over:  # stopped after the last move, before the result was recorded
+                if table.engine.over:
+                    # Stopped after the last move, before its end was shown: record it
+                    # (at most once per table) and hand the ending back to be announced.
                     table.status = "finished"
                     table.turn_deadline = None
-                    await self._record(table)  # at most once per table
-                    await self.store.close_table(table.id, "finished")
-                    continue
+                    await self._record(table)
+                    cls = self.games[table.game]
+                    before = cls.replay(len(table.seats), table.seed, self._engine_options(table), table.log[:-1])
+                    seat, text = table.log[-1]
+                    table.ending = before.apply(seat, before.parse(text))
             self.tables[table.id] = table
             restored.append(table)
         return restored
@@ -327,6 +332,12 @@ class TableManager:
         self._schedule(table)
         return events
 
+    async def ended(self, table: Table) -> None:
+        """The end of the game was shown: the table is closed for good."""
+        if table.status == "finished":
+            await self.store.close_table(table.id, "finished")
+            table.ending = []
+
     def set_message(self, table: Table, kind: str, message_id: int | None) -> None:
         if message_id is None:
             table.messages.pop(kind, None)
@@ -422,10 +433,11 @@ class TableManager:
         self._new_turn(table, events=events)
         if table.engine.over:
             table.turn_deadline = None
-            await self._save(table)  # still 'playing': a stop before the close finishes it at restore
+            # The store keeps it 'playing' until the end was shown (see ended()):
+            # a stop in between records and announces it at the next start.
+            await self._save(table)
             table.status = "finished"
             await self._record(table)
-            await self.store.close_table(table.id, "finished")
         else:
             await self._save(table)
 

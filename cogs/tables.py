@@ -625,6 +625,12 @@ class TablesCog(commands.Cog, name="Tables"):
         await self.manager.save_messages(table)
 
     async def _finish(self, table: Table) -> None:
+        try:
+            await self._show_standings(table)
+        finally:
+            await self.manager.ended(table)
+
+    async def _show_standings(self, table: Table) -> None:
         lobby = table.messages.get("lobby")
         if not lobby:
             return

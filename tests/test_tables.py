@@ -178,6 +178,12 @@ async def test_finished_game_is_recorded_once_and_closed(store):
         else:
             await asyncio.sleep(0.001)  # the computer's move is a timer task
     assert table.status == "finished"
+    # Recorded at once; the table stays open in the store until its end was shown.
+    assert [r.id for r in await store.active_tables()] == [table.id]
+    restarted = manager(store)
+    again = await restarted.restore()
+    assert again[0].status == "finished" and again[0].ending[-1]["type"] == "game_over"
+    await restarted.ended(again[0])
     assert await store.active_tables() == []
     history = await store.history(HOST)
     assert len(history) == 1 and history[0]["game"] == "garbage"
