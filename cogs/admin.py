@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Any, Literal
+from typing import Any
 
 import discord
 from discord import app_commands

@@ -19,7 +19,7 @@ from discord.ext import commands
 from app import render
 from app.i18n import t
 from app.tables import Table, TableError
-from cogs.tables import TableButton, TableMessage, TableSelect, TablesCog, reply, user_lang, view_of
+from cogs.tables import TableButton, TableMessage, TableSelect, TablesCog, user_lang, view_of
 from core.nimmt import Open, Pass, Play, Steal, Take
 from core.protocol import Event
 

@@ -14,7 +14,6 @@ import asyncio
 import io
 import logging
 import re
-import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence
 

@@ -1,8 +1,9 @@
 """Fixtures shared by the end-to-end tests."""
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, AsyncIterator
 
 import pytest_asyncio
 
@@ -25,9 +26,11 @@ class World:
         return user
 
 
-@pytest_asyncio.fixture
-async def world():
-    fd = FakeDiscord()
+@contextlib.asynccontextmanager
+async def make_world(**options: Any) -> AsyncIterator[World]:
+    """A started stand-in with a server and a channel; on exit it is stopped
+    and any breach of Discord's limits fails the test."""
+    fd = FakeDiscord(**options)
     await fd.start()
     try:
         guild = fd.add_guild("Game Night", locale="en-US")
@@ -36,3 +39,9 @@ async def world():
     finally:
         await fd.stop()
     fd.assert_clean()
+
+
+@pytest_asyncio.fixture
+async def world():
+    async with make_world() as made:
+        yield made

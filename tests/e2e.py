@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator
 
 from app.config import Config
+from app.i18n import t as translate
 from bot import CardBot
 
 
@@ -122,3 +123,71 @@ async def seat_players(table: Table, host: Any, players: list[Any], computers: i
         r = await table.click(host, table.lobby, f"table:{table.table_id}:cpu")
         assert r.ack_type == 7
         table.lobby = r.message
+
+
+async def nimmt_turn(t: Table, user: Any, panel: Any = None, lang: str = "en") -> None:
+    """One whole 11 nimmt! turn as a player does it: open the hand (or refresh
+    an open panel), pick a stack where a card fits, play; take a stack when
+    nothing fits; end a bull-card turn when no other stack takes a card."""
+    if panel is None:
+        r = await t.click(user, t.table_message(), f"table:{t.table_id}:hand")
+        assert r.ack_type == 4 and r.ephemeral, r
+    else:
+        r = await t.click(user, panel, f"table:{t.table_id}:nrefresh")
+        assert r.ack_type == 7, r
+    panel = r.message
+    assert panel.ephemeral_to == user.id
+    no_fit = translate(lang, "nimmt.stack_no_fit")
+    for _ in range(40):
+        steal = select(panel, r"tsel:\d+:nsteal:.*")
+        opener = select(panel, r"tsel:\d+:nopen:.*")
+        cards = select(panel, r"tsel:\d+:ncards:.*")
+        stacks = select(panel, r"tsel:\d+:nstack:.*")
+        end = button(panel, r"table:\d+:npass:.*")
+        take = button(panel, r"table:\d+:ntake:.*")
+        fitting = [o for o in (stacks or {}).get("options", []) if o.get("description") != no_fit]
+        if steal:
+            r = await t.choose(user, panel, steal["custom_id"], [steal["options"][0]["value"]])
+        elif opener:
+            r = await t.choose(user, panel, opener["custom_id"], [opener["options"][0]["value"]])
+        elif cards:
+            values = [o["value"] for o in cards["options"]][: cards["max_values"]]
+            r = await t.choose(user, panel, cards["custom_id"], values)
+        elif fitting and not take:
+            r = await t.choose(user, panel, stacks["custom_id"], [fitting[0]["value"]])
+        elif end:
+            r = await t.click(user, panel, end["custom_id"])
+        elif take:
+            r = await t.click(user, panel, take["custom_id"])
+        elif stacks:
+            r = await t.choose(user, panel, stacks["custom_id"], [stacks["options"][0]["value"]])
+        else:
+            return  # no controls left: the turn is over
+        assert r.ack_type == 7, r
+        panel = r.message
+
+
+async def play_nimmt(fd: Any, t: Table, people: dict[Any, str], table_lang: str = "en") -> None:
+    """Everyone plays when pinged (``people``: user -> their language) until
+    the lobby message shows the final standings."""
+    finished = translate(table_lang, "table.finished")
+    pinged = {u.id: 0 for u in people}
+
+    def pings(user: Any) -> int:
+        return sum(1 for m in fd.messages(t.thread) if user.id in m.mentions)
+
+    for _ in range(3000):
+        if finished in t.lobby.text():
+            return
+        mover = None
+        for user in people:
+            count = pings(user)
+            if count > pinged[user.id]:
+                pinged[user.id] = count
+                mover = user
+        if mover is None:
+            await fd.wait_for(lambda: finished in t.lobby.text()
+                              or any(pings(u) > pinged[u.id] for u in people), timeout=30)
+            continue
+        await nimmt_turn(t, mover, lang=people[mover])
+    raise AssertionError("the game did not end")

@@ -18,9 +18,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from tests.conftest import World
+from tests.conftest import make_world
 from tests.e2e import button, open_table, running_bot, seat_players
-from tests.fakediscord import FakeDiscord
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -35,15 +34,8 @@ async def fast_world():
     the table message; at Discord's 5 edits per 5 s the suite would spend
     minutes waiting on the rate limit.  Everything else is as strict as in
     ``world`` (acknowledgement deadline, violations fail the test)."""
-    fd = FakeDiscord(edit_rate=(10_000, 1.0))
-    await fd.start()
-    try:
-        guild = fd.add_guild("Game Night", locale="en-US")
-        channel = fd.add_channel(guild, "games")
-        yield World(fd, guild, channel)
-    finally:
-        await fd.stop()
-    fd.assert_clean()
+    async with make_world(edit_rate=(10_000, 1.0)) as made:
+        yield made
 
 
 # --------------------------------------------------------------------------- what players see

@@ -10,7 +10,7 @@ import pytest
 
 from app.i18n import t
 from app.rules import rules_pages
-from tests.e2e import open_table, running_bot, seat_players
+from tests.e2e import open_table, running_bot
 from tests.test_e2e_stats import answer, final_standings, full_game
 
 pytestmark = pytest.mark.timeout(600)

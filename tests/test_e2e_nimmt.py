@@ -6,72 +6,9 @@ import re
 
 import pytest
 
-from tests.e2e import button, open_table, running_bot, seat_players, select
+from tests.e2e import button, nimmt_turn, open_table, play_nimmt, running_bot, seat_players, select
 
 pytestmark = pytest.mark.timeout(600)
-
-
-async def nimmt_turn(t, user, panel=None) -> None:
-    """One whole turn, as a player does it: open the hand (or refresh an open
-    panel), pick, play."""
-    if panel is None:
-        r = await t.click(user, t.table_message(), f"table:{t.table_id}:hand")
-        assert r.ack_type == 4 and r.ephemeral
-    else:
-        r = await t.click(user, panel, f"table:{t.table_id}:nrefresh")
-        assert r.ack_type == 7
-    panel = r.message
-    assert panel.ephemeral_to == user.id
-    for _ in range(40):
-        steal = select(panel, r"tsel:\d+:nsteal:.*")
-        opener = select(panel, r"tsel:\d+:nopen:.*")
-        cards = select(panel, r"tsel:\d+:ncards:.*")
-        stacks = select(panel, r"tsel:\d+:nstack:.*")
-        end = button(panel, r"table:\d+:npass:.*")
-        take = button(panel, r"table:\d+:ntake:.*")
-        if steal:
-            r = await t.choose(user, panel, steal["custom_id"], [steal["options"][0]["value"]])
-        elif opener:
-            r = await t.choose(user, panel, opener["custom_id"], [opener["options"][0]["value"]])
-        elif cards:
-            values = [o["value"] for o in cards["options"]][: cards["max_values"]]
-            r = await t.choose(user, panel, cards["custom_id"], values)
-        elif stacks and any("fit" in (o.get("description") or "") and "none" not in o["description"]
-                            for o in stacks["options"]) and not take:
-            option = next(o for o in stacks["options"] if "none" not in (o.get("description") or ""))
-            r = await t.choose(user, panel, stacks["custom_id"], [option["value"]])
-        elif end:
-            r = await t.click(user, panel, end["custom_id"])
-        elif take:
-            r = await t.click(user, panel, take["custom_id"])
-        elif stacks:
-            r = await t.choose(user, panel, stacks["custom_id"], [stacks["options"][0]["value"]])
-        else:
-            return  # no controls: the turn is over
-        assert r.ack_type == 7, r
-        panel = r.message
-
-
-async def play_to_the_end(t, people: list, fd) -> None:
-    """Each person plays when pinged, until the lobby message shows the end."""
-    pinged = {u.id: 0 for u in people}
-    for _ in range(3000):
-        if "The game is over" in t.lobby.text():
-            return
-        msgs = fd.messages(t.thread)
-        mover = None
-        for user in people:
-            count = sum(1 for m in msgs if user.id in m.mentions)
-            if count > pinged[user.id]:
-                pinged[user.id] = count
-                mover = user
-        if mover is None:
-            await fd.wait_for(lambda: "The game is over" in t.lobby.text() or any(
-                sum(1 for m in fd.messages(t.thread) if u.id in m.mentions) > pinged[u.id] for u in people),
-                timeout=30)
-            continue
-        await nimmt_turn(t, mover)
-    raise AssertionError("the game did not end")
 
 
 @pytest.mark.parametrize("humans,computers,rounds", [(2, 0, 2), (2, 2, 1), (3, 4, 1)],
@@ -87,7 +24,7 @@ async def test_full_game(world, tmp_path, humans, computers, rounds):
         assert r.ack_type == 7
         await t.wait_thread()
         await fd.wait_for(t.table_message, timeout=10)
-        await play_to_the_end(t, people, fd)
+        await play_nimmt(fd, t, {u: "en" for u in people})
         # The standings in the thread are the engine's.
         table = bot.tables.get(t.table_id)
         result = table.engine.result

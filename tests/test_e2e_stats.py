@@ -11,72 +11,11 @@ import pytest
 
 from app.i18n import t
 from app.store import GameRecord, PlayerResult
-from tests.e2e import Table, button, open_table, running_bot, seat_players, select
+from tests.e2e import Table, open_table, play_nimmt, running_bot, seat_players, select
 
 pytestmark = pytest.mark.timeout(600)
 
 
-# --------------------------------------------------------------------------- playing
-async def nimmt_turn(t_: Table, user: Any, lang: str) -> None:
-    """One whole turn as a player of language ``lang`` does it: open the hand, pick, play."""
-    r = await t_.click(user, t_.table_message(), f"table:{t_.table_id}:hand")
-    assert r.ack_type == 4 and r.ephemeral, r
-    panel = r.message
-    assert panel.ephemeral_to == user.id
-    no_fit = t(lang, "nimmt.stack_no_fit")
-    for _ in range(40):
-        steal = select(panel, r"tsel:\d+:nsteal:.*")
-        opener = select(panel, r"tsel:\d+:nopen:.*")
-        cards = select(panel, r"tsel:\d+:ncards:.*")
-        stacks = select(panel, r"tsel:\d+:nstack:.*")
-        end = button(panel, r"table:\d+:npass:.*")
-        take = button(panel, r"table:\d+:ntake:.*")
-        fitting = [o for o in (stacks or {}).get("options", []) if o.get("description") != no_fit]
-        if steal:
-            r = await t_.choose(user, panel, steal["custom_id"], [steal["options"][0]["value"]])
-        elif opener:
-            r = await t_.choose(user, panel, opener["custom_id"], [opener["options"][0]["value"]])
-        elif cards:
-            values = [o["value"] for o in cards["options"]][: cards["max_values"]]
-            r = await t_.choose(user, panel, cards["custom_id"], values)
-        elif fitting and not take:
-            r = await t_.choose(user, panel, stacks["custom_id"], [fitting[0]["value"]])
-        elif end:
-            r = await t_.click(user, panel, end["custom_id"])
-        elif take:
-            r = await t_.click(user, panel, take["custom_id"])
-        elif stacks:
-            r = await t_.choose(user, panel, stacks["custom_id"], [stacks["options"][0]["value"]])
-        else:
-            return  # no controls left: the turn is over
-        assert r.ack_type == 7, r
-        panel = r.message
-
-
-async def play_game(fd: Any, t_: Table, people: dict[Any, str], table_lang: str = "en") -> None:
-    """Everyone plays when pinged (``people``: user -> their language) until
-    the lobby message shows the final standings."""
-    finished = t(table_lang, "table.finished")
-    pinged = {u.id: 0 for u in people}
-
-    def pings(user: Any) -> int:
-        return sum(1 for m in fd.messages(t_.thread) if user.id in m.mentions)
-
-    for _ in range(3000):
-        if finished in t_.lobby.text():
-            return
-        mover = None
-        for user in people:
-            count = pings(user)
-            if count > pinged[user.id]:
-                pinged[user.id] = count
-                mover = user
-        if mover is None:
-            await fd.wait_for(lambda: finished in t_.lobby.text()
-                              or any(pings(u) > pinged[u.id] for u in people), timeout=30)
-            continue
-        await nimmt_turn(t_, mover, people[mover])
-    raise AssertionError("the game did not end")
 
 
 async def full_game(fd: Any, channel: Any, host: Any, others: list[Any], *, computers: int = 0,
@@ -93,7 +32,7 @@ async def full_game(fd: Any, channel: Any, host: Any, others: list[Any], *, comp
     await fd.wait_for(t_.table_message, timeout=10)
     if while_playing is not None:
         await while_playing(t_)
-    await play_game(fd, t_, {u: langs.get(u.id, "en") for u in [host, *others]}, table_lang)
+    await play_nimmt(fd, t_, {u: langs.get(u.id, "en") for u in [host, *others]}, table_lang)
     return t_
 
 
@@ -228,7 +167,6 @@ async def test_stats_history_and_boards(world, tmp_path):
         standings = final_standings(game)
         assert set(standings) == {"ana", "ben"}
         log = game.log_text()
-        winner = next(name for name, (place, _) in standings.items() if place == 1)
 
         def figures(name: str) -> dict[str, Any]:
             place, score = standings[name]
