@@ -41,6 +41,9 @@ class GarbageUI:
     def __init__(self, bot: Any) -> None:
         self.bot = bot
 
+    def lobby_lines(self, table: Table, lang: str) -> list[str]:
+        return []
+
     async def table_message(self, table: Table, lang: str) -> TableMessage:
         view = table.engine.view(None)  # type: ignore[union-attr]
         # The buttons carry the version of the moment this view shows: the game may move on

@@ -45,6 +45,12 @@ class NimmtUI:
     def __init__(self, bot: Any) -> None:
         self.bot = bot
 
+    def lobby_lines(self, table: Table, lang: str) -> list[str]:
+        rounds = table.options.get("rounds")
+        if rounds is None:
+            return [t(lang, "table.lobby_rounds_auto")]
+        return [t(lang, "table.lobby_rounds", rounds=rounds)]
+
     # ------------------------------------------------------------ table message
     def names(self, table: Table) -> list[str]:
         return [seat.name for seat in table.seats]

@@ -138,6 +138,8 @@ class GameUI(Protocol):
 
     def narrate(self, table: Table, events: list[Event], lang: str) -> list[str]: ...
 
+    def lobby_lines(self, table: Table, lang: str) -> list[str]: ...
+
     async def on_component(self, cog: "TablesCog", interaction: discord.Interaction, table: Table,
                            op: str, ver: int | None, arg: str | None, values: list[str]) -> None: ...
 
@@ -309,12 +311,10 @@ class TablesCog(commands.Cog, name="Tables"):
                               colour=discord.Colour.blurple())
         turn = table.options.get("turn_time", 0)
         timer = t(lang, "table.timer_off") if not turn else t(lang, "table.timer_seconds", count=turn)
-        rounds = table.options.get("rounds")
         desc = [t(lang, "table.lobby_host", host=f"<@{table.host_id}>"),
                 t(lang, "table.lobby_seats", taken=len(table.seats), seats=table.max_seats),
-                t(lang, "table.lobby_timer", timer=timer)]
-        if table.game == "nimmt":
-            desc.append(t(lang, "table.lobby_rounds", rounds=rounds or len(table.seats)))
+                t(lang, "table.lobby_timer", timer=timer),
+                *self.uis[table.game].lobby_lines(table, lang)]
         if table.status == "cancelled":
             desc.insert(0, t(lang, "table.cancelled"))
         elif table.status == "playing" and table.thread_id:
