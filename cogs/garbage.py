@@ -94,9 +94,10 @@ class GarbageUI:
             for i, slot in enumerate(view["jack_slots"][:10]):
                 items.append(TableButton.make(table.id, "gjack", t(lang, "garbage.jack_slot", slot=slot), ver=ver,
                                               arg=slot, row=1 + i // 5))
+        items.append(TableButton.make(table.id, "rules", t(lang, "table.rules"), emoji="📖", row=3))
         if any(s.away for s in table.seats):
             items.append(TableButton.make(table.id, "back", t(lang, "table.im_back"), row=3))
-        return view_of(*items) if items else None
+        return view_of(*items)
 
     def narrate(self, table: Table, events: list[Event], lang: str) -> list[str]:
         lines: list[str] = []

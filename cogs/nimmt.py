@@ -65,6 +65,7 @@ class NimmtUI:
         if table.status == "playing":
             items.append(TableButton.make(table.id, "hand", t(lang, "nimmt.my_hand"),
                                           style=discord.ButtonStyle.primary, emoji="🃏"))
+            items.append(TableButton.make(table.id, "rules", t(lang, "table.rules"), emoji="📖"))
             if any(seat.away for seat in table.seats):
                 items.append(TableButton.make(table.id, "back", t(lang, "table.im_back")))
         return TableMessage(content="", embed=embed, image=image, view=view_of(*items) if items else None)

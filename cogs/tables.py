@@ -239,6 +239,8 @@ class TablesCog(commands.Cog, name="Tables"):
         """Every table click lands here: one place turns errors into answers."""
         lang = user_lang(interaction)
         try:
+            if op == "again":  # the only button of a finished table
+                return await self.op_again(interaction, table_id)
             table = self.manager.get(table_id)
             if table is None or table.status not in ("lobby", "playing"):
                 raise TableError("table_closed")
@@ -266,8 +268,9 @@ class TablesCog(commands.Cog, name="Tables"):
         return normalise(settings.get("language") or interaction.guild_locale)
 
     async def create_table(self, interaction: discord.Interaction, game: str, *, seats: int,
-                           rounds: int | None, turn_time: int) -> None:
-        """``/<game> new``: post a lobby in this channel."""
+                           rounds: int | None, turn_time: int, computers: int = 0,
+                           invite: Sequence[int] = ()) -> None:
+        """``/<game> new`` (and *Play again*): post a lobby in this channel."""
         lang = user_lang(interaction)
         channel = interaction.channel
         if interaction.guild_id is None or channel is None:
@@ -291,9 +294,16 @@ class TablesCog(commands.Cog, name="Tables"):
                     and not orphan.messages.get("lobby")):
                 return await reply(interaction, self.error_text(lang, error))
             table = orphan  # saved, but its message was never posted (a stop in between): post it now
+        for _ in range(computers):
+            await self.manager.add_computer(table, table.host_id)
+        content = None
+        if invite:
+            content = t(table.locale, "table.again_invite", host=f"<@{table.host_id}>",
+                        mentions=" ".join(f"<@{user_id}>" for user_id in invite))
         try:
             response = await interaction.response.send_message(
-                embed=self.lobby_embed(table), view=self.lobby_view(table))
+                content=content, embed=self.lobby_embed(table), view=self.lobby_view(table),
+                allowed_mentions=discord.AllowedMentions(users=True, everyone=False, roles=False))
         except discord.HTTPException:
             log.warning("lobby message for table %s could not be posted", table.id, exc_info=True)
             await self.manager.cancel(table, table.host_id, can_manage=True)
@@ -343,6 +353,7 @@ class TablesCog(commands.Cog, name="Tables"):
             TableButton.make(table.id, "cpu", t(lang, "table.add_computer")),
             TableButton.make(table.id, "start", t(lang, "table.start"), style=B.primary),
             TableButton.make(table.id, "cancel", t(lang, "table.cancel"), style=B.danger),
+            TableButton.make(table.id, "rules", t(lang, "table.rules"), emoji="📖"),
         )
 
     async def _lobby_update(self, interaction: discord.Interaction, table: Table) -> None:
@@ -373,6 +384,33 @@ class TablesCog(commands.Cog, name="Tables"):
             await self._lobby_update(interaction, table)
         else:
             await reply(interaction, t(user_lang(interaction), "table.cancelled"))
+
+    async def op_rules(self, interaction: discord.Interaction, table: Table) -> None:
+        from cogs.rules import build_page
+
+        embed, view = build_page(table.game, user_lang(interaction), 0)
+        await reply(interaction, embed=embed, view=view)
+
+    async def op_again(self, interaction: discord.Interaction, table_id: int) -> None:
+        """*Play again* under a finished game: a new lobby with the same options,
+        the clicker as host, the same computer players, the other people invited."""
+        old = self.manager.get(table_id)
+        if old is not None:
+            game, options, max_seats, seats = old.game, old.options, old.max_seats, old.seats
+        else:  # finished before a restart: the store still has it
+            record = await self.bot.store.table(table_id)
+            if record is None:
+                raise TableError("table_closed")
+            from app.tables import Seat
+
+            game, options, max_seats = record.game, record.meta["options"], record.meta["max_seats"]
+            seats = [Seat.from_dict(s) for s in record.meta["seats"]]
+        if not any(seat.user_id == interaction.user.id for seat in seats):
+            raise TableError("not_seated")
+        await self.create_table(
+            interaction, game, seats=max_seats, rounds=options.get("rounds"),
+            turn_time=options.get("turn_time", 0), computers=sum(1 for s in seats if s.computer),
+            invite=[s.user_id for s in seats if s.user_id not in (None, interaction.user.id)])
 
     async def op_back(self, interaction: discord.Interaction, table: Table) -> None:
         await self.manager.back(table, interaction.user.id)
@@ -641,9 +679,10 @@ class TablesCog(commands.Cog, name="Tables"):
             embed.description = t(lang, "table.finished") + "\n" + "\n".join(
                 t(lang, "table.standing", place=result.places[s], name=self.seat_name(table, s),
                   score=result.scores[s]) for s in order)
+        again = view_of(TableButton.make(table.id, "again", t(table.locale, "table.again"),
+                                         style=discord.ButtonStyle.success, emoji="🔁"))
         try:
-            await self.where(table, thread=False).get_partial_message(lobby).edit(
-                embed=embed, view=None)
+            await self.where(table, thread=False).get_partial_message(lobby).edit(embed=embed, view=again)
         except discord.HTTPException:
             log.info("lobby message of table %s could not be updated at the end", table.id)
 

@@ -273,3 +273,39 @@ async def test_without_attach_files_the_table_goes_on_as_text(world, tmp_path):
             version = table.version
             await nimmt_turn(t, people[table.engine.to_move])
             assert table.version > version
+
+
+async def test_rules_at_the_table_and_play_again(world, tmp_path):
+    fd = world.fd
+    ana, ben, eve = world.person("ana"), world.person("ben", locale="de"), world.person("eve")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        t = await open_table(fd, ana, world.channel, "nimmt new", seats=3, rounds=1, turn_time=0)
+        # The rules are one click away, privately, in the clicker's language.
+        r = await t.click(ben, t.lobby, f"table:{t.table_id}:rules")
+        assert r.ephemeral and "Ein Spiel von Wolfgang Kramer" in r.message.text()
+        await seat_players(t, ana, [ben], computers=1)
+        r = await t.click(ana, t.lobby, f"table:{t.table_id}:start")
+        await t.wait_thread()
+        await fd.wait_for(t.table_message, timeout=10)
+        r = await t.click(eve, t.table_message(), f"table:{t.table_id}:rules")
+        assert r.ephemeral and "A game by Wolfgang Kramer" in r.message.text()
+        await play_nimmt(fd, t, {ana: "en", ben: "de"})
+        # The finished lobby offers a rematch to those who played.
+        lobby = fd.message(t.lobby.id)
+        again = button(lobby, rf"table:{t.table_id}:again")
+        assert again is not None
+        r = await t.click(eve, lobby, again["custom_id"])
+        assert "not seated" in ephemeral_text(r)
+        r = await t.click(ben, lobby, again["custom_id"])
+        assert r.ack_type == 4 and not r.ephemeral
+        new_lobby = r.message
+        assert str(ana.id) in new_lobby.content and ana.id in new_lobby.mentions  # invited with a ping
+        new_id = int(re.match(r"table:(\d+):join", new_lobby.buttons()[0]["custom_id"]).group(1))
+        new = bot.tables.get(new_id)
+        assert new.host_id == ben.id and new.max_seats == 3 and new.options["rounds"] == 1
+        assert [s.computer for s in new.seats] == [False, True]
+        r = await t.click(ana, new_lobby, f"table:{new_id}:join")
+        assert r.ack_type == 7 and len(new.seats) == 3
+        # One table per channel still holds: another rematch click is refused.
+        r = await t.click(ana, lobby, again["custom_id"])
+        assert "already a table in this channel" in ephemeral_text(r)
