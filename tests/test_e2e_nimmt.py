@@ -309,3 +309,21 @@ async def test_rules_at_the_table_and_play_again(world, tmp_path):
         # One table per channel still holds: another rematch click is refused.
         r = await t.click(ana, lobby, again["custom_id"])
         assert "already a table in this channel" in ephemeral_text(r)
+
+
+async def test_play_again_after_a_restart(world, tmp_path):
+    fd = world.fd
+    ana = world.person("ana")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild):
+        t = await open_table(fd, ana, world.channel, "nimmt new", seats=2, rounds=1, turn_time=0)
+        await seat_players(t, ana, [], computers=1)
+        await t.click(ana, t.lobby, f"table:{t.table_id}:start")
+        await t.wait_thread()
+        await fd.wait_for(t.table_message, timeout=10)
+        await play_nimmt(fd, t, {ana: "en"})
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        lobby = fd.message(t.lobby.id)
+        r = await t.click(ana, lobby, f"table:{t.table_id}:again")
+        assert r.ack_type == 4 and "11 nimmt!" in r.message.text()
+        new_id = int(re.match(r"table:(\d+):join", r.message.buttons()[0]["custom_id"]).group(1))
+        assert new_id != t.table_id and [s.computer for s in bot.tables.get(new_id).seats] == [False, True]
