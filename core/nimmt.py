@@ -69,6 +69,9 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from itertools import islice, repeat, starmap
+from math import floor
+from operator import add, getitem
 from typing import Any, ClassVar, Iterable, Sequence, Union
 
 from core.protocol import Event, IllegalAction, InvalidAction, Result, places_from_scores
@@ -105,6 +108,16 @@ WINDOW: tuple[int, ...] = tuple(
     sum(1 << c for c in range(1, 101) if 1 <= (c - t) % 100 <= 10) for t in range(101)
 )
 _ALL = sum(1 << c for c in range(1, 101))
+#: ``_BIT[c]``: ``1 << c`` (a hand of the cards ``cs`` is ``sum(map(_BIT.__getitem__, cs))``).
+_BIT: tuple[int, ...] = tuple(1 << c for c in range(101))
+_LEVELS = sorted(set(HEADS[1:]))  # 1, 2, 3, 5, 7
+#: ``(step, mask)`` pairs: ``mask`` holds the cards with at least ``k`` ox heads,
+#: ``step`` is ``k`` minus the previous level, so the heads of a hand are
+#: ``sum(step * (hand & mask).bit_count())`` (see ``_hand_heads``).
+_HEADS_STEPS: tuple[tuple[int, int], ...] = tuple(
+    (k - prev, sum(1 << c for c in range(1, 101) if HEADS[c] >= k))
+    for prev, k in zip([0] + _LEVELS, _LEVELS)
+)
 BULLS = 10       # bull cards in the box
 HAND_SIZE = 10   # cards dealt to each player
 _LABELS = []     # stack_label cache for small ids, filled below
@@ -163,12 +176,27 @@ def stack_id_from_label(label: str) -> int:
     return n - 1
 
 
+#: ``_BYTE_CARDS[i][b]``: the cards of byte ``i`` (cards 8i..8i+7) of a bitmask whose value is ``b``.
+_BYTE_CARDS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
+    tuple(tuple(8 * i + j for j in range(8) if b >> j & 1) for b in range(256)) for i in range(13)
+)
+
+
 def cards_of(mask: int) -> list[int]:
     """Cards of a bitmask, ascending.
 
     >>> cards_of((1 << 3) | (1 << 100) | (1 << 55))
     [3, 55, 100]
+    >>> cards_of(mask_of(range(90, 101))) == list(range(90, 101))
+    True
     """
+    if mask.bit_count() > 6 and mask.bit_length() <= 104:
+        # many cards (a full hand): one table look-up per byte
+        out = []
+        for cards in map(getitem, _BYTE_CARDS, mask.to_bytes(13, "little")):
+            if cards:
+                out += cards
+        return out
     out = []
     append = out.append
     while mask:
@@ -191,12 +219,14 @@ def mask_of(cards: Iterable[int]) -> int:
 
 
 def _hand_heads(mask: int) -> int:
-    h = HEADS
+    """Ox heads of the cards of a bitmask (H1), without a loop over the cards.
+
+    >>> _hand_heads(mask_of([55, 33, 40, 15, 7])) == heads(55) + heads(33) + heads(40) + heads(15) + heads(7)
+    True
+    """
     total = 0
-    while mask:
-        low = mask & -mask
-        total += h[low.bit_length() - 1]
-        mask ^= low
+    for step, cards in _HEADS_STEPS:
+        total += step * (mask & cards).bit_count()
     return total
 
 
@@ -236,9 +266,24 @@ class Play:
 _set_stack = Play.__dict__["stack"].__set__   # slot setters: bypass the frozen __setattr__
 _set_cards = Play.__dict__["cards"].__set__
 _new = object.__new__
+_SINGLE_PLAYS: dict[int, "Play"] = {}         # (stack << 7 | card) -> Play(stack, (card,))
 
 
-@dataclass(frozen=True, slots=True)
+def _single_play(stack: int, card: int) -> "Play":
+    """``Play(stack, (card,))``, shared (actions are immutable): the random
+    player makes one for most of its moves."""
+    key = stack << 7 | card
+    play = _SINGLE_PLAYS.get(key)
+    if play is None:
+        play = _new(Play)
+        _set_stack(play, stack)
+        _set_cards(play, (card,))
+        if stack < 4096:
+            _SINGLE_PLAYS[key] = play
+    return play
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class Take:
     """Take a whole stack into the hand: ``take <stack>``.
 
@@ -248,8 +293,14 @@ class Take:
 
     stack: int
 
+    def __init__(self, stack: int) -> None:
+        _set_take_stack(self, stack)
+
     def __str__(self) -> str:
         return "take %d" % self.stack
+
+
+_set_take_stack = Take.__dict__["stack"].__set__
 
 
 @dataclass(frozen=True, slots=True)
@@ -445,16 +496,10 @@ class Nimmt:
         n = self.seats
         rng = random.Random(f"{self.seed}:{self.round}")
         # shuffle by sorting on random keys (several times faster than rng.shuffle)
-        rand = rng.random
-        keys = [rand() for _ in range(101)]
+        keys = list(starmap(rng.random, repeat((), 101)))  # keys[c] for card c (keys[0] unused)
         deck = sorted(range(1, 101), key=keys.__getitem__)
-        hands = []
-        for p in range(n):
-            m = 0
-            for c in deck[p * HAND_SIZE:(p + 1) * HAND_SIZE]:
-                m |= 1 << c
-            hands.append(m)
-        self._hands = hands
+        bits = map(_BIT.__getitem__, deck)   # seat p gets deck[p * HAND_SIZE:(p + 1) * HAND_SIZE]
+        self._hands = [sum(islice(bits, HAND_SIZE)) for _ in range(n)]
         draw = deck[n * HAND_SIZE:]          # top of the pile is the last element
         sid = self._next_id
         self._next_id = sid + 1
@@ -684,30 +729,65 @@ class Nimmt:
         """Validate and apply; returns public events.  Raises IllegalAction
         (with a stable ``code``) and leaves the state unchanged on a bad action.
         """
-        ev: list[Event] = []
-        if type(action) is Play and self._phase is PLAY and type(seat) is int and seat == self.to_move:
-            r = self._check_play(seat, action)       # the hot path: one lookup of the stack
-            if r.__class__ is not str:
+        if seat.__class__ is int and seat == self.to_move and self._phase is PLAY:
+            t = action.__class__
+            if t is Play:
+                cards = action.cards
+                sid = action.stack
+                sids = self._sids
+                if len(cards) == 1 and not self._played and sid in sids:
+                    # The hot path: one card on the first stack of the turn, checked
+                    # (as in _check_play) and laid (as in _play) in one go.
+                    c = cards[0]
+                    st = self._stacks[sids.index(sid)]
+                    top = st[-1]
+                    hand = self._hands[seat]
+                    if c.__class__ is int and c > 0 and (hand & WINDOW[top]) >> c & 1:
+                        self._pending.append((seat, action))
+                        st.append(c)
+                        hand ^= 1 << c
+                        self._hands[seat] = hand
+                        played = {"type": "played", "seat": seat, "stack": sid,
+                                  "label": _LABELS[sid] if sid < 4096 else stack_label(sid),
+                                  "onto": top, "cards": [c], "top": c}
+                        if hand and self._bulls[seat] < 2:
+                            # the turn ends (inlined _end_turn): no bull, one card;
+                            # one bull, one stack (and ``_played`` stays empty)
+                            p = seat + 1
+                            if p == self.seats:
+                                p = 0
+                            self.to_move = p
+                            return [played, {"type": "turn", "seat": p}]
+                        ev: list[Event] = [played]
+                        self._end_turn(seat, sid, hand, ev)
+                        return ev
+                r = self._check_play(seat, action)     # any other batch: one look-up of the stack
+                if r.__class__ is not str:
+                    ev = []
+                    self._pending.append((seat, action))
+                    self._play(seat, action, ev, r)
+                    return ev
+            elif t is Take and not self._played and action.stack in self._sids:
+                ev = []
                 self._pending.append((seat, action))
-                self._play(seat, action, ev, r)
+                self._take(seat, action.stack, ev)
                 return ev
-            code: str | None = r
+        code = self._check(seat, action)
+        if code is not None:
+            raise IllegalAction(code, f"{code}: {action!s} by seat {seat}", seat=seat, action=str(action))
+        ev = []
+        self._pending.append((seat, action))
+        if action.__class__ is Play:
+            self._play(seat, action, ev, self._sids.index(action.stack))
         else:
-            code = self._check(seat, action)
-            if code is None:
-                self._pending.append((seat, action))
-                if type(action) is Play:
-                    self._play(seat, action, ev, self._sids.index(action.stack))
-                else:
-                    self._other(seat, action, ev)
-                return ev
-        raise IllegalAction(code, f"{code}: {action!s} by seat {seat}", seat=seat, action=str(action))
+            self._other(seat, action, ev)
+        return ev
 
     def push(self, seat: int, action: Action) -> None:
         """Apply a legal action *without* validation and without events (fast path,
         like python-chess ``Board.push``).  Garbage in, garbage state out."""
         self._pending.append((seat, action))
-        if type(action) is Play:
+        if action.__class__ is Play:
             self._play(seat, action, None, self._sids.index(action.stack))
         else:
             self._other(seat, action, None)
@@ -728,13 +808,14 @@ class Nimmt:
     def _play(self, seat: int, action: Play, ev: list[Event] | None, idx: int) -> None:
         sid = action.stack
         cards = action.cards
-        sids = self._sids
-        stacks = self._stacks
-        st = stacks[idx]
+        st = self._stacks[idx]
         top = st[-1]
         if len(cards) > 1:
-            # laid in ascending order counted from the top, highest ends on top
-            cards = sorted(cards, key=lambda c: (c - top) % 100)
+            # laid in ascending order counted from the top, highest ends on top;
+            # the cards are sorted, so only a batch on both sides of the top
+            # (wrapping past 100) needs reordering
+            if cards[0] < top < cards[-1]:
+                cards = sorted(cards, key=lambda c: (c - top) % 100)
             mask = 0
             for c in cards:
                 mask |= 1 << c
@@ -747,20 +828,32 @@ class Nimmt:
             ev.append({"type": "played", "seat": seat, "stack": sid,
                        "label": _LABELS[sid] if sid < 4096 else stack_label(sid),
                        "onto": top, "cards": list(cards), "top": cards[-1]})
+        if hand and not self._bulls[seat]:
+            p = seat + 1               # the turn ends (inlined _end_turn: the hot path)
+            if p == self.seats:
+                p = 0
+            self.to_move = p
+            if ev is not None:
+                ev.append({"type": "turn", "seat": p})
+        else:
+            self._end_turn(seat, sid, hand, ev)
+
+    def _end_turn(self, seat: int, sid: int, hand: int, ev: list[Event] | None) -> None:
+        """After a batch on stack ``sid`` left ``hand``: H4 (a bull holder may go
+        on), the end of the round, or the next seat's turn."""
         b = self._bulls[seat]
         if b:
             played = self._played
             played.append(sid)
             if hand and len(played) < b:
                 # H4: the player may go on while an unplayed stack still takes a card
-                for sid2, st2 in zip(sids, stacks):
+                for sid2, st2 in zip(self._sids, self._stacks):
                     if hand & WINDOW[st2[-1]] and sid2 not in played:
                         return
             self._played = []
         if not hand:
             self._end_round(seat, ev)
             return
-        # the turn ends (inlined _next_turn: the hot path)
         p = seat + 1
         if p == self.seats:
             p = 0
@@ -812,7 +905,15 @@ class Nimmt:
                     self._steal(seat, victims[0], ev)
                     return
         self._reveal(ev)
-        self._next_turn(ev)
+        # the turn ends (inlined _next_turn)
+        self._played = []
+        p = self.to_move + 1
+        if p == self.seats:
+            p = 0
+        self.to_move = p
+        self._phase = PLAY if self._sids else OPEN  # H7
+        if ev is not None:
+            ev.append({"type": "turn", "seat": p})
 
     def _steal(self, seat: int, victim: int, ev: list[Event] | None) -> None:
         self._bulls[victim] -= 1
@@ -827,6 +928,18 @@ class Nimmt:
     def _reveal(self, ev: list[Event] | None) -> None:
         # H6: two new stacks from the draw pile, fewer if fewer remain
         draw = self._draw
+        if len(draw) >= 2:                  # the common case, unrolled
+            sid = self._next_id
+            self._next_id = sid + 2
+            a = draw.pop()
+            b = draw.pop()
+            self._sids += (sid, sid + 1)
+            self._stacks += ([a], [b])
+            if ev is not None:
+                ev.append({"type": "revealed", "stacks": [
+                    {"id": sid, "label": _LABELS[sid] if sid < 4095 else stack_label(sid), "top": a},
+                    {"id": sid + 1, "label": _LABELS[sid + 1] if sid < 4095 else stack_label(sid + 1), "top": b}]})
+            return
         new = []
         for _ in range(2 if len(draw) >= 2 else len(draw)):
             sid = self._next_id
@@ -857,10 +970,10 @@ class Nimmt:
         # The round ends the moment a hand is empty; the others score the ox
         # heads in their hands (H1); bull cards score nothing.
         hands = self._hands
-        penalties = [0 if p == out else _hand_heads(hands[p]) for p in range(self.seats)]
+        penalties = list(map(_hand_heads, hands))
+        penalties[out] = 0
         scores = self._scores
-        for p in range(self.seats):
-            scores[p] += penalties[p]
+        scores[:] = map(add, scores, penalties)
         self._rounds_won[out] += 1
         if ev is not None:
             ev.append({"type": "round_over", "round": self.round, "out": out,
@@ -872,11 +985,10 @@ class Nimmt:
             self.to_move = None
             self._played = []
             self._victims = []
-            if ev is not None:
-                res = self.result
-                assert res is not None
-                ev.append({"type": "game_over", "scores": list(res.scores),
-                           "places": list(res.places), "winners": list(res.winners)})
+            if ev is not None:  # as in self.result
+                places = places_from_scores(scores)
+                ev.append({"type": "game_over", "scores": list(scores), "places": list(places),
+                           "winners": [p for p in range(self.seats) if places[p] == 1]})
             return
         self.round += 1
         self._deal(ev)
@@ -1041,22 +1153,22 @@ def random_player(game: Nimmt, seat: int, rng: random.Random) -> Action:
     >>> g.result.rounds
     4
     """
+    # (int(x) for x >= 0 is floor(x); math.floor is the quicker call)
     phase = game._phase
-    rand = rng.random
     if phase is PLAY:
-        hand = game._hands[seat]
-        played = game._played
         sids = game._sids
+        played = game._played
+        if played:
+            if rng.random() < RANDOM_PASS:
+                return _PASS
+        elif rng.random() < RANDOM_TAKE:
+            return Take(sids[floor(rng.random() * len(sids))])
+        hand = game._hands[seat]
         stacks = game._stacks
         w = WINDOW
-        if played:
-            if rand() < RANDOM_PASS:
-                return _PASS
-        elif rand() < RANDOM_TAKE:
-            return Take(sids[int(rand() * len(sids))])
         # A uniformly random playable stack: try one stack at random, else pick
         # among all playable ones (together exactly uniform, and mostly cheap).
-        i = int(rand() * len(stacks))
+        i = floor(rng.random() * len(stacks))
         fit = hand & w[stacks[i][-1]]
         if not fit or (played and sids[i] in played):
             opts = []                      # indexes of the stacks a card fits on
@@ -1068,27 +1180,33 @@ def random_player(game: Nimmt, seat: int, rng: random.Random) -> Action:
             if played:
                 opts = [i for i in opts if sids[i] not in played]
             elif not opts:
-                return Take(sids[int(rand() * len(sids))])
-            i = opts[int(rand() * len(opts))] if len(opts) > 1 else opts[0]
+                return Take(sids[floor(rng.random() * len(sids))])
+            i = opts[floor(rng.random() * len(opts))] if len(opts) > 1 else opts[0]
             fit = hand & w[stacks[i][-1]]
-        play = _new(Play)                  # cards are built sorted: skip Play.__init__
-        _set_stack(play, sids[i])
         if game._bulls[seat]:
-            sub = 0
+            sub = fit & rng.getrandbits(101)
             while not sub:
                 sub = fit & rng.getrandbits(101)
-            _set_cards(play, tuple(cards_of(sub)))
+            if sub & (sub - 1):            # several cards
+                play = _new(Play)          # cards are built sorted: skip Play.__init__
+                _set_stack(play, sids[i])
+                _set_cards(play, tuple(cards_of(sub)))
+                return play
+            card = sub.bit_length() - 1
         else:
-            for _ in range(int(rand() * fit.bit_count())):
+            k = floor(rng.random() * fit.bit_count())
+            while k:
                 fit &= fit - 1             # drop the lowest card
-            _set_cards(play, ((fit & -fit).bit_length() - 1,))
-        return play
+                k -= 1
+            card = (fit & -fit).bit_length() - 1
+        play = _SINGLE_PLAYS.get(sids[i] << 7 | card)
+        return play if play is not None else _single_play(sids[i], card)
     if phase is STEAL:
         v = game._victims
-        return Steal(v[int(rand() * len(v))])
+        return Steal(v[floor(rng.random() * len(v))])
     if phase is OPEN:
         cards = cards_of(game._hands[seat])
-        return Open(cards[int(rand() * len(cards))])
+        return Open(cards[floor(rng.random() * len(cards))])
     raise _err("game_over", "the game is over")
 
 
