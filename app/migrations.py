@@ -56,6 +56,10 @@ Every board starts with a sentinel bucket and group at ``lo = ''``.  So
 For a board of N entries that is ~N / 40,000 group rows, <= 64 bucket rows
 and < 1024 index entries, instead of O(N).  :data:`REBUILD_BUCKETS`
 recomputes both levels from ``stats`` (repair, bulk loads).
+
+Version 3: the same index, cheaper to keep per recorded game: one split
+trigger per table instead of one per board, and no counter statement for
+a key that stays in its bucket (see :func:`_board_triggers`).
 """
 from __future__ import annotations
 
@@ -172,8 +176,28 @@ def _bump(table: str, board: int, col: str, row: str, op: str) -> str:
                 ORDER BY lo DESC LIMIT 1);"""
 
 
-def _board_triggers(board: int, col: str) -> tuple[str, ...]:
-    """The triggers that keep board *board*'s buckets and groups exact.
+def _moves(table: str, board: int, col: str) -> str:
+    """SQL truth value: an update of ``stats`` moves board *board*'s entry
+    out of its *table* row (bucket or group).  The entry stays in its row
+    when game and scope are unchanged, both keys are on the board and no
+    row bound lies in ``(min(OLD, NEW), max(OLD, NEW)]`` (one index probe)."""
+    return f"""(
+                OLD.game IS NOT NEW.game OR OLD.scope IS NOT NEW.scope
+                OR OLD.{col} IS NULL OR NEW.{col} IS NULL
+                OR EXISTS (SELECT 1 FROM {table}
+                           WHERE game = NEW.game AND scope = NEW.scope AND board = {board}
+                             AND lo > min(OLD.{col}, NEW.{col}) AND lo <= max(OLD.{col}, NEW.{col})))"""
+
+
+def _bump_if(table: str, board: int, col: str, row: str, op: str, cond: str) -> str:
+    """:func:`_bump`, done only where *cond* holds."""
+    return _bump(table, board, col, row, op).replace(
+        "ORDER BY lo DESC LIMIT 1);", f"ORDER BY lo DESC LIMIT 1)\n                AND {cond};")
+
+
+def _board_triggers_v2(board: int, col: str) -> tuple[str, ...]:
+    """Migration 2's triggers of board *board* (never edit: databases exist
+    at that version; :func:`_board_triggers` has the current ones).
 
     A group is counted before its bucket: a bucket split may split the group,
     which then sums bucket counts that already include the new entry.
@@ -241,11 +265,108 @@ def _board_triggers(board: int, col: str) -> tuple[str, ...]:
     )
 
 
-#: the board triggers, by name (bulk loaders drop and recreate them).
-BOARD_TRIGGERS: tuple[str, ...] = tuple(
-    stmt for board, (_, col) in BOARDS.items() for stmt in _board_triggers(board, col)
-)
+def _board_triggers() -> tuple[str, ...]:
+    """The triggers that keep every board's buckets and groups exact (the
+    current ones, created by migration 3; limits read at call time).
+
+    A group is counted before its bucket: a bucket split may split the group,
+    which then sums bucket counts that already include the new entry.
+
+    Compared with migration 2 (:func:`_board_triggers_v2`), per recorded
+    game (8 stats rows, ~26 moved keys):
+
+    * each table has ONE split trigger instead of one per board: SQLite
+      runs every trigger on a table for every row whose UPDATE OF column
+      changes (the WHEN is checked inside the trigger program), so four
+      ``buckets_split_<board>`` cost four calls per counter update;
+    * ``stats_upd_<board>`` does nothing when the key stays in its bucket
+      (the usual case on small servers, where one bucket holds the board)
+      and leaves the group row alone when it stays in its group.
+    """
+    out: list[str] = []
+    for board, (_, col) in BOARDS.items():
+        out += [
+            f"""
+            CREATE TRIGGER stats_ins_{board} AFTER INSERT ON stats
+            WHEN NEW.{col} IS NOT NULL BEGIN
+                {_bump('bucket_groups', board, col, 'NEW', '+')}
+                {_bump('buckets', board, col, 'NEW', '+')}
+            END
+            """,
+            # nothing to do while the key stays in its bucket (it then
+            # stays in its group too); the group rows are left alone while
+            # it stays in its group (group bounds are bucket bounds, and a
+            # decrement never splits, so that test gives the same answer
+            # before and after the bucket decrement)
+            f"""
+            CREATE TRIGGER stats_upd_{board} AFTER UPDATE OF {col} ON stats
+            WHEN OLD.{col} IS NOT NEW.{col} AND {_moves('buckets', board, col)} BEGIN
+                {_bump_if('bucket_groups', board, col, 'OLD', '-', _moves('bucket_groups', board, col))}
+                {_bump('buckets', board, col, 'OLD', '-')}
+                {_bump_if('bucket_groups', board, col, 'NEW', '+', _moves('bucket_groups', board, col))}
+                {_bump('buckets', board, col, 'NEW', '+')}
+            END
+            """,
+        ]
+    # a bucket past BUCKET_MAX splits at its median key (one INSERT per
+    # board, all but NEW.board's skipped by their constant condition); its
+    # group (the new bound lies inside the same group) counts one more bucket
+    inserts = "".join(f"""
+            INSERT INTO buckets (game, scope, board, lo, cnt)
+                SELECT NEW.game, NEW.scope, {board}, {col}, NEW.cnt - NEW.cnt / 2
+                FROM stats
+                WHERE NEW.board = {board}
+                  AND game = NEW.game AND scope = NEW.scope AND {col} IS NOT NULL AND {col} >= NEW.lo
+                ORDER BY {col} LIMIT 1 OFFSET NEW.cnt / 2;""" for board, (_, col) in BOARDS.items())
+    out.append(f"""
+        CREATE TRIGGER buckets_split AFTER UPDATE OF cnt ON buckets
+        WHEN NEW.cnt > {BUCKET_MAX} BEGIN{inserts}
+            UPDATE buckets SET cnt = NEW.cnt / 2
+                WHERE game = NEW.game AND scope = NEW.scope AND board = NEW.board AND lo = NEW.lo;
+            UPDATE bucket_groups SET n = n + 1
+                WHERE game = NEW.game AND scope = NEW.scope AND board = NEW.board AND lo = (
+                    SELECT lo FROM bucket_groups
+                    WHERE game = NEW.game AND scope = NEW.scope AND board = NEW.board AND lo <= NEW.lo
+                    ORDER BY lo DESC LIMIT 1);
+        END
+        """)
+    # a group past GROUP_MAX buckets splits at its middle bucket's bound
+    out.append(f"""
+        CREATE TRIGGER groups_split AFTER UPDATE OF n ON bucket_groups
+        WHEN NEW.n > {GROUP_MAX} BEGIN
+            INSERT INTO bucket_groups (game, scope, board, lo, cnt, n)
+                SELECT NEW.game, NEW.scope, NEW.board, mid.lo,
+                       (SELECT TOTAL(cnt) FROM buckets
+                        WHERE game = NEW.game AND scope = NEW.scope AND board = NEW.board
+                          AND lo >= mid.lo AND lo < coalesce((
+                              SELECT lo FROM bucket_groups
+                              WHERE game = NEW.game AND scope = NEW.scope AND board = NEW.board AND lo > NEW.lo
+                              ORDER BY lo LIMIT 1), '~')),
+                       NEW.n - NEW.n / 2
+                FROM (SELECT lo FROM buckets
+                      WHERE game = NEW.game AND scope = NEW.scope AND board = NEW.board AND lo >= NEW.lo
+                      ORDER BY lo LIMIT 1 OFFSET NEW.n / 2) AS mid;
+            UPDATE bucket_groups
+                SET n = NEW.n / 2,
+                    cnt = NEW.cnt - (SELECT cnt FROM bucket_groups
+                                     WHERE game = NEW.game AND scope = NEW.scope AND board = NEW.board
+                                       AND lo > NEW.lo ORDER BY lo LIMIT 1)
+                WHERE game = NEW.game AND scope = NEW.scope AND board = NEW.board AND lo = NEW.lo;
+        END
+        """)
+    return tuple(out)
+
+
+#: the board triggers (bulk loaders drop and recreate them) and their names
+BOARD_TRIGGERS: tuple[str, ...] = _board_triggers()
 BOARD_TRIGGER_NAMES: tuple[str, ...] = tuple(
+    f"{kind}_{board}" for board in BOARDS for kind in ("stats_ins", "stats_upd")
+) + ("buckets_split", "groups_split")
+#: as created by migration 2 (never edit: databases exist at that version)
+_BOARD_TRIGGERS_V2: tuple[str, ...] = tuple(
+    stmt for board, (_, col) in BOARDS.items() for stmt in _board_triggers_v2(board, col)
+)
+_BOARD_TRIGGER_NAMES_V2: tuple[str, ...] = tuple(
     f"{kind}_{board}" for board in BOARDS
     for kind in ("stats_ins", "stats_upd", "buckets_split", "groups_split")
 )
@@ -376,11 +497,18 @@ _V2 = (
             (NEW.game, NEW.scope, 2, '', 0, 1), (NEW.game, NEW.scope, 3, '', 0, 1);
     END
     """,
+    *_BOARD_TRIGGERS_V2,
+)
+
+# Version 3: cheaper board counters per recorded game (see _board_triggers):
+# every board trigger is replaced.
+_V3 = (
+    *(f"DROP TRIGGER {name}" for name in _BOARD_TRIGGER_NAMES_V2),
     *BOARD_TRIGGERS,
 )
 
 #: MIGRATIONS[k] brings user_version k to k + 1.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3)
 LATEST = len(MIGRATIONS)
 
 #: rebuild every board's buckets from ``stats`` (run with the board triggers

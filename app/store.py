@@ -29,11 +29,16 @@ the event loop.  Three connections to one WAL file:
   never corrupt the file.
 
 Recording.  ``record_game`` is one transaction in one thread hop: read
-"already recorded?" and the current ratings, rate (:mod:`app.ratings`),
-insert the game and its standings, upsert eight-ish ``stats`` rows (global
-and guild scope) together with their four sort keys; triggers move the
-board counts.  Calls that arrive while a recording transaction runs are
-committed together (group commit, ``RECORD_BATCH``), each in a SAVEPOINT.
+"already recorded?" and the current ratings and counters, rate
+(:mod:`app.ratings`), insert the game and its standings, write eight-ish
+``stats`` rows (global and guild scope) together with their sort keys;
+triggers move the board counts.  Most of the cost is pages written to the
+WAL (~80 a game, each index entry that moves is two), so an existing row
+gets an UPDATE naming only the columns that change: a loser's wins key, an
+unrated game's rating, a win rate that cannot move are not rewritten, and
+neither are their index entries and board counts.  Calls that arrive while
+a recording transaction runs are committed together (group commit,
+``RECORD_BATCH``), each in a SAVEPOINT.
 
 Leaderboards (details in :mod:`app.migrations`).  Each board is an index on
 a one-column text sort key in ``stats`` plus a two-level order-statistic
@@ -63,6 +68,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import logging
 import sqlite3
@@ -191,9 +197,9 @@ _TABLE_BY_ID = _TABLE_COLUMNS + "WHERE t.id = ?"
 # record_game: inside BEGIN IMMEDIATE, one read for "already recorded?" and
 # the current ratings of the humans in every scope.
 _RECORD_READ = """
-SELECT -1, NULL, NULL, NULL FROM games WHERE table_id = :table_id
+SELECT -1, NULL, NULL, NULL, NULL, NULL FROM games WHERE table_id = :table_id
 UNION ALL
-SELECT scope, user_id, mu, sigma FROM stats
+SELECT scope, user_id, mu, sigma, games, wins FROM stats
 WHERE game = :game AND scope IN (0, :scope) AND user_id IN (SELECT value FROM json_each(:users))
 """
 _INSERT_GAME = """
@@ -218,8 +224,9 @@ _UPSERT_STATS = f"""
 INSERT INTO stats (game, scope, user_id, games, wins, score_sum, rounds, rounds_won,
                    bulls_earned, hands_won, rated_games, mu, sigma, k_rating, k_wins, k_rate, k_games)
 SELECT *, {", ".join(sort_key(board) for board in BOARDS)}
-FROM (SELECT ? AS game, ? AS scope, ? AS user_id, 1 AS games, ? AS wins, ? AS score_sum, ? AS rounds,
-             ? AS rounds_won, ? AS bulls_earned, ? AS hands_won, ? AS rated_games, ? AS mu, ? AS sigma)
+FROM (SELECT :g AS game, :s AS scope, :u AS user_id, 1 AS games, :wins AS wins, :score AS score_sum,
+             :rounds AS rounds, :rounds_won AS rounds_won, :bulls AS bulls_earned, :hands AS hands_won,
+             :rated AS rated_games, :mu AS mu, :sigma AS sigma)
 WHERE true
 ON CONFLICT (game, scope, user_id) DO UPDATE SET
     games = games + 1,
@@ -234,6 +241,42 @@ ON CONFLICT (game, scope, user_id) DO UPDATE SET
     sigma = coalesce(excluded.sigma, sigma),
     {", ".join(f"{col} = {sort_key(board, **_AFTER_UPSERT)}" for board, (_, col) in BOARDS.items())}
 """
+# An existing row (read in the same transaction) is updated in place, and
+# only the columns that change are written: a column left out of the SET
+# list leaves its index entry (and the board counters) untouched, so a game
+# rewrites only the board index entries whose key really moves.
+_AFTER_UPDATE = {
+    "games": "(games + 1)",
+    "wins": "(wins + :wins)",
+    "mu": "coalesce(:mu, mu)",
+    "sigma": "coalesce(:sigma, sigma)",
+}
+_UPDATE_COUNTERS = (
+    "games = games + 1",
+    "score_sum = score_sum + :score",
+    "rounds = rounds + :rounds",
+    "rounds_won = rounds_won + :rounds_won",
+    "bulls_earned = bulls_earned + :bulls",
+    "hands_won = hands_won + :hands",
+    "rated_games = rated_games + :rated",
+    f"k_games = {sort_key(3, **_AFTER_UPDATE)}",  # games always moves
+)
+#: what else an update may need to write, by name (see ``Store._stats_rows``)
+_UPDATE_OPTIONAL = {
+    "wins": ("wins = wins + :wins", f"k_wins = {sort_key(1, **_AFTER_UPDATE)}"),
+    "rating": ("mu = :mu", "sigma = :sigma"),
+    "k_rating": (f"k_rating = {sort_key(0, **_AFTER_UPDATE)}",),
+    "k_rate": (f"k_rate = {sort_key(2, **_AFTER_UPDATE)}",),
+}
+#: the update of an existing stats row, per set of optional changes (16
+#: statements, each prepared once per connection by sqlite3's cache)
+_UPDATE_STATS = {
+    frozenset(names): "UPDATE stats SET "
+    + ", ".join((*_UPDATE_COUNTERS, *(item for name in names for item in _UPDATE_OPTIONAL[name])))
+    + " WHERE game = :g AND scope = :s AND user_id = :u"
+    for n in range(len(_UPDATE_OPTIONAL) + 1)
+    for names in itertools.combinations(_UPDATE_OPTIONAL, n)
+}
 
 
 def _board_sql(board: int, col: str) -> dict[str, str]:
@@ -665,15 +708,15 @@ class Store:
     @classmethod
     def _record_one(cls, conn: sqlite3.Connection, record: GameRecord) -> int | None:
         code = _game_code(record.game)
-        scopes = [0] if record.guild_id is None else [0, record.guild_id]
+        # guild 0 would be the global scope twice (reads take 0 as global)
+        scopes = [0] if not record.guild_id else [0, record.guild_id]
         users = [p.user_id for p in record.players if p.user_id is not None]
         read = {"table_id": record.table_id, "game": code, "scope": scopes[-1], "users": json.dumps(users)}
-        current: dict[tuple[int, int], tuple[float, float]] = {}
-        for scope, user_id, mu, sigma in conn.execute(_RECORD_READ, read):
-            if scope == -1:
+        current: dict[tuple[int, int], tuple[Any, ...]] = {}
+        for row in conn.execute(_RECORD_READ, read):
+            if row[0] == -1:
                 return None  # this table's game is already recorded
-            if mu is not None:
-                current[scope, user_id] = (mu, sigma)
+            current[row[0], row[1]] = row[2:]  # mu, sigma, games, wins
         game_id = int(conn.execute(_INSERT_GAME, (
             record.table_id, record.guild_id, record.channel_id, record.game, record.started_at,
             record.ended_at, record.seed, record.rounds, int(record.has_bots), int(record.rated),
@@ -683,33 +726,66 @@ class Store:
             (game_id, p.seat, p.user_id, p.name, p.score, p.place, json.dumps(p.stats))
             for p in record.players
         ])
-        conn.executemany(_UPSERT_STATS, cls._stats_rows(record, code, scopes, current))
+        # an existing row: an UPDATE writing only what changes; a new one:
+        # the upsert (grouped by statement, one executemany each)
+        by_sql: dict[str, list[dict[str, Any]]] = {}
+        for changes, row in cls._stats_rows(record, code, scopes, current):
+            sql = _UPSERT_STATS if changes is None else _UPDATE_STATS[changes]
+            by_sql.setdefault(sql, []).append(row)
+        for sql, rows in by_sql.items():
+            conn.executemany(sql, rows)
         return game_id
 
     @staticmethod
     def _stats_rows(
-        record: GameRecord, code: int, scopes: list[int], current: dict[tuple[int, int], tuple[float, float]]
-    ) -> list[tuple[Any, ...]]:
+        record: GameRecord, code: int, scopes: list[int], current: dict[tuple[int, int], tuple[Any, ...]]
+    ) -> list[tuple[frozenset[str] | None, dict[str, Any]]]:
+        """The stats rows to write, each with the optional changes its
+        existing row needs (``_UPDATE_OPTIONAL``), None for a new row.
+
+        *current*: ``(mu, sigma, games, wins)`` of the rows that exist.  A
+        board key is left alone only when it provably stays equal: wins
+        unchanged (k_wins), rating unchanged and on/off the board as before
+        (k_rating), on/off the board as before and the win rate unchanged or
+        off the board (k_rate; rates compared exactly, as fractions).
+        """
         default = (ratings.DEFAULT_MU, ratings.DEFAULT_SIGMA)
-        out = []
+        out: list[tuple[frozenset[str] | None, dict[str, Any]]] = []
         for scope in scopes:
             new: list[tuple[float, float] | None] = [None] * len(record.players)
             if record.rated and len(record.players) >= 2:
-                before = [
-                    current.get((scope, p.user_id), default) if p.user_id is not None else default
-                    for p in record.players
-                ]
+                before = []
+                for p in record.players:
+                    old = current.get((scope, p.user_id)) if p.user_id is not None else None
+                    before.append(default if old is None or old[0] is None else (old[0], old[1]))
                 new = list(ratings.rate(before, [p.place for p in record.players]))
             for p, rating in zip(record.players, new):
                 if p.user_id is None:
                     continue
                 st = p.stats
+                won = int(p.place == 1)
                 mu, sigma = rating if rating is not None else (None, None)
-                out.append((
-                    code, scope, p.user_id, int(p.place == 1), p.score, st.get("penalty_rounds", 0),
-                    st.get("rounds_won", 0), st.get("bulls_earned", 0), st.get("hands_won", 0),
-                    int(mu is not None), mu, sigma,
-                ))
+                old = current.get((scope, p.user_id))
+                changes: frozenset[str] | None = None  # a new row: the upsert computes everything
+                if old is not None:
+                    old_mu, _, games, wins = old
+                    joins = (games >= MIN_GAMES) != (games + 1 >= MIN_GAMES)  # the 5th game
+                    names = set()
+                    if won:
+                        names.add("wins")
+                    if mu is not None:
+                        names.update(("rating", "k_rating"))
+                    elif old_mu is not None and joins:
+                        names.add("k_rating")
+                    if joins or games >= MIN_GAMES and wins * (games + 1) != (wins + won) * games:
+                        names.add("k_rate")
+                    changes = frozenset(names)
+                out.append((changes, {
+                    "g": code, "s": scope, "u": p.user_id, "wins": won, "score": p.score,
+                    "rounds": st.get("penalty_rounds", 0), "rounds_won": st.get("rounds_won", 0),
+                    "bulls": st.get("bulls_earned", 0), "hands": st.get("hands_won", 0),
+                    "rated": int(mu is not None), "mu": mu, "sigma": sigma,
+                }))
         return out
 
     async def profile(self, user_id: int, game: str, guild_id: int | None = None) -> dict[str, Any] | None:

@@ -400,7 +400,7 @@ async def test_order_statistic_index_matches_brute_force(tmp_path, monkeypatch, 
         if limits:
             monkeypatch.setattr(migrations, "BUCKET_MAX", limits[0])
             monkeypatch.setattr(migrations, "GROUP_MAX", limits[1])
-            small = [t for board, (_, col) in BOARDS.items() for t in migrations._board_triggers(board, col)]
+            small = migrations._board_triggers()  # with the limits patched in
 
             def swap(conn):
                 for name in migrations.BOARD_TRIGGER_NAMES:
@@ -536,3 +536,106 @@ async def test_checkpoint_modes(store, tmp_path):
     assert (tmp_path / "bot.db-wal").stat().st_size == 0
     with pytest.raises(ValueError):
         await store.checkpoint("NOW")
+
+
+async def test_keys_left_alone_stay_right(store, tmp_path):
+    """record_game rewrites only the sort keys that move (an existing row
+    gets an UPDATE naming just those columns); the edge cases stay exact
+    without the repair triggers: a player joining the rating and win-rate
+    boards in an unrated game, rates that cannot move (never or always
+    winning), a first rating after unrated games, computer opponents."""
+    await store._write(lambda conn: [conn.execute(f"DROP TRIGGER {t}") for t in ("stats_keys_ins", "stats_keys_upd")])
+    stale = " OR ".join(f"{col} IS NOT {migrations.sort_key(board)}" for board, (_, col) in BOARDS.items())
+
+    async def check():
+        async with aiosqlite.connect(str(tmp_path / "bot.db")) as db:
+            assert list(await db.execute_fetchall(f"SELECT COUNT(*) FROM stats WHERE {stale}")) == [(0,)]
+        _check_buckets(str(tmp_path / "bot.db"))
+
+    for t in range(MIN_GAMES + 2):
+        rated = t not in (MIN_GAMES - 2, MIN_GAMES - 1)  # the 5th game is unrated
+        await store.record_game(nimmt_game(t, [(1, 1, 0), (2, 2, 5), (None, 3, 9)], rated=rated))
+        await store.record_game(nimmt_game(100 + t, [(3, 1, 0), (4, 2, 5)], rated=False, guild_id=11))
+        await check()
+    await store.record_game(nimmt_game(200, [(4, 1, 0), (3, 2, 5)], guild_id=11))  # 4's first rating
+    await check()
+    assert [r["user_id"] for r in (await store.leaderboard("nimmt", by="win_rate")).rows] == [1, 3, 4, 2]  # 4 won once
+    assert (await store.profile(2, "nimmt"))["rank"] == 2
+    assert (await store.profile(4, "nimmt", 11))["mu"] is not None
+
+
+async def test_record_game_splits_buckets_and_groups(tmp_path, monkeypatch):
+    """A league recorded through record_game with tiny bucket and group
+    limits: every count stays exact through many splits, and ranks and
+    pages agree with a brute-force ORDER BY."""
+    monkeypatch.setattr(migrations, "BUCKET_MAX", 6)
+    monkeypatch.setattr(migrations, "GROUP_MAX", 3)
+    path = str(tmp_path / "split.db")
+    s = await Store.open(path, checkpoint_interval=None)
+    try:
+        small = migrations._board_triggers()
+
+        def swap(conn):
+            for name in migrations.BOARD_TRIGGER_NAMES:
+                conn.execute(f"DROP TRIGGER {name}")
+            for sql in small:
+                conn.execute(sql)
+
+        await s._write(swap)
+        rnd = random.Random(11)
+        games = [
+            nimmt_game(t, [(u, p, rnd.randint(0, 20)) for u, p in zip(
+                rnd.sample(range(1, 90), 4), sorted(rnd.choice([[1, 2, 3, 4], [1, 1, 3, 4], [1, 2, 2, 4]])))],
+                guild_id=rnd.choice([10, 11]), rated=rnd.random() < 0.8)
+            for t in range(400)
+        ]
+        for i in range(0, len(games), 50):  # one at a time and concurrently (group commit)
+            if i % 100:
+                await asyncio.gather(*(s.record_game(g) for g in games[i:i + 50]))
+            else:
+                for g in games[i:i + 50]:
+                    await s.record_game(g)
+        async with aiosqlite.connect(path) as db:
+            (groups,), = await db.execute_fetchall("SELECT COUNT(*) FROM bucket_groups")
+        assert groups > 4 * 3 * 5
+        _check_buckets(path)
+        db = sqlite3.connect(path)
+        for board, (name, col) in BOARDS.items():
+            for scope in (0, 10, 11):
+                truth = [u for (u,) in db.execute(
+                    f"SELECT user_id FROM stats WHERE game = ? AND scope = ? AND {ON_BOARD[board]}"
+                    f" ORDER BY {KEY_EXPR[board]}, user_id", (NIMMT, scope))]
+                page = await s.leaderboard("nimmt", scope or None, by=name, page=1, page_size=7)
+                assert [r["user_id"] for r in page.rows] == truth[7:14]
+                for i in rnd.sample(range(len(truth)), 10):
+                    assert await s.rank(truth[i], "nimmt", scope or None, by=name) == i + 1
+        db.close()
+        assert await s.integrity_check() == ["ok"]
+    finally:
+        await s.close()
+
+
+async def test_counts_stay_exact_across_migration_3(tmp_path):
+    """A database filled at version 2 (the old triggers) and migrated keeps
+    exact counts while recording goes on with the new triggers."""
+    path = str(tmp_path / "v2.db")
+    async with aiosqlite.connect(path, isolation_level=None) as db:
+        assert await migrate(db, 2) == 2
+        await db.execute("PRAGMA foreign_keys = ON")
+        await db.executemany("INSERT INTO players (user_id, name) VALUES (?, ?)",
+                             [(u, f"p{u}") for u in range(1, 40)])
+        await db.executemany(
+            "INSERT INTO stats (game, scope, user_id, games, wins, mu, sigma) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(NIMMT, scope, u, 3 + u % 7, u % 4, 20.0 + u / 3, 3.0) for u in range(1, 40) for scope in (0, 10)])
+    s = await Store.open(path, checkpoint_interval=None)
+    try:
+        async with aiosqlite.connect(path) as db:
+            assert await user_version(db) == LATEST
+        _check_buckets(path)
+        rnd = random.Random(5)
+        for t in range(40):
+            await s.record_game(nimmt_game(t, [(u, p, 0) for u, p in zip(rnd.sample(range(1, 45), 4), [1, 2, 3, 4])]))
+        _check_buckets(path)
+        assert await s.integrity_check() == ["ok"]
+    finally:
+        await s.close()
