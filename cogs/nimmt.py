@@ -9,7 +9,11 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
+import time
+from dataclasses import dataclass
 from typing import Any
+
+import aiohttp
 
 import discord
 from discord import app_commands
@@ -26,6 +30,16 @@ from core.protocol import Event
 log = logging.getLogger(__name__)
 
 PAGE = 25  # options per select menu (Discord's limit)
+PANEL_LIFETIME = 14 * 60  # an interaction token lasts 15 minutes
+PANEL_DEBOUNCE = 0.3
+
+
+@dataclass
+class _OpenPanel:
+    interaction: discord.Interaction
+    opened: float
+    lang: str
+    version: int
 
 
 def cards_text(cards: list[int]) -> str:
@@ -44,6 +58,8 @@ class NimmtUI:
 
     def __init__(self, bot: Any) -> None:
         self.bot = bot
+        self.open_panels: dict[tuple[int, int], _OpenPanel] = {}
+        self._refreshers: dict[tuple[int, int], asyncio.Task[None]] = {}
 
     def lobby_lines(self, table: Table, lang: str) -> list[str]:
         rounds = table.options.get("rounds")
@@ -242,12 +258,47 @@ class NimmtUI:
     async def _show(self, interaction: discord.Interaction, table: Table, seat: int, *, new: bool = False,
                     **kwargs: Any) -> None:
         lang = user_lang(interaction)
+        version = table.version
         embed, view, image = self.panel(table, seat, lang, **kwargs)
         file = discord.File(io.BytesIO(image), filename="hand.png")
         if new:
             await interaction.response.send_message(embed=embed, view=view, file=file, ephemeral=True)
         else:
             await interaction.response.edit_message(embed=embed, view=view, attachments=[file])
+        # The panel keeps itself current while its interaction token lives.
+        self.open_panels[(table.id, interaction.user.id)] = _OpenPanel(interaction, time.monotonic(), lang, version)
+
+    def changed(self, table: Table) -> None:
+        """The table moved: redraw every open panel at it (not the mover's own,
+        which its click already redrew), so a turn shows up without a click."""
+        now = time.monotonic()
+        for key, panel in list(self.open_panels.items()):
+            if key[0] != table.id:
+                continue
+            if table.status != "playing" or now - panel.opened > PANEL_LIFETIME:
+                del self.open_panels[key]
+                continue
+            task = self._refreshers.get(key)
+            if task is None or task.done():
+                self._refreshers[key] = asyncio.get_running_loop().create_task(self._refresh(table, key))
+
+    async def _refresh(self, table: Table, key: tuple[int, int]) -> None:
+        await asyncio.sleep(PANEL_DEBOUNCE)  # a computer's moves come in bursts: draw once
+        panel = self.open_panels.get(key)
+        seat = table.seat_of(key[1])
+        if panel is None or seat is None or panel.version == table.version or table.status != "playing":
+            return
+        version = table.version
+        embed, view, image = self.panel(table, seat, panel.lang)
+        try:
+            await panel.interaction.edit_original_response(
+                embed=embed, view=view, attachments=[discord.File(io.BytesIO(image), filename="hand.png")])
+            panel.version = version
+        except (discord.HTTPException, aiohttp.ClientError, OSError, RuntimeError):
+            # Expired, dismissed, Discord trouble or shutting down: the player
+            # still has My hand and Refresh.
+            log.debug("panel %s could not be redrawn", key, exc_info=True)
+            self.open_panels.pop(key, None)
 
     async def on_component(self, cog: TablesCog, interaction: discord.Interaction, table: Table, op: str,
                            ver: int | None, arg: str | None, values: list[str]) -> None:

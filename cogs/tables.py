@@ -435,6 +435,9 @@ class TablesCog(commands.Cog, name="Tables"):
             presenter.table_dirty = True
         if presenter.sender is None or presenter.sender.done():
             presenter.sender = asyncio.get_running_loop().create_task(self._sender(table, presenter))
+        changed = getattr(self.uis[table.game], "changed", None)
+        if changed is not None:
+            changed(table)  # e.g. private panels that keep themselves current
 
     async def _sender(self, table: Table, presenter: _Presenter) -> None:
         failures = 0

@@ -221,7 +221,7 @@ async def test_turn_timer_plays_for_an_absent_player_until_they_are_back(world, 
 
 async def test_a_lost_answer_does_not_lose_the_move(world, tmp_path):
     """Discord fails the answer to a click (5xx twice): the move is saved and
-    shown on the table; the player's next click simply sees the new state."""
+    shown on the table, and the player's panel catches up by itself."""
     from tests.fakediscord import NoAcknowledgement
 
     fd = world.fd
@@ -249,8 +249,9 @@ async def test_a_lost_answer_does_not_lose_the_move(world, tmp_path):
         await fd.wait_for(lambda: "took stack" in t.log_text(), timeout=10)
         await fd.wait_for(lambda: fd.messages(t.thread)[-1].mentions == [nxt.id]
                           or any(nxt.id in m.mentions for m in fd.messages(t.thread)[-2:]), timeout=10)
-        r = await t.click(mover, panel, take["custom_id"])
-        assert r.ack_type == 7 and "moved on" in r.message.text() and table.version == version + 1
+        # The player's panel catches up by itself: the take is done, the other player is to move.
+        await fd.wait_for(lambda: "Waiting for" in panel.text(), timeout=10)
+        assert not button(panel, r"table:\d+:ntake:.*") and table.version == version + 1
 
 
 async def test_without_attach_files_the_table_goes_on_as_text(world, tmp_path):
@@ -327,3 +328,22 @@ async def test_play_again_after_a_restart(world, tmp_path):
         assert r.ack_type == 4 and "11 nimmt!" in r.message.text()
         new_id = int(re.match(r"table:(\d+):join", r.message.buttons()[0]["custom_id"]).group(1))
         assert new_id != t.table_id and [s.computer for s in bot.tables.get(new_id).seats] == [False, True]
+
+
+async def test_an_open_panel_shows_your_turn_by_itself(world, tmp_path):
+    fd = world.fd
+    people = [world.person("ana"), world.person("ben")]
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        t, table = await started_table(world, bot, people, rounds=1, turn_time=0)
+        mover = people[table.engine.to_move]
+        waiter = people[1 - table.engine.to_move]
+        r = await t.click(waiter, t.table_message(), f"table:{t.table_id}:hand")
+        panel = r.message
+        assert "Waiting for" in panel.text() and not panel.selects()
+        await nimmt_turn(t, mover)
+        # Without a click, the waiting player's panel now offers their turn.
+        await fd.wait_for(lambda: select(panel, r"tsel:\d+:(nstack|nsteal|nopen):.*"), timeout=10)
+        assert "Waiting for" not in panel.text()
+        assert panel.ephemeral_to == waiter.id
+        await nimmt_turn(t, waiter, panel)  # and it works
+        assert table.engine.to_move == table.seat_of(mover.id) or table.status != "playing"
