@@ -735,9 +735,11 @@ class Nimmt:
                 cards = action.cards
                 sid = action.stack
                 sids = self._sids
-                if len(cards) == 1 and not self._played and sid in sids:
-                    # The hot path: one card on the first stack of the turn, checked
-                    # (as in _check_play) and laid (as in _play) in one go.
+                played = self._played
+                if len(cards) == 1 and sid in sids and (
+                        not played or (len(played) < self._bulls[seat] and sid not in played)):
+                    # The hot path: one card on a stack the turn may still play,
+                    # checked (as in _check_play) and laid (as in _play) in one go.
                     c = cards[0]
                     st = self._stacks[sids.index(sid)]
                     top = st[-1]
@@ -747,19 +749,27 @@ class Nimmt:
                         st.append(c)
                         hand ^= 1 << c
                         self._hands[seat] = hand
-                        played = {"type": "played", "seat": seat, "stack": sid,
-                                  "label": _LABELS[sid] if sid < 4096 else stack_label(sid),
-                                  "onto": top, "cards": [c], "top": c}
-                        if hand and self._bulls[seat] < 2:
-                            # the turn ends (inlined _end_turn): no bull, one card;
-                            # one bull, one stack (and ``_played`` stays empty)
+                        event = {"type": "played", "seat": seat, "stack": sid,
+                                 "label": _LABELS[sid] if sid < 4096 else stack_label(sid),
+                                 "onto": top, "cards": [c], "top": c}
+                        if hand:                       # (inlined _end_turn)
+                            b = self._bulls[seat]
+                            if b > 1:
+                                played.append(sid)
+                                if len(played) < b:
+                                    # H4: the player may go on while an unplayed stack still takes a card
+                                    for sid2, st2 in zip(sids, self._stacks):
+                                        if hand & WINDOW[st2[-1]] and sid2 not in played:
+                                            return [event]
+                                self._played = []
+                            # (with one bull or none ``played`` was empty and stays so)
                             p = seat + 1
                             if p == self.seats:
                                 p = 0
                             self.to_move = p
-                            return [played, {"type": "turn", "seat": p}]
-                        ev: list[Event] = [played]
-                        self._end_turn(seat, sid, hand, ev)
+                            return [event, {"type": "turn", "seat": p}]
+                        ev: list[Event] = [event]
+                        self._end_turn(seat, sid, hand, ev)  # the round ends
                         return ev
                 r = self._check_play(seat, action)     # any other batch: one look-up of the stack
                 if r.__class__ is not str:
@@ -767,10 +777,16 @@ class Nimmt:
                     self._pending.append((seat, action))
                     self._play(seat, action, ev, r)
                     return ev
-            elif t is Take and not self._played and action.stack in self._sids:
-                ev = []
+            elif t is Take:
+                if not self._played and action.stack in self._sids:
+                    ev = []
+                    self._pending.append((seat, action))
+                    self._take(seat, action.stack, ev)
+                    return ev
+            elif t is Pass and self._played:
                 self._pending.append((seat, action))
-                self._take(seat, action.stack, ev)
+                ev = [{"type": "passed", "seat": seat}]
+                self._next_turn(ev)
                 return ev
         code = self._check(seat, action)
         if code is not None:
@@ -1188,9 +1204,14 @@ def random_player(game: Nimmt, seat: int, rng: random.Random) -> Action:
             while not sub:
                 sub = fit & rng.getrandbits(101)
             if sub & (sub - 1):            # several cards
+                cards = []
+                while sub:
+                    low = sub & -sub
+                    cards.append(low.bit_length() - 1)
+                    sub ^= low
                 play = _new(Play)          # cards are built sorted: skip Play.__init__
                 _set_stack(play, sids[i])
-                _set_cards(play, tuple(cards_of(sub)))
+                _set_cards(play, tuple(cards))
                 return play
             card = sub.bit_length() - 1
         else:
