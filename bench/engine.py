@@ -14,11 +14,16 @@ for every seat and prints
 Actions/s counts every action of every seat, including the time the random
 player takes to choose it.  Like ``timeit``, each line shows the best of
 several runs: the machine is shared, and the best run is the least disturbed.
+The median run ("typical") is shown beside it, and the load average in the
+header, so that a disturbed measurement can be told from a slow engine.
+Every run plays the same sequence of games (seeds 0, 1, ... and
+``Random(seats)`` for the player), so the runs differ only by the machine.
 Targets: >= 300,000 actions/s, >= 1,000 full 4-seat games/s.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 import time
@@ -56,13 +61,17 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seconds", type=float, default=0.6, help="time per run (default 0.6)")
     ap.add_argument("--repeat", type=int, default=5, help="runs per line, the best is shown (default 5)")
     args = ap.parse_args(argv)
+    load = ", load average %.2f %.2f %.2f" % os.getloadavg() if hasattr(os, "getloadavg") else ""
     print(f"python {sys.version.split()[0]}, random_player, one core, "
-          f"best of {args.repeat} x {args.seconds:g} s per line")
-    print(f"{'seats':>5} {'path':>6} {'actions/s':>12} {'games/s':>10} {'actions/game':>13}")
+          f"best (and median) of {args.repeat} x {args.seconds:g} s per line{load}")
+    print(f"{'seats':>5} {'path':>6} {'actions/s':>12} {'games/s':>10} {'actions/game':>13} {'typical actions/s':>18}")
     for seats in (2, 4, 7):
         for checked in (True, False):
-            aps, gps, apg = max(run(seats, args.seconds, checked) for _ in range(args.repeat))
-            print(f"{seats:>5} {'apply' if checked else 'push':>6} {aps:>12,.0f} {gps:>10,.1f} {apg:>13.1f}")
+            runs = sorted(run(seats, args.seconds, checked) for _ in range(args.repeat))
+            aps, gps, apg = runs[-1]
+            typical = runs[len(runs) // 2][0]
+            print(f"{seats:>5} {'apply' if checked else 'push':>6} {aps:>12,.0f} {gps:>10,.1f} {apg:>13.1f}"
+                  f" {typical:>18,.0f}")
 
 
 if __name__ == "__main__":

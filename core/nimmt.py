@@ -637,7 +637,7 @@ class Nimmt:
         hand = self._hands[seat]
         mask = 0
         for c in cards:
-            if type(c) is not int or not 1 <= c <= 100 or not hand >> c & 1:
+            if c.__class__ is not int or c < 1 or not hand >> c & 1:   # (hand: cards 1..100)
                 return "card_not_in_hand"
             mask |= 1 << c
         if mask & ~WINDOW[self._stacks[idx][-1]]:
@@ -752,7 +752,7 @@ class Nimmt:
                         event = {"type": "played", "seat": seat, "stack": sid,
                                  "label": _LABELS[sid] if sid < 4096 else stack_label(sid),
                                  "onto": top, "cards": [c], "top": c}
-                        if hand:                       # (inlined _end_turn)
+                        if hand:                       # the rest as in _play
                             b = self._bulls[seat]
                             if b > 1:
                                 played.append(sid)
@@ -769,7 +769,7 @@ class Nimmt:
                             self.to_move = p
                             return [event, {"type": "turn", "seat": p}]
                         ev: list[Event] = [event]
-                        self._end_turn(seat, sid, hand, ev)  # the round ends
+                        self._end_round(seat, ev)
                         return ev
                 r = self._check_play(seat, action)     # any other batch: one look-up of the stack
                 if r.__class__ is not str:
@@ -822,6 +822,7 @@ class Nimmt:
             self._open(seat, action.card, ev)
 
     def _play(self, seat: int, action: Play, ev: list[Event] | None, idx: int) -> None:
+        # (apply inlines this for a single card; keep the two in step)
         sid = action.stack
         cards = action.cards
         st = self._stacks[idx]
@@ -844,38 +845,25 @@ class Nimmt:
             ev.append({"type": "played", "seat": seat, "stack": sid,
                        "label": _LABELS[sid] if sid < 4096 else stack_label(sid),
                        "onto": top, "cards": list(cards), "top": cards[-1]})
-        if hand and not self._bulls[seat]:
-            p = seat + 1               # the turn ends (inlined _end_turn: the hot path)
+        if hand:
+            b = self._bulls[seat]
+            if b:
+                played = self._played
+                played.append(sid)
+                if len(played) < b:
+                    # H4: the player may go on while an unplayed stack still takes a card
+                    for sid2, st2 in zip(self._sids, self._stacks):
+                        if hand & WINDOW[st2[-1]] and sid2 not in played:
+                            return
+                self._played = []
+            p = seat + 1
             if p == self.seats:
                 p = 0
             self.to_move = p
             if ev is not None:
                 ev.append({"type": "turn", "seat": p})
         else:
-            self._end_turn(seat, sid, hand, ev)
-
-    def _end_turn(self, seat: int, sid: int, hand: int, ev: list[Event] | None) -> None:
-        """After a batch on stack ``sid`` left ``hand``: H4 (a bull holder may go
-        on), the end of the round, or the next seat's turn."""
-        b = self._bulls[seat]
-        if b:
-            played = self._played
-            played.append(sid)
-            if hand and len(played) < b:
-                # H4: the player may go on while an unplayed stack still takes a card
-                for sid2, st2 in zip(self._sids, self._stacks):
-                    if hand & WINDOW[st2[-1]] and sid2 not in played:
-                        return
-            self._played = []
-        if not hand:
-            self._end_round(seat, ev)
-            return
-        p = seat + 1
-        if p == self.seats:
-            p = 0
-        self.to_move = p
-        if ev is not None:
-            ev.append({"type": "turn", "seat": p})
+            self._end_round(seat, ev)  # (it also clears ``_played``)
 
     def _next_turn(self, ev: list[Event] | None) -> None:
         self._played = []
