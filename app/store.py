@@ -693,7 +693,12 @@ class Store:
 
     @classmethod
     def _record_batch(cls, conn: sqlite3.Connection, records: list[GameRecord]) -> list[Any]:
-        """Worker thread, inside the transaction: each record in a savepoint."""
+        """Worker thread, inside the transaction: each record in a savepoint
+        (a lone record needs none: if it fails, the transaction rolls back
+        and ``record_game`` raises, the same outcome without the copies of
+        every written page that a savepoint keeps)."""
+        if len(records) == 1:
+            return [cls._record_one(conn, records[0])]
         out: list[Any] = []
         for record in records:
             conn.execute("SAVEPOINT record_game")
