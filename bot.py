@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import logging
 import sys
 from typing import Any
@@ -83,6 +84,10 @@ class CardBot(commands.Bot):
         if self.sync_global:
             synced = await self.tree.sync()
             log.info("synced %d command(s) globally", len(synced))
+        # Everything loaded so far lives as long as the bot: keep it out of the
+        # garbage collector's full passes, which otherwise pause the loop ~1 ms.
+        gc.collect()
+        gc.freeze()
 
     async def _redraw_restored(self, restored: list[Any]) -> None:
         await self.wait_until_ready()
