@@ -84,10 +84,6 @@ class CardBot(commands.Bot):
         if self.sync_global:
             synced = await self.tree.sync()
             log.info("synced %d command(s) globally", len(synced))
-        # Everything loaded so far lives as long as the bot: keep it out of the
-        # garbage collector's full passes, which otherwise pause the loop ~1 ms.
-        gc.collect()
-        gc.freeze()
 
     async def _redraw_restored(self, restored: list[Any]) -> None:
         await self.wait_until_ready()
@@ -148,6 +144,7 @@ async def _run(bot: CardBot, token: str) -> None:
             pass
     async with bot:
         runner = asyncio.create_task(bot.start(token))
+        freezer = asyncio.create_task(_freeze_when_ready(bot))
         waiter = asyncio.create_task(stop.wait())
         done, _ = await asyncio.wait({runner, waiter}, return_when=asyncio.FIRST_COMPLETED)
         if runner in done:
@@ -155,6 +152,16 @@ async def _run(bot: CardBot, token: str) -> None:
         await bot.close()
         if runner not in done:
             runner.cancel()
+        freezer.cancel()
+
+
+async def _freeze_when_ready(bot: CardBot) -> None:
+    """Once started, everything loaded lives as long as the process: keep it
+    out of the garbage collector's full passes, which otherwise pause the
+    event loop for a millisecond or two (measured by bench/store.py)."""
+    await bot.wait_until_ready()
+    gc.collect()
+    gc.freeze()
 
 
 if __name__ == "__main__":
