@@ -91,6 +91,8 @@ PROFILE_LABELS: tuple[str, ...] = (
     "rating_detail", # {mu} {sigma}              e.g. "mu {mu} / sigma {sigma}"
     "rank",          # {rank}                    e.g. "Rank #{rank}"
     "unranked",      # (none)                    e.g. "Unranked"
+    "decimal_mark",  # (none)  the reader's decimal separator, e.g. "." or ","
+    "percent",       # {value}                   e.g. "{value}%" or "{value} %"
 )
 """Label keys of :func:`render_profile`."""
 
@@ -581,7 +583,7 @@ def render_garbage_table(view: Mapping[str, Any], names: Sequence[str], labels: 
 # --------------------------------------------------------------------------
 # Profile card
 
-def _num(value: Any, digits: int = 1) -> str:
+def _plain_num(value: Any, digits: int = 1) -> str:
     if value is None:
         return "-"
     if isinstance(value, float):
@@ -594,10 +596,16 @@ def render_profile(profile: Mapping[str, Any], labels: Mapping[str, str]) -> byt
     """A compact stats card for one player and one game."""
     game = profile.get("game")
     W, pad = 560, 18
+    mark = labels.get("decimal_mark") or "."
+
+    def _num(value: Any) -> str:  # numbers in the reader's style
+        return _plain_num(value).replace(".", mark)
+
+    rate = round(100 * float(profile.get("win_rate") or 0))
     tiles: list[tuple[str, str]] = [
         (label(labels, "games"), _num(profile.get("games"))),
         (label(labels, "wins"), _num(profile.get("wins"))),
-        (label(labels, "win_rate"), f"{round(100 * float(profile.get('win_rate') or 0))}%"),
+        (label(labels, "win_rate"), label(labels, "percent", value=rate) if "percent" in labels else f"{rate}%"),
     ]
     if game == "garbage":
         tiles.append((label(labels, "hands_won"), _num(profile.get("hands_won"))))

@@ -372,6 +372,8 @@ class NimmtCog(commands.Cog, name="Nimmt"):
                   rounds: app_commands.Range[int, 1, 7] | None = None,
                   turn_time: app_commands.Range[int, 0, 3600] = 120) -> None:
         tables: TablesCog = self.bot.get_cog("Tables")
+        if rounds is not None:
+            rounds = min(rounds, seats)  # at most one round per player (RULES 1)
         await tables.create_table(interaction, "nimmt", seats=seats, rounds=rounds, turn_time=turn_time)
 
 

@@ -481,3 +481,15 @@ def test_engine_garbage_views_render(seats):
 def test_warm_up_then_render():
     render.warm_up()
     png(render.render_nimmt_table(nimmt_view(), ["A", "B", "C", "D"], LABELS))
+
+
+def test_profile_numbers_follow_the_readers_style():
+    from app.i18n import t
+
+    def card(lang: str) -> bytes:
+        return render.render_profile(PROFILE_NIMMT, {k: t(lang, f"render.{k}") for k in render.PROFILE_LABELS})
+
+    comma = {k: t("en", f"render.{k}") for k in render.PROFILE_LABELS} | {"decimal_mark": ","}
+    assert render.render_profile(PROFILE_NIMMT, comma) != card("en")  # 4,8 instead of 4.8
+    spaced = {k: t("en", f"render.{k}") for k in render.PROFILE_LABELS} | {"percent": "{value} %"}
+    assert render.render_profile(PROFILE_NIMMT, spaced) != card("en")  # 42 % instead of 42%
