@@ -206,7 +206,9 @@ class NimmtUI:
                        lines: list[str]) -> list[discord.ui.Item]:
         seat = view["seat"]
         ver = table.version
-        played = set(view["turn"]["played_stacks"])
+        turn = view["turn"]
+        played = set(turn["played_stacks"])
+        several = turn["several_cards"]
         bulls = view["bulls"][seat]
         playable = {int(k): v for k, v in view["playable"].items()}
         stacks = [s for s in view["stacks"] if s["id"] not in played]
@@ -235,13 +237,13 @@ class NimmtUI:
             fit = playable.get(stack, [])
             if fit:
                 card_options = [discord.SelectOption(label=str(c), value=str(c)) for c in fit]
-                placeholder = t(lang, "nimmt.choose_cards" if bulls else "nimmt.choose_card", label=label)
+                placeholder = t(lang, "nimmt.choose_cards" if several else "nimmt.choose_card", label=label)
                 items.append(TableSelect.make(table.id, "ncards", placeholder, card_options, ver=ver, arg=stack,
-                                              max_values=len(fit) if bulls else 1, row=1))
-            if not played:
+                                              max_values=len(fit) if several else 1, row=1))
+            if turn["can_take"]:
                 items.append(TableButton.make(table.id, "ntake", t(lang, "nimmt.take", label=label), ver=ver,
                                               arg=stack, style=discord.ButtonStyle.danger, row=2))
-        if played:
+        if turn["can_pass"]:
             items.append(TableButton.make(table.id, "npass", t(lang, "nimmt.end_turn"), ver=ver,
                                           style=discord.ButtonStyle.success, row=2))
         items.extend(self._pager(table, "npage", page, pages, lang))

@@ -1032,7 +1032,11 @@ class Nimmt:
             "scores": list(self._scores),
             "start_seat": self._start,
             "turn": {"played_stacks": list(self._played),
-                     "max_stacks": 0 if to_move is None else max(1, self._bulls[to_move])},
+                     "max_stacks": 0 if to_move is None else max(1, self._bulls[to_move]),
+                     # what the player to move may do now, so no screen re-derives a rule
+                     "can_take": phase is PLAY and not self._played,  # B: only instead of playing
+                     "can_pass": phase is PLAY and bool(self._played),  # H4: end after a batch
+                     "several_cards": to_move is not None and self._bulls[to_move] > 0},
             "victims": list(self._victims) if phase is STEAL else [],
         }
         if seat is not None:

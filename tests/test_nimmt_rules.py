@@ -134,7 +134,8 @@ def test_with_bulls_batches_on_several_stacks_cyclic_order():
     ev = g.apply(0, Play(0, (3, 100, 97)))
     assert ev == [{"type": "played", "seat": 0, "stack": 0, "label": "A", "onto": 95,
                    "cards": [97, 100, 3], "top": 3}]                    # ascending from the top
-    assert g.to_move == 0 and g.view(0)["turn"] == {"played_stacks": [0], "max_stacks": 2}
+    assert g.to_move == 0 and g.view(0)["turn"] == {"played_stacks": [0], "max_stacks": 2, "can_take": False,
+                                                    "can_pass": True, "several_cards": True}
     assert g.view(0)["playable"] == {1: [12, 15]}
     ev = g.apply(0, Play(1, (15, 12)))
     assert ev[0]["cards"] == [12, 15] and ev[0]["top"] == 15
@@ -431,7 +432,8 @@ def test_view_shows_tops_only_and_own_hand():
     assert pub["hand_counts"] == [3, 2, 1] and pub["draw_pile"] == 2
     me = g.view(0)
     assert me["hand"] == [34, 36, 90] and me["playable"] == {0: [34, 36]}
-    assert me["turn"] == {"played_stacks": [], "max_stacks": 1}
+    assert me["turn"] == {"played_stacks": [], "max_stacks": 1, "can_take": True, "can_pass": False,
+                          "several_cards": True}
     assert g.view(1)["hand"] == [1, 2] and g.view(1)["playable"] == {}
     assert json.loads(json.dumps(pub)) == pub
     for v in (pub, me):
