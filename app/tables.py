@@ -325,7 +325,7 @@ class TableManager:
             table.engine = cls.new(len(table.seats), table.seed, **self._engine_options(table))
             table.status = "playing"
             table.started_at = self.clock()
-            events = [{"type": "started"}, *self._opening_events(table)]
+            events = [{"type": "started"}]
             self._new_turn(table)
             await self._save(table)
         self.listener(table, events)
@@ -403,10 +403,6 @@ class TableManager:
             # the lobby's choice is capped by the players who actually sat down.
             options["rounds"] = min(int(options["rounds"]), len(table.seats))
         return options
-
-    def _opening_events(self, table: Table) -> list[Event]:
-        opening = getattr(table.engine, "opening_events", None)
-        return list(opening()) if callable(opening) else []
 
     def _apply(self, table: Table, seat: int, action: Any) -> list[Event]:
         assert table.engine is not None
