@@ -482,6 +482,32 @@ async def test_rest_failures_and_rate_limits(fake_discord: FakeDiscord) -> None:
     assert not fd.violations
 
 
+async def test_global_rate_limit_and_message_listeners(fake_discord: FakeDiscord) -> None:
+    fd = fake_discord
+    guild, chan, alice, bob = make_world(fd)
+    seen: list = []
+    fd.message_listeners.append(lambda m, kind: seen.append((kind, m.content)))
+    async with running_bot(fd) as bot:
+        channel = bot.get_channel(chan.id)
+        fd.global_rate = (3, 0.4)  # Discord's is 50 per second
+        t0 = time.monotonic()
+        await asyncio.gather(*(channel.send(f"burst {i}") for i in range(7)))
+        elapsed = time.monotonic() - t0
+        fd.global_rate = None
+        # every message lands, spaced out by discord.py after global 429s
+        assert sorted(x.content for x in fd.messages(chan)) == sorted(f"burst {i}" for i in range(7))
+        assert elapsed > 0.4
+        assert any(x.status == 429 for x in fd.requests if x.path.endswith("/messages"))
+        # interaction answers do not count against the global limit
+        fd.global_rate = (1, 30.0)
+        await channel.send("uses the only request")
+        r = await fd.slash(alice, chan, "nimmt new", seats=2)
+        assert r.ack_type == 4
+        fd.global_rate = None
+        assert ("create", "burst 0") in seen and ("create", "uses the only request") in seen
+    assert not fd.violations
+
+
 async def test_reconnect_resume_and_restart() -> None:
     async with FakeDiscord() as fd:
         guild, chan, alice, bob = make_world(fd)

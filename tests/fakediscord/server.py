@@ -255,10 +255,20 @@ class FakeDiscord:
         ack_deadline: float = 3.0,
         bot_name: str = "FakeBot",
         host: str = "127.0.0.1",
+        global_rate: Optional[Tuple[int, float]] = None,
+        keep_history: bool = True,
     ) -> None:
         self.token = token
         self.heartbeat_interval = heartbeat_interval
         self.edit_rate = edit_rate
+        #: Discord's global limit of a bot token (50 requests/s): (requests, seconds) or None (off).
+        #: Interaction callbacks and interaction-token webhooks do not count, as on Discord.
+        self.global_rate = global_rate
+        #: False: edits keep no previous versions and replaced attachments are forgotten (long benchmarks)
+        self.keep_history = keep_history
+        #: callables ``(message, kind)`` told of every message change: kind "create", "edit" or "delete"
+        self.message_listeners: List[Callable[[Message, str], None]] = []
+        self._global_bucket = [0.0, 0]
         self.ack_deadline = ack_deadline
         self.host = host
         self.port: Optional[int] = None
@@ -1265,10 +1275,34 @@ class FakeDiscord:
                 continue
             if needs_auth and request.headers.get("Authorization") != f"Bot {self.token}":
                 raise ApiError(401, 0, "401: Unauthorized")
+            if needs_auth and self.global_rate is not None:
+                self._global_limit()
             self._maybe_fail(method, rel)
             body, files = await self._read_body(request)
             return await handler(request, *mt.groups(), body=body, files=files)
         raise ApiError(404, 0, "404: Not Found", violation=f"unknown route: {method} {rel}")
+
+    def _global_limit(self) -> None:
+        """Discord's global rate limit of a bot token: a 429 with ``global: true`` past it."""
+        limit, per = self.global_rate  # type: ignore[misc]
+        now = time.time()
+        b = self._global_bucket
+        if now >= b[0] + per:
+            b[0], b[1] = now, 0
+        if b[1] >= limit:
+            retry = max(0.001, b[0] + per - now)
+            headers = {"Via": "1.1 google", "Retry-After": str(max(1, int(retry + 0.999))),
+                       "X-RateLimit-Global": "true", "X-RateLimit-Scope": "global"}
+            raise _Raw429({"message": "You are being rate limited.", "retry_after": round(retry, 3),
+                           "global": True}, headers)
+        b[1] += 1
+
+    def _notify(self, m: Message, kind: str) -> None:
+        for listener in self.message_listeners:
+            try:
+                listener(m, kind)
+            except Exception:  # a broken listener must not break the stand-in
+                log.exception("message listener failed")
 
     def _maybe_fail(self, method: str, rel: str) -> None:
         for f in list(self._failures):
@@ -1746,6 +1780,8 @@ class FakeDiscord:
             if ch.is_thread:
                 ch.message_count += 1
                 ch.total_message_sent += 1
+        if self.message_listeners:
+            self._notify(m, "create")
         return m
 
     def _validate(self, payload: Dict[str, Any], files: List[Dict[str, Any]], *, partial: bool, where: str,
@@ -1824,7 +1860,9 @@ class FakeDiscord:
                     loading_fill: bool = False, check_mentions: bool = True) -> None:
         """Apply a (partial) message edit; records the 'mention added by edit' warning."""
         old_mentions = set(m.mentions)
-        m.history.append(m.snapshot())
+        if self.keep_history:
+            m.history.append(m.snapshot())
+        old_attachments = m.attachments
         if "content" in payload:
             m.content = payload["content"] or ""
         if "embeds" in payload:
@@ -1855,8 +1893,15 @@ class FakeDiscord:
         if added and check_mentions and m.ephemeral_to is None:  # ephemeral messages never notify anyway
             self.violation(f"mention added by edit does not notify: {', '.join(f'<@{i}>' for i in sorted(added))} "
                            f"added to message {m.id} ({where}); ping with a new message")
+        if not self.keep_history:
+            kept = {a["id"] for a in m.attachments}
+            for a in old_attachments:
+                if a["id"] not in kept:
+                    self._attachments.pop(a["id"], None)
         if m.deleted is False:
             m._touch()
+        if self.message_listeners:
+            self._notify(m, "edit")
 
     async def _r_edit_message(self, request: web.Request, cid: str, mid: str, *, body: Any, files: Any) -> web.Response:
         ch = self._channel(cid, for_send=True, what="message edited in")
@@ -1879,6 +1924,11 @@ class FakeDiscord:
             return
         m.deleted = True
         m._touch()
+        if self.message_listeners:
+            self._notify(m, "delete")
+        if not self.keep_history:
+            for a in m.attachments:
+                self._attachments.pop(a["id"], None)
         if m.ephemeral_to is None:
             ch = self.channels.get(m.channel_id)
             d = {"id": str(m.id), "channel_id": str(m.channel_id)}
