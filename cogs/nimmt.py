@@ -10,6 +10,7 @@ import asyncio
 import io
 import logging
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +33,7 @@ log = logging.getLogger(__name__)
 PAGE = 25  # options per select menu (Discord's limit)
 PANEL_LIFETIME = 14 * 60  # an interaction token lasts 15 minutes
 PANEL_DEBOUNCE = 0.3
+HAND_IMAGES = 512  # hand pictures kept (~15 KB each): most panel redraws show a hand that did not change
 
 
 @dataclass
@@ -60,6 +62,7 @@ class NimmtUI:
         self.bot = bot
         self.open_panels: dict[tuple[int, int], _OpenPanel] = {}
         self._refreshers: dict[tuple[int, int], asyncio.Task[None]] = {}
+        self._hand_images: OrderedDict[tuple[Any, ...], bytes] = OrderedDict()
 
     def lobby_lines(self, table: Table, lang: str) -> list[str]:
         rounds = table.options.get("rounds")
@@ -152,10 +155,32 @@ class NimmtUI:
     def panel(self, table: Table, seat: int, lang: str, *, stack: int | None = None, page: int = 0,
               note: str | None = None) -> tuple[discord.Embed, discord.ui.View | None, bytes]:
         """The private panel of one seat, built from that seat's view only."""
+        embed, items, view = self._panel(table, seat, lang, stack=stack, page=page, note=note)
+        return embed, items, render.render_nimmt_hand(view, labels(lang, render.NIMMT_HAND_LABELS))
+
+    async def hand_image(self, view: dict[str, Any], lang: str) -> bytes:
+        """The picture of a seat's hand, drawn in a worker thread (never on the
+        event loop), or the same picture as last time when nothing it shows changed."""
+        playable = view["playable"] or {}
+        key = (lang, tuple(view["hand"]), tuple(sorted((str(k), tuple(v)) for k, v in playable.items())),
+               tuple((s["id"], s["label"]) for s in view["stacks"]) if playable else ())
+        image = self._hand_images.get(key)
+        if image is not None:
+            self._hand_images.move_to_end(key)
+            return image
+        image = await asyncio.get_running_loop().run_in_executor(
+            None, render.render_nimmt_hand, view, labels(lang, render.NIMMT_HAND_LABELS))
+        self._hand_images[key] = image
+        while len(self._hand_images) > HAND_IMAGES:
+            self._hand_images.popitem(last=False)
+        return image
+
+    def _panel(self, table: Table, seat: int, lang: str, *, stack: int | None = None, page: int = 0,
+               note: str | None = None) -> tuple[discord.Embed, discord.ui.View | None, dict[str, Any]]:
+        """The panel's text and controls, and the seat's view its picture is drawn from."""
         engine = table.engine
         assert engine is not None
         view = engine.view(seat)
-        image = render.render_nimmt_hand(view, labels(lang, render.NIMMT_HAND_LABELS))
         hand = view["hand"]
         embed = discord.Embed(title=t(lang, "nimmt.panel_title", table=table.id), colour=discord.Colour.orange())
         from core.nimmt import HEADS
@@ -190,7 +215,7 @@ class NimmtUI:
         items.append(TableButton.make(table.id, "nrefresh", t(lang, "nimmt.refresh"), emoji="🔄", row=4))
         embed.description = "\n".join(lines)[:4000]
         embed.set_image(url="attachment://hand.png")
-        return embed, view_of(*items), image
+        return embed, view_of(*items), view
 
     def _pager(self, table: Table, op: str, page: int, pages: int, lang: str) -> list[discord.ui.Item]:
         if pages <= 1:
@@ -261,7 +286,8 @@ class NimmtUI:
                     **kwargs: Any) -> None:
         lang = user_lang(interaction)
         version = table.version
-        embed, view, image = self.panel(table, seat, lang, **kwargs)
+        embed, view, seat_view = self._panel(table, seat, lang, **kwargs)
+        image = await self.hand_image(seat_view, lang)
         file = discord.File(io.BytesIO(image), filename="hand.png")
         if new:
             await interaction.response.send_message(embed=embed, view=view, file=file, ephemeral=True)
@@ -291,7 +317,8 @@ class NimmtUI:
         if panel is None or seat is None or panel.version == table.version or table.status != "playing":
             return
         version = table.version
-        embed, view, image = self.panel(table, seat, panel.lang)
+        embed, view, seat_view = self._panel(table, seat, panel.lang)
+        image = await self.hand_image(seat_view, panel.lang)
         try:
             await panel.interaction.edit_original_response(
                 embed=embed, view=view, attachments=[discord.File(io.BytesIO(image), filename="hand.png")])
