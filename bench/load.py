@@ -83,6 +83,17 @@ async def _probe(bot: Any, path: str) -> None:
     out = open(path, "a", buffering=1)
     loop.add_signal_handler(signal.SIGUSR1, lambda: loop.create_task(_replay_check(bot, out)))
     page = os.sysconf("SC_PAGE_SIZE")
+
+    def memory() -> None:
+        """Resident memory once malloc has handed freed pages back: what the live objects take."""
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+        with open("/proc/self/statm") as f:
+            rss = int(f.read().split()[1]) * page
+        out.write(json.dumps({"check": {"rss": rss, "blocks": sys.getallocatedblocks()}}) + "\n")
+
+    loop.add_signal_handler(signal.SIGUSR2, memory)
     lags: list[float] = []
     worst = (0.0, 0.0)  # (lag, loop-thread CPU during it)
     last = time.perf_counter()
@@ -438,10 +449,14 @@ class Bench:
         await self.fd.stop()
         await self.noop.stop()
 
-    async def replay_check(self) -> dict[str, Any]:
+    async def memory(self) -> int:
+        """The bot's RSS after malloc_trim (freed memory handed back)."""
+        return (await self.replay_check(signal.SIGUSR2))["rss"]
+
+    async def replay_check(self, sig: int = signal.SIGUSR1) -> dict[str, Any]:
         assert self.bot is not None
         before = len(self.probe.checks)
-        self.bot.send_signal(signal.SIGUSR1)
+        self.bot.send_signal(sig)
         for _ in range(600):
             await asyncio.sleep(0.1)
             self.probe.poll()
@@ -645,7 +660,7 @@ async def run_load(args: argparse.Namespace, n: int) -> dict[str, Any]:
         await bench.wait_bot_ready()
         await fd.wait_commands(timeout=60)
         await asyncio.sleep(2)  # discord.py's on_ready and the GC freeze
-        rss = [(0, (await bench.probe.next())["rss"])]
+        rss = [(0, await bench.memory())]
         steps = sorted({max(1, n * k // 4) for k in (1, 2, 3, 4)})
         opened = 0
         t_open = time.perf_counter()
@@ -653,7 +668,7 @@ async def run_load(args: argparse.Namespace, n: int) -> dict[str, Any]:
             await bench.open_tables(bench.specs[opened:step])
             opened = step
             await asyncio.sleep(1.5)
-            rss.append((opened, (await bench.probe.next())["rss"]))
+            rss.append((opened, await bench.memory()))
         report["open_s"] = time.perf_counter() - t_open
         # ---- play
         fd.acks.clear()
@@ -685,11 +700,13 @@ async def run_load(args: argparse.Namespace, n: int) -> dict[str, Any]:
         )
         # ---- close: everyone plays fast so that the games end
         bench.fast = True
+        fd.global_rate = None  # not measured: let the games end sooner
         for spec in bench.specs:
             for uid in list(spec.panels):
                 spec.pings.put_nowait(uid)  # nudge: a player who missed a turn looks again
         t_close = time.perf_counter()
         before = await bench.probe.next()
+        before["rss"] = await bench.memory()
         while time.perf_counter() - t_close < args.close_seconds:
             await asyncio.sleep(2)
             now = await bench.probe.next()
@@ -697,6 +714,7 @@ async def run_load(args: argparse.Namespace, n: int) -> dict[str, Any]:
                 break
         await asyncio.sleep(3)
         after = await bench.probe.next()
+        after["rss"] = await bench.memory()
         report["close"] = {"seconds": time.perf_counter() - t_close, "live_before": before["live"],
                            "live_after": after["live"], "held_after": after["held"],
                            "rss_before": before["rss"], "rss_after": after["rss"],
@@ -750,7 +768,7 @@ def print_load(args: argparse.Namespace, r: dict[str, Any]) -> None:
     ys = [p[1] for p in points]
     mx, my = statistics.mean(xs), statistics.mean(ys)
     slope = sum((x - mx) * (y - my) for x, y in points) / max(1e-9, sum((x - mx) ** 2 for x in xs))
-    print("RSS: " + ", ".join(f"{x} tables {y / 2**20:.1f} MiB" for x, y in r["rss"])
+    print("RSS (after malloc_trim): " + ", ".join(f"{x} tables {y / 2**20:.1f} MiB" for x, y in r["rss"])
           + f"  -> {slope / 1024:.1f} KiB per live table")
     c = r["close"]
     print(f"close: after {c['seconds']:.0f} s of fast play {c['live_before']} -> {c['live_after']} live tables, "
