@@ -220,6 +220,14 @@ def load() -> str:
     return "load average %.2f %.2f %.2f" % os.getloadavg()
 
 
+def _kind(rec: Any) -> str:
+    """What an interaction was, for the breakdown: '/leaderboard', 'nimmt:hand', 'noop:ack'..."""
+    if rec.type == 2:
+        return "/" + rec.name
+    parts = str(rec.data.get("custom_id", "")).split(":")
+    return f"{parts[0]}:{parts[2]}" if len(parts) > 2 else ":".join(parts[:2])
+
+
 def make_fd(**options: Any) -> Any:
     from tests.fakediscord import FakeDiscord, NoAcknowledgement
 
@@ -229,6 +237,7 @@ def make_fd(**options: Any) -> Any:
         def __init__(self, **kw: Any) -> None:
             super().__init__(**kw)
             self.acks: list[float] = []
+            self.by_kind: dict[str, list[float]] = defaultdict(list)
             self.unanswered = 0
             self.mirror: Any = None
             self.recording = True
@@ -243,6 +252,7 @@ def make_fd(**options: Any) -> Any:
                 raise
             if self.recording and result.latency is not None:
                 self.acks.append(result.latency)
+                self.by_kind[_kind(rec)].append(result.latency)
             return result
 
     return BenchDiscord(**options)
@@ -672,6 +682,7 @@ async def run_load(args: argparse.Namespace, n: int) -> dict[str, Any]:
         report["open_s"] = time.perf_counter() - t_open
         # ---- play
         fd.acks.clear()
+        fd.by_kind.clear()
         bench.noop.acks.clear()
         bench.table_times.clear()
         bench.panel_times.clear()
@@ -692,7 +703,7 @@ async def run_load(args: argparse.Namespace, n: int) -> dict[str, Any]:
         bot_rest = [r for r in rest if not r.path.startswith(("/interactions/", "/webhooks/"))]
         report.update(
             load_start=load_start, load_end=os.getloadavg(), seconds=elapsed,
-            acks=list(fd.acks), noop=list(bench.noop.acks), table=list(bench.table_times),
+            acks=list(fd.acks), by_kind={k: list(v) for k, v in fd.by_kind.items()}, noop=list(bench.noop.acks), table=list(bench.table_times),
             panel=list(bench.panel_times), other_panels=list(bench.other_panel_times),
             lags=lags, worst=worst, moves=last["actions"] - first["actions"], cpu=last["cpu"] - first["cpu"],
             player_moves=bench.moves, rss=rss, rest_per_s=len(bot_rest) / elapsed,
@@ -750,6 +761,8 @@ def print_load(args: argparse.Namespace, r: dict[str, Any]) -> None:
     print(f"{'ack, no-op bot (same moment)':38} {ms(r['noop'])}")
     if r["acks"] and r["noop"]:
         print(f"{'   ratio of medians':38} {statistics.median(r['acks']) / statistics.median(r['noop']):7.2f}")
+    for kind, values in sorted(r["by_kind"].items(), key=lambda kv: -len(kv[1])):
+        print(f"{'   ' + kind:38} {ms(values)}")
     print(f"{'click -> table message updated':38} {ms(r['table'])}")
     print(f"{'click -> own panel updated (image)':38} {ms(r['panel'])}")
     print(f"{'click -> others panels updated':38} {ms(r['other_panels'])}")

@@ -11,6 +11,7 @@ import io
 import logging
 import time
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +35,9 @@ PAGE = 25  # options per select menu (Discord's limit)
 PANEL_LIFETIME = 14 * 60  # an interaction token lasts 15 minutes
 PANEL_DEBOUNCE = 0.3
 HAND_IMAGES = 512  # hand pictures kept (~15 KB each): most panel redraws show a hand that did not change
+# Hand pictures answer clicks: their own worker, so that they wait for at most the picture being
+# drawn (renders take turns on one lock), not behind a queue of table pictures in the default pool.
+_HAND_RENDER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hand-render")
 
 
 @dataclass
@@ -169,7 +173,7 @@ class NimmtUI:
             self._hand_images.move_to_end(key)
             return image
         image = await asyncio.get_running_loop().run_in_executor(
-            None, render.render_nimmt_hand, view, labels(lang, render.NIMMT_HAND_LABELS))
+            _HAND_RENDER, render.render_nimmt_hand, view, labels(lang, render.NIMMT_HAND_LABELS))
         self._hand_images[key] = image
         while len(self._hand_images) > HAND_IMAGES:
             self._hand_images.popitem(last=False)
