@@ -18,7 +18,11 @@ Fonts: Pillow's embedded scalable font (no system fonts needed); see
 """
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import functools
+import itertools
+import queue
 import threading
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
@@ -32,7 +36,7 @@ from app.render_cards import heads  # noqa: F401  (re-exported)
 __all__ = [
     "render_nimmt_table", "render_nimmt_hand", "render_garbage_table", "render_profile",
     "NIMMT_TABLE_LABELS", "NIMMT_HAND_LABELS", "GARBAGE_TABLE_LABELS", "PROFILE_LABELS",
-    "set_font", "heads", "warm_up",
+    "set_font", "heads", "warm_up", "draw",
 ]
 
 # --------------------------------------------------------------------------
@@ -696,3 +700,49 @@ def warm_up() -> None:
     render_nimmt_hand.__wrapped__(nimmt, {})  # type: ignore[attr-defined]
     render_garbage_table.__wrapped__(garbage, ["A"], {})  # type: ignore[attr-defined]
     render_profile.__wrapped__({"name": "A", "game": "nimmt", "win_rate": 0.5, "rank": 1}, {})  # type: ignore[attr-defined]
+
+
+# --------------------------------------------------------------------------
+# Drawing off the event loop
+
+class _Painter:
+    """One drawing thread taking the pictures that answer a click (a hand, a
+    profile card) before the background ones (table messages).  With a pool,
+    a click's picture queued behind every table picture of a busy evening
+    (the renders take turns on one lock anyway): hundreds of milliseconds,
+    sometimes past Discord's 3 seconds."""
+
+    def __init__(self) -> None:
+        self._queue: queue.PriorityQueue[tuple[int, int, Any, Callable[..., Any], tuple[Any, ...]]] = \
+            queue.PriorityQueue()
+        self._order = itertools.count()
+        self._thread: threading.Thread | None = None
+        self._start = threading.Lock()
+
+    def submit(self, urgent: bool, fn: Callable[..., Any], *args: Any) -> concurrent.futures.Future[Any]:
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self._queue.put((0 if urgent else 1, next(self._order), future, fn, args))
+        with self._start:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="painter", daemon=True)
+                self._thread.start()
+        return future
+
+    def _run(self) -> None:
+        while True:
+            _, _, future, fn, args = self._queue.get()
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(fn(*args))
+            except BaseException as error:  # handed to the awaiting coroutine
+                future.set_exception(error)
+
+
+_PAINTER = _Painter()
+
+
+async def draw(fn: Callable[..., bytes], *args: Any, urgent: bool = False) -> bytes:
+    """``fn(*args)`` (one of the renderers) in the drawing thread; ``urgent``
+    for a picture a player's click waits for."""
+    return await asyncio.wrap_future(_PAINTER.submit(urgent, fn, *args))

@@ -6,7 +6,6 @@ to move.  The engine plays every forced step; the table narrates the chain.
 """
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Any
 
@@ -56,7 +55,7 @@ class GarbageUI:
                 player["slots"] = max(player["slots"], len(player["layout"]))
         names = [seat.name for seat in table.seats]
         labels = {k: t(lang, f"render.{k}") for k in render.GARBAGE_TABLE_LABELS}
-        image = await asyncio.get_running_loop().run_in_executor(None, render.render_garbage_table, view, names, labels)
+        image = await render.draw(render.render_garbage_table, view, names, labels)
         embed = discord.Embed(title=t(lang, "garbage.table_title", table=table.id),
                               description=self.summary(table, view, lang), colour=discord.Colour.dark_green())
         return TableMessage(content="", embed=embed, image=image, view=self.buttons(table, view, lang, version))

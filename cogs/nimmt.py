@@ -11,7 +11,6 @@ import io
 import logging
 import time
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,9 +34,6 @@ PAGE = 25  # options per select menu (Discord's limit)
 PANEL_LIFETIME = 14 * 60  # an interaction token lasts 15 minutes
 PANEL_DEBOUNCE = 0.3
 HAND_IMAGES = 512  # hand pictures kept (~15 KB each): most panel redraws show a hand that did not change
-# Hand pictures answer clicks: their own worker, so that they wait for at most the picture being
-# drawn (renders take turns on one lock), not behind a queue of table pictures in the default pool.
-_HAND_RENDER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hand-render")
 
 
 @dataclass
@@ -80,8 +76,8 @@ class NimmtUI:
 
     async def table_message(self, table: Table, lang: str) -> TableMessage:
         view = table.engine.view(None)  # type: ignore[union-attr]
-        image = await asyncio.get_running_loop().run_in_executor(
-            None, render.render_nimmt_table, view, self.names(table), labels(lang, render.NIMMT_TABLE_LABELS))
+        image = await render.draw(render.render_nimmt_table, view, self.names(table),
+                                  labels(lang, render.NIMMT_TABLE_LABELS))
         embed = discord.Embed(title=t(lang, "nimmt.table_title", table=table.id),
                               description=self.summary(table, view, lang), colour=discord.Colour.orange())
         items: list[discord.ui.Item] = []
@@ -172,8 +168,8 @@ class NimmtUI:
         if image is not None:
             self._hand_images.move_to_end(key)
             return image
-        image = await asyncio.get_running_loop().run_in_executor(
-            _HAND_RENDER, render.render_nimmt_hand, view, labels(lang, render.NIMMT_HAND_LABELS))
+        image = await render.draw(render.render_nimmt_hand, view, labels(lang, render.NIMMT_HAND_LABELS),
+                                  urgent=True)
         self._hand_images[key] = image
         while len(self._hand_images) > HAND_IMAGES:
             self._hand_images.popitem(last=False)

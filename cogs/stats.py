@@ -4,7 +4,6 @@ The figures come from ``app.store``; this cog only asks and shows.
 """
 from __future__ import annotations
 
-import asyncio
 import io
 import logging
 import re
@@ -136,7 +135,7 @@ class StatsCog(commands.Cog, name="Stats"):
             embed.add_field(name=t(lang, "stats.this_server"), value=self.profile_text(lang, key, local), inline=False)
         labels = {k: t(lang, f"render.{k}") for k in render.PROFILE_LABELS}
         try:
-            image = await asyncio.get_running_loop().run_in_executor(None, render.render_profile, profile, labels)
+            image = await render.draw(render.render_profile, profile, labels, urgent=True)
         except Exception:  # e.g. a name the font engine cannot lay out: the figures still go out
             log.exception("profile card of %s could not be drawn", target.id)
             return await interaction.followup.send(embed=embed, ephemeral=True)

@@ -493,3 +493,29 @@ def test_profile_numbers_follow_the_readers_style():
     assert render.render_profile(PROFILE_NIMMT, comma) != card("en")  # 4,8 instead of 4.8
     spaced = {k: t("en", f"render.{k}") for k in render.PROFILE_LABELS} | {"percent": "{value} %"}
     assert render.render_profile(PROFILE_NIMMT, spaced) != card("en")  # 42 % instead of 42%
+
+
+async def test_a_picture_a_click_waits_for_is_drawn_before_queued_table_pictures():
+    import asyncio
+    import threading
+
+    done: list[str] = []
+    gate = threading.Event()
+
+    def background(name: str) -> bytes:
+        gate.wait(5)
+        done.append(name)
+        return name.encode()
+
+    def urgent() -> bytes:
+        done.append("hand")
+        return b"hand"
+
+    tables = [asyncio.ensure_future(render.draw(background, f"table{i}")) for i in range(4)]
+    await asyncio.sleep(0.05)  # the first table picture is being drawn, three wait
+    hand = asyncio.ensure_future(render.draw(urgent, urgent=True))
+    await asyncio.sleep(0.05)
+    gate.set()
+    assert await hand == b"hand"
+    assert [await t for t in tables] == [b"table0", b"table1", b"table2", b"table3"]
+    assert done == ["table0", "hand", "table1", "table2", "table3"]
