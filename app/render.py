@@ -2,7 +2,7 @@
 
 Pure functions from *view* dicts (what ``Game.view(seat)`` returns: plain,
 JSON-serialisable data; never game objects) to PNG bytes.  The bot calls them
-in a thread executor on every move, so they are fast (a few ms; card sprites
+through :func:`draw` (one painter thread) on every move, so they are fast (a few ms; card sprites
 are cached) and keep images modest (at most 1000 px wide, flat colours).
 
 Every word drawn comes from the ``labels`` argument, already translated by
