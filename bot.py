@@ -28,6 +28,7 @@ INITIAL_EXTENSIONS = (
     "cogs.stats",
     "cogs.rules",
     "cogs.admin",
+    "cogs.night",
 )
 
 
@@ -38,11 +39,13 @@ class CardBot(commands.Bot):
         intents = discord.Intents.none()
         intents.guilds = True  # channels and threads; no privileged intent is needed
         intents.guild_messages = True  # to notice a deleted table message (content stays hidden)
+        intents.voice_states = True  # a night's "Seat my voice channel" (not privileged)
         super().__init__(command_prefix=commands.when_mentioned, intents=intents, help_command=None)
         self.config = config
         self.sync_global = sync_global
         self.store: Any = None
         self.tables: Any = None
+        self.nights: Any = None
         self._redraw_task: asyncio.Task[None] | None = None
 
     async def setup_hook(self) -> None:
@@ -60,6 +63,10 @@ class CardBot(commands.Bot):
             time_scale=self.config.time_scale,
             seed=self.config.table_seed,
         )
+        from app.night_host import NightHost
+
+        self.nights = NightHost(self.store, self.tables)
+        await self.nights.restore()  # before any table can finish: a night hears of it
         try:
             from app.translator import CatalogueTranslator
 
@@ -98,6 +105,8 @@ class CardBot(commands.Bot):
     async def close(self) -> None:
         if self.tables is not None:
             await self.tables.shutdown()
+        if self.nights is not None:
+            await self.nights.close()
         tables_cog = self.get_cog("Tables")
         if tables_cog is not None:
             await tables_cog.stop_presenting()

@@ -507,8 +507,43 @@ _V3 = (
     *BOARD_TRIGGERS,
 )
 
+# Version 4: game nights (app/nights.py).  A night's whole state is one JSON
+# ``meta`` (players, tables per round, message ids), saved as it changes; at
+# most one night is open per channel.  ``night_players`` holds the final
+# standings once the night ended (nights played / won in /stats).
+_V4_NIGHTS = (
+    """
+    CREATE TABLE nights (
+        id          INTEGER PRIMARY KEY,
+        guild_id    INTEGER NOT NULL,
+        channel_id  INTEGER NOT NULL,
+        game        TEXT NOT NULL,
+        status      TEXT NOT NULL,
+        meta        TEXT NOT NULL,
+        created_at  REAL NOT NULL,
+        updated_at  REAL NOT NULL
+    )
+    """,
+    "CREATE UNIQUE INDEX nights_open_channel ON nights (channel_id) WHERE status != 'ended'",
+    "CREATE INDEX nights_channel ON nights (channel_id, id)",
+    """
+    CREATE TABLE night_players (
+        night_id  INTEGER NOT NULL REFERENCES nights (id) ON DELETE CASCADE,
+        user_id   INTEGER NOT NULL,
+        guild_id  INTEGER NOT NULL,
+        game      TEXT NOT NULL,
+        place     INTEGER NOT NULL,
+        points    REAL NOT NULL,
+        wins      INTEGER NOT NULL,
+        games     INTEGER NOT NULL,
+        PRIMARY KEY (night_id, user_id)
+    ) WITHOUT ROWID
+    """,
+    "CREATE INDEX night_players_user ON night_players (user_id, game, place)",
+)
+
 #: MIGRATIONS[k] brings user_version k to k + 1.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4_NIGHTS)
 LATEST = len(MIGRATIONS)
 
 #: rebuild every board's buckets from ``stats`` (run with the board triggers

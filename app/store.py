@@ -401,6 +401,34 @@ WHERE gp.user_id = :u
 ORDER BY gp.game_id DESC
 LIMIT :n
 """
+_NIGHT_COLUMNS = "SELECT id, guild_id, channel_id, game, status, meta FROM nights "
+_CREATE_NIGHT = """
+INSERT INTO nights (guild_id, channel_id, game, status, meta, created_at, updated_at)
+VALUES (?, ?, ?, 'signup', ?, ?, ?) RETURNING id
+"""
+_SAVE_NIGHT = "UPDATE nights SET status = ?, meta = ?, updated_at = ? WHERE id = ?"
+_INSERT_NIGHT_PLAYER = """
+INSERT INTO night_players (night_id, user_id, guild_id, game, place, points, wins, games)
+SELECT :night, :user_id, guild_id, game, :place, :points, :wins, :games FROM nights WHERE id = :night
+ON CONFLICT (night_id, user_id) DO NOTHING
+"""
+_OPEN_NIGHTS = _NIGHT_COLUMNS + "WHERE status != 'ended' ORDER BY id"
+_NIGHT_IN_CHANNEL = _NIGHT_COLUMNS + "WHERE channel_id = ? ORDER BY status = 'ended', id DESC LIMIT 1"
+_NIGHT_RECORD = """
+SELECT count(*), sum(place = 1) FROM night_players
+WHERE user_id = :u AND game = :g AND (:guild IS NULL OR guild_id = :guild)
+"""
+_TABLE_RESULT = """
+SELECT p.seat, p.user_id, p.score, p.place FROM games AS g JOIN game_players AS p ON p.game_id = g.id
+WHERE g.table_id = ? ORDER BY p.seat
+"""
+
+
+def _night(row: Sequence[Any]) -> dict[str, Any]:
+    return {"id": row[0], "guild_id": row[1], "channel_id": row[2], "game": row[3], "status": row[4],
+            "meta": json.loads(row[5])}
+
+
 _GAME_DETAIL = """
 SELECT g.id, g.table_id, g.guild_id, g.channel_id, g.game, g.started_at, g.ended_at, g.seed,
        g.rounds, g.has_bots, g.rated, g.n_players,
@@ -965,6 +993,62 @@ class Store:
             "has_bots": bool(r[9]), "rated": bool(r[10]), "players": r[11],
             "standings": json.loads(r[12]),
         }
+
+    # -- game nights ---------------------------------------------------------
+
+    async def create_night(self, guild_id: int, channel_id: int, game: str, meta: dict[str, Any]) -> int:
+        """Save a new night in sign-up; raises ``LookupError`` if the channel
+        has an open night already."""
+        now = time.time()
+        params = (guild_id, channel_id, game, json.dumps(meta), now, now)
+
+        def create(conn: sqlite3.Connection) -> int:
+            try:
+                return int(conn.execute(_CREATE_NIGHT, params).fetchone()[0])
+            except sqlite3.IntegrityError:
+                raise LookupError(f"channel {channel_id} has an open night") from None
+
+        return await self._write(create)
+
+    async def save_night(self, night_id: int, status: str, meta: dict[str, Any]) -> None:
+        params = (status, json.dumps(meta), time.time(), night_id)
+        await self._write(lambda conn: conn.execute(_SAVE_NIGHT, params))
+
+    async def end_night(self, night_id: int, meta: dict[str, Any], rows: Sequence[dict[str, Any]]) -> None:
+        """Close a night and record its final standings (``rows``: user_id,
+        place, points, wins, games), in one transaction; ending twice keeps
+        the first standings."""
+        params = ("ended", json.dumps(meta), time.time(), night_id)
+
+        def end(conn: sqlite3.Connection) -> None:
+            conn.execute(_SAVE_NIGHT, params)
+            conn.executemany(_INSERT_NIGHT_PLAYER, [{"night": night_id, **row} for row in rows])
+
+        await self._write(end)
+
+    async def open_nights(self) -> list[dict[str, Any]]:
+        """Every night not ended: ``{"id", "guild_id", "channel_id", "game", "status", "meta"}``."""
+        return [_night(row) for row in await self._r.execute_fetchall(_OPEN_NIGHTS)]
+
+    async def night_in_channel(self, channel_id: int) -> dict[str, Any] | None:
+        """The channel's open night, else its last one, else None."""
+        rows = list(await self._r.execute_fetchall(_NIGHT_IN_CHANNEL, (channel_id,)))
+        return _night(rows[0]) if rows else None
+
+    async def night_record(self, user_id: int, game: str, guild_id: int | None = None) -> dict[str, int]:
+        """Nights of *game* a player finished (``played``) and topped (``won``)."""
+        rows = list(await self._r.execute_fetchall(_NIGHT_RECORD, {"u": user_id, "g": game, "guild": guild_id}))
+        played, won = rows[0]
+        return {"played": int(played or 0), "won": int(won or 0)}
+
+    async def table_result(self, table_id: int) -> list[dict[str, Any]] | None:
+        """The recorded finish of a table's game, per seat in seat order
+        (``seat``, ``user_id``, ``score``, ``place``), or None when no game
+        of that table was recorded."""
+        rows = list(await self._r.execute_fetchall(_TABLE_RESULT, (table_id,)))
+        if not rows:
+            return None
+        return [{"seat": r[0], "user_id": r[1], "score": r[2], "place": r[3]} for r in rows]
 
     # -- guild settings ------------------------------------------------------
 

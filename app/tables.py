@@ -82,6 +82,7 @@ class Table:
     turn_seat: int | None = None
     turn_deadline: float | None = None
     saved: int = 0  # how many log entries the store holds
+    night_id: int | None = None  # a table of a game night (app/night_host.py)
     ending: list[Event] = field(default_factory=list, repr=False)  # events of a last move not yet shown
     engine: Game | None = field(default=None, repr=False)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
@@ -117,6 +118,7 @@ class Table:
             "started_at": self.started_at,
             "turn_seat": self.turn_seat,
             "turn_deadline": self.turn_deadline,
+            **({"night_id": self.night_id} if self.night_id is not None else {}),
         }
 
 
@@ -146,6 +148,8 @@ class TableManager:
         self.games = dict(games)
         self.computers = dict(computers)
         self.listener: Listener = listener or (lambda table, events: None)
+        #: called with a table once its game is over (recorded) or it was cancelled
+        self.closed_hooks: list[Callable[[Table], None]] = []
         self.computer_delay = computer_delay
         self.time_scale = time_scale
         self.fixed_seed = seed
@@ -189,6 +193,7 @@ class TableManager:
                 started_at=meta.get("started_at"),
                 turn_seat=meta.get("turn_seat"),
                 turn_deadline=meta.get("turn_deadline"),
+                night_id=meta.get("night_id"),
             )
             table.saved = len(table.log)
             if table.status == "playing":
@@ -241,12 +246,13 @@ class TableManager:
         rounds: int | None = None,
         turn_time: int = DEFAULT_TURN_TIME,
         locale: str = "en",
+        night_id: int | None = None,
     ) -> Table:
         cls = self.games[game]
         if not cls.min_seats <= seats <= cls.max_seats:
             raise TableError("bad_seats", min=cls.min_seats, max=cls.max_seats)
         existing = self.in_channel(channel_id)
-        if existing is not None:
+        if existing is not None and night_id is None:  # a night opens several tables in its channel
             raise TableError("channel_busy", table=existing.id)
         options: dict[str, Any] = {"turn_time": max(0, int(turn_time))}
         if rounds is not None:
@@ -254,7 +260,7 @@ class TableManager:
         table = Table(
             id=0, guild_id=guild_id, channel_id=channel_id, game=game, host_id=host_id,
             max_seats=seats, options=options, locale=locale,
-            seats=[Seat(host_id, host_name)], created_at=self.clock(),
+            seats=[Seat(host_id, host_name)], created_at=self.clock(), night_id=night_id,
         )
         table.id = await self.store.create_table(guild_id, channel_id, game, table.meta())
         self.tables[table.id] = table
@@ -310,6 +316,7 @@ class TableManager:
             await self.store.close_table(table.id, "cancelled")
             self._drop_timer(table)
         self.listener(table, [{"type": "cancelled"}])
+        self._closed(table)
 
     async def start(self, table: Table, user_id: int) -> list[Event]:
         async with table.lock:
@@ -434,6 +441,7 @@ class TableManager:
             await self._save(table)
             table.status = "finished"
             await self._record(table)
+            self._closed(table)
         else:
             await self._save(table)
 
@@ -469,6 +477,13 @@ class TableManager:
             await self.store.record_game(record)
         except Exception:  # the game itself is saved; stats can be re-derived
             log.exception("recording the result of table %s failed", table.id)
+
+    def _closed(self, table: Table) -> None:
+        for hook in self.closed_hooks:
+            try:
+                hook(table)
+            except Exception:
+                log.exception("a closed-table hook failed for table %s", table.id)
 
     def _drop_timer(self, table: Table) -> None:
         task = self._timers.pop(table.id, None)

@@ -132,6 +132,13 @@ class StatsCog(commands.Cog, name="Stats"):
         embed = discord.Embed(title=t(lang, "stats.title", name=shown, game=t(lang, f"{key}.title")),
                               colour=discord.Colour.green())
         embed.description = self.profile_text(lang, key, profile)
+        try:
+            nights = await self.bot.store.night_record(target.id, key)
+        except Exception:
+            log.exception("night record of %s failed", target.id)
+            nights = {"played": 0}
+        if nights["played"]:
+            embed.description += "\n" + t(lang, "nights.stats_line", played=nights["played"], won=nights["won"])
         if local and local.get("games"):
             embed.add_field(name=t(lang, "stats.this_server"), value=self.profile_text(lang, key, local), inline=False)
         labels = {k: t(lang, f"render.{k}") for k in render.PROFILE_LABELS}

@@ -49,6 +49,7 @@ DISCORD_EPOCH_MS = 1420070400000
 # gateway intents
 INTENT_GUILDS = 1 << 0
 INTENT_GUILD_MEMBERS = 1 << 1
+INTENT_GUILD_VOICE_STATES = 1 << 7
 INTENT_GUILD_MESSAGES = 1 << 9
 INTENT_GUILD_MESSAGE_REACTIONS = 1 << 10
 INTENT_DIRECT_MESSAGES = 1 << 12
@@ -468,6 +469,38 @@ class FakeDiscord:
             self._dispatch("GUILD_MEMBER_ADD", {**m.payload(), "guild_id": str(guild.id)}, intent=INTENT_GUILD_MEMBERS)
         return m
 
+    def join_voice(self, user: User, channel: Channel) -> None:
+        """``user`` connects to (or moves to) voice ``channel``: VOICE_STATE_UPDATE,
+        as Discord sends it to bots with the GUILD_VOICE_STATES intent."""
+        if channel.type not in (2, 13):
+            raise ValueError(f"{channel!r} is not a voice channel")
+        guild = self.guilds[channel.guild_id]
+        if user.id not in guild.members:
+            raise PermissionError(f"{user.name} is not a member of {guild.name}")
+        guild.voice[user.id] = channel.id
+        self._dispatch("VOICE_STATE_UPDATE", self._voice_state(guild, user.id, channel.id, with_guild=True),
+                       intent=INTENT_GUILD_VOICE_STATES)
+
+    def leave_voice(self, user: User, guild: Guild) -> None:
+        """``user`` disconnects from voice in ``guild`` (channel_id null)."""
+        if guild.voice.pop(user.id, None) is None:
+            return
+        self._dispatch("VOICE_STATE_UPDATE", self._voice_state(guild, user.id, None, with_guild=True),
+                       intent=INTENT_GUILD_VOICE_STATES)
+
+    def _voice_state(self, guild: Guild, user_id: int, channel_id: Optional[int], *,
+                     with_guild: bool) -> Dict[str, Any]:
+        d: Dict[str, Any] = {
+            "channel_id": str(channel_id) if channel_id else None, "user_id": str(user_id),
+            "session_id": f"voice-{user_id}", "deaf": False, "mute": False, "self_deaf": False,
+            "self_mute": False, "self_stream": False, "self_video": False, "suppress": False,
+            "request_to_speak_timestamp": None,
+        }
+        if with_guild:  # the event names its guild and member; GUILD_CREATE's list does not
+            d["guild_id"] = str(guild.id)
+            d["member"] = guild.members[user_id].payload()
+        return d
+
     def set_channel_overwrite(self, channel: Channel, target: Union[None, User, Role, Member, Guild] = None, *,
                               allow: PermLike = 0, deny: PermLike = 0) -> None:
         """Set a permission overwrite on ``channel`` (for threads: on the parent).  target None = @everyone."""
@@ -755,8 +788,12 @@ class FakeDiscord:
         intents = session.intents if session else ALL_PERMISSIONS
         members = list(g.members.values())
         if not intents & INTENT_GUILD_MEMBERS:
-            members = [m for m in members if m.user.id == self.bot_user.id]
+            # as Discord: without the members intent, only the bot and the people in voice channels
+            in_voice = set(g.voice) if intents & INTENT_GUILD_VOICE_STATES else set()
+            members = [m for m in members if m.user.id == self.bot_user.id or m.user.id in in_voice]
         chans = [c for c in g.channels.values() if not c.deleted]
+        voice = ([self._voice_state(g, uid, cid, with_guild=False) for uid, cid in g.voice.items()]
+                 if intents & INTENT_GUILD_VOICE_STATES else [])
         return {
             "id": str(g.id),
             "name": g.name,
@@ -794,7 +831,7 @@ class FakeDiscord:
             "large": False,
             "unavailable": False,
             "member_count": len(g.members),
-            "voice_states": [],
+            "voice_states": voice,
             "members": [m.payload() for m in members],
             "channels": [c.payload() for c in chans if not c.is_thread],
             "threads": [c.payload() for c in chans if c.is_thread and not c.archived],

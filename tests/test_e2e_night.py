@@ -1,0 +1,196 @@
+"""A game night end to end: ``/night start``, sign-up by voice channel and by
+Join, two rounds of three 11 nimmt! tables each (4, 4, 3), the standings
+message after every table, a restart of the bot in the middle of round 2,
+the recap, and ``/stats`` showing the night.  Players only type slash
+commands and click; the games are played out by the turn timer (people who
+do not move get a computer), so the night runs in seconds."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from app.i18n import t
+from app.nights import place_points
+from tests.e2e import running_bot
+
+pytestmark = pytest.mark.timeout(240)
+
+NAMES = ["ana", "ben", "cleo", "dan", "eve", "finn", "gus", "hana", "ivo", "jo", "kim"]
+GAME = "11 nimmt!"
+FAST = dict(computer_delay=0.01, time_scale=0.02, table_seed=7)
+
+
+def text_of(result: Any) -> str:
+    message = result.message if result.ack_type == 4 else (result.followups[-1] if result.followups else result.message)
+    assert message.ephemeral, message
+    return message.text()
+
+
+def standings_message(fd: Any, channel: Any) -> Any | None:
+    title = t("en", "nights.standings_title", game=GAME)
+    for message in fd.messages(channel):
+        if any(e.get("title") == title for e in message.embeds):
+            return message
+    return None
+
+
+def standings_rows(message: Any) -> list[tuple[int, str, str, int, int]]:
+    """(rank, name, points, wins, games) as the message shows them."""
+    rows = []
+    for line in message.embeds[0]["description"].splitlines():
+        m = re.fullmatch(r"\*\*(\d+)\.\*\* (\S+) — ([\d.]+) points · wins: (\d+) · games: (\d+)", line)
+        if m:
+            rows.append((int(m[1]), m[2], m[3], int(m[4]), int(m[5])))
+    return rows
+
+
+def round_tables(fd: Any, channel: Any, round_no: int) -> dict[int, tuple[Any, list[int]]]:
+    """Table number -> (its message in the channel, the people pinged there)."""
+    out = {}
+    for message in fd.messages(channel):
+        m = re.match(rf"Game night, round {round_no}, table (\d+): ", message.content or "")
+        if m:
+            out[int(m[1])] = (message, message.mentions)
+    return out
+
+
+def table_id_of(message: Any) -> int:
+    return int(re.search(r"table #(\d+)", message.text())[1])
+
+
+async def play_round(fd: Any, world: Any, round_no: int, users: dict[int, Any]) -> None:
+    """Wait for the round's three tables to end; after each one, the
+    standings message counts that table's game for each of its players."""
+    channel = world.channel
+    tables = await fd.wait_for(lambda: (lambda r: r if len(r) == 3 else None)(round_tables(fd, channel, round_no)),
+                               timeout=20)
+    finished = t("en", "table.finished")
+    done: set[int] = set()
+    while len(done) < 3:
+        await fd.wait_for(lambda: any(finished in m.text() and n not in done for n, (m, _) in tables.items()),
+                          timeout=60)
+        for number, (message, people) in tables.items():
+            if number in done or finished not in message.text():
+                continue
+            done.add(number)
+
+            def counted() -> bool:
+                msg = standings_message(fd, channel)
+                rows = {row[1]: row for row in standings_rows(msg)} if msg is not None else {}
+                return all(rows.get(users[u].name, (0, "", "", 0, 0))[4] == round_no for u in people)
+
+            await fd.wait_for(counted, timeout=20)
+
+
+async def test_a_game_night_of_eleven(world, tmp_path):
+    fd = world.fd
+    people = [world.person(name) for name in NAMES]
+    ana = people[0]
+    users = {u.id: u for u in people}
+    voice = fd.add_channel(world.guild, "Lounge", type=2)
+    db = tmp_path / "bot.db"
+    async with running_bot(fd, db, world.guild, **FAST) as bot:
+        for person in people[:6]:  # the organiser and five friends are in voice
+            fd.join_voice(person, voice)
+        r = await fd.slash(ana, world.channel, "night start", game="nimmt", table_size=4, rounds=2, turn_time=1)
+        assert r.ack_type == 4 and not r.ephemeral
+        signup = r.message
+        night_id = int(re.match(r"night:(\d+):join", signup.buttons()[0]["custom_id"])[1])
+        assert t("en", "nights.title", game=GAME) in signup.text()
+
+        # refusals are private and clear
+        again = await fd.slash(people[1], world.channel, "night start", game="nimmt")
+        assert again.ephemeral and t("en", "nights.error_channel_busy") in again.message.text()
+        r = await fd.click(ana, signup, f"night:{night_id}:join")
+        assert t("en", "nights.error_already_joined") in text_of(r)
+        r = await fd.click(people[1], signup, f"night:{night_id}:start")
+        assert t("en", "nights.error_not_organiser") in text_of(r)
+        r = await fd.click(people[1], signup, f"night:{night_id}:voice")
+        assert t("en", "nights.error_not_organiser") in text_of(r)
+        r = await fd.click(ana, signup, f"night:{night_id}:start")  # only the organiser is signed up
+        assert t("en", "nights.error_too_few", min=2) in text_of(r)
+
+        r = await fd.click(ana, signup, f"night:{night_id}:voice")
+        assert r.ack_type == 7
+        assert t("en", "nights.signed_up", count=6) in r.message.text()
+        for person in people[6:]:
+            r = await fd.click(person, signup, f"night:{night_id}:join")
+            assert r.ack_type == 7
+        assert t("en", "nights.signed_up", count=11) in signup.text()
+        for person in people:
+            assert person.name in signup.text()
+
+        r = await fd.click(ana, signup, f"night:{night_id}:start")
+        assert r.ack_type == 7 and t("en", "nights.status_playing", round=1) in signup.text()
+        r = await fd.click(ana, signup, f"night:{night_id}:start")
+        assert t("en", "nights.error_round_running") in text_of(r)
+
+        tables1 = await fd.wait_for(lambda: (lambda x: x if len(x) == 3 else None)(
+            round_tables(fd, world.channel, 1)), timeout=20)
+        sizes = sorted(len(p) for _, p in tables1.values())
+        assert sizes == [3, 4, 4]
+        seated = [u for _, p in tables1.values() for u in p]
+        assert sorted(seated) == sorted(users)  # everyone once, nobody twice
+        await fd.wait_for(lambda: len(fd.threads(world.channel)) >= 3, timeout=20)  # every table in its thread
+        await play_round(fd, world, 1, users)
+        after1 = standings_rows(await fd.wait_for(lambda: standings_message(fd, world.channel), timeout=10))
+        assert len(after1) == 11 and all(row[4] == 1 for row in after1)
+        assert t("en", "nights.points_rule") in standings_message(fd, world.channel).text()
+        # points per place: the winners of a table of 4 got 4 (or a shared share of the places)
+        ids = {u.name: u.id for u in people}
+        for number, (message, pinged) in tables1.items():
+            record = await bot.store.table_result(table_id_of(message))
+            points = place_points([row["place"] for row in record])
+            shown = {row[1]: float(row[2]) for row in after1}
+            for row, pts in zip(record, points):
+                assert shown[users[row["user_id"]].name] == pts
+        await fd.wait_for(lambda: t("en", "nights.status_between", round=1) in signup.text(), timeout=10)
+
+        # a latecomer? no: everyone is here; round 2 seats by the night standings
+        r = await fd.click(ana, signup, f"night:{night_id}:start")
+        assert r.ack_type == 7
+        tables2 = await fd.wait_for(lambda: (lambda x: x if len(x) == 3 else None)(
+            round_tables(fd, world.channel, 2)), timeout=20)
+        order = [ids[row[1]] for row in after1]
+        by_number = [sorted(tables2[n][1]) for n in sorted(tables2)]
+        assert by_number == [sorted(order[:4]), sorted(order[4:8]), sorted(order[8:])]
+        # let the round get going, then stop the bot in the middle of it
+        await fd.wait_for(lambda: sum(1 for th in fd.threads(world.channel)) >= 6, timeout=20)
+        await fd.wait_for(lambda: any(bot.tables.get(table_id_of(m)) is not None
+                                      and bot.tables.get(table_id_of(m)).version > 5 for m, _ in tables2.values()),
+                          timeout=20)
+        ended_before = [n for n, (m, _) in tables2.items() if t("en", "table.finished") in m.text()]
+    assert len(ended_before) < 3
+
+    async with running_bot(fd, db, world.guild, **FAST) as bot:
+        await play_round(fd, world, 2, users)
+        recap = await fd.wait_for(lambda: next((m for m in fd.messages(world.channel)
+                                                if any(a.get("filename") == "night.png" for a in m.attachments)),
+                                               None), timeout=30)
+        assert t("en", "nights.recap_title", game=GAME) in recap.text()
+        assert recap.attachments[0]["data"][:8] == b"\x89PNG\r\n\x1a\n"
+        final = standings_rows(standings_message(fd, world.channel))
+        assert len(final) == 11 and all(row[4] == 2 for row in final)
+        assert t("en", "nights.status_ended") in standings_message(fd, world.channel).text()
+        await fd.wait_for(lambda: t("en", "nights.status_ended") in signup.text(), timeout=10)
+        assert not signup.buttons()  # the night is over: no more buttons
+        assert t("en", "nights.recap_winner", name=final[0][1]) in recap.text()
+
+        # /night standings and /stats show the night
+        r = await fd.slash(people[5], world.channel, "night standings")
+        assert r.ephemeral and final[0][1] in r.message.text()
+        winner = users[ids[final[0][1]]]
+        r = await fd.slash(winner, world.channel, "stats")
+        await r.settled(timeout=10)
+        shown = (r.followups[0] if r.followups else r.message).text()
+        assert t("en", "nights.stats_line", played=1, won=1) in shown
+        last = users[ids[final[-1][1]]]
+        if final[-1][0] != 1:
+            r = await fd.slash(last, world.channel, "stats")
+            await r.settled(timeout=10)
+            assert t("en", "nights.stats_line", played=1, won=0) in (r.followups[0] if r.followups else r.message).text()
+        # the night's games count as ordinary games
+        history = await bot.store.history(winner.id)
+        assert len(history) == 2
