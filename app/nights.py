@@ -184,6 +184,55 @@ def snake(order: Sequence[int], sizes: Sequence[int]) -> list[list[int]]:
     return tables
 
 
+def balance(tables: list[list[int]], ratings: Mapping[int, float], steps: int = 500) -> list[list[int]]:
+    """Improve a seating by swapping two players of different tables while
+    that narrows the gap between the highest and the lowest table average
+    (only swaps with the highest or the lowest table can).  Sizes stay.
+
+    >>> balance([[1, 2], [3, 4]], {1: 9, 2: 8, 3: 2, 4: 1})
+    [[3, 2], [1, 4]]
+    """
+    tables = [list(t) for t in tables]
+    if len(tables) < 2:
+        return tables
+    r = {u: float(ratings.get(u, 0.0)) for t in tables for u in t}
+    sizes = [len(t) for t in tables]
+    sums = [sum(r[u] for u in t) for t in tables]
+    live = [i for i in range(len(tables)) if sizes[i]]
+    for _ in range(steps):
+        avgs = {i: sums[i] / sizes[i] for i in live}
+        ranked = sorted(live, key=lambda i: avgs[i])
+        lo, hi = ranked[0], ranked[-1]
+        current = avgs[hi] - avgs[lo]
+        best: tuple[float, int, int, int, int] | None = None
+        for a in (hi, lo):
+            for b in live:
+                if b == a:
+                    continue
+                # the extremes of the tables a swap between a and b leaves alone
+                rest_hi = next((avgs[i] for i in reversed(ranked) if i not in (a, b)), None)
+                rest_lo = next((avgs[i] for i in ranked if i not in (a, b)), None)
+                for i, u in enumerate(tables[a]):
+                    for j, v in enumerate(tables[b]):
+                        d = r[v] - r[u]
+                        if not d:
+                            continue
+                        na, nb = (sums[a] + d) / sizes[a], (sums[b] - d) / sizes[b]
+                        top = max(na, nb) if rest_hi is None else max(na, nb, rest_hi)
+                        bottom = min(na, nb) if rest_lo is None else min(na, nb, rest_lo)
+                        g = top - bottom
+                        if g < current - 1e-9 and (best is None or g < best[0]):
+                            best = (g, a, i, b, j)
+        if best is None:
+            break
+        _, a, i, b, j = best
+        u, v = tables[a][i], tables[b][j]
+        tables[a][i], tables[b][j] = v, u
+        sums[a] += r[v] - r[u]
+        sums[b] -= r[v] - r[u]
+    return tables
+
+
 def groups(order: Sequence[int], sizes: Sequence[int]) -> list[list[int]]:
     """Players next to each other in ``order`` sit together (later rounds:
     the leaders meet the leaders).
@@ -200,7 +249,8 @@ def groups(order: Sequence[int], sizes: Sequence[int]) -> list[list[int]]:
 
 def seat_round(night: Night, ratings: Mapping[int, float], min_seats: int, max_seats: int) -> list[list[int | None]]:
     """The tables of the next round: user ids per table in seat order, None
-    for a computer player.  Round 1 seats by rating (snake), later rounds by
+    for a computer player.  Round 1 seats by rating (snake order, then swaps
+    that even out the tables' average ratings: :func:`balance`), later rounds by
     night standings (groups); players who left are not seated; computers
     only when the organiser asked for them (``night.fill``)."""
     people = [p.user_id for p in night.active()]
@@ -218,7 +268,10 @@ def seat_round(night: Night, ratings: Mapping[int, float], min_seats: int, max_s
         sizes = [base + 1] * extra + [base] * (k - extra)
     else:
         sizes = table_sizes(len(people), size, min_seats, max_seats)
-    tables: list[list[int | None]] = [list(t) for t in seat(order, sizes)]
+    seated = seat(order, sizes)
+    if night.round == 0:  # snake, then a few swaps that bring the averages closer
+        seated = balance(seated, ratings)
+    tables: list[list[int | None]] = [list(t) for t in seated]
     if night.fill:
         for t in tables:
             t.extend([None] * (size - len(t)))
