@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import discord
 import pytest
 
 from app.i18n import t
@@ -28,8 +29,8 @@ def text_of(result: Any) -> str:
     return message.text()
 
 
-def standings_message(fd: Any, channel: Any) -> Any | None:
-    title = t("en", "nights.standings_title", game=GAME)
+def standings_message(fd: Any, channel: Any, game: str = GAME) -> Any | None:
+    title = t("en", "nights.standings_title", game=game)
     for message in fd.messages(channel):
         if any(e.get("title") == title for e in message.embeds):
             return message
@@ -40,7 +41,7 @@ def standings_rows(message: Any) -> list[tuple[int, str, str, int, int]]:
     """(rank, name, points, wins, games) as the message shows them."""
     rows = []
     for line in message.embeds[0]["description"].splitlines():
-        m = re.fullmatch(r"\*\*(\d+)\.\*\* (\S+) — ([\d.]+) points · wins: (\d+) · games: (\d+)", line)
+        m = re.fullmatch(r"\*\*(\d+)\.\*\* (\S+) — ([\d.]+) points · wins: (\d+) · games: (\d+)(?: \(left\))?", line)
         if m:
             rows.append((int(m[1]), m[2], m[3], int(m[4]), int(m[5])))
     return rows
@@ -194,3 +195,69 @@ async def test_a_game_night_of_eleven(world, tmp_path):
         # the night's games count as ordinary games
         history = await bot.store.history(winner.id)
         assert len(history) == 2
+
+
+async def test_a_garbage_night_late_arrivals_leaving_languages_and_a_moderator_ending_it(world, tmp_path):
+    fd = world.fd
+    ana, ben, cleo = world.person("ana"), world.person("ben"), world.person("cleo")
+    sol = world.person("sol", locale="es-ES")
+    mia = world.person("mia", permissions=discord.Permissions(manage_events=True))
+    dora = world.person("dora")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, **FAST) as bot:
+        # the games on offer are the bot's own
+        night_cmd = next(c for c in fd.commands(world.guild) if c["name"] == "night")
+        start_opts = next(o for o in night_cmd["options"] if o["name"] == "start")["options"]
+        offered = {c["value"] for c in next(o for o in start_opts if o["name"] == "game")["choices"]}
+        assert offered == set(bot.tables.games)
+
+        r = await fd.slash(ana, world.channel, "night start", game="garbage", table_size=3, turn_time=1)
+        signup = r.message
+        night_id = int(re.match(r"night:(\d+):join", signup.buttons()[0]["custom_id"])[1])
+        assert t("en", "nights.title", game="Garbage") in signup.text()
+        r = await fd.click(ana, signup, f"night:{night_id}:voice")  # not in a voice channel
+        assert t("en", "nights.error_no_voice") in text_of(r)
+        for person in (ben, cleo, sol):
+            assert (await fd.click(person, signup, f"night:{night_id}:join")).ack_type == 7
+        r = await fd.click(sol, signup, f"night:{night_id}:join")
+        assert t("es", "nights.error_already_joined") in text_of(r)  # each in their own language
+        r = await fd.click(sol, signup, f"night:{night_id}:fill")
+        assert t("es", "nights.error_not_organiser") in text_of(r)
+        r = await fd.click(dora, signup, f"night:{night_id}:leave")
+        assert t("en", "nights.error_not_joined") in text_of(r)
+        r = await fd.click(ana, signup, f"night:{night_id}:fill")
+        assert t("en", "nights.fill_on", size=3) in signup.text()
+
+        assert (await fd.click(ana, signup, f"night:{night_id}:start")).ack_type == 7
+        tables1 = await fd.wait_for(lambda: (lambda x: x if len(x) == 2 else None)(
+            round_tables(fd, world.channel, 1)), timeout=20)
+        for message, pinged in tables1.values():  # 2 people and a computer at each table
+            assert len(pinged) == 2 and message.text().count(t("en", "table.computer_name", name="CPU 1")) == 1
+        # between the rounds: ben leaves, dora arrives late
+        assert (await fd.click(ben, signup, f"night:{night_id}:leave")).ack_type == 7
+        assert (await fd.click(dora, signup, f"night:{night_id}:join")).ack_type == 7
+        assert "ben" not in signup.text().split("\n")[-1] and "dora" in signup.text()
+        await fd.wait_for(lambda: t("en", "nights.status_between", round=1) in signup.text(), timeout=60)
+        rows = standings_rows(standings_message(fd, world.channel, "Garbage"))
+        assert sorted(row[1] for row in rows) == ["ana", "ben", "cleo", "sol"]  # ben's game counts
+        assert t("en", "nights.left_mark") in next(line for line in standings_message(
+            fd, world.channel, "Garbage").embeds[0]["description"].splitlines() if "ben" in line)
+
+        assert (await fd.click(ana, signup, f"night:{night_id}:start")).ack_type == 7
+        tables2 = await fd.wait_for(lambda: (lambda x: x if len(x) == 2 else None)(
+            round_tables(fd, world.channel, 2)), timeout=20)
+        seated = sorted(u for _, p in tables2.values() for u in p)
+        assert seated == sorted([ana.id, cleo.id, sol.id, dora.id])  # ben is not seated again
+
+        r = await fd.click(mia, signup, f"night:{night_id}:end")  # Manage Events may end it
+        assert r.ack_type == 7 and not signup.buttons()
+        recap = await fd.wait_for(lambda: next((m for m in fd.messages(world.channel)
+                                                if any(a.get("filename") == "night.png" for a in m.attachments)),
+                                               None), timeout=30)
+        assert t("en", "nights.recap_title", game="Garbage") in recap.text()
+        assert t("en", "nights.highlights") in recap.text()
+
+        r = await fd.slash(sol, world.channel, "night standings")
+        assert r.ephemeral and t("es", "nights.standings_title", game=t("es", "garbage.title")) in r.message.text()
+        assert t("es", "nights.status_ended") in r.message.text()
+        again = await fd.slash(sol, world.channel, "night start", game="nimmt")  # the channel is free again
+        assert again.ack_type == 4 and not again.ephemeral
