@@ -151,12 +151,16 @@ class NightCog(commands.Cog, name="Night"):
         if missing:
             names = ", ".join(t(lang, f"perms.{name}") for name in missing)
             return await reply(interaction, t(lang, "errors.missing_permissions", permissions=names))
+        orphan = self.host.in_channel(channel.id)
         try:
-            night_lang = await tables.table_language(interaction)
-            night = await self.host.create(
-                guild_id=interaction.guild_id, channel_id=channel.id, game=game,
-                organiser_id=interaction.user.id, organiser_name=interaction.user.display_name,
-                table_size=table_size, rounds=rounds, turn_time=turn_time, locale=night_lang)
+            if orphan is not None and not orphan.messages.get("signup"):
+                night = orphan  # saved, but a stop came before its message was posted: post it now
+            else:
+                night_lang = await tables.table_language(interaction)
+                night = await self.host.create(
+                    guild_id=interaction.guild_id, channel_id=channel.id, game=game,
+                    organiser_id=interaction.user.id, organiser_name=interaction.user.display_name,
+                    table_size=table_size, rounds=rounds, turn_time=turn_time, locale=night_lang)
         except NightError as error:
             return await reply(interaction, self.error_text(lang, error))
         response = await interaction.response.send_message(embed=self.signup_embed(night),
@@ -332,10 +336,17 @@ class NightCog(commands.Cog, name="Night"):
         return embed
 
     def table_ref(self, nt: NightTable, lang: str) -> str:
+        """"Table 2 (#its-thread)", or a link to its message until the thread is open."""
         table = self.bot.tables.get(nt.table_id)
-        thread = table.thread_id if table is not None else None
         name = t(lang, "nights.table_number", number=nt.number)
-        return f"{name} (<#{thread}>)" if thread else name
+        if table is None:
+            return name
+        if table.thread_id:
+            return f"{name} (<#{table.thread_id}>)"
+        lobby = table.messages.get("lobby")
+        if lobby:
+            return f"[{name}](https://discord.com/channels/{table.guild_id}/{table.channel_id}/{lobby})"
+        return name
 
     # ------------------------------------------------------------ presenting
     def on_night_change(self, night: Night, kind: str) -> None:
