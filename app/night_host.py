@@ -197,7 +197,9 @@ class NightHost:
             if night.rounds is not None and night.round >= night.rounds:
                 raise NightError("no_rounds_left", rounds=night.rounds)
             low, high = self.game_limits(night.game)
-            seating = seat_round(night, await self.ratings(night), low, high)
+            ratings = await self.ratings(night)
+            # a worker thread: balancing a big night takes a noticeable moment (bench/nights.py)
+            seating = await asyncio.get_running_loop().run_in_executor(None, seat_round, night, ratings, low, high)
             seen: set[int] = set()
             for seats in seating:  # nobody at two tables, whatever the seating says
                 people = [u for u in seats if u is not None]
