@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_TABLE_SIZE = 4
 
-Listener = Callable[[Night, str], None]  # kinds: "signup", "round", "table", "ended"
+Listener = Callable[[Night, str], None]  # kinds: "round" (started or over), "table" (one ended), "ended"
 
 
 class NightHost:
@@ -168,7 +168,6 @@ class NightHost:
                         await self.tables.cancel(table, table.host_id, can_manage=True)
                     except TableError:
                         pass  # finished meanwhile: it counts
-        self._tell(night, "signup")
 
     async def toggle_fill(self, night: Night, user_id: int, can_manage: bool) -> bool:
         async with self.lock(night):

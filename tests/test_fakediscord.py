@@ -676,3 +676,59 @@ async def test_validation_units_and_app_emojis(fake_discord: FakeDiscord) -> Non
         fd.set_channel_overwrite(chan, deny=discord.Permissions(use_application_commands=True))
         with pytest.raises(PermissionError):
             await fd.slash(alice, chan, "nimmt hand")
+
+
+class VoiceBot(commands.Bot):
+    """No members intent; voice states on or off."""
+
+    def __init__(self, voice: bool) -> None:
+        intents = discord.Intents.none()
+        intents.guilds = True
+        intents.voice_states = voice
+        super().__init__(command_prefix="!", intents=intents)
+        self.updates: list = []
+
+    async def on_voice_state_update(self, member, before, after) -> None:
+        self.updates.append((member.id, before.channel and before.channel.id, after.channel and after.channel.id))
+
+
+async def test_voice_states(fake_discord: FakeDiscord) -> None:
+    fd = fake_discord
+    guild = fd.add_guild("Voice Guild")
+    lounge = fd.add_channel(guild, "Lounge", type=2)
+    den = fd.add_channel(guild, "Den", type=2)
+    text = fd.add_channel(guild, "chat")
+    early, late, quiet = fd.add_user("early"), fd.add_user("late"), fd.add_user("quiet")
+    for user in (early, late, quiet):
+        fd.add_member(guild, user)
+    fd.join_voice(early, lounge)  # before the bot connects: GUILD_CREATE carries it
+    with pytest.raises(ValueError):
+        fd.join_voice(late, text)
+    bot = VoiceBot(voice=True)
+    deaf = VoiceBot(voice=False)
+    tasks = [asyncio.create_task(b.start(fd.token)) for b in (bot, deaf)]
+    try:
+        await fd.wait_ready()
+        await fd.wait_for(lambda: bot.get_guild(guild.id) and deaf.get_guild(guild.id))
+        g = bot.get_guild(guild.id)
+        assert isinstance(g.get_channel(lounge.id), discord.VoiceChannel)
+        assert set(g.get_channel(lounge.id).voice_states) == {early.id}
+        assert g.get_member(early.id) is not None  # members in voice come without the members intent
+        assert g.get_member(quiet.id) is None
+        fd.join_voice(late, lounge)
+        await fd.wait_for(lambda: (late.id, None, lounge.id) in bot.updates)
+        assert set(g.get_channel(lounge.id).voice_states) == {early.id, late.id}
+        assert g.get_member(late.id).display_name == "late"
+        fd.join_voice(early, den)
+        await fd.wait_for(lambda: (early.id, lounge.id, den.id) in bot.updates)
+        fd.leave_voice(late, guild)
+        await fd.wait_for(lambda: (late.id, lounge.id, None) in bot.updates)
+        assert set(g.get_channel(lounge.id).voice_states) == set()
+        assert set(g.get_channel(den.id).voice_states) == {early.id}
+        # without the intent a bot hears nothing of it
+        assert not deaf.updates and not deaf.get_guild(guild.id).get_channel(den.id).voice_states
+    finally:
+        for b in (bot, deaf):
+            await b.close()
+        for task in tasks:
+            task.cancel()
