@@ -237,7 +237,8 @@ async def test_a_garbage_night_late_arrivals_leaving_languages_and_a_moderator_e
         assert (await fd.click(dora, signup, f"night:{night_id}:join")).ack_type == 7
         assert "ben" not in signup.text().split("\n")[-1] and "dora" in signup.text()
         await fd.wait_for(lambda: t("en", "nights.status_between", round=1) in signup.text(), timeout=60)
-        rows = standings_rows(standings_message(fd, world.channel, "Garbage"))
+        rows = await fd.wait_for(lambda: (lambda r: r if len(r) == 4 else None)(
+            standings_rows(standings_message(fd, world.channel, "Garbage"))), timeout=10)
         assert sorted(row[1] for row in rows) == ["ana", "ben", "cleo", "sol"]  # ben's game counts
         assert t("en", "nights.left_mark") in next(line for line in standings_message(
             fd, world.channel, "Garbage").embeds[0]["description"].splitlines() if "ben" in line)
