@@ -148,7 +148,8 @@ class TableManager:
         self.games = dict(games)
         self.computers = dict(computers)
         self.listener: Listener = listener or (lambda table, events: None)
-        #: called with a table once its game is over (recorded) or it was cancelled
+        #: called with a table once its game is over (recorded) or it was cancelled; may run
+        #: inside the table's lock, so a hook schedules its work and never waits on the table
         self.closed_hooks: list[Callable[[Table], None]] = []
         self.computer_delay = computer_delay
         self.time_scale = time_scale

@@ -68,6 +68,24 @@ def main() -> None:
         shape = f"{len(sizes)}x{min(sizes)}-{max(sizes)}"
         print(f"{n:>7} {size:>4} {shape:>10} | {r['median']:>6.2f} {r['p99']:>5.2f} {r['max']:>5.2f} | "
               f"{r['snake']:>10.2f} {r['random']:>6.2f} | {r['ms']:>10.2f} {r['ms_max']:>6.1f}")
+    recap_ms()
+
+
+def recap_ms(runs: int = 20) -> None:
+    """Drawing the recap picture (a worker thread does it in the bot)."""
+    from app.render_night import render_recap
+
+    rows = [(i + 1, f"player {i}", f"{20 - i}.5", i % 3, 3) for i in range(12)]
+    data = {"title": "Game night recap: 11 nimmt!", "subtitle": "Rounds played: 3 · players: 12",
+            "podium": [r[:3] for r in rows[:3]], "header": ("#", "Player", "Points", "Wins", "Games"),
+            "rows": rows, "highlights_title": "Highlights", "highlights": ["Biggest stack taken: x, 9 cards"] * 4}
+    render_recap(data)  # warm the font cache
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        render_recap(data)
+        times.append(1000 * (time.perf_counter() - start))
+    print(f"recap image (12 rows, 4 highlights): median {statistics.median(times):.1f} ms over {runs} runs")
 
 
 if __name__ == "__main__":

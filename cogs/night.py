@@ -110,6 +110,9 @@ class NightCog(commands.Cog, name="Night"):
     def _set_game_choices(self) -> None:
         """The games a night can be played in: whatever the bot's table manager hosts."""
         games = list(getattr(self.bot.tables, "games", {}) or {})
+        uis = getattr(self.bot.get_cog("Tables"), "uis", None)
+        if uis:  # a game the bot can host and show
+            games = [key for key in games if key in uis]
         choices = []
         for key in games:
             choice_key = f"commands.choice_{key}.name"

@@ -8,6 +8,7 @@ import random
 
 import pytest
 
+from app import render_night
 from app.night_host import NightHost
 from app.nights import (
     GameEvents, Night, NightError, NightTable, Player, balance, highlights, place_points, seat_round, snake,
@@ -187,9 +188,9 @@ def make(store):
     return tables, NightHost(store, tables)
 
 
-async def new_night(host, game="nimmt", size=4, rounds=None, people=5):
+async def new_night(host, game="nimmt", size=4, rounds=None, people=5, turn_time=1):
     night = await host.create(guild_id=1, channel_id=10, game=game, organiser_id=1, organiser_name="p1",
-                              table_size=size, rounds=rounds, turn_time=1, locale="en")
+                              table_size=size, rounds=rounds, turn_time=turn_time, locale="en")
     for u in range(2, people + 1):
         await host.join(night, u, f"p{u}")
     return night
@@ -280,9 +281,9 @@ async def test_a_short_night_with_computers_leaving_and_the_record(store):
 
 async def test_a_table_whose_people_all_left_is_closed(store):
     tables, host = make(store)
-    night = await new_night(host, people=4, size=2)
+    night = await new_night(host, people=4, size=2, turn_time=0)
     made = await host.start_round(night, 1, False)
-    await launch(host, night)  # no timers running: nothing moves
+    await launch(host, night)  # no turn timer and no computers: nobody moves
     lonely = next(nt for nt in night.tables if 1 not in nt.seats)
     for u in lonely.seats:
         await host.leave(night, u)
@@ -314,3 +315,23 @@ async def test_a_restart_settles_tables_that_ended_meanwhile(store):
     assert again.status == "ended" and all(nt.status == "done" for nt in again.tables)
     assert len(standings(again)) == 4
     await tables2.shutdown()
+
+
+def test_recap_image_podium_rows_and_highlights():
+    from io import BytesIO
+
+    from PIL import Image
+
+    def size(data):
+        png = render_night.render_recap(data)
+        assert png[:8] == b"\x89PNG\r\n\x1a\n"
+        return Image.open(BytesIO(png)).size
+
+    rows = [(i + 1, f"player {i} " + "Ω" * i, f"{12 - i}", i % 3, 2) for i in range(12)]
+    full = {"title": "Recap", "subtitle": "2 rounds", "podium": [r[:3] for r in rows[:3]],
+            "header": ("#", "Player", "Points", "Wins", "Games"), "rows": rows,
+            "highlights_title": "Highlights", "highlights": ["Biggest stack: x, 9 cards", "🐂 " * 80]}
+    empty = {"title": "Recap", "subtitle": "0 rounds", "podium": [], "rows": [], "highlights": []}
+    w, h = size(full)
+    w0, h0 = size(empty)  # a night ended before any table finished still gets its picture
+    assert w == w0 and h > h0 + 12 * 30
