@@ -3,10 +3,12 @@ Join, two rounds of three 11 nimmt! tables each (4, 4, 3), the standings
 message after every table, a restart of the bot in the middle of round 2,
 the recap, and ``/stats`` showing the night.  Players only type slash
 commands and click; the games are played out by the turn timer (people who
-do not move get a computer), so the night runs in seconds."""
+do not move get a computer), so the night runs in seconds.  A last test
+SIGKILLs the bot (in a subprocess) in the middle of a round."""
 from __future__ import annotations
 
 import re
+import sqlite3
 from typing import Any
 
 import discord
@@ -15,6 +17,7 @@ import pytest
 from app.i18n import t
 from app.nights import place_points
 from tests.e2e import running_bot
+from tests.test_e2e_restart import BotProcess, table_row
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -262,3 +265,57 @@ async def test_a_garbage_night_late_arrivals_leaving_languages_and_a_moderator_e
         assert t("es", "nights.status_ended") in r.message.text()
         again = await fd.slash(sol, world.channel, "night start", game="nimmt")  # the channel is free again
         assert again.ack_type == 4 and not again.ephemeral
+
+
+class FastBotProcess(BotProcess):
+    """The bot in a subprocess (so it can be SIGKILLed), with quick timers."""
+
+    def env(self) -> dict[str, str]:
+        return {**super().env(), "COMPUTER_DELAY": "0.01", "TIME_SCALE": "0.02"}
+
+
+async def test_a_night_survives_a_kill_mid_round(world, tmp_path):
+    fd = world.fd
+    people = [world.person(name) for name in NAMES[:5]]
+    bot = FastBotProcess(fd, world.guild, tmp_path / "kill.db", tmp_path / "kill.log")
+    try:
+        await bot.start()
+        r = await fd.slash(people[0], world.channel, "night start", game="nimmt", table_size=2, rounds=1,
+                           turn_time=1)
+        signup = r.message
+        night_id = int(re.match(r"night:(\d+):join", signup.buttons()[0]["custom_id"])[1])
+        for person in people[1:]:
+            assert (await fd.click(person, signup, f"night:{night_id}:join")).ack_type == 7
+        assert (await fd.click(people[0], signup, f"night:{night_id}:start")).ack_type == 7
+        tables = await fd.wait_for(lambda: (lambda x: x if len(x) == 2 else None)(
+            round_tables(fd, world.channel, 1)), timeout=20)
+        assert sorted(len(p) for _, p in tables.values()) == [2, 3]
+        ids = [table_id_of(m) for m, _ in tables.values()]
+        # SIGKILL once both games are under way and neither is over
+        await fd.wait_for(lambda: all(table_row(bot.database, i)[2] >= 3 for i in ids), timeout=20)
+        assert all(table_row(bot.database, i)[0] == "playing" for i in ids)
+        await bot.kill()
+        await bot.start()
+        recap = await fd.wait_for(lambda: next((m for m in fd.messages(world.channel)
+                                                if any(a.get("filename") == "night.png" for a in m.attachments)),
+                                               None), timeout=60)
+        assert t("en", "nights.recap_title", game=GAME) in recap.text()
+        boards = [m for m in fd.messages(world.channel)
+                  if any(e.get("title") == t("en", "nights.standings_title", game=GAME) for e in m.embeds)]
+        assert len(boards) == 1  # the same standings message, kept up to date across the kill
+        rows = standings_rows(boards[0])
+        assert sorted(row[1] for row in rows) == sorted(p.name for p in people)
+        assert all(row[4] == 1 for row in rows)
+        con = sqlite3.connect(f"file:{bot.database}?mode=ro", uri=True)
+        try:
+            games = con.execute(f"SELECT table_id, count(*) FROM games WHERE table_id IN ({ids[0]}, {ids[1]}) "
+                                "GROUP BY table_id").fetchall()
+            recorded = con.execute("SELECT user_id, place FROM night_players WHERE night_id = ?",
+                                   (night_id,)).fetchall()
+        finally:
+            con.close()
+        assert sorted(n for _, n in games) == [1, 1]  # each game recorded once
+        assert sorted(u for u, _ in recorded) == sorted(p.id for p in people)
+        await bot.stop()
+    finally:
+        bot.finalize()
