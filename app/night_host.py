@@ -207,20 +207,27 @@ class NightHost:
                 seen |= set(people)
             names = night.names()
             made: list[Table] = []
+            new: list[NightTable] = []
+            try:
+                for number, seats in enumerate(seating, start=1):
+                    host = next(u for u in seats if u is not None)
+                    table = await self.tables.create(
+                        guild_id=night.guild_id, channel_id=night.channel_id, game=night.game, host_id=host,
+                        host_name=names[host], seats=len(seats), turn_time=night.turn_time,
+                        locale=night.locale, night_id=night.id)
+                    made.append(table)
+                    for uid in seats:
+                        if uid is None:
+                            await self.tables.add_computer(table, host)
+                        elif uid != host:
+                            await self.tables.join(table, uid, names[uid])
+                    new.append(NightTable(table.id, night.round + 1, number, [s.user_id for s in table.seats]))
+            except Exception:  # nothing half-seated stays behind
+                for table in made:
+                    await self.tables.cancel(table, table.host_id, can_manage=True)
+                raise
             night.round += 1
-            for number, seats in enumerate(seating, start=1):
-                host = next(u for u in seats if u is not None)
-                table = await self.tables.create(
-                    guild_id=night.guild_id, channel_id=night.channel_id, game=night.game, host_id=host,
-                    host_name=names[host], seats=len(seats), turn_time=night.turn_time, locale=night.locale,
-                    night_id=night.id)
-                for uid in seats:
-                    if uid is None:
-                        await self.tables.add_computer(table, host)
-                    elif uid != host:
-                        await self.tables.join(table, uid, names[uid])
-                night.tables.append(NightTable(table.id, night.round, number, [s.user_id for s in table.seats]))
-                made.append(table)
+            night.tables += new
             night.status = PLAYING
             await self._save(night)
         self._tell(night, "round")

@@ -438,15 +438,23 @@ class NightCog(commands.Cog, name="Night"):
             "highlights_title": t(lang, "nights.highlights"),
             "highlights": lines,
         }
-        image = await asyncio.get_running_loop().run_in_executor(None, render_night.render_recap, data)
+        try:
+            image: bytes | None = await asyncio.get_running_loop().run_in_executor(
+                None, render_night.render_recap, data)
+        except Exception:  # e.g. a name the font engine cannot lay out: the text still goes out
+            log.exception("night %s: the recap picture could not be drawn", night.id)
+            image = None
         embed = discord.Embed(title=data["title"], colour=discord.Colour.gold())
         text = [t(lang, "nights.recap_winner", name=escape(rows[0].name)) if rows else t(lang, "nights.no_results")]
         text += [self.standing_line(row, lang) for row in rows[:10]]
         if lines:
             text += ["", f"**{data['highlights_title']}**", *(escape(line) for line in lines)]
         embed.description = "\n".join(text)[:4000]
-        embed.set_image(url="attachment://night.png")
-        sent = await self.where(night).send(embed=embed, file=discord.File(io.BytesIO(image), "night.png"))
+        if image is None:
+            sent = await self.where(night).send(embed=embed)
+        else:
+            embed.set_image(url="attachment://night.png")
+            sent = await self.where(night).send(embed=embed, file=discord.File(io.BytesIO(image), "night.png"))
         night.messages["recap"] = sent.id
         try:
             await self.bot.store.save_night(night.id, night.status, night.meta())
