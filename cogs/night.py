@@ -374,14 +374,14 @@ class NightCog(commands.Cog, name="Night"):
     async def _present(self, night: Night, presenter: _Presenter) -> None:
         failures = 0
         while presenter.signup or presenter.standings or presenter.recap:
-            try:
+            try:  # one step at a time, standings first: the recap follows the final standings
                 if presenter.standings:
                     presenter.standings = False
                     await self._show_standings(night)
-                if presenter.signup:
+                elif presenter.signup:
                     presenter.signup = False
                     await self._show_signup(night)
-                if presenter.recap:
+                elif presenter.recap:
                     presenter.recap = False
                     await self._post_recap(night)
                 failures = 0
