@@ -213,6 +213,10 @@ async def test_a_garbage_night_late_arrivals_leaving_languages_and_a_moderator_e
         offered = {c["value"] for c in next(o for o in start_opts if o["name"] == "game")["choices"]}
         assert offered == set(bot.tables.games)
 
+        r = await fd.slash(sol, world.channel, "night standings")
+        assert r.ephemeral and t("es", "nights.error_no_night") in r.message.text()
+        r = await fd.slash(ana, world.channel, "night start", game="garbage", table_size=7)
+        assert r.ephemeral and t("en", "nights.error_bad_size", min=2, max=6) in r.message.text()
         r = await fd.slash(ana, world.channel, "night start", game="garbage", table_size=3, turn_time=1)
         signup = r.message
         night_id = int(re.match(r"night:(\d+):join", signup.buttons()[0]["custom_id"])[1])
