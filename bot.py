@@ -38,7 +38,9 @@ class CardBot(commands.Bot):
         intents = discord.Intents.none()
         intents.guilds = True  # channels and threads; no privileged intent is needed
         intents.guild_messages = True  # to notice a deleted table message (content stays hidden)
-        super().__init__(command_prefix=commands.when_mentioned, intents=intents, help_command=None)
+        # Nothing pings unless a message says whom (each table message names its seat).
+        super().__init__(command_prefix=commands.when_mentioned, intents=intents, help_command=None,
+                         allowed_mentions=discord.AllowedMentions.none())
         self.config = config
         self.sync_global = sync_global
         self.store: Any = None
@@ -88,12 +90,8 @@ class CardBot(commands.Bot):
     async def _redraw_restored(self, restored: list[Any]) -> None:
         await self.wait_until_ready()
         tables_cog = self.get_cog("Tables")
-        for table in restored:  # the last move before a stop may not have been drawn yet
-            if table.status == "finished":  # the game ended, its end was not shown yet
-                tables_cog.on_table_change(table, table.ending)
-                continue
-            # No thread yet: the Start was never shown, so the first ping was not sent either.
-            tables_cog.redraw(table, repost=False, ping=not table.thread_id)
+        for table in restored:  # the last moves before a stop may not have been told or drawn yet
+            tables_cog.resume(table)
 
     async def close(self) -> None:
         if self.tables is not None:

@@ -82,6 +82,7 @@ class Table:
     turn_seat: int | None = None
     turn_deadline: float | None = None
     saved: int = 0  # how many log entries the store holds
+    narrated: int = 0  # how many log entries the thread was told (kept in meta, set by the presenter)
     ending: list[Event] = field(default_factory=list, repr=False)  # events of a last move not yet shown
     engine: Game | None = field(default=None, repr=False)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
@@ -117,6 +118,7 @@ class Table:
             "started_at": self.started_at,
             "turn_seat": self.turn_seat,
             "turn_deadline": self.turn_deadline,
+            "narrated": self.narrated,
         }
 
 
@@ -191,6 +193,7 @@ class TableManager:
                 turn_deadline=meta.get("turn_deadline"),
             )
             table.saved = len(table.log)
+            table.narrated = min(int(meta.get("narrated", len(table.log))), len(table.log))
             if table.status == "playing":
                 try:
                     table.engine = self.games[table.game].replay(
@@ -211,6 +214,16 @@ class TableManager:
             self.tables[table.id] = table
             restored.append(table)
         return restored
+
+    def replay_events(self, table: Table, start: int) -> list[Event]:
+        """The engine's events of the log entries from ``start`` on (to tell them
+        again after a restart); the table itself is not touched."""
+        cls = self.games[table.game]
+        engine = cls.replay(len(table.seats), table.seed, self._engine_options(table), table.log[:start])
+        events: list[Event] = []
+        for seat, text in table.log[start:]:
+            events += engine.apply(seat, engine.parse(text))
+        return events
 
     def start_timers(self) -> None:
         for table in list(self.tables.values()):

@@ -22,6 +22,7 @@ from discord.ext import commands
 
 from app import render
 from app.i18n import t
+from app.text import bold, label, plain
 from app.tables import Table, TableError
 from cogs.tables import TableButton, TableMessage, TableSelect, TablesCog, user_lang, view_of
 from core.nimmt import Open, Pass, Play, Steal, Take
@@ -94,7 +95,7 @@ class NimmtUI:
         lines.append(t(lang, "nimmt.summary_stacks", stacks=stacks or "-"))
         for seat, name in enumerate(self.names(table)):
             marker = "▶ " if seat == view["to_move"] else ""
-            lines.append(marker + t(lang, "nimmt.summary_player", name=discord.utils.escape_markdown(name),
+            lines.append(marker + t(lang, "nimmt.summary_player", name=plain(name),
                                     cards=view["hand_counts"][seat], bulls=view["bulls"][seat],
                                     score=view["scores"][seat]))
         if view["to_move"] is not None and table.turn_deadline and not table.seats[view["to_move"]].automatic:
@@ -104,7 +105,7 @@ class NimmtUI:
 
     # --------------------------------------------------------------- narration
     def narrate(self, table: Table, events: list[Event], lang: str) -> list[str]:
-        name = lambda seat: f"**{discord.utils.escape_markdown(table.seats[seat].name)}**"  # noqa: E731
+        name = lambda seat: bold(table.seats[seat].name)  # noqa: E731
         lines: list[str] = []
         for e in events:
             kind = e["type"]
@@ -170,10 +171,10 @@ class NimmtUI:
         if table.status != "playing" or view["to_move"] is None:
             lines.append(t(lang, "nimmt.panel_over"))
         elif view["to_move"] != seat:
-            lines.append(t(lang, "nimmt.panel_waiting", name=table.seats[view["to_move"]].name))
+            lines.append(t(lang, "nimmt.panel_waiting", name=plain(table.seats[view["to_move"]].name)))
         elif view["phase"] == "steal":
             lines.append(t(lang, "nimmt.panel_steal"))
-            options = [discord.SelectOption(label=table.seats[v].name[:100], value=str(v),
+            options = [discord.SelectOption(label=label(table.seats[v].name), value=str(v),
                                             description=t(lang, "nimmt.bull_count", count=view["bulls"][v]))
                        for v in view["victims"]]
             items.append(TableSelect.make(table.id, "nsteal", t(lang, "nimmt.choose_victim"), options, ver=ver))

@@ -18,6 +18,7 @@ from discord.ext import commands
 
 from app import render
 from app.i18n import t
+from app.text import plain
 from cogs.tables import reply, user_lang
 
 log = logging.getLogger(__name__)
@@ -116,7 +117,7 @@ class StatsCog(commands.Cog, name="Stats"):
                     game: app_commands.Choice[str] | None = None) -> None:
         lang = user_lang(interaction)
         target = user or interaction.user
-        shown = discord.utils.escape_markdown(target.display_name)
+        shown = plain(target.display_name)
         key = game.value if game else "nimmt"
         await interaction.response.defer(ephemeral=True, thinking=True)
         try:
@@ -201,7 +202,7 @@ class StatsCog(commands.Cog, name="Stats"):
         lines = []
         for row in board.rows:
             mark = "**" if row["user_id"] == interaction.user.id else ""
-            name = discord.utils.escape_markdown(row["name"] or str(row["user_id"]))
+            name = plain(row["name"] or str(row["user_id"]))
             lines.append(f"{mark}{row['rank']}. {name} — {board_value(lang, by, row)} "
                          f"({t(lang, 'stats.games_short', count=row['games'])}){mark}")
         embed.description = "\n".join(lines) or t(lang, "stats.board_empty")
@@ -228,7 +229,7 @@ class StatsCog(commands.Cog, name="Stats"):
     async def history(self, interaction: discord.Interaction, user: discord.User | None = None) -> None:
         lang = user_lang(interaction)
         target = user or interaction.user
-        shown = discord.utils.escape_markdown(target.display_name)
+        shown = plain(target.display_name)
         try:
             games = await self.bot.store.history(target.id, limit=10)
         except Exception:
@@ -266,7 +267,7 @@ class StatsCog(commands.Cog, name="Stats"):
         title = t(lang, f"{detail['game']}.title")
         lines = []
         for p in detail["standings"]:
-            name = discord.utils.escape_markdown(p["name"])
+            name = plain(p["name"])
             if p.get("computer"):
                 name = t(lang, "table.computer_name", name=name)
             lines.append(t(lang, "table.standing", place=p["place"], name=name, score=p["score"]))

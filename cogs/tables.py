@@ -23,6 +23,7 @@ from discord.ext import commands
 
 from app.i18n import normalise, t
 from app.tables import Table, TableError, TableManager
+from app.text import plain
 from core.protocol import Event, GameError
 
 log = logging.getLogger(__name__)
@@ -144,13 +145,32 @@ class GameUI(Protocol):
                            op: str, ver: int | None, arg: str | None, values: list[str]) -> None: ...
 
 
+NEW_TURN_EVENTS = ("turn", "round_start", "hand_start", "started", "back")  # a turn (re)starts
+NO_PINGS = discord.AllowedMentions.none()
+
+
+@dataclass
+class _Item:
+    """One thing the thread is told: a narration line, or the ping of a turn.
+
+    ``upto`` is the table's version (log entries) this item belongs to: once
+    it is posted, that many entries have been narrated."""
+
+    text: str | None = None
+    ping: int | None = None  # the seat pinged (``text`` is None)
+    turn: int = 0  # which turn of this presenter the ping is for
+    upto: int = 0
+
+
 @dataclass
 class _Presenter:
     """Per table: narration goes out in order; the table message is redrawn
     apart from it, coalescing changes, so a rate-limited edit never holds
     back a ping."""
 
-    lines: list[str] = field(default_factory=list)
+    lines: list[_Item] = field(default_factory=list)
+    turn: int = 0  # counts the turns this presenter saw start
+    pinged: int = -1  # the last turn pinged (a turn is pinged once)
     need_thread: bool = False
     again: bool = False  # the thread must be opened anew (it was deleted)
     repost: bool = False
@@ -166,6 +186,7 @@ def user_lang(interaction: discord.Interaction) -> str:
 async def reply(interaction: discord.Interaction, content: str | None = None, **kwargs: Any) -> None:
     """Answer ephemerally, whether or not the interaction was answered already."""
     kwargs.setdefault("ephemeral", True)
+    kwargs.setdefault("allowed_mentions", NO_PINGS)
     try:
         if interaction.response.is_done():
             await interaction.followup.send(content, **kwargs)
@@ -173,6 +194,24 @@ async def reply(interaction: discord.Interaction, content: str | None = None, **
             await interaction.response.send_message(content, **kwargs)
     except discord.HTTPException:
         log.warning("could not answer interaction %s", interaction.id, exc_info=True)
+
+
+def _chunk_items(items: Sequence[_Item], limit: int = 1900) -> list[list[_Item]]:
+    """Narration items grouped into messages under Discord's 2,000 characters (as :func:`chunk_lines`)."""
+    out: list[list[_Item]] = []
+    current: list[_Item] = []
+    size = 0
+    for item in items:
+        n = len((item.text or "")[:limit])
+        if current and size + 1 + n > limit:
+            out.append(current)
+            current, size = [item], n
+        else:
+            size = size + 1 + n if current else n
+            current.append(item)
+    if current:
+        out.append(current)
+    return out
 
 
 def chunk_lines(lines: Sequence[str], limit: int = 1900) -> list[str]:
@@ -202,6 +241,7 @@ class TablesCog(commands.Cog, name="Tables"):
         self.bot = bot
         self.uis: dict[str, GameUI] = {}
         self.presenters: dict[int, _Presenter] = {}
+        self._deleting: set[int] = set()  # ids of messages the bot itself is deleting
         self.manager: TableManager = bot.tables
         self.manager.listener = self.on_table_change
 
@@ -303,7 +343,7 @@ class TablesCog(commands.Cog, name="Tables"):
         try:
             response = await interaction.response.send_message(
                 content=content, embed=self.lobby_embed(table), view=self.lobby_view(table),
-                allowed_mentions=discord.AllowedMentions(users=True, everyone=False, roles=False))
+                allowed_mentions=self.pinging(invite))
         except discord.HTTPException:
             log.warning("lobby message for table %s could not be posted", table.id, exc_info=True)
             await self.manager.cancel(table, table.host_id, can_manage=True)
@@ -340,7 +380,13 @@ class TablesCog(commands.Cog, name="Tables"):
         seat = table.seats[index]
         if seat.computer:
             return t(table.locale, "table.computer_name", name=seat.name)
-        return discord.utils.escape_markdown(seat.name)
+        return plain(seat.name)
+
+    @staticmethod
+    def pinging(user_ids: Sequence[int]) -> discord.AllowedMentions:
+        """Mentions that ping exactly these users (and nobody else, no role, no everyone)."""
+        return discord.AllowedMentions(users=[discord.Object(i) for i in user_ids], everyone=False,
+                                       roles=False, replied_user=False)
 
     def lobby_view(self, table: Table) -> discord.ui.View | None:
         if table.status != "lobby":
@@ -425,19 +471,68 @@ class TablesCog(commands.Cog, name="Tables"):
         kinds = {e.get("type") for e in events}
         if "started" in kinds:
             presenter.need_thread = True
+        new_turn = bool(kinds & {"turn", "round_start", "hand_start", "started"}) or any(
+            e.get("type") == "back" and table.engine is not None and table.engine.to_move == e.get("seat")
+            for e in events)  # a seat taken back on its own turn: that turn is its owner's now
         if kinds & {"round_start", "hand_start"}:
             presenter.repost = True  # a fresh table message each round (old messages edit slowly)
-        presenter.lines.extend(self.narrate(table, events))
-        ping = self.ping_line(table, events)
-        if ping:
-            presenter.lines.append(ping)
+        upto = table.version
+        presenter.lines.extend(_Item(text=line, upto=upto) for line in self.narrate(table, events))
+        if new_turn:
+            presenter.turn += 1
+            self._queue_ping(table, presenter)
+        elif presenter.lines:
+            presenter.lines[-1].upto = upto
         if table.status != "cancelled":
             presenter.table_dirty = True
-        if presenter.sender is None or presenter.sender.done():
-            presenter.sender = asyncio.get_running_loop().create_task(self._sender(table, presenter))
+        self._wake(table, presenter)
         changed = getattr(self.uis[table.game], "changed", None)
         if changed is not None:
             changed(table)  # e.g. private panels that keep themselves current
+
+    def _queue_ping(self, table: Table, presenter: _Presenter) -> None:
+        """Ping the player to move, once for this turn (checked again when it is sent)."""
+        seat = self._ping_seat(table)
+        if seat is not None and presenter.pinged != presenter.turn and not any(
+                item.ping is not None and item.turn == presenter.turn for item in presenter.lines):
+            presenter.lines.append(_Item(ping=seat, turn=presenter.turn, upto=table.version))
+
+    def _ping_seat(self, table: Table) -> int | None:
+        """The seat whose turn needs its human now, if any."""
+        engine = table.engine
+        if engine is None or table.status != "playing":
+            return None
+        seat = engine.to_move
+        if seat is None or table.seats[seat].automatic:
+            return None
+        return seat
+
+    def _wake(self, table: Table, presenter: _Presenter) -> None:
+        if presenter.sender is None or presenter.sender.done():
+            presenter.sender = asyncio.get_running_loop().create_task(self._sender(table, presenter))
+
+    def resume(self, table: Table) -> None:
+        """After a start: tell what was saved but not yet told (in order, once),
+        ping the turn if its ping was not sent, and show the table again."""
+        missed: list[Event] = []
+        if table.narrated < table.version:
+            try:
+                missed = self.manager.replay_events(table, table.narrated)
+            except Exception:
+                log.exception("table %s: the moves since the last narration could not be replayed", table.id)
+        if table.status == "finished":  # the game ended; its end was not shown yet
+            self.on_table_change(table, missed or table.ending)
+            return
+        if table.status != "playing":
+            return
+        if not table.thread_id:  # the Start was never shown, so the game's first lines were not either
+            missed = [{"type": "started"}, *missed]
+        presenter = self.presenters.setdefault(table.id, _Presenter())
+        if missed:
+            self.on_table_change(table, missed)
+        if not any(e.get("type") in NEW_TURN_EVENTS for e in missed):
+            presenter.pinged = presenter.turn  # this turn's ping went out before the stop
+        self.redraw(table, repost=False, ping=False)
 
     async def _sender(self, table: Table, presenter: _Presenter) -> None:
         failures = 0
@@ -447,10 +542,14 @@ class TablesCog(commands.Cog, name="Tables"):
                     presenter.need_thread = False
                     again, presenter.again = presenter.again, False
                     await self._open_thread(table, again=again)
-                lines, presenter.lines = presenter.lines, []
-                unsent: list[str] = []
-                if lines and (table.status != "cancelled" or table.thread_id):
-                    unsent = await self._send(table, lines)
+                items, presenter.lines = presenter.lines, []
+                unsent: list[_Item] = []
+                if items and (table.status != "cancelled" or table.thread_id):
+                    unsent = await self._send(table, presenter, items)
+                    told = max((item.upto for item in items[:len(items) - len(unsent)]), default=0)
+                    if told > table.narrated:
+                        table.narrated = told
+                        await self.manager.save_messages(table)
                 if unsent:
                     failures += 1
                     if failures <= RETRIES:
@@ -472,21 +571,22 @@ class TablesCog(commands.Cog, name="Tables"):
                 break
 
     def redraw(self, table: Table, *, new_thread: bool = False, repost: bool = True, ping: bool = True) -> None:
-        """Show the table again (its message or thread was deleted, or the bot restarted)."""
+        """Show the table again (its message or thread was deleted, or the bot restarted).
+
+        ``ping``: ping the player to move unless this turn was pinged already."""
         if table.status != "playing":
             return
         presenter = self.presenters.setdefault(table.id, _Presenter())
         if new_thread:
             presenter.need_thread = presenter.again = True
+            presenter.pinged = -1  # the ping went with the deleted thread: ping in the new one
         elif not table.thread_id:  # e.g. a stop between Start and the thread: open it now
             presenter.need_thread = True
         presenter.repost = presenter.repost or repost
         presenter.table_dirty = True
-        line = self.ping_line(table, [{"type": "turn"}]) if ping else None
-        if line:
-            presenter.lines.append(line)
-        if presenter.sender is None or presenter.sender.done():
-            presenter.sender = asyncio.get_running_loop().create_task(self._sender(table, presenter))
+        if ping:
+            self._queue_ping(table, presenter)
+        self._wake(table, presenter)
 
     @commands.Cog.listener()
     async def on_raw_thread_delete(self, payload: discord.RawThreadDeleteEvent) -> None:
@@ -498,6 +598,8 @@ class TablesCog(commands.Cog, name="Tables"):
 
     @commands.Cog.listener()
     async def on_raw_message_delete(self, payload: discord.RawMessageDeleteEvent) -> None:
+        if payload.message_id in self._deleting:
+            return  # the bot's own deletion of a replaced table message
         for table in list(self.manager.tables.values()):
             if table.messages.get("table") == payload.message_id and table.status == "playing":
                 log.info("table message of table %s was deleted; posting it again", table.id)
@@ -553,17 +655,7 @@ class TablesCog(commands.Cog, name="Tables"):
         lines.extend(self.uis[table.game].narrate(table, ui_events, lang))
         return lines
 
-    def ping_line(self, table: Table, events: list[Event]) -> str | None:
-        engine = table.engine
-        if engine is None or table.status != "playing":
-            return None
-        seat = engine.to_move
-        if seat is None or table.seats[seat].automatic:
-            return None
-        new_turn = any(e.get("type") in ("turn", "round_start", "hand_start", "started", "back")
-                       for e in events)
-        if not new_turn:
-            return None
+    def ping_line(self, table: Table, seat: int) -> str:
         line = t(table.locale, "table.your_turn", mention=f"<@{table.seats[seat].user_id}>")
         if table.turn_deadline:
             line += " " + t(table.locale, "table.deadline", when=f"<t:{int(table.turn_deadline)}:R>")
@@ -577,21 +669,40 @@ class TablesCog(commands.Cog, name="Tables"):
         return self.bot.get_partial_messageable(table.channel_id, guild_id=table.guild_id,
                                                 type=discord.ChannelType.text)
 
-    async def _send(self, table: Table, lines: list[str]) -> list[str]:
-        """Post narration in order; returns the chunks Discord did not take."""
-        mentions = discord.AllowedMentions(users=True, everyone=False, roles=False)
-        chunks = chunk_lines(lines)
-        for index, text in enumerate(chunks):
+    async def _post(self, table: Table, text: str, mentions: discord.AllowedMentions) -> None:
+        try:
+            await self.where(table).send(text, allowed_mentions=mentions)
+        except discord.NotFound:
+            # The thread was deleted: open a new one and go on there.
+            await self._open_thread(table, again=True)
+            await self.where(table).send(text, allowed_mentions=mentions)
+
+    async def _send(self, table: Table, presenter: _Presenter, items: list[_Item]) -> list[_Item]:
+        """Post narration in order (pinging nobody) and each turn's ping on its
+        own (pinging that player only, and only while that turn is still on);
+        returns the items Discord did not take."""
+        index = 0
+        while index < len(items):
+            item = items[index]
             try:
-                try:
-                    await self.where(table).send(text, allowed_mentions=mentions)
-                except discord.NotFound:
-                    # The thread was deleted: open a new one and go on there.
-                    await self._open_thread(table, again=True)
-                    await self.where(table).send(text, allowed_mentions=mentions)
+                if item.ping is not None:
+                    if item.turn == presenter.turn and presenter.pinged != item.turn \
+                            and self._ping_seat(table) == item.ping:
+                        await self._post(table, self.ping_line(table, item.ping),
+                                         self.pinging([table.seats[item.ping].user_id]))
+                        presenter.pinged = item.turn
+                    # else: that turn has passed (or was pinged): a ping now would mislead
+                    index += 1
+                    continue
+                end = index
+                while end < len(items) and items[end].ping is None:
+                    end += 1
+                for chunk in _chunk_items(items[index:end]):
+                    await self._post(table, "\n".join((i.text or "")[:1900] for i in chunk), NO_PINGS)
+                    index += len(chunk)
             except TRANSIENT as error:
                 log.warning("narration of table %s failed (%r)", table.id, error)
-                return chunks[index:]
+                return items[index:]
         return []
 
     async def _open_thread(self, table: Table, again: bool = False) -> None:
@@ -605,7 +716,7 @@ class TablesCog(commands.Cog, name="Tables"):
                 thread = await channel.get_partial_message(lobby_id).create_thread(
                     name=name, auto_archive_duration=1440)
             else:
-                starter = await channel.send(t(lang, "table.moved", table=table.id))
+                starter = await channel.send(t(lang, "table.moved", table=table.id), allowed_mentions=NO_PINGS)
                 thread = await starter.create_thread(name=name, auto_archive_duration=1440)
             thread_id = thread.id
         except discord.HTTPException:
@@ -650,19 +761,24 @@ class TablesCog(commands.Cog, name="Tables"):
                 pass  # deleted: post it again below
         try:
             sent = await messageable.send(content=message.content, embed=message.embed, files=files(),
-                                          view=message.view)
+                                          view=message.view, allowed_mentions=NO_PINGS)
         except discord.NotFound:  # the thread is gone: open a new one
             await self._open_thread(table, again=True)
             messageable = self.where(table)
             sent = await messageable.send(content=message.content, embed=message.embed, files=files(),
-                                          view=message.view)
+                                          view=message.view, allowed_mentions=NO_PINGS)
+        # Record the new message before the old one goes: the deletion event may
+        # arrive before Discord's answer, and must not be taken for a user's.
+        self.manager.set_message(table, "table", sent.id)
+        await self.manager.save_messages(table)
         if old and repost:
+            self._deleting.add(old)
             try:
                 await messageable.get_partial_message(old).delete()
             except discord.HTTPException:
                 pass
-        self.manager.set_message(table, "table", sent.id)
-        await self.manager.save_messages(table)
+            finally:
+                asyncio.get_running_loop().call_later(60, self._deleting.discard, old)
 
     async def _finish(self, table: Table) -> None:
         try:

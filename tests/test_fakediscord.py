@@ -676,3 +676,28 @@ async def test_validation_units_and_app_emojis(fake_discord: FakeDiscord) -> Non
         fd.set_channel_overwrite(chan, deny=discord.Permissions(use_application_commands=True))
         with pytest.raises(PermissionError):
             await fd.slash(alice, chan, "nimmt hand")
+
+
+async def test_who_is_pinged(fake_discord: FakeDiscord) -> None:
+    """The stand-in tells whom a message notified: allowed_mentions decide, edits never ping."""
+    fd = fake_discord
+    guild, chan, alice, bob = make_world(fd)
+    async with running_bot(fd) as bot:
+        channel = bot.get_channel(chan.id)
+        both = f"{alice.mention} {bob.mention}"
+        plain = await channel.send(both)  # no allowed_mentions: Discord pings every mention
+        none = await channel.send(both, allowed_mentions=discord.AllowedMentions.none())
+        one = await channel.send(both, allowed_mentions=discord.AllowedMentions(users=[discord.Object(bob.id)]))
+        parsed = await channel.send(both, allowed_mentions=discord.AllowedMentions(users=True))
+        silent = await channel.send(both, silent=True)
+        later = await channel.send("scores", allowed_mentions=discord.AllowedMentions.none())
+        await later.edit(content=f"scores {alice.mention}", allowed_mentions=discord.AllowedMentions.none())
+        by_id = {m.id: m for m in fd.messages(chan)}
+        assert by_id[plain.id].pinged == [alice.id, bob.id]
+        assert by_id[none.id].pinged == [] and by_id[none.id].mentions == [alice.id, bob.id]
+        assert by_id[one.id].pinged == [bob.id]
+        assert by_id[parsed.id].pinged == [alice.id, bob.id]
+        assert by_id[silent.id].pinged == []
+        assert by_id[later.id].pinged == []
+        assert [(m.id, u) for m, u in fd.pings(chan)] == [
+            (plain.id, alice.id), (plain.id, bob.id), (one.id, bob.id), (parsed.id, alice.id), (parsed.id, bob.id)]
