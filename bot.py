@@ -45,7 +45,6 @@ class CardBot(commands.Bot):
         self.sync_global = sync_global
         self.store: Any = None
         self.tables: Any = None
-        self._redraw_task: asyncio.Task[None] | None = None
 
     async def setup_hook(self) -> None:
         from app.store import Store
@@ -75,9 +74,13 @@ class CardBot(commands.Bot):
                 log.exception("extension %s failed to load", extension)
         restored = await self.tables.restore()
         log.info("restored %d table(s)", len(restored))
+        tables_cog = self.get_cog("Tables")
+        if tables_cog is not None:
+            # Before any timer runs: what was saved but not told yet goes out first, in
+            # order (posting waits until connected: opening a thread needs the server cached).
+            for table in restored:
+                tables_cog.resume(table)
         self.tables.start_timers()
-        if restored:  # drawn once connected: opening a missing thread needs the server cached
-            self._redraw_task = asyncio.get_running_loop().create_task(self._redraw_restored(restored))
         if self.config.dev_guild:
             guild = discord.Object(self.config.dev_guild)
             self.tree.copy_global_to(guild=guild)
@@ -86,12 +89,6 @@ class CardBot(commands.Bot):
         if self.sync_global:
             synced = await self.tree.sync()
             log.info("synced %d command(s) globally", len(synced))
-
-    async def _redraw_restored(self, restored: list[Any]) -> None:
-        await self.wait_until_ready()
-        tables_cog = self.get_cog("Tables")
-        for table in restored:  # the last moves before a stop may not have been told or drawn yet
-            tables_cog.resume(table)
 
     async def close(self) -> None:
         if self.tables is not None:

@@ -535,6 +535,7 @@ class TablesCog(commands.Cog, name="Tables"):
         self.redraw(table, repost=False, ping=False)
 
     async def _sender(self, table: Table, presenter: _Presenter) -> None:
+        await self.bot.wait_until_ready()  # restored tables are resumed before the bot is connected
         failures = 0
         while True:
             try:

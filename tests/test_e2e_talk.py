@@ -1,0 +1,257 @@
+"""What the bot says, end to end: a name is shown as typed and never pings or
+links; a turn that needs a person pings that person exactly once, while it is
+still their turn; the thread's narration is the engine's log, even across
+SIGKILLs."""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from core.garbage import Garbage
+from core.nimmt import Nimmt
+from tests.e2e import open_table, play_nimmt, running_bot, seat_players
+from tests.test_e2e_restart import bots  # noqa: F401  (fixture)
+
+pytestmark = pytest.mark.timeout(600)
+
+HOSTILE = "<@{victim}> [x](https://example.com) **b**"
+MASKED_LINK = re.compile(r"(?<!\\)\[[^\]\n]*(?<!\\)\]\((?:<)?https?:")
+MOVE = {
+    "nimmt": re.compile(r"^\*\*(?P<name>(?:\\.|[^*\\])+)\*\* (?:played|took stack|ended the turn|opened stack|takes a bull)"),
+    "garbage": re.compile(r"^\*\*(?P<name>(?:\\.|[^*\\])+)\*\*: (?:drew|took)"),
+}
+NEW_TURN = ("turn", "round_start", "hand_start")
+
+
+def as_read(text: str) -> str:
+    """What Discord shows of escaped text: a backslash before punctuation shows that
+    punctuation; zero-width spaces show nothing."""
+    return re.sub(r"\\([^\w\s])", r"\1", text).replace("\u200b", "")
+
+
+def versions(message: Any) -> list[str]:
+    """The text of a message as shown now and before each of its edits."""
+    from tests.fakediscord.models import embed_text
+
+    old = ["\n".join([v["content"] or "", *(p for e in v["embeds"] for p in embed_text(e))])
+           for v in message.history]
+    return [message.text(), *old]
+
+
+def everything_shown(fd: Any, channels: list[Any], users: list[Any]) -> list[Any]:
+    """Every message any of these people can see: public ones and their own ephemerals."""
+    seen = [m for channel in channels for m in fd.messages(channel)]
+    for user in users:
+        seen += fd.ephemerals(user)
+    return seen
+
+
+def expected_pings(table: Any, options: dict[str, Any]) -> Counter:
+    """From the engine alone: how many turns of each person began (timers off)."""
+    engine = type(table.engine).replay(len(table.seats), table.seed, options, [])
+    humans = {i: s.user_id for i, s in enumerate(table.seats) if s.user_id is not None}
+    count: Counter = Counter()
+    if engine.to_move in humans:
+        count[humans[engine.to_move]] += 1
+    for seat, text in table.log:
+        events = engine.apply(seat, engine.parse(text))
+        if any(e["type"] in NEW_TURN for e in events) and engine.to_move in humans:
+            count[humans[engine.to_move]] += 1
+    return count
+
+
+def check_pings(fd: Any, t: Any, table: Any, options: dict[str, Any], game: str) -> None:
+    """Exactly one ping per turn that needs a person, naming a turn that is still on:
+    after a ping the next move told in the thread is the pinged person's."""
+    pings = [(m, u) for m, u in fd.pings()]
+    users = {s.user_id: s.name for s in table.seats if s.user_id is not None}
+    assert all(u in users for _, u in pings), "somebody not at the table was pinged"
+    assert all(m.channel_id == t.thread.id for m, _ in pings)
+    for m, u in pings:
+        assert m.content.startswith(f"<@{u}>, it's your turn."), m.content
+        assert m.mentions == [u]
+    assert Counter(u for _, u in pings) == expected_pings(table, options)
+    # Order: ping lines and move lines as the thread shows them.
+    pinged_ids = {m.id for m, _ in pings}
+    waiting: int | None = None
+    for message in fd.messages(t.thread):
+        if message.id in pinged_ids:
+            assert waiting is None, f"two pings in a row: {message.content}"
+            waiting = message.pinged[0]
+            continue
+        for line in message.content.splitlines():
+            move = MOVE[game].match(line)
+            if move and waiting is not None:
+                assert as_read(move["name"]) == users[waiting], (line, users[waiting])
+                waiting = None
+    assert waiting is None, "a ping for a turn nobody played"
+
+
+# ------------------------------------------------------------------ names are text
+async def test_a_name_with_a_mention_and_a_link_neither_pings_nor_links(world, tmp_path):
+    fd = world.fd
+    victim = world.person("vic")  # never plays
+    hostile = HOSTILE.format(victim=victim.id)
+    mallory = world.person("mallory", nick=hostile)
+    ana = world.person("ana")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        t = await open_table(fd, mallory, world.channel, "nimmt new", seats=3, rounds=1, turn_time=0)
+        await seat_players(t, mallory, [ana], computers=1)
+        r = await t.click(mallory, t.lobby, f"table:{t.table_id}:start")
+        assert r.ack_type == 7
+        await t.wait_thread()
+        table = bot.tables.get(t.table_id)
+        assert table.seats[0].name == hostile
+        # ana keeps her panel open: it keeps itself current, "Waiting for <mallory>" at mallory's turns.
+        await fd.wait_for(t.table_message, timeout=10)
+        r = await t.click(ana, t.table_message(), f"table:{t.table_id}:hand")
+        assert r.ack_type == 4
+        await play_nimmt(fd, t, {mallory: "en", ana: "en"})
+        await fd.wait_for(lambda: "Game over!" in t.log_text(), timeout=10)
+        for command, options in (("stats", {"user": mallory}), ("leaderboard", {"by": "games"}),
+                                 ("history", {"user": mallory})):
+            r = await fd.slash(ana, world.channel, command, **options)
+            await r.settled()
+            assert r.ack_type in (4, 5)
+
+        assert not any(u == victim.id for _, u in fd.pings()), "the name pinged someone"
+        shown = everything_shown(fd, [world.channel, t.thread], [mallory, ana, victim])
+        named = [m for m in shown if "example" in m.text()]
+        assert len(named) > 10  # the name is shown: lobby, narration, panels, stats...
+        for text in (text for m in shown for text in versions(m)):
+            assert f"<@{victim.id}>" not in text, text
+            assert not MASKED_LINK.search(text), text
+            assert "https://example.com" not in text, text
+        # The name reads as typed once Discord's markdown drops the escapes, bold in narration.
+        assert f"**{hostile}**" in as_read(t.log_text())
+        assert any(f"Waiting for {hostile}." in as_read(text) for m in fd.ephemerals(ana) for text in versions(m))
+        # Every ping went to a seat, once per turn.
+        check_pings(fd, t, table, {"rounds": 1}, "nimmt")
+
+
+# ------------------------------------------------------------------ one ping per turn
+@pytest.mark.parametrize("humans,computers,rounds", [(2, 0, 2), (2, 2, 1), (4, 0, 1)],
+                         ids=["2-people", "2-people-2-computers", "4-people"])
+async def test_nimmt_pings_once_per_turn(world, tmp_path, humans, computers, rounds):
+    fd = world.fd
+    people = [world.person(name) for name in ("ana", "ben", "cleo", "dan")[:humans]]
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        t = await open_table(fd, people[0], world.channel, "nimmt new", seats=humans + computers,
+                             rounds=rounds, turn_time=0)
+        await seat_players(t, people[0], people[1:], computers)
+        r = await t.click(people[0], t.lobby, f"table:{t.table_id}:start")
+        assert r.ack_type == 7
+        await t.wait_thread()
+        table = bot.tables.get(t.table_id)
+        await fd.wait_for(t.table_message, timeout=10)
+        await play_nimmt(fd, t, {u: "en" for u in people})
+        await fd.wait_for(lambda: "The game is over" in t.lobby.text(), timeout=10)
+        reposts = sum(1 for m in fd.messages(t.thread, include_deleted=True) if m.deleted)
+        # Each new round reposts the table message: the bot's own deletions of the old one
+        # never count as a user's (which would redraw it and ping again).
+        assert reposts >= rounds - 1
+        check_pings(fd, t, table, bot.tables._engine_options(table), "nimmt")
+
+
+@pytest.mark.parametrize("seats,seed", [(2, 1121), (4, 794)], ids=["2-seats", "4-seats"])
+async def test_garbage_pings_once_per_turn(tmp_path, seats, seed):
+    from tests.conftest import make_world
+    from tests.test_e2e_garbage import play_garbage
+
+    async with make_world(edit_rate=(10_000, 1.0)) as world:
+        fd = world.fd
+        people = [world.person(name) for name in ("ana", "ben")]
+        async with running_bot(fd, tmp_path / "bot.db", world.guild, table_seed=seed) as bot:
+            t = await open_table(fd, people[0], world.channel, "garbage new", seats=seats, turn_time=0)
+            await seat_players(t, people[0], people[1:], computers=seats - 2)
+            r = await t.click(people[0], t.lobby, f"table:{t.table_id}:start")
+            assert r.ack_type == 7
+            await t.wait_thread()
+            table = bot.tables.get(t.table_id)
+            await play_garbage(t, bot, people)
+            await fd.wait_for(lambda: "The game is over" in t.lobby.text(), timeout=10)
+            check_pings(fd, t, table, {}, "garbage")
+
+
+# ------------------------------------------------------------------ narration across kills
+def told_moves(text: str) -> list[str]:
+    return [line for line in text.splitlines() if MOVE["nimmt"].match(line)]
+
+
+def moves_of_the_log(database: Any, table_id: int) -> list[str]:
+    """The move lines the engine's log stands for, from the saved log alone."""
+    import json
+    import sqlite3
+
+    from app.i18n import t
+
+    con = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+    try:
+        meta = json.loads(con.execute("SELECT meta FROM tables WHERE id = ?", (table_id,)).fetchone()[0])
+        log = con.execute("SELECT seat, action FROM table_actions WHERE table_id = ? ORDER BY idx",
+                          (table_id,)).fetchall()
+    finally:
+        con.close()
+    names = [f"**{s['name']}**" for s in meta["seats"]]
+    options = {k: v for k, v in meta["options"].items() if k != "turn_time"}
+    engine = Nimmt.replay(len(names), meta["seed"], options, [])
+    lines = []
+    for seat, text in log:
+        for e in engine.apply(seat, engine.parse(text)):
+            if e["type"] == "played":
+                lines.append(t("en", "nimmt.played", name=names[e["seat"]], label=e["label"], onto=e["onto"],
+                               cards=", ".join(str(c) for c in e["cards"])))
+            elif e["type"] == "took":
+                lines.append(t("en", "nimmt.took", name=names[e["seat"]], label=e["label"], top=e["top"],
+                               count=e["count"]))
+            elif e["type"] == "passed":
+                lines.append(t("en", "nimmt.passed", name=names[e["seat"]]))
+            elif e["type"] == "opened":
+                lines.append(t("en", "nimmt.opened", name=names[e["seat"]], label=e["label"], card=e["card"]))
+    return lines
+
+
+async def test_narration_after_kills_is_the_log_in_order_once(world, bots, tmp_path):
+    """The bot is SIGKILLed right after acknowledging moves whose narration Discord
+    has not taken yet: after each restart those lines are posted, and at the end the
+    thread tells every move of the engine's log, in order, once."""
+    from tests.test_e2e_restart import Run, people_of
+
+    fd = world.fd
+    people = people_of(world)
+    bot = bots(fd, world.guild, tmp_path / "talk.db", tmp_path / "talk.log")
+    await bot.start()
+    held: list[int] = []  # moves that were not told when the bot died
+
+    async def kill_before_telling(run: Run, event: str, payload: Any) -> Any:
+        if event != "click" or len(held) >= 3 or run.clicks < 3 * (len(held) + 1):
+            return None
+        user, panel, (kind, custom_id, values) = payload
+        if not re.search(r":(ncards|ntake|npass|nsteal|nopen):", custom_id):
+            return None
+        before = len(told_moves(run.thread_text()))
+        # Discord fails the narration once (discord.py waits a second): the bot dies meanwhile.
+        fd.fail_next("POST", rf"/channels/{run.thread.id}/messages$", status=500)
+        r = await run.interact(user, panel, kind, custom_id, values)
+        assert r.ack_type == 7, r
+        await run.bot.kill()
+        if len(told_moves(run.thread_text())) == before:
+            held.append(run.clicks)
+        await run.bot.start()
+        # The lost lines come back after the restart, before anything else is told.
+        await fd.wait_for(lambda: len(told_moves(run.thread_text())) > before, timeout=10)
+        return r.message
+
+    run = Run(world, bot, people, hook=kill_before_telling)
+    await run.open("talk")
+    await run.start()
+    await run.play()
+    text = await run.finish_shown()
+    await bot.stop()
+    assert len(held) >= 2, held
+    expected = moves_of_the_log(bot.database, run.table_id)
+    assert told_moves(text) == expected
+    fd.assert_clean()
