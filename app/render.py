@@ -67,6 +67,7 @@ GARBAGE_TABLE_LABELS: tuple[str, ...] = (
     "hand_no",       # {hand_no}                 e.g. "Hand {hand_no}"
     "decks",         # {count}                   e.g. "Decks: {count}"
     "status_source", # {name} {seat}             e.g. "{name}: draw from the stock or take the discard"
+    "status_draw",   # {name} {seat}             e.g. "{name}: draw from the stock" (G1: the discard does not fit)
     "status_jack",   # {name} {seat}             e.g. "{name}: choose a slot for the Jack"
     "status_over",   # (none)                    e.g. "Game over"
     "stock",         # {count}                   e.g. "Stock: {count}"
@@ -513,6 +514,8 @@ def render_garbage_table(view: Mapping[str, Any], names: Sequence[str], labels: 
     y += 36
     mover = _name(nm, to_move)
     key = {"source": "status_source", "jack": "status_jack"}.get(phase, "status_over")
+    if key == "status_source" and not (view.get("can_take_discard") and view.get("discard_top")):
+        key = "status_draw"  # G1: only offer the discard when it fits
     seat_no = (to_move + 1) if isinstance(to_move, int) else ""
     x = M
     if phase != "over" and isinstance(to_move, int):

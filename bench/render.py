@@ -27,6 +27,7 @@ LABELS = {
     "hand_title": "Your hand ({count})", "hand_empty": "No cards in hand", "fits": "on",
     "hand_no": "Hand {hand_no}", "decks": "Decks: {count}",
     "status_source": "{name}: draw from the stock or take the discard",
+    "status_draw": "{name}: draw from the stock",
     "status_jack": "{name}: choose a slot for the Jack", "stock": "Stock: {count}",
     "discard": "Discard: {count}", "in_hand": "In hand", "slots": "Slots: {count}",
     "game_nimmt": "11 nimmt!", "game_garbage": "Garbage", "games": "Games", "wins": "Wins",

@@ -300,8 +300,8 @@ def _calls():
     for hand in (0, 12):
         v = nimmt_view(stacks=4, hand=hand)
         out.append(("nimmt_hand", render.NIMMT_HAND_LABELS, lambda L, v=v: render.render_nimmt_hand(v, L)))
-    for phase in ("source", "jack", "over"):
-        v = garbage_view(players=3, phase=phase, seat=1)
+    for phase, takeable in (("source", True), ("source", False), ("jack", False), ("over", False)):
+        v = {**garbage_view(players=3, phase=phase, seat=1), "can_take_discard": takeable}
         out.append(("garbage_table", render.GARBAGE_TABLE_LABELS,
                     lambda L, v=v: render.render_garbage_table(v, names, L)))
     for p in (PROFILE_NIMMT, PROFILE_GARBAGE):
@@ -493,3 +493,15 @@ def test_profile_numbers_follow_the_readers_style():
     assert render.render_profile(PROFILE_NIMMT, comma) != card("en")  # 4,8 instead of 4.8
     spaced = {k: t("en", f"render.{k}") for k in render.PROFILE_LABELS} | {"percent": "{value} %"}
     assert render.render_profile(PROFILE_NIMMT, spaced) != card("en")  # 42 % instead of 42%
+
+
+def test_garbage_status_line_offers_the_discard_only_when_it_fits():
+    """G1: the status line says "take the discard" only when the discard may be taken."""
+    seen: set = set()
+    for takeable in (True, False):
+        keys: set = set()
+        v = {**garbage_view(players=2, phase="source", seat=0), "can_take_discard": takeable}
+        render.render_garbage_table(v, ["Ana", "Ben"], Recorder(labels_for(render.GARBAGE_TABLE_LABELS), keys))
+        seen.add(("status_source" in keys, "status_draw" in keys))
+        assert ("status_source" in keys) == takeable and ("status_draw" in keys) != takeable
+    assert len(seen) == 2
