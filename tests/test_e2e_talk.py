@@ -4,6 +4,7 @@ still their turn; the thread's narration is the engine's log, even across
 SIGKILLs."""
 from __future__ import annotations
 
+import asyncio
 import re
 from collections import Counter
 from typing import Any
@@ -159,6 +160,12 @@ async def test_nimmt_pings_once_per_turn(world, tmp_path, humans, computers, rou
         # never count as a user's (which would redraw it and ping again).
         assert reposts >= rounds - 1
         check_pings(fd, t, table, bot.tables._engine_options(table), "nimmt")
+        # Words agree with their numbers: no "up to 0 stacks", no "1 cards, 1 bulls, 1 points".
+        panels = [x for u in people for m in fd.ephemerals(u) for x in versions(m)]
+        assert panels and not any("up to 0" in x for x in panels)
+        summaries = [x for m in fd.messages(t.thread, include_deleted=True) if m.embeds for x in versions(m)]
+        assert any(" 0 bulls, 0 points" in x for x in summaries)
+        assert not any(re.search(r"\b1 (cards|bulls|points)\b", x) for x in summaries)
 
 
 @pytest.mark.parametrize("seats,seed", [(2, 1121), (4, 794)], ids=["2-seats", "4-seats"])
@@ -260,3 +267,94 @@ async def test_narration_after_kills_is_the_log_in_order_once(world, bots, tmp_p
     expected = moves_of_the_log(bot.database, run.table_id)
     assert told_moves(text) == expected
     fd.assert_clean()
+
+
+# ------------------------------------------------------------------ the panel
+async def _two_people(world: Any, bot: Any, seed_names=("ana", "ben")) -> tuple[Any, Any, list[Any]]:
+    fd = world.fd
+    people = [world.person(name) for name in seed_names]
+    t = await open_table(fd, people[0], world.channel, "nimmt new", seats=2, rounds=1, turn_time=0)
+    await seat_players(t, people[0], people[1:])
+    r = await t.click(people[0], t.lobby, f"table:{t.table_id}:start")
+    assert r.ack_type == 7
+    await t.wait_thread()
+    await fd.wait_for(t.table_message, timeout=10)
+    return t, bot.tables.get(t.table_id), people
+
+
+async def test_one_click_plays_a_card(world, tmp_path):
+    """A panel offers a button per card that fits a stack (when they fit in the panel):
+    one click plays that card there."""
+    fd = world.fd
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        t, table, people = await _two_people(world, bot)
+        for _ in range(30):
+            user = next(u for u in people if table.seat_of(u.id) == table.engine.to_move)
+            r = await t.click(user, t.table_message(), f"table:{t.table_id}:hand")
+            quick = [b for b in r.message.buttons() if ":nplay:" in (b["custom_id"] or "")]
+            if quick and not table.engine.view(table.engine.to_move)["turn"]["several_cards"]:
+                break
+            await nimmt_turn(t, user, r.message)
+        else:
+            pytest.fail("no panel offered one-click plays")
+        panel = r.message
+        view = table.engine.view(table.seat_of(user.id))
+        pairs = sorted((int(s), c) for s, cards in view["playable"].items() for c in cards)
+        labels = {s["id"]: s["label"] for s in view["stacks"]}
+        assert sorted(b["label"] for b in quick) == sorted(f"{c} → {labels[s]}" for s, c in pairs)
+        assert "Click a card below to play it at once" in panel.text()
+        choice = quick[-1]
+        card, label = choice["label"].split(" → ")
+        version = table.version
+        r = await t.click(user, panel, choice["custom_id"])
+        assert r.ack_type == 7 and table.version == version + 1
+        assert f"played {card} on stack {label}" in r.message.text()
+        assert int(card) not in table.engine.view(table.seat_of(user.id))["hand"]
+        await fd.wait_for(lambda: f"played {card} on stack {label}" in t.log_text(), timeout=10)
+
+
+async def test_a_redraw_under_way_does_not_wipe_a_fresh_answer(world, tmp_path):
+    """ana's open panel is being redrawn (Discord is slow to take the edit) when she
+    refreshes it and picks a stack: the stack's controls stay."""
+    from tests.e2e import button, select
+
+    fd = world.fd
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        t, table, (ana, ben) = await _two_people(world, bot)
+        while table.engine.to_move != table.seat_of(ben.id):
+            await nimmt_turn(t, ana)
+        r = await t.click(ana, t.table_message(), f"table:{t.table_id}:hand")
+        panel = r.message
+        assert "Waiting for ben" in panel.text()
+        # The next redraw of ana's panel fails once: discord.py tries again a second later.
+        fd.fail_next("PATCH", r"/webhooks/\d+/[^/]+/messages/@original$", status=500)
+        await nimmt_turn(t, ben)
+        assert table.engine.to_move == table.seat_of(ana.id)
+        await fd.wait_for(lambda: any(req.status == 500 for req in fd.requests), timeout=5)
+        r = await t.click(ana, panel, f"table:{t.table_id}:nrefresh")
+        assert r.ack_type == 7 and r.latency < 3
+        stacks = select(panel, r"tsel:\d+:nstack:.*")
+        assert stacks, panel.text()
+        chosen = stacks["options"][0]
+        r = await t.choose(ana, panel, stacks["custom_id"], [chosen["value"]])
+        assert r.ack_type == 7
+
+        def controls() -> bool:
+            return bool(select(panel, rf"tsel:\d+:ncards:\d+:{chosen['value']}")
+                        or button(panel, rf"table:\d+:ntake:\d+:{chosen['value']}"))
+
+        assert controls(), panel.text()
+        await fd.wait_for(lambda: sum(1 for req in fd.requests if "@original" in req.path) >= 2, timeout=5)
+        await asyncio.sleep(0.5)
+        assert controls(), "the redraw wiped the chosen stack"
+
+
+async def test_open_panels_say_the_game_is_over(world, tmp_path):
+    fd = world.fd
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        t, table, people = await _two_people(world, bot)
+        await play_nimmt(fd, t, {u: "en" for u in people})
+        for user in people:
+            latest = [m for m in fd.ephemerals(user) if any(a["filename"] == "hand.png" for a in m.attachments)][-1]
+            await fd.wait_for(lambda: "The game is over." in latest.text(), timeout=5)
+            assert "Waiting for" not in latest.text()
