@@ -505,3 +505,38 @@ def test_garbage_status_line_offers_the_discard_only_when_it_fits():
         seen.add(("status_source" in keys, "status_draw" in keys))
         assert ("status_source" in keys) == takeable and ("status_draw" in keys) != takeable
     assert len(seen) == 2
+
+
+def test_cjk_and_emoji_names_are_drawn_with_real_glyphs():
+    """Chinese, Japanese, Korean and emoji come from the fallback fonts, not as "?"."""
+    from PIL import Image, ImageDraw
+
+    assert len(render_base.FALLBACK_FONTS) == 2, "the CJK and emoji fonts are shipped"
+    for text in ("山田太郎", "김민준", "さくら", "Zoë 🎲", "李 Li"):
+        assert render_base.clean(text) == text
+
+    def drawn(s: str) -> bytes:
+        im = Image.new("L", (200, 40), 0)
+        render_base.text(ImageDraw.Draw(im), (4, 20), render_base.clean(s), render_base.font(24), 255, anchor="lm")
+        return im.tobytes()
+
+    cjk = ImageFont.truetype(render_base.FALLBACK_FONTS[0], 24)
+    for ch in ("山", "김", "さ"):
+        mine = drawn(ch)
+        assert mine != drawn("?") and sum(mine) > 0
+        # the very glyph of the CJK font, not a box of the main font
+        assert render_base.font(24).runs(ch)[0][0].getmask(ch).size == cjk.getmask(ch).size
+        assert bytes(render_base.font(24).runs(ch)[0][0].getmask(ch)) == bytes(cjk.getmask(ch))
+    # A table with CJK names: without the chain the names are "?" (what players saw before).
+    view = nimmt_view(stacks=4, seats=3)
+    names = ["山田太郎", "김민준", "🎲🎲"]
+    with_chain = render.render_nimmt_table(view, names, LABELS)
+    try:
+        render.set_font(render_base.SHIPPED_FONT, fallbacks=())
+        assert render_base.clean("山田太郎") == "?"
+        without = render.render_nimmt_table(view, names, LABELS)
+        as_marks = render.render_nimmt_table(view, ["?", "?", "?"], LABELS)
+    finally:
+        render.set_font(render_base.SHIPPED_FONT)
+    assert without == as_marks and with_chain != without
+    assert with_chain != render.render_nimmt_table(view, ["?", "?", "?"], LABELS)
