@@ -358,3 +358,73 @@ async def test_open_panels_say_the_game_is_over(world, tmp_path):
             latest = [m for m in fd.ephemerals(user) if any(a["filename"] == "hand.png" for a in m.attachments)][-1]
             await fd.wait_for(lambda: "The game is over." in latest.text(), timeout=5)
             assert "Waiting for" not in latest.text()
+
+
+async def test_clicks_are_answered_while_tables_are_redrawn_after_a_kill(world, bots, tmp_path):
+    """Three games in progress, SIGKILL, start: while the bot tells and redraws every
+    table, each player to move gets their hand at once (within Discord's 3 s)."""
+    from tests.test_e2e_restart import Run, people_of
+
+    fd = world.fd
+    people = people_of(world)
+    bot = bots(fd, world.guild, tmp_path / "busy.db", tmp_path / "busy.log")
+    await bot.start()
+    runs = []
+    for n in range(3):
+        run = Run(world, bot, people)
+        await run.open(f"busy-{n}")
+        await run.start()
+        for _ in range(2 + n):
+            await run.step(await run.mover())
+        runs.append(run)
+    # The narration of the last moves is still held back when the bot dies.
+    for run in runs:
+        fd.fail_next("POST", rf"/channels/{run.thread.id}/messages$", status=500)
+    user = await runs[-1].mover()
+    await runs[-1].step(user)
+    await bot.kill()
+    await bot.start()
+    answers = []
+    for run in runs:
+        user = await run.mover()
+        message = run.table_message()
+        r = await fd.click(user, message, f"table:{run.table_id}:hand")  # NoAcknowledgement if late
+        answers.append(r)
+        assert r.ack_type in (4, 5) and r.ephemeral, r
+    assert all(r.latency < 3 for r in answers), [r.latency for r in answers]
+    for r in answers:
+        await r.settled()
+        shown = r.followups[-1] if r.ack_type == 5 and r.followups else r.message
+        assert "Your hand" in shown.text(), shown.text()
+    await bot.stop()
+    fd.assert_clean()
+
+
+async def test_a_slow_panel_is_still_answered_in_time(world, tmp_path, monkeypatch):
+    """When drawing a hand takes longer than Discord waits (a busy machine), the click
+    is answered "thinking" in time and the panel follows."""
+    import time
+
+    from app import render
+
+    fd = world.fd
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        t, table, people = await _two_people(world, bot)
+        draw = render.render_nimmt_hand
+
+        def slow(*args: Any) -> bytes:
+            time.sleep(2.5)  # in the panel's worker thread: the bot's loop goes on
+            return draw(*args)
+
+        monkeypatch.setattr(render, "render_nimmt_hand", slow)
+        user = people[0]
+        r = await t.click(user, t.table_message(), f"table:{t.table_id}:hand")
+        assert r.ack_type == 5 and r.ephemeral and r.latency < 3, r
+        await r.settled(timeout=10)
+        panel = r.followups[-1] if r.followups else r.message
+        assert "Your hand" in panel.text() and panel.ephemeral_to == user.id
+        r = await t.click(user, panel, f"table:{t.table_id}:nrefresh")
+        assert r.ack_type == 6 and r.latency < 3, r
+        await r.settled(timeout=10)
+        assert any(a["filename"] == "hand.png" for a in panel.attachments)
+        monkeypatch.undo()
