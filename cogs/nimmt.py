@@ -344,7 +344,9 @@ class NimmtUI:
                 continue
             task = self._refreshers.get(key)
             if task is None or task.done():
-                self._refreshers[key] = asyncio.get_running_loop().create_task(self._refresh(table, key))
+                task = self._refreshers[key] = asyncio.get_running_loop().create_task(self._refresh(table, key))
+                task.add_done_callback(lambda done, key=key: self._refreshers.pop(key, None)
+                                       if self._refreshers.get(key) is done else None)
 
     async def _refresh(self, table: Table, key: tuple[int, int]) -> None:
         await asyncio.sleep(PANEL_DEBOUNCE)  # a computer's moves come in bursts: draw once

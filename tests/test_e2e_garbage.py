@@ -19,7 +19,7 @@ import pytest
 import pytest_asyncio
 
 from tests.conftest import make_world
-from tests.e2e import button, open_table, running_bot, seat_players
+from tests.e2e import button, check_pings, open_table, running_bot, seat_players
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -291,6 +291,8 @@ async def test_full_game(fast_world, tmp_path, seats, seed, take_discard, situat
         assert situations <= seen, (situations - seen, done)
         # Every interaction was acknowledged once, within 3 seconds (the stand-in checks it too).
         assert all(a.latency is not None and a.latency < 3 for a in t.acks)
+        # Exactly one ping per turn that needs a person, while it is still theirs.
+        check_pings(fd, t, table, {}, "garbage")
 
 
 # --------------------------------------------------------------------------- bad inputs

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.e2e import button, nimmt_turn, open_table, play_nimmt, running_bot, seat_players, select
+from tests.e2e import button, check_pings, nimmt_turn, open_table, play_nimmt, running_bot, seat_players, select
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -41,6 +41,8 @@ async def test_full_game(world, tmp_path, humans, computers, rounds):
                 assert m.ephemeral_to == user.id
         history = await bot.store.history(people[0].id)
         assert history and history[0]["game"] == "nimmt"
+        # Exactly one ping per turn that needs a person, while it is still theirs.
+        check_pings(fd, t, table, bot.tables._engine_options(table), "nimmt")
 
 
 async def started_table(world, bot, people, computers=0, **options):
