@@ -53,6 +53,8 @@ async def test_a_name_with_a_mention_and_a_link_neither_pings_nor_links(world, t
             r = await fd.slash(ana, world.channel, command, **options)
             await r.settled()
             assert r.ack_type in (4, 5)
+            answer = r.followups[-1] if r.ack_type == 5 and r.followups else r.message
+            assert hostile in as_read(answer.text()), (command, answer.text())
 
         assert not any(u == victim.id for _, u in fd.pings()), "the name pinged someone"
         shown = everything_shown(fd, [world.channel, t.thread], [mallory, ana, victim])
