@@ -197,7 +197,11 @@ async def reply(interaction: discord.Interaction, content: str | None = None, **
 
 
 def _chunk_items(items: Sequence[_Item], limit: int = 1900) -> list[list[_Item]]:
-    """Narration items grouped into messages under Discord's 2,000 characters (as :func:`chunk_lines`)."""
+    """Narration items grouped into messages under Discord's 2,000 characters.
+
+    >>> [len(m) for m in _chunk_items([_Item("a" * 1000), _Item("b" * 1000), _Item("c")])]
+    [1, 2]
+    """
     out: list[list[_Item]] = []
     current: list[_Item] = []
     size = 0
@@ -209,26 +213,6 @@ def _chunk_items(items: Sequence[_Item], limit: int = 1900) -> list[list[_Item]]
         else:
             size = size + 1 + n if current else n
             current.append(item)
-    if current:
-        out.append(current)
-    return out
-
-
-def chunk_lines(lines: Sequence[str], limit: int = 1900) -> list[str]:
-    """Join lines into messages under Discord's 2,000 characters.
-
-    >>> [len(m) for m in chunk_lines(["a" * 1000, "b" * 1000, "c"])]
-    [1000, 1002]
-    """
-    out: list[str] = []
-    current = ""
-    for line in lines:
-        line = line[:limit]
-        if current and len(current) + 1 + len(line) > limit:
-            out.append(current)
-            current = line
-        else:
-            current = f"{current}\n{line}" if current else line
     if current:
         out.append(current)
     return out
