@@ -64,13 +64,19 @@ class StatSpec:
 
     ``kind`` "count": the counter ``key`` summed over games; "average":
     the summed game scores divided by the counter ``per`` (e.g. penalty
-    points per round).  ``label_key`` is the ``render.*`` label of the card.
+    points per round).  ``label_key``: the profile card's label, a key of
+    ``render.*`` when it has no dot, else a full catalogue key.
     """
 
     key: str
     label_key: str
     kind: str = "count"
     per: str = ""
+    param: str = ""  # its placeholder in the game's ``stats_line``
+
+    @property
+    def label(self) -> str:
+        return self.label_key if "." in self.label_key else f"render.{self.label_key}"
 
     def value(self, score_sum: int, counters: Mapping[str, int]) -> float | int | None:
         """The figure from the summed scores and counters.
@@ -103,6 +109,7 @@ class GameSpec:
     stats: tuple[StatSpec, ...] = ()
     simultaneous: bool = False  # everyone acts at once (``to_act`` holds several seats)
     deal_event: str = "deal_start"  # the engine event that starts a new deal
+    stats_line: str = ""  # catalogue key of the /stats line; placeholders: the stats' ``param``
     rules_section: str = ""  # RULES.md section, e.g. "3"
     colour: tuple[int, int, int] = (88, 101, 242)
 
@@ -132,16 +139,17 @@ GAMES: tuple[GameSpec, ...] = (
         options=(OptionSpec("rounds", 1, 7, None, at_most_seats=True,
                             label_key="table.lobby_rounds", default_key="table.lobby_rounds_auto"),),
         computers={"random": "core.nimmt:random_player", "normal": "core.nimmt:greedy_player"},
-        stats=(StatSpec("avg_penalty_per_round", "avg_penalty", "average", per="penalty_rounds"),
-               StatSpec("rounds_won", "rounds_won"), StatSpec("bulls_earned", "bulls_earned")),
-        deal_event="round_start", rules_section="1", colour=(196, 38, 46),
+        stats=(StatSpec("avg_penalty_per_round", "avg_penalty", "average", per="penalty_rounds", param="avg"),
+               StatSpec("rounds_won", "rounds_won", param="rounds"),
+               StatSpec("bulls_earned", "bulls_earned", param="bulls")),
+        stats_line="stats.nimmt_line", deal_event="round_start", rules_section="1", colour=(196, 38, 46),
     ),
     GameSpec(
         key="garbage", code=1, engine_path="core.garbage:Garbage", cog="cogs.garbage",
         min_seats=2, max_seats=6, default_seats=4,
         computers={"random": "core.garbage:random_player", "normal": "core.garbage:greedy_player"},
-        stats=(StatSpec("hands_won", "hands_won"),),
-        deal_event="hand_start", rules_section="2", colour=(46, 125, 50),
+        stats=(StatSpec("hands_won", "hands_won", param="hands"),),
+        stats_line="stats.garbage_line", deal_event="hand_start", rules_section="2", colour=(46, 125, 50),
     ),
     GameSpec(
         key="take6", code=2, engine_path="core.take6:Take6", cog="cogs.take6",
@@ -149,9 +157,10 @@ GAMES: tuple[GameSpec, ...] = (
         options=(OptionSpec("limit", 10, 200, 66, label_key="take6.lobby_limit"),
                  OptionSpec("deals", 1, 20, None, label_key="take6.lobby_deals")),
         computers={"random": "core.take6:random_player", "normal": "core.take6:normal_player"},
-        stats=(StatSpec("avg_penalty_per_deal", "avg_penalty_deal", "average", per="deals"),
-               StatSpec("deals_won", "deals_won"), StatSpec("rows_taken", "rows_taken")),
-        simultaneous=True, deal_event="deal_start", rules_section="3", colour=(230, 140, 30),
+        stats=(StatSpec("avg_penalty_per_deal", "take6.avg_penalty", "average", per="deals", param="avg"),
+               StatSpec("deals_won", "take6.deals_won", param="deals"),
+               StatSpec("rows_taken", "take6.rows_taken", param="rows")),
+        stats_line="take6.stats_line", simultaneous=True, deal_event="deal_start", rules_section="3", colour=(230, 140, 30),
     ),
 )
 
