@@ -633,7 +633,7 @@ def render_profile(profile: Mapping[str, Any], labels: Mapping[str, str]) -> byt
         rb.text(d, (W - pad - 10 - rw / 2, pad + 20), rank_txt, f20, accent, anchor="mm")
     rb.text_fit(d, (pad + 6, pad + 20), str(profile.get("name") or ""), 30, TEXT,
                 W - 2 * pad - rw - 40, anchor="lm", stroke=1)
-    sub = labels.get("game") or label(labels, f"game_{spec.key}")
+    sub = label(labels, f"game_{spec.key}")  # the game's name, given by the caller
     detail = ""
     if profile.get("mu") is not None and profile.get("sigma") is not None:
         detail = label(labels, "rating_detail", mu=_num(profile.get("mu")), sigma=_num(profile.get("sigma")))

@@ -31,7 +31,7 @@ PAGE_TARGET = 2400  # soft limit: a page stops taking whole sections beyond this
 TITLE_LIMIT = 256   # embed title
 
 _COMMENT = re.compile(r"<!--(.*?)-->", re.S)
-_GAME_TAG = re.compile(r"<!--\s*game:\s*([a-z]+)\s*-->")
+_GAME_TAG = re.compile(r"<!--\s*game:\s*([a-z0-9_]+)\s*-->")
 _BLANKS = re.compile(r"\n{3,}")
 
 

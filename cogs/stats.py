@@ -136,7 +136,8 @@ class StatsCog(commands.Cog, name="Stats"):
             embed.add_field(name=t(lang, "stats.this_server"), value=self.profile_text(lang, key, local), inline=False)
         labels = {k: t(lang, f"render.{k}") for k in render.PROFILE_LABELS}
         spec = registry.spec(key)  # the card lays out the figures the game declares
-        labels.update({stat.label_key: t(lang, stat.label) for stat in spec.stats}, game=t(lang, spec.title_key))
+        labels.update({stat.label_key: t(lang, stat.label) for stat in spec.stats})
+        labels[f"game_{key}"] = t(lang, spec.title_key)
         try:
             image = await asyncio.get_running_loop().run_in_executor(None, render.render_profile, profile, labels)
         except Exception:  # e.g. a name the font engine cannot lay out: the figures still go out
