@@ -8,7 +8,8 @@ For 2, 4, 7 and 10 seats, plays whole games (to the 66-point limit, S4) with
 ``apply`` (what the bot uses) and prints games/s and actions/s (card choices
 and row choices).  The time includes the players choosing (the normal player
 reads ``view(seat)`` for every decision, as the bot's computer does).  The
-machine's load (``os.getloadavg``) is printed before and after.
+machine's load (``os.getloadavg``) is printed before and after.  Then the
+table image (``app.render_take6``) for 4 and 10 players, warm median of 50.
 """
 from __future__ import annotations
 
@@ -63,6 +64,23 @@ def main(argv: list[str] | None = None) -> None:
         for name in PLAYERS:
             gps, aps, apg, dpg = run(seats, name, args.seconds)
             print(f"{seats:>5} {name:>7} {gps:>9,.1f} {aps:>10,.0f} {apg:>9.1f} {dpg:>11.1f}")
+    from app.i18n import t
+    from app.render_take6 import TAKE6_TABLE_LABELS, render_take6_table
+
+    labels = {k: t("en", f"take6.r_{k}") for k in TAKE6_TABLE_LABELS}
+    for seats in (4, 10):
+        game = Take6.new(seats, 1)
+        rng = random.Random(1)
+        for _ in range(seats * 5):  # some turns in: fuller rows
+            seat = min(game.to_act)
+            game.apply(seat, normal_player(game, seat, rng))
+        view, names = game.view(None), [f"Player {s + 1}" for s in range(seats)]
+        times = []
+        for _ in range(51):
+            start = time.perf_counter()
+            render_take6_table(view, names, labels)
+            times.append((time.perf_counter() - start) * 1000)
+        print(f"table image, {seats:>2} players: warm median {sorted(times[1:])[25]:.1f} ms (first {times[0]:.1f} ms)")
     print(f"load after: {load()}")
 
 
