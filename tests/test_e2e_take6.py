@@ -147,8 +147,8 @@ async def test_timeout_chooses_for_who_has_not_and_three_misses_hand_the_seat_ov
     seat to a computer until its owner is back."""
     fd = world.fd
     ana, ben = world.person("ana"), world.person("ben")
-    # TIME_SCALE 0.01: the table's 120-second turn timer runs out after 1.2 s.
-    async with running_bot(fd, tmp_path / "bot.db", world.guild, time_scale=0.01) as bot:
+    # TIME_SCALE 0.02: the table's 120-second turn timer runs out after 2.4 s.
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, time_scale=0.02) as bot:
         tbl, table = await started(world, bot, [ana, ben], deals=2, turn_time=120)
         assert "Time runs out" in tbl.table_message().text()
         engine = table.engine
