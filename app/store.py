@@ -87,15 +87,23 @@ from app.migrations import (
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-__all__ = ["Store", "TableRecord", "GameRecord", "PlayerResult", "Page", "GUILD_DEFAULTS", "ACTIVE"]
+__all__ = ["Store", "ChannelBusy", "TableRecord", "GameRecord", "PlayerResult", "Page", "GUILD_DEFAULTS", "ACTIVE"]
 
 ACTIVE = ("lobby", "playing")
-CLOSED = ("finished", "cancelled")
+CLOSED = ("finished", "cancelled", "abandoned")
+#: How long a write waits for a lock held by another connection or process
+#: (``busy_timeout``, ms).  Under Discord's 3 s: a click whose save meets a
+#: locked file is told "not saved" (or was deferred first, see cogs/tables.py).
+BUSY_TIMEOUT_MS = 2000
 GUILD_DEFAULTS: dict[str, Any] = {"language": None, "rate_bot_games": False}
 #: most games recorded in one transaction (group commit)
 RECORD_BATCH = 64
 BOARD_NUMBERS = {name: number for number, (name, _) in BOARDS.items()}
 _CODE_GAMES = {code: name for name, code in GAME_CODES.items()}
+
+
+class ChannelBusy(Exception):
+    """``create_table`` in a channel that has an active table already."""
 
 
 @dataclass(frozen=True)
@@ -165,7 +173,7 @@ _PRAGMAS = (
     "PRAGMA foreign_keys = ON",
     "PRAGMA synchronous = NORMAL",
     "PRAGMA wal_autocheckpoint = 0",
-    "PRAGMA busy_timeout = 5000",
+    "PRAGMA busy_timeout = {busy_ms}",
     "PRAGMA temp_store = MEMORY",
     "PRAGMA secure_delete = FAST",
     "PRAGMA cache_size = -{cache_kib}",
@@ -478,7 +486,8 @@ class Store:
                 db = await aiosqlite.connect(path, isolation_level=None)
                 conns.append(db)
                 for pragma in _PRAGMAS:
-                    await db.execute(pragma.format(cache_kib=cache_mib * 1024, mmap_bytes=mmap_mib << 20))
+                    await db.execute(pragma.format(cache_kib=cache_mib * 1024, mmap_bytes=mmap_mib << 20,
+                                                  busy_ms=BUSY_TIMEOUT_MS))
                 if i == 0:
                     # only takes effect on a new, empty file
                     await db.execute(f"PRAGMA page_size = {int(page_size)}")
@@ -563,10 +572,15 @@ class Store:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 result = fn(conn, *args)
+                conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                # Also when COMMIT itself failed (disk full, I/O error): the
+                # transaction is still open then, and must not swallow the
+                # next write.
+                if conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")
             return result
 
         return await db._execute(transaction)
@@ -580,10 +594,17 @@ class Store:
     # -- tables that survive a restart ---------------------------------------
 
     async def create_table(self, guild_id: int, channel_id: int, game: str, meta: dict[str, Any]) -> int:
-        """Save a new lobby; returns its id."""
+        """Save a new lobby; returns its id.  Raises :class:`ChannelBusy` when
+        the channel holds an active table already (a unique index: two
+        concurrent creations cannot both succeed, whichever process runs them)."""
         now = time.time()
         params = (guild_id, channel_id, game, json.dumps(meta), now, now)
-        return await self._write(lambda conn: int(conn.execute(_CREATE_TABLE, params).fetchone()[0]))
+        try:
+            return await self._write(lambda conn: int(conn.execute(_CREATE_TABLE, params).fetchone()[0]))
+        except sqlite3.IntegrityError as error:
+            if "tables.channel_id" not in str(error):
+                raise
+            raise ChannelBusy(channel_id) from None
 
     async def save_table(
         self,
@@ -627,9 +648,9 @@ class Store:
         return _table(rows[0]) if rows else None
 
     async def close_table(self, table_id: int, status: str) -> None:
-        """Mark a table 'finished' or 'cancelled' (it leaves ``active_tables``)."""
+        """Mark a table 'finished', 'cancelled' or 'abandoned' (it leaves ``active_tables``)."""
         if status not in CLOSED:
-            raise ValueError(f"a table closes as 'finished' or 'cancelled', not {status!r}")
+            raise ValueError(f"a table closes as one of {CLOSED}, not {status!r}")
         params = (status, time.time(), table_id)
         await self._write(lambda conn: conn.execute(_CLOSE_TABLE, params))
 
