@@ -107,6 +107,7 @@ class Table:
     saved: int = 0  # how many log entries the store holds
     active_at: float = 0.0  # when a person last acted here (joined, started, moved...)
     stopped_by: str | None = None  # who stopped the game (abandoned), None when it went idle
+    idle: bool = False  # closed because nobody acted for the idle limit
     recorded: bool = False  # the result is in the store's statistics
     posting: bool = False  # created by this process, its lobby message not posted yet
     ending: list[Event] = field(default_factory=list, repr=False)  # events of a last move not yet shown
@@ -162,7 +163,7 @@ class Table:
     def adopt(self, draft: "Table") -> None:
         """Take over a saved draft's state."""
         for name in ("status", "seats", "seed", "log", "options", "started_at", "turn_seat", "turn_deadline",
-                     "saved", "engine", "active_at", "stopped_by"):
+                     "saved", "engine", "active_at", "stopped_by", "idle"):
             setattr(self, name, getattr(draft, name))
 
 
@@ -664,6 +665,7 @@ class TableManager:
                 draft = table.draft()
                 draft.status = "abandoned" if table.status == "playing" else "cancelled"
                 draft.turn_deadline = None
+                draft.idle = True
                 try:
                     await self._save(table, draft)
                 except TableError:
