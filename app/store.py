@@ -87,7 +87,7 @@ from app.migrations import (
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-__all__ = ["Store", "ChannelBusy", "TableRecord", "GameRecord", "PlayerResult", "Page", "GUILD_DEFAULTS", "ACTIVE"]
+__all__ = ["Store", "StoreUnavailable", "ChannelBusy", "TableRecord", "GameRecord", "PlayerResult", "Page", "GUILD_DEFAULTS", "ACTIVE"]
 
 ACTIVE = ("lobby", "playing")
 CLOSED = ("finished", "cancelled", "abandoned")
@@ -100,6 +100,16 @@ GUILD_DEFAULTS: dict[str, Any] = {"language": None, "rate_bot_games": False}
 RECORD_BATCH = 64
 BOARD_NUMBERS = {name: number for number, (name, _) in BOARDS.items()}
 _CODE_GAMES = {code: name for name, code in GAME_CODES.items()}
+
+
+class StoreUnavailable(Exception):
+    """The database file cannot be opened for writing (read-only file or
+    folder, missing folder, full disk, locked by another program...)."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
 
 
 class ChannelBusy(Exception):
@@ -495,12 +505,22 @@ class Store:
                     if mode != "wal":
                         log.warning("journal_mode is %s, not wal", mode)
                     await db.execute("PRAGMA journal_size_limit = 67108864")
-                    await migrate(db)
+                    version = await migrate(db)
+                    # A file that opened read-only (its permissions, a read-only mount) shows
+                    # only at the first write: try one now, at start-up, and undo it.
+                    await db.execute("BEGIN IMMEDIATE")
+                    try:
+                        await db.execute(f"PRAGMA user_version = {int(version)}")
+                    finally:
+                        await db.execute("ROLLBACK")
             w, r, c = conns
             await r.execute("PRAGMA query_only = ON")
-        except BaseException:
+        except BaseException as error:
             for db in conns:
-                await db.close()
+                with contextlib.suppress(Exception):
+                    await db.close()
+            if isinstance(error, (sqlite3.Error, OSError)):
+                raise StoreUnavailable(str(path), str(error)) from error
             raise
         store = cls(w, r, c)
         if checkpoint_interval is not None:
