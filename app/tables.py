@@ -23,6 +23,7 @@ acknowledge the click before Discord's 3 s are up.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import copy
 import logging
@@ -30,7 +31,7 @@ import random
 import secrets
 import time
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Mapping, Protocol
+from typing import Any, AsyncIterator, Awaitable, Callable, Mapping, Protocol
 
 from core.protocol import Event, Game
 
@@ -46,10 +47,18 @@ MAX_OPEN_LOBBIES = 3  # lobbies one person may host at once, across servers
 SLOW_SAVE_AFTER = 1.2  # seconds a save may take before SLOW_SAVE is called
 RETRY_FIRST, RETRY_MAX = 0.5, 30.0  # seconds between tries of an automatic move the store refused
 
-#: Called (and awaited) once when a save of the current task takes longer
-#: than SLOW_SAVE_AFTER; the table cog sets it per click to defer the answer.
-SLOW_SAVE: contextvars.ContextVar[Callable[[], Awaitable[None]] | None] = contextvars.ContextVar(
+#: ``(deadline, hook)``: when a change of the current task (waiting for its
+#: table's lock, then for the store) is still not saved at ``deadline``
+#: (event-loop time), ``hook`` is awaited; the table cog sets it per click to
+#: acknowledge the click in time.  The hook must be harmless when called twice.
+SLOW_SAVE: contextvars.ContextVar[tuple[float, Callable[[], Awaitable[None]]] | None] = contextvars.ContextVar(
     "SLOW_SAVE", default=None)
+
+
+def when_slow(hook: Callable[[], Awaitable[None]], after: float | None = None) -> None:
+    """Set this task's SLOW_SAVE hook, due ``after`` seconds from now."""
+    due = asyncio.get_running_loop().time() + (SLOW_SAVE_AFTER if after is None else after)
+    SLOW_SAVE.set((due, hook))
 
 
 class TableError(Exception):
@@ -346,7 +355,7 @@ class TableManager:
             raise TableError("not_in_lobby")
 
     async def join(self, table: Table, user_id: int, name: str) -> None:
-        async with table.lock:
+        async with self._locked(table):
             self._lobby(table)
             if table.seat_of(user_id) is not None:
                 raise TableError("already_seated")
@@ -358,7 +367,7 @@ class TableManager:
         self.listener(table, [{"type": "lobby", "change": "join", "name": name}])
 
     async def leave(self, table: Table, user_id: int) -> None:
-        async with table.lock:
+        async with self._locked(table):
             self._lobby(table)
             index = table.seat_of(user_id)
             if index is None:
@@ -371,7 +380,7 @@ class TableManager:
         self.listener(table, [{"type": "lobby", "change": "leave", "name": name}])
 
     async def add_computer(self, table: Table, user_id: int) -> None:
-        async with table.lock:
+        async with self._locked(table):
             self._lobby(table)
             if user_id != table.host_id:
                 raise TableError("host_only")
@@ -388,7 +397,7 @@ class TableManager:
         """End a table: the host or a moderator cancels a lobby; only a
         moderator (Manage Messages) stops a running game, which is then
         closed as 'abandoned' (no result, no statistics)."""
-        async with table.lock:
+        async with self._locked(table):
             if table.status not in ACTIVE:
                 raise TableError("table_closed")
             if table.status == "lobby":
@@ -413,7 +422,7 @@ class TableManager:
             self.listener(table, [{"type": "abandoned", "by": table.stopped_by}])
 
     async def start(self, table: Table, user_id: int) -> list[Event]:
-        async with table.lock:
+        async with self._locked(table):
             self._lobby(table)
             if user_id != table.host_id:
                 raise TableError("host_only")
@@ -494,7 +503,7 @@ class TableManager:
         saved) or the engine's :class:`~core.protocol.GameError` (illegal
         move); in every case nothing changed.
         """
-        async with table.lock:
+        async with self._locked(table):
             if table.status != "playing" or table.engine is None:
                 raise TableError("not_playing")
             seat = table.seat_of(user_id)
@@ -514,7 +523,7 @@ class TableManager:
 
     async def back(self, table: Table, user_id: int) -> None:
         """'I'm back': the owner takes the seat back from the computer."""
-        async with table.lock:
+        async with self._locked(table):
             if table.status != "playing":
                 raise TableError("not_playing")
             seat = table.seat_of(user_id)
@@ -592,17 +601,48 @@ class TableManager:
         table.adopt(draft)
 
     async def _slow_guard(self, saving: Awaitable[Any]) -> Any:
-        """Await a save; when it is slow, call this task's SLOW_SAVE hook once."""
-        hook = SLOW_SAVE.get()
+        """Await a save; when it is still running at this task's SLOW_SAVE
+        deadline, call the hook (and go on waiting)."""
+        slow = SLOW_SAVE.get()
         task = asyncio.ensure_future(saving)
-        if hook is not None:
-            done, _ = await asyncio.wait({task}, timeout=SLOW_SAVE_AFTER)
+        if slow is not None:
+            done, _ = await asyncio.wait({task}, timeout=max(0.0, slow[0] - asyncio.get_running_loop().time()))
             if not done:
-                try:
-                    await hook()
-                except Exception:
-                    log.warning("the slow-save hook failed", exc_info=True)
+                await self._call_hook(slow[1])
         return await task
+
+    @staticmethod
+    async def _call_hook(hook: Callable[[], Awaitable[None]]) -> None:
+        SLOW_SAVE.set(None)  # once per task
+        try:
+            await hook()
+        except Exception:
+            log.warning("the slow-save hook failed", exc_info=True)
+
+    @contextlib.asynccontextmanager
+    async def _locked(self, table: Table) -> AsyncIterator[None]:
+        """The table's lock; waiting for it counts towards SLOW_SAVE (the
+        holder may itself be waiting for a locked database)."""
+        slow = SLOW_SAVE.get()
+        if slow is None or not table.lock.locked():
+            await table.lock.acquire()
+        else:
+            acquire = asyncio.ensure_future(table.lock.acquire())
+            try:
+                done, _ = await asyncio.wait({acquire}, timeout=max(0.0, slow[0] - asyncio.get_running_loop().time()))
+                if not done:
+                    await self._call_hook(slow[1])
+                await acquire
+            except BaseException:
+                if acquire.done() and not acquire.cancelled() and acquire.exception() is None:
+                    table.lock.release()
+                else:
+                    acquire.cancel()
+                raise
+        try:
+            yield
+        finally:
+            table.lock.release()
 
     async def _record(self, table: Table) -> None:
         from app.store import GameRecord, PlayerResult

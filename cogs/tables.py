@@ -11,6 +11,7 @@ ever holds a card from a hand; the version makes old buttons harmless.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import io
 import logging
 import re
@@ -24,7 +25,7 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from app.i18n import has, normalise, t
-from app.tables import SLOW_SAVE, Table, TableError, TableManager
+from app.tables import Table, TableError, TableManager, when_slow
 from core.protocol import Event, GameError
 
 log = logging.getLogger(__name__)
@@ -203,7 +204,7 @@ def defer_when_slow(interaction: discord.Interaction) -> None:
         if command:
             interaction.extras["thinking"] = True
 
-    SLOW_SAVE.set(defer)
+    when_slow(defer)
 
 
 def can_manage(interaction: discord.Interaction) -> bool:
@@ -530,10 +531,12 @@ class TablesCog(commands.Cog, name="Tables"):
         ping = self.ping_line(table, events)
         if ping:
             presenter.lines.append(ping)
-        if table.status in ("playing", "finished"):
-            presenter.table_dirty = True
+        if table.status in ("playing", "finished") or (table.status == "abandoned" and table.messages.get("table")):
+            presenter.table_dirty = True  # (a stopped game's table message is drawn once more, without buttons)
         if presenter.sender is None or presenter.sender.done():
-            presenter.sender = asyncio.get_running_loop().create_task(self._sender(table, presenter))
+            # (a context of its own: the click's deferral hook stays with the click)
+            presenter.sender = asyncio.get_running_loop().create_task(self._sender(table, presenter),
+                                                                      context=contextvars.Context())
         changed = getattr(self.uis[table.game], "changed", None)
         if changed is not None:
             changed(table)  # e.g. private panels that keep themselves current

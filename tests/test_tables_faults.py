@@ -14,7 +14,7 @@ import pytest
 from app import tables as tables_module
 from app.migrations import migrate
 from app.store import Store
-from app.tables import SLOW_SAVE, TableError, TableManager
+from app.tables import SLOW_SAVE, TableError, TableManager, when_slow
 from core import garbage, nimmt
 from tests.faults import DISK_FULL, IO_ERROR, READ_ONLY, failing_commits, held_lock
 
@@ -173,7 +173,8 @@ async def test_a_lock_held_elsewhere_refuses_in_time_and_a_slow_save_calls_the_h
     async def hook():
         calls.append("slow")
 
-    token = SLOW_SAVE.set(hook)
+    token = SLOW_SAVE.set(None)
+    when_slow(hook)
     try:
         with held_lock(tmp_path / "t.db"):
             before = snapshot(table)
@@ -188,7 +189,7 @@ async def test_a_lock_held_elsewhere_refuses_in_time_and_a_slow_save_calls_the_h
             calls.append("slow")
             lock.__exit__(None, None, None)
 
-        SLOW_SAVE.set(release_hook)
+        when_slow(release_hook)
         await m.start(table, HOST)
         assert calls == ["slow", "slow"] and table.status == "playing"
         assert (await store.table(table.id)).status == "playing"
@@ -319,3 +320,25 @@ async def test_migration_keeps_one_active_table_per_channel(tmp_path):
             await store.create_table(1, 11, "nimmt", {})
     finally:
         await store.close()
+
+
+async def test_waiting_behind_a_save_that_waits_for_the_database_also_calls_the_hook(store, tmp_path):
+    m = manager(store)
+    table = await lobby(m)
+    calls = []
+
+    async def ben_joins():
+        async def hook():
+            calls.append("ben")
+        when_slow(hook)
+        await m.join(table, BEN, "Ben")
+
+    with held_lock(tmp_path / "t.db"):
+        first = asyncio.create_task(m.join(table, ANA, "Ana"))  # holds the table while the store waits
+        await asyncio.sleep(0.05)
+        second = asyncio.create_task(ben_joins())
+        results = await asyncio.gather(first, second, return_exceptions=True)
+    # ben was waiting for the table, not for the store, when his deadline came: told in time all the same.
+    assert calls == ["ben"]
+    assert all(isinstance(r, TableError) and r.code == "not_saved" for r in results)
+    assert [s.name for s in table.seats] == ["u1001"]
