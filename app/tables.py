@@ -449,31 +449,34 @@ class TableManager:
         async with table.lock:
             if table.status != "finished":
                 return
-            if not table.recorded:
-                await self._record(table)
-            try:
-                await self.store.close_table(table.id, "finished")
-            except Exception as error:
-                # Still 'playing' in the store: try again shortly; a restart meanwhile
-                # records it (once) and announces the end again.
-                log.warning("table %s: closing failed (%r); trying again", table.id, error)
-                self._later(self._close_finished(table))
+            if await self._close_finished(table):
                 return
-            table.ending = []
-        self._forget(table)
+        # Still 'playing' in the store (its result or its closing was refused): try
+        # again shortly; a restart meanwhile records it (once) and shows the end again.
+        self._later(self._close_later(table))
 
-    async def _close_finished(self, table: Table) -> None:
+    async def _close_finished(self, table: Table) -> bool:
+        if not table.recorded:
+            await self._record(table)
+        if not table.recorded:  # closed unrecorded, the result would be lost for good
+            return False
+        try:
+            await self.store.close_table(table.id, "finished")
+        except Exception as error:
+            log.warning("table %s: closing failed (%r); trying again", table.id, error)
+            return False
+        table.ending = []
+        self._forget(table)
+        return True
+
+    async def _close_later(self, table: Table) -> None:
         delay = RETRY_FIRST
         while not self._closing:
             await asyncio.sleep(delay)
-            try:
-                await self.store.close_table(table.id, "finished")
-            except Exception:
-                delay = min(RETRY_MAX, delay * 2)
-                continue
-            table.ending = []
-            self._forget(table)
-            return
+            async with table.lock:
+                if table.status != "finished" or await self._close_finished(table):
+                    return
+            delay = min(RETRY_MAX, delay * 2)
 
     def set_message(self, table: Table, kind: str, message_id: int | None) -> None:
         if message_id is None:

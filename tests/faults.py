@@ -27,11 +27,15 @@ class FailingCommits:
         self._conn = conn
         self.error: str | None = None
         self.refused = 0  # commits that failed
+        self.spare = 0  # commits still let through while error is set
 
     def execute(self, sql: str, *args: Any) -> Any:
         if self.error is not None and sql.strip().upper() == "COMMIT":
-            self.refused += 1
-            raise sqlite3.OperationalError(self.error)
+            if self.spare > 0:
+                self.spare -= 1
+            else:
+                self.refused += 1
+                raise sqlite3.OperationalError(self.error)
         return self._conn.execute(sql, *args)
 
     def __getattr__(self, name: str) -> Any:

@@ -342,3 +342,31 @@ async def test_waiting_behind_a_save_that_waits_for_the_database_also_calls_the_
     assert calls == ["ben"]
     assert all(isinstance(r, TableError) and r.code == "not_saved" for r in results)
     assert [s.name for s in table.seats] == ["u1001"]
+
+
+async def test_a_result_the_store_refused_is_recorded_once_it_takes_it(store, monkeypatch):
+    monkeypatch.setattr(tables_module, "RETRY_FIRST", 0.02)
+    m = manager(store)
+    table = await lobby(m, seats=2, rounds=1)
+    await m.join(table, ANA, "Ana")
+    await m.start(table, HOST)
+    disk = failing_commits(store)
+    while table.status == "playing":
+        user, action = person_move(table)
+        trial = table.engine.copy()
+        trial.apply(trial.to_move, action)
+        if trial.over:  # the last move is saved; recording its result meets a full disk
+            disk.error, disk.spare = DISK_FULL, 1
+        await m.act(table, user, action)
+    assert table.status == "finished" and not table.recorded and disk.refused >= 1
+    await m.ended(table)  # the end was shown, but the result is not in: the table stays open
+    assert [r.id for r in await store.active_tables()] == [table.id] and await store.history(HOST) == []
+    await asyncio.sleep(0.1)
+    disk.error = None
+    for _ in range(200):
+        if not await store.active_tables():
+            break
+        await asyncio.sleep(0.01)
+    assert await store.active_tables() == [] and m.tables == {}
+    assert len(await store.history(HOST)) == 1 and len(await store.history(ANA)) == 1
+    await m.shutdown()
