@@ -524,8 +524,59 @@ _V4 = (
     """,
 )
 
+# Tables closed as 'abandoned' (stopped by a moderator, or nobody acted for a
+# day) and ONE active table per channel, enforced by a unique partial index.
+# SQLite cannot change a CHECK in place, so ``tables`` (and ``table_actions``,
+# whose foreign key would otherwise cascade the DROP) are rebuilt; the
+# RENAME rewrites the foreign key to the new ``tables``.  Channels that
+# already hold two active tables (the race this closes) keep the running game,
+# else the newest lobby; the others are closed as abandoned.
+_TABLES_ABANDONED = (
+    """
+    CREATE TABLE tables_v (
+        id          INTEGER PRIMARY KEY,
+        guild_id    INTEGER NOT NULL,
+        channel_id  INTEGER NOT NULL,
+        game        TEXT NOT NULL,
+        status      TEXT NOT NULL DEFAULT 'lobby'
+                    CHECK (status IN ('lobby', 'playing', 'finished', 'cancelled', 'abandoned')),
+        meta        TEXT NOT NULL DEFAULT '{}',
+        created_at  REAL NOT NULL,
+        updated_at  REAL NOT NULL
+    )
+    """,
+    """
+    INSERT INTO tables_v (id, guild_id, channel_id, game, status, meta, created_at, updated_at)
+    SELECT id, guild_id, channel_id, game, status, meta, created_at, updated_at FROM tables
+    """,
+    """
+    CREATE TABLE table_actions_v (
+        table_id  INTEGER NOT NULL REFERENCES tables_v (id) ON DELETE CASCADE,
+        idx       INTEGER NOT NULL,
+        seat      INTEGER NOT NULL,
+        action    TEXT NOT NULL,
+        PRIMARY KEY (table_id, idx)
+    ) WITHOUT ROWID
+    """,
+    "INSERT INTO table_actions_v (table_id, idx, seat, action) SELECT table_id, idx, seat, action FROM table_actions",
+    "DROP TABLE table_actions",
+    "DROP TABLE tables",
+    "ALTER TABLE tables_v RENAME TO tables",
+    "ALTER TABLE table_actions_v RENAME TO table_actions",
+    """
+    UPDATE tables SET status = 'abandoned'
+    WHERE status IN ('lobby', 'playing') AND id NOT IN (
+        SELECT id FROM (
+            SELECT id, ROW_NUMBER() OVER (
+                PARTITION BY channel_id ORDER BY status = 'playing' DESC, id DESC) AS n
+            FROM tables WHERE status IN ('lobby', 'playing'))
+        WHERE n = 1)
+    """,
+    "CREATE UNIQUE INDEX tables_active_channel ON tables (channel_id) WHERE status IN ('lobby', 'playing')",
+)
+
 #: MIGRATIONS[k] brings user_version k to k + 1.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _TABLES_ABANDONED)
 LATEST = len(MIGRATIONS)
 
 #: rebuild every board's buckets from ``stats`` (run with the board triggers

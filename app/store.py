@@ -88,15 +88,33 @@ from core import registry
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-__all__ = ["Store", "TableRecord", "GameRecord", "PlayerResult", "Page", "GUILD_DEFAULTS", "ACTIVE"]
+__all__ = ["Store", "StoreUnavailable", "ChannelBusy", "TableRecord", "GameRecord", "PlayerResult", "Page", "GUILD_DEFAULTS", "ACTIVE"]
 
 ACTIVE = ("lobby", "playing")
-CLOSED = ("finished", "cancelled")
+CLOSED = ("finished", "cancelled", "abandoned")
+#: How long a write waits for a lock held by another connection or process
+#: (``busy_timeout``, ms).  Under Discord's 3 s: a click whose save meets a
+#: locked file is told "not saved" (or was deferred first, see cogs/tables.py).
+BUSY_TIMEOUT_MS = 2000
 GUILD_DEFAULTS: dict[str, Any] = {"language": None, "rate_bot_games": False}
 #: most games recorded in one transaction (group commit)
 RECORD_BATCH = 64
 BOARD_NUMBERS = {name: number for number, (name, _) in BOARDS.items()}
 _CODE_GAMES = {code: name for name, code in GAME_CODES.items()}
+
+
+class StoreUnavailable(Exception):
+    """The database file cannot be opened for writing (read-only file or
+    folder, missing folder, full disk, locked by another program...)."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+class ChannelBusy(Exception):
+    """``create_table`` in a channel that has an active table already."""
 
 
 @dataclass(frozen=True)
@@ -166,7 +184,7 @@ _PRAGMAS = (
     "PRAGMA foreign_keys = ON",
     "PRAGMA synchronous = NORMAL",
     "PRAGMA wal_autocheckpoint = 0",
-    "PRAGMA busy_timeout = 5000",
+    "PRAGMA busy_timeout = {busy_ms}",
     "PRAGMA temp_store = MEMORY",
     "PRAGMA secure_delete = FAST",
     "PRAGMA cache_size = -{cache_kib}",
@@ -480,7 +498,8 @@ class Store:
                 db = await aiosqlite.connect(path, isolation_level=None)
                 conns.append(db)
                 for pragma in _PRAGMAS:
-                    await db.execute(pragma.format(cache_kib=cache_mib * 1024, mmap_bytes=mmap_mib << 20))
+                    await db.execute(pragma.format(cache_kib=cache_mib * 1024, mmap_bytes=mmap_mib << 20,
+                                                  busy_ms=BUSY_TIMEOUT_MS))
                 if i == 0:
                     # only takes effect on a new, empty file
                     await db.execute(f"PRAGMA page_size = {int(page_size)}")
@@ -488,12 +507,22 @@ class Store:
                     if mode != "wal":
                         log.warning("journal_mode is %s, not wal", mode)
                     await db.execute("PRAGMA journal_size_limit = 67108864")
-                    await migrate(db)
+                    version = await migrate(db)
+                    # A file that opened read-only (its permissions, a read-only mount) shows
+                    # only at the first write: try one now, at start-up, and undo it.
+                    await db.execute("BEGIN IMMEDIATE")
+                    try:
+                        await db.execute(f"PRAGMA user_version = {int(version)}")
+                    finally:
+                        await db.execute("ROLLBACK")
             w, r, c = conns
             await r.execute("PRAGMA query_only = ON")
-        except BaseException:
+        except BaseException as error:
             for db in conns:
-                await db.close()
+                with contextlib.suppress(Exception):
+                    await db.close()
+            if isinstance(error, (sqlite3.Error, OSError)):
+                raise StoreUnavailable(str(path), str(error)) from error
             raise
         store = cls(w, r, c)
         if checkpoint_interval is not None:
@@ -565,10 +594,15 @@ class Store:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 result = fn(conn, *args)
+                conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                # Also when COMMIT itself failed (disk full, I/O error): the
+                # transaction is still open then, and must not swallow the
+                # next write.
+                if conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")
             return result
 
         return await db._execute(transaction)
@@ -582,10 +616,17 @@ class Store:
     # -- tables that survive a restart ---------------------------------------
 
     async def create_table(self, guild_id: int, channel_id: int, game: str, meta: dict[str, Any]) -> int:
-        """Save a new lobby; returns its id."""
+        """Save a new lobby; returns its id.  Raises :class:`ChannelBusy` when
+        the channel holds an active table already (a unique index: two
+        concurrent creations cannot both succeed, whichever process runs them)."""
         now = time.time()
         params = (guild_id, channel_id, game, json.dumps(meta), now, now)
-        return await self._write(lambda conn: int(conn.execute(_CREATE_TABLE, params).fetchone()[0]))
+        try:
+            return await self._write(lambda conn: int(conn.execute(_CREATE_TABLE, params).fetchone()[0]))
+        except sqlite3.IntegrityError as error:
+            if "tables.channel_id" not in str(error):
+                raise
+            raise ChannelBusy(channel_id) from None
 
     async def save_table(
         self,
@@ -629,9 +670,9 @@ class Store:
         return _table(rows[0]) if rows else None
 
     async def close_table(self, table_id: int, status: str) -> None:
-        """Mark a table 'finished' or 'cancelled' (it leaves ``active_tables``)."""
+        """Mark a table 'finished', 'cancelled' or 'abandoned' (it leaves ``active_tables``)."""
         if status not in CLOSED:
-            raise ValueError(f"a table closes as 'finished' or 'cancelled', not {status!r}")
+            raise ValueError(f"a table closes as one of {CLOSED}, not {status!r}")
         params = (status, time.time(), table_id)
         await self._write(lambda conn: conn.execute(_CLOSE_TABLE, params))
 

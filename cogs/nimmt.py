@@ -23,7 +23,7 @@ from discord.ext import commands
 from app import render
 from app.i18n import t
 from app.tables import Table, TableError
-from cogs.tables import TableButton, TableMessage, TableSelect, TablesCog, user_lang, view_of
+from cogs.tables import TableButton, TableMessage, TableSelect, TablesCog, update_message, user_lang, view_of
 from core.nimmt import Open, Pass, Play, Steal, Take
 from core.protocol import Event
 
@@ -266,7 +266,7 @@ class NimmtUI:
         if new:
             await interaction.response.send_message(embed=embed, view=view, file=file, ephemeral=True)
         else:
-            await interaction.response.edit_message(embed=embed, view=view, attachments=[file])
+            await update_message(interaction, embed=embed, view=view, attachments=[file])  # also after a slow save
         # The panel keeps itself current while its interaction token lives.
         self.open_panels[(table.id, interaction.user.id)] = _OpenPanel(interaction, time.monotonic(), lang, version)
 

@@ -11,6 +11,7 @@ ever holds a card from a hand; the version makes old buttons harmless.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import io
 import logging
 import re
@@ -19,10 +20,12 @@ from typing import Any, Protocol, Sequence
 
 import aiohttp
 import discord
+from discord import app_commands
+from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from app.i18n import normalise, t
-from app.tables import Table, TableError, TableManager, starts_turn
+from app.i18n import has, normalise, t
+from app.tables import Table, TableError, TableManager, starts_turn, when_slow
 from core import registry
 from core.protocol import Event, GameError, to_act
 
@@ -168,12 +171,47 @@ async def reply(interaction: discord.Interaction, content: str | None = None, **
     """Answer ephemerally, whether or not the interaction was answered already."""
     kwargs.setdefault("ephemeral", True)
     try:
-        if interaction.response.is_done():
+        if interaction.extras.pop("thinking", False):
+            # A public "thinking..." (a slow save of a command): its answer fills it
+            # (a first followup would be public anyway).
+            kwargs.pop("ephemeral", None)
+            await interaction.edit_original_response(content=content, **kwargs)
+        elif interaction.response.is_done():
             await interaction.followup.send(content, **kwargs)
         else:
             await interaction.response.send_message(content, **kwargs)
     except discord.HTTPException:
         log.warning("could not answer interaction %s", interaction.id, exc_info=True)
+
+
+async def update_message(interaction: discord.Interaction, **kwargs: Any) -> None:
+    """Redraw the message a component is on, also after a deferred answer."""
+    if interaction.response.is_done():
+        await interaction.edit_original_response(**kwargs)
+    else:
+        await interaction.response.edit_message(**kwargs)
+
+
+def defer_when_slow(interaction: discord.Interaction) -> None:
+    """While this interaction is handled, a slow save (a database locked
+    elsewhere) acknowledges it first: the answer then follows the save,
+    however long the store takes to commit or refuse it."""
+
+    async def defer() -> None:
+        if interaction.response.is_done():
+            return
+        command = interaction.type == discord.InteractionType.application_command
+        await interaction.response.defer(thinking=command)
+        if command:
+            interaction.extras["thinking"] = True
+
+    when_slow(defer)
+
+
+def can_manage(interaction: discord.Interaction) -> bool:
+    """Manage Messages here (or server-wide, or administrator)."""
+    perms = getattr(interaction.user, "guild_permissions", None) or discord.Permissions.none()
+    return bool(interaction.permissions.manage_messages or perms.manage_messages or perms.administrator)
 
 
 def chunk_lines(lines: Sequence[str], limit: int = 1900) -> list[str]:
@@ -199,10 +237,16 @@ def chunk_lines(lines: Sequence[str], limit: int = 1900) -> list[str]:
 class TablesCog(commands.Cog, name="Tables"):
     """Lobbies and tables of every game."""
 
+    table_group = app_commands.Group(
+        name=_("table", key="commands.table.name"),
+        description=_("The table of this channel or thread", key="commands.table.description"),
+        guild_only=True)
+
     def __init__(self, bot: Any) -> None:
         self.bot = bot
         self.uis: dict[str, GameUI] = {}
         self.presenters: dict[int, _Presenter] = {}
+        self._edits: set[asyncio.Task[None]] = set()
         self.manager: TableManager = bot.tables
         self.manager.listener = self.on_table_change
 
@@ -216,6 +260,7 @@ class TablesCog(commands.Cog, name="Tables"):
     async def stop_presenting(self) -> None:
         """Stop posting (at shutdown); what was saved is shown again after a start."""
         tasks = [task for p in self.presenters.values() for task in (p.sender, p.updater) if task]
+        tasks += self._edits
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -227,11 +272,10 @@ class TablesCog(commands.Cog, name="Tables"):
     # --------------------------------------------------------------- errors
     def error_text(self, lang: str, error: Exception) -> str:
         if isinstance(error, TableError):
-            return t(lang, f"errors.{error.code}", **error.params)
+            key = f"faults.{error.code}"
+            return t(lang, key if has(key) else f"errors.{error.code}", **error.params)
         if isinstance(error, GameError):
             key = f"errors.{error.code}"
-            from app.i18n import has
-
             return t(lang, key) if has(key) else t(lang, "errors.illegal")
         return t(lang, "errors.unexpected")
 
@@ -239,6 +283,7 @@ class TablesCog(commands.Cog, name="Tables"):
                     arg: str | None, values: list[str]) -> None:
         """Every table click lands here: one place turns errors into answers."""
         lang = user_lang(interaction)
+        defer_when_slow(interaction)
         try:
             if op == "again":  # the only button of a finished table
                 return await self.op_again(interaction, table_id)
@@ -283,6 +328,7 @@ class TablesCog(commands.Cog, name="Tables"):
         if missing:
             names = ", ".join(t(lang, f"perms.{name}") for name in missing)
             return await reply(interaction, t(lang, "errors.missing_permissions", permissions=names))
+        defer_when_slow(interaction)
         try:
             table_lang = await self.table_language(interaction)
             table = await self.manager.create(
@@ -291,27 +337,50 @@ class TablesCog(commands.Cog, name="Tables"):
                 seats=seats, rounds=rounds, turn_time=turn_time, locale=table_lang, options=options)
         except TableError as error:
             orphan = self.manager.in_channel(channel.id)
+            # Only the asker's own lobby whose message was never posted (the bot stopped in
+            # between) is posted now; never a table someone is creating at this moment.
             if not (error.code == "channel_busy" and orphan is not None and orphan.status == "lobby"
-                    and not orphan.messages.get("lobby")):
+                    and orphan.host_id == interaction.user.id and not orphan.messages.get("lobby")
+                    and not orphan.posting):
                 return await reply(interaction, self.error_text(lang, error))
-            table = orphan  # saved, but its message was never posted (a stop in between): post it now
+            table = orphan
+            table.posting = True
         for _ in range(computers):
-            await self.manager.add_computer(table, table.host_id)
+            try:
+                await self.manager.add_computer(table, table.host_id)
+            except TableError:
+                break  # not saved: the lobby opens with fewer computers; the host may add them
         content = None
         if invite:
             content = t(table.locale, "table.again_invite", host=f"<@{table.host_id}>",
                         mentions=" ".join(f"<@{user_id}>" for user_id in invite))
+        mentions = discord.AllowedMentions(users=True, everyone=False, roles=False)
         try:
-            response = await interaction.response.send_message(
-                content=content, embed=self.lobby_embed(table), view=self.lobby_view(table),
-                allowed_mentions=discord.AllowedMentions(users=True, everyone=False, roles=False))
+            if interaction.extras.pop("thinking", False):  # deferred by a slow save: fill "thinking..."
+                sent = await interaction.edit_original_response(
+                    content=content, embed=self.lobby_embed(table), view=self.lobby_view(table),
+                    allowed_mentions=discord.AllowedMentions.none())
+                message_id = sent.id
+            elif interaction.response.is_done():  # Play again, deferred: a new message
+                sent = await interaction.followup.send(
+                    content=content, embed=self.lobby_embed(table), view=self.lobby_view(table),
+                    allowed_mentions=mentions, wait=True)
+                message_id = sent.id
+            else:
+                response = await interaction.response.send_message(
+                    content=content, embed=self.lobby_embed(table), view=self.lobby_view(table),
+                    allowed_mentions=mentions)
+                message_id = getattr(response, "message_id", None)
+                if message_id is None:
+                    message_id = (await interaction.original_response()).id
         except discord.HTTPException:
             log.warning("lobby message for table %s could not be posted", table.id, exc_info=True)
-            await self.manager.cancel(table, table.host_id, can_manage=True)
+            table.posting = False
+            try:
+                await self.manager.cancel(table, table.host_id, can_manage=True)
+            except TableError:
+                pass  # not saved: the host's next /new posts this lobby
             return
-        message_id = getattr(response, "message_id", None)
-        if message_id is None:
-            message_id = (await interaction.original_response()).id
         self.manager.set_message(table, "lobby", message_id)
         await self.manager.save_messages(table)
 
@@ -320,13 +389,16 @@ class TablesCog(commands.Cog, name="Tables"):
         title = t(lang, f"{table.game}.title")
         embed = discord.Embed(title=t(lang, "table.lobby_title", game=title, table=table.id),
                               colour=discord.Colour.blurple())
+        stopped = self.closed_line(table)
         turn = table.options.get("turn_time", 0)
         timer = t(lang, "table.timer_off") if not turn else t(lang, "table.timer_seconds", count=turn)
         desc = [t(lang, "table.lobby_host", host=f"<@{table.host_id}>"),
                 t(lang, "table.lobby_seats", taken=len(table.seats), seats=table.max_seats),
                 t(lang, "table.lobby_timer", timer=timer),
                 *self.uis[table.game].lobby_lines(table, lang)]
-        if table.status == "cancelled":
+        if stopped:
+            desc.insert(0, stopped)
+        elif table.status == "cancelled":
             desc.insert(0, t(lang, "table.cancelled"))
         elif table.status == "playing" and table.thread_id:
             desc.insert(0, t(lang, "table.in_thread", thread=f"<#{table.thread_id}>"))
@@ -357,8 +429,17 @@ class TablesCog(commands.Cog, name="Tables"):
             TableButton.make(table.id, "rules", t(lang, "table.rules"), emoji="📖"),
         )
 
+    def closed_line(self, table: Table) -> str | None:
+        """Why a table closed early: stopped by a moderator, or nobody played."""
+        lang = table.locale
+        if table.status == "abandoned" and table.stopped_by:
+            return t(lang, "faults.stopped_by", name=discord.utils.escape_markdown(table.stopped_by))
+        if table.idle:
+            return t(lang, "faults.idle_closed", count=max(1, round(self.manager.idle_limit / 3600)))
+        return None
+
     async def _lobby_update(self, interaction: discord.Interaction, table: Table) -> None:
-        await interaction.response.edit_message(embed=self.lobby_embed(table), view=self.lobby_view(table))
+        await update_message(interaction, embed=self.lobby_embed(table), view=self.lobby_view(table))
 
     async def op_join(self, interaction: discord.Interaction, table: Table) -> None:
         await self.manager.join(table, interaction.user.id, interaction.user.display_name)
@@ -377,14 +458,31 @@ class TablesCog(commands.Cog, name="Tables"):
         await self._lobby_update(interaction, table)
 
     async def op_cancel(self, interaction: discord.Interaction, table: Table) -> None:
-        perms = getattr(interaction.user, "guild_permissions", None) or discord.Permissions.none()
-        channel_perms = interaction.permissions
-        can_manage = bool(channel_perms.manage_messages or perms.manage_messages or perms.administrator)
-        await self.manager.cancel(table, interaction.user.id, can_manage=can_manage)
+        await self.manager.cancel(table, interaction.user.id, can_manage=can_manage(interaction),
+                                  name=interaction.user.display_name)
         if interaction.message is not None and interaction.message.id == table.messages.get("lobby"):
             await self._lobby_update(interaction, table)
         else:
             await reply(interaction, t(user_lang(interaction), "table.cancelled"))
+
+    @table_group.command(name=_("stop", key="commands.table_stop.name"),
+                         description=_("End the lobby or game of this channel or thread (host or moderators)",
+                                       key="commands.table_stop.description"))
+    async def table_stop(self, interaction: discord.Interaction) -> None:
+        """``/table stop``: the host cancels their lobby; anyone with Manage
+        Messages ends any lobby or running game here (recorded as abandoned)."""
+        lang = user_lang(interaction)
+        defer_when_slow(interaction)
+        table = self.manager.in_channel(interaction.channel_id) if interaction.channel_id else None
+        try:
+            if table is None:
+                raise TableError("no_table_here")
+            await self.manager.cancel(table, interaction.user.id, can_manage=can_manage(interaction),
+                                      name=interaction.user.display_name)
+        except TableError as error:
+            return await reply(interaction, self.error_text(lang, error))
+        key = "faults.stopped" if table.status == "abandoned" else "faults.lobby_cancelled"
+        await reply(interaction, t(lang, key, table=table.id))
 
     async def op_rules(self, interaction: discord.Interaction, table: Table) -> None:
         from cogs.rules import build_page
@@ -427,16 +525,20 @@ class TablesCog(commands.Cog, name="Tables"):
         kinds = {e.get("type") for e in events}
         if "started" in kinds:
             presenter.need_thread = True
+        if kinds & {"abandoned", "idle", "cancelled"}:
+            self._edit_lobby_later(table)
         if registry.spec(table.game).deal_event in kinds:
             presenter.repost = True  # a fresh table message each round (old messages edit slowly)
         presenter.lines.extend(self.narrate(table, events))
         ping = self.ping_line(table, events)
         if ping:
             presenter.lines.append(ping)
-        if table.status != "cancelled":
-            presenter.table_dirty = True
+        if table.status in ("playing", "finished") or (table.status == "abandoned" and table.messages.get("table")):
+            presenter.table_dirty = True  # (a stopped game's table message is drawn once more, without buttons)
         if presenter.sender is None or presenter.sender.done():
-            presenter.sender = asyncio.get_running_loop().create_task(self._sender(table, presenter))
+            # (a context of its own: the click's deferral hook stays with the click)
+            presenter.sender = asyncio.get_running_loop().create_task(self._sender(table, presenter),
+                                                                      context=contextvars.Context())
         changed = getattr(self.uis[table.game], "changed", None)
         if changed is not None:
             changed(table)  # e.g. private panels that keep themselves current
@@ -451,7 +553,7 @@ class TablesCog(commands.Cog, name="Tables"):
                     await self._open_thread(table, again=again)
                 lines, presenter.lines = presenter.lines, []
                 unsent: list[str] = []
-                if lines and (table.status != "cancelled" or table.thread_id):
+                if lines and (table.status not in ("cancelled", "abandoned") or table.thread_id):
                     unsent = await self._send(table, lines)
                 if unsent:
                     failures += 1
@@ -472,6 +574,27 @@ class TablesCog(commands.Cog, name="Tables"):
                 presenter.updater = asyncio.get_running_loop().create_task(self._updater(table, presenter))
             if not presenter.lines and not presenter.need_thread:
                 break
+        if (table.status not in ("lobby", "playing", "finished") and self.presenters.get(table.id) is presenter
+                and (presenter.updater is None or presenter.updater.done())):
+            self.presenters.pop(table.id, None)  # closed early: nothing more to show
+
+    def _edit_lobby_later(self, table: Table) -> None:
+        """Show on the lobby message that a table was stopped or closed itself
+        (a Cancel click on the lobby redraws it through its own answer)."""
+        lobby = table.messages.get("lobby")
+        if not lobby:
+            return
+
+        async def edit() -> None:
+            try:
+                await self.where(table, thread=False).get_partial_message(lobby).edit(
+                    embed=self.lobby_embed(table), view=None)
+            except (discord.HTTPException, *TRANSIENT):
+                log.info("lobby message of table %s could not be updated", table.id)
+
+        task = asyncio.get_running_loop().create_task(edit())
+        self._edits.add(task)
+        task.add_done_callback(self._edits.discard)
 
     def redraw(self, table: Table, *, new_thread: bool = False, repost: bool = True, ping: bool = True) -> None:
         """Show the table again (its message or thread was deleted, or the bot restarted)."""
@@ -548,6 +671,10 @@ class TablesCog(commands.Cog, name="Tables"):
                 lines.append(t(lang, "table.back", name=self.seat_name(table, event["seat"])))
             elif kind == "cancelled":
                 lines.append(t(lang, "table.cancelled"))
+            elif kind in ("abandoned", "idle"):
+                line = self.closed_line(table)
+                if line:
+                    lines.append(line)
             elif kind == "started":
                 lines.append(t(lang, "table.game_started", game=t(lang, f"{table.game}.title")))
             else:

@@ -13,6 +13,7 @@ returns.
     game.view(None)                              # what the table may see
     game.result                                  # Result once over, else None
     data = game.to_dict(); Nimmt.from_dict(data) # serialise / restore
+    draft = game.copy()                          # independent copy (changed, saved, then kept)
     Nimmt.replay(seats, seed, options, log)      # from seed + action log
 
 Actions round-trip through text (``str(action)`` / ``game.parse(text)``) so
@@ -203,6 +204,8 @@ class Game(Protocol):
     def result(self) -> Result | None: ...
 
     def to_dict(self) -> dict[str, Any]: ...
+
+    def copy(self) -> "Game": ...
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Game": ...

@@ -371,6 +371,10 @@ class Take6:
         g.deals_won, g.rows_taken = list(data["deals_won"]), list(data["rows_taken"])
         return g
 
+    def copy(self) -> "Take6":
+        """An independent copy (the table changes a copy and keeps it once saved)."""
+        return Take6.from_dict(self.to_dict())
+
     @classmethod
     def replay(cls, seats: int, seed: int, options: dict[str, Any], log: Sequence[tuple[int, str]]) -> "Take6":
         g = cls.new(seats, seed, **options)

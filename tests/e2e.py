@@ -191,3 +191,14 @@ async def play_nimmt(fd: Any, t: Table, people: dict[Any, str], table_lang: str 
             continue
         await nimmt_turn(t, mover, lang=people[mover])
     raise AssertionError("the game did not end")
+
+
+class live_engine:
+    """The engine a table holds *now*: the table swaps in a new engine object
+    once each change is saved, so a test must not keep the old one."""
+
+    def __init__(self, table: Any) -> None:
+        self._table = table
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._table.engine, name)

@@ -24,9 +24,9 @@ async def test_full_game(world, tmp_path, humans, computers, rounds):
         assert r.ack_type == 7
         await t.wait_thread()
         await fd.wait_for(t.table_message, timeout=10)
+        table = bot.tables.get(t.table_id)
         await play_nimmt(fd, t, {u: "en" for u in people})
         # The standings in the thread are the engine's.
-        table = bot.tables.get(t.table_id)
         result = table.engine.result
         assert result is not None and table.status == "finished"
         log = t.log_text()

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from app.i18n import t
-from tests.e2e import button, open_table, running_bot, seat_players
+from tests.e2e import button, live_engine, open_table, running_bot, seat_players
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -53,7 +53,7 @@ async def test_full_game_three_seats_with_a_computer(world, tmp_path):
     async with running_bot(fd, tmp_path / "bot.db", world.guild, table_seed=0) as bot:
         tbl, table = await started(world, bot, [ana, ben], computers=1, deals=1, turn_time=0)
         assert "Deals: 1" in tbl.lobby.text()
-        engine = table.engine
+        engine = live_engine(table)
         seat = {ana.id: table.seat_of(ana.id), ben.id: table.seat_of(ben.id)}
         pinged = await fd.wait_for(lambda: any(ana.id in m.mentions and ben.id in m.mentions
                                                for m in fd.messages(tbl.thread)), timeout=10)
@@ -151,7 +151,7 @@ async def test_timeout_chooses_for_who_has_not_and_three_misses_hand_the_seat_ov
     async with running_bot(fd, tmp_path / "bot.db", world.guild, time_scale=0.02) as bot:
         tbl, table = await started(world, bot, [ana, ben], deals=2, turn_time=120)
         assert "Time runs out" in tbl.table_message().text()
-        engine = table.engine
+        engine = live_engine(table)
         ana_seat, ben_seat = table.seat_of(ana.id), table.seat_of(ben.id)
         for _ in range(60):
             if "ben missed three turns in a row" in tbl.log_text():
@@ -184,7 +184,7 @@ async def test_a_row_choice_that_times_out_takes_the_fewest_heads_row(world, tmp
     # seed 1: both playing their lowest card, one of them is below every row in turn 1
     async with running_bot(fd, tmp_path / "bot.db", world.guild, time_scale=0.02, table_seed=1) as bot:
         tbl, table = await started(world, bot, [ana, ben], deals=1, turn_time=120)
-        engine = table.engine
+        engine = live_engine(table)
         for _ in range(60):
             if engine.phase.value == "row" or table.status != "playing":
                 break

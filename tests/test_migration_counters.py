@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import time
 
 import aiosqlite
 import pytest
@@ -53,11 +54,14 @@ async def old_database(path, channel, people, guild=GUILD):
     }
     rows = [(key, "playing", meta(ana, people, seed=g.seed, **g.options), g.log) for key, g in games.items()]
     rows.append(("nimmt", "lobby", meta(ana, people[:1]), []))
-    # the 11 nimmt! game in ``channel``, the others beside it
+    # the 11 nimmt! game in ``channel``, the others beside it; saved a minute ago
+    # (a table nobody touched for a day closes itself)
+    now = time.time() - 60
     for number, (game, status, data, log) in enumerate(rows):
         cursor = await db.execute(
             "INSERT INTO tables (guild_id, channel_id, game, status, meta, created_at, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, 1, 1) RETURNING id", (guild, channel + number, game, status, json.dumps(data)))
+            "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            (guild, channel + number, game, status, json.dumps(data), now, now))
         table_id = (await cursor.fetchone())[0]
         for idx, (seat, action) in enumerate(log):
             await db.execute("INSERT INTO table_actions VALUES (?, ?, ?, ?)", (table_id, idx, seat, action))
