@@ -26,6 +26,7 @@ INITIAL_EXTENSIONS = (
     "cogs.nimmt",
     "cogs.garbage",
     "cogs.stats",
+    "cogs.after",
     "cogs.rules",
     "cogs.admin",
 )

@@ -507,8 +507,20 @@ _V3 = (
     *BOARD_TRIGGERS,
 )
 
+# Version 4: head-to-head records (``Store.versus``).  The index of a
+# player's results also carries place and score, so two players' shared
+# games are read from the index alone: one range of the player with fewer
+# games, one seek into the other's range per game (no table row is read).
+# It replaces ``game_players_user`` (same leading columns, so /history keeps
+# its plan): one index per result row to write, as before.
+_V4 = (
+    "CREATE INDEX game_players_versus ON game_players (user_id, game_id, place, score)"
+    " WHERE user_id IS NOT NULL",
+    "DROP INDEX game_players_user",
+)
+
 #: MIGRATIONS[k] brings user_version k to k + 1.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4)
 LATEST = len(MIGRATIONS)
 
 #: rebuild every board's buckets from ``stats`` (run with the board triggers

@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol
 
+from app.verify import commit
 from core.protocol import Event, Game
 
 log = logging.getLogger(__name__)
@@ -75,6 +76,7 @@ class Table:
     status: str = "lobby"  # lobby | playing | finished | cancelled
     seats: list[Seat] = field(default_factory=list)
     seed: int | None = None
+    shuffle: dict[str, Any] = field(default_factory=dict)  # commitment to the seed (app.verify.commit)
     log: list[tuple[int, str]] = field(default_factory=list)
     messages: dict[str, int] = field(default_factory=dict)  # lobby, thread, table
     created_at: float = 0.0
@@ -112,6 +114,7 @@ class Table:
             "locale": self.locale,
             "seats": [s.to_dict() for s in self.seats],
             "seed": self.seed,
+            "shuffle": self.shuffle,
             "messages": self.messages,
             "created_at": self.created_at,
             "started_at": self.started_at,
@@ -183,6 +186,7 @@ class TableManager:
                 status=record.status,
                 seats=[Seat.from_dict(s) for s in meta["seats"]],
                 seed=meta.get("seed"),
+                shuffle=dict(meta.get("shuffle") or {}),
                 log=[(int(seat), str(text)) for seat, text in record.actions],
                 messages={k: int(v) for k, v in meta.get("messages", {}).items()},
                 created_at=meta.get("created_at", 0.0),
@@ -323,6 +327,7 @@ class TableManager:
                 raise TableError("no_humans")
             table.seed = self.fixed_seed if self.fixed_seed is not None else secrets.randbits(48)
             table.engine = cls.new(len(table.seats), table.seed, **self._engine_options(table))
+            table.shuffle = commit(table.game, table.id, table.seed, self._engine_options(table))
             table.status = "playing"
             table.started_at = self.clock()
             events = [{"type": "started"}]
