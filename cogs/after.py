@@ -169,6 +169,8 @@ class AfterCog(commands.Cog, name="After"):
             text = t(lang, "after.footer_commitment", short=verify.short(digest))
         footer = message.embed.footer.text if message.embed.footer else None
         message.embed.set_footer(text=f"{footer} · {text}" if footer else text)
+        if table.status != "playing":
+            return  # the final table message keeps no buttons; the standings carry Verify
         if message.view is None:
             message.view = discord.ui.View(timeout=None)
         message.view.add_item(ShuffleButton(table.id, t(lang, "after.shuffle_button")))
