@@ -175,6 +175,18 @@ class AfterCog(commands.Cog, name="After"):
             message.view = discord.ui.View(timeout=None)
         message.view.add_item(ShuffleButton(table.id, t(lang, "after.shuffle_button")))
 
+    def narrate(self, table: Table, events: list[dict[str, Any]], lang: str) -> list[str]:
+        """The thread keeps the full commitment from the start (a message that is
+        never edited) and the revealed seed at the end."""
+        digest = table.shuffle.get("sha256")
+        if not digest:
+            return []
+        if any(e.get("type") == "started" for e in events):
+            return [t(lang, "after.narrate_commitment", sha=digest)]
+        if table.status == "finished" and table.engine is not None and table.engine.over:
+            return [t(lang, "after.narrate_revealed", seed=table.seed, nonce=table.shuffle["nonce"])]
+        return []
+
     async def standings(self, table: Table, embed: discord.Embed, view: discord.ui.View) -> None:
         """The final standings reveal the seed; Replay and Verify sit under them."""
         lang = table.locale

@@ -206,7 +206,8 @@ class TablesCog(commands.Cog, name="Tables"):
         self.manager.listener = self.on_table_change
         #: other cogs' additions to what a table shows (e.g. cogs.after: the shuffle
         #: commitment, the seed at the end, Replay): objects with
-        #: ``table_message(table, message, lang)`` and ``async standings(table, embed, view)``
+        #: ``table_message(table, message, lang)``, ``narrate(table, events, lang)`` and
+        #: ``async standings(table, embed, view)``
         self.extras: list[Any] = []
 
     async def cog_load(self) -> None:
@@ -555,6 +556,8 @@ class TablesCog(commands.Cog, name="Tables"):
             else:
                 ui_events.append(event)
         lines.extend(self.uis[table.game].narrate(table, ui_events, lang))
+        for extra in self.extras:
+            lines.extend(extra.narrate(table, events, lang))
         return lines
 
     def ping_line(self, table: Table, events: list[Event]) -> str | None:

@@ -46,12 +46,14 @@ def thread_story(fd: Any, t_: Any, game: str) -> list[str]:
     """The moves as the thread told them: every narrated line except pings,
     the start line and computer take-overs."""
     started = t("en", "table.game_started", game=t("en", f"{game}.title"))
+    shuffle = (t("en", "after.narrate_commitment", sha="").split("`")[0],
+               t("en", "after.narrate_revealed", seed=0, nonce="").split(" 0")[0])
     lines = []
     for message in fd.messages(t_.thread):
         if not message.content or message.attachments or message.embeds:
             continue
         for line in message.content.splitlines():
-            if line == started or message.mentions and re.match(r"<@\d+>", line):
+            if line == started or line.startswith(shuffle) or message.mentions and re.match(r"<@\d+>", line):
                 continue
             lines.append(line)
     return lines
@@ -175,6 +177,10 @@ async def test_nimmt_commitment_reveal_verify_tamper_and_replay(world, tmp_path)
         await fd.wait_for(lambda: button(t_.lobby, r"rply:\d+:0:o"), timeout=10)
         seed, nonce, sha = revealed(t_.lobby.text())
         assert sha == full == sha256_of("nimmt", t_.table_id, seed, nonce)
+        thread = t_.log_text()  # the thread keeps both, in messages that are never edited
+        assert t("en", "after.narrate_commitment", sha=full) in thread
+        assert t("en", "after.narrate_revealed", seed=seed, nonce=nonce) in thread
+        assert thread.index(full) < thread.index("Game over!") < thread.index(nonce)
         final = await fd.wait_for(lambda: (m := t_.table_message()) and str(seed) in footer(m) and m, timeout=10)
         assert SHORT.search(footer(final)).group(1) == full[:12]
 
