@@ -325,7 +325,8 @@ class TableManager:
                 raise TableError("not_enough_players", min=cls.min_seats)
             if all(s.computer for s in table.seats):
                 raise TableError("no_humans")
-            table.seed = self.fixed_seed if self.fixed_seed is not None else secrets.randbits(48)
+            # 63 bits: the most a SQLite integer (games.seed) holds; see app/verify.py
+            table.seed = self.fixed_seed if self.fixed_seed is not None else secrets.randbits(63)
             table.engine = cls.new(len(table.seats), table.seed, **self._engine_options(table))
             table.shuffle = commit(table.game, table.id, table.seed, self._engine_options(table))
             table.status = "playing"

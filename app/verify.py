@@ -1,8 +1,8 @@
 """Verifiable shuffle: a commitment to every game's seed, and its check.
 
-When a game starts, its seed (``secrets.randbits(48)`` in
-:mod:`app.tables`) is fixed together with a fresh 128-bit nonce, and the
-table shows the SHA-256 of
+When a game starts, its seed (``secrets.randbits(63)`` in
+:mod:`app.tables`: the most a SQLite integer holds) is fixed together with a
+fresh 128-bit nonce, and the table shows the SHA-256 of
 
     cardnight-shuffle-v1|<game>|<table id>|<seed>|<nonce hex>
 
@@ -10,11 +10,12 @@ table shows the SHA-256 of
 over; then the final standings reveal both, and anyone can recompute the
 hash (``printf '%s' 'cardnight-shuffle-v1|nimmt|12|123456|ab..' | sha256sum``).
 
-Why the nonce: the seed has 48 bits, few enough that its SHA-256 alone could
-be inverted by trying every seed (2**48 hashes are days on one GPU), which
-would give away every hand of a game in progress.  With 128 random bits
-beside it the commitment reveals nothing about the seed, and the game key
-and table id keep one commitment from being reused for another table.
+Why the nonce: a hash of the seed alone could be inverted by trying seeds
+(2**48 SHA-256 hashes take hours on one graphics card, 2**63 days on a few
+thousand), which would give away every hand of a game in progress.  With
+128 secret random bits in the hashed text that search is out of reach, and
+the game key and table id keep one commitment from being passed off as
+another table's.
 
 :func:`check` is what ``/verify`` runs on a finished game: the hash of the
 revealed seed and nonce must equal the commitment published at the start,

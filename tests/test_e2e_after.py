@@ -186,9 +186,14 @@ async def test_nimmt_commitment_reveal_verify_tamper_and_replay(world, tmp_path)
 
         # /verify on the game (its number from /history) and its Verify button agree: all good.
         game_id, shown = await game_id_from_history(fd, ana, world.channel)
-        assert button(shown, rf"rply:{game_id}:0:o") and button(shown, rf"vrfy:{game_id}")
+        assert button(shown, rf"vrfy:{game_id}")
         record = await bot.store.table(t_.table_id)
         log = list(record.actions)
+        r = await fd.click(ana, shown, button(shown, rf"rply:{game_id}:0:o")["custom_id"])  # Replay from /history
+        assert r.ack_type == 4 and r.ephemeral and r.message.ephemeral_to == ana.id
+        assert footer(r.message) == t("en", "after.replay_footer", step=0, count=len(log))
+        r = await fd.click(ana, r.message, button(r.message, rf"rply:{game_id}:{len(log)}:l")["custom_id"])
+        assert r.ack_type == 7 and footer(r.message) == t("en", "after.replay_footer", step=len(log), count=len(log))
         ok = t("en", "after.verify_ok")
         for r in (await fd.slash(ben, world.channel, "verify", game=game_id),
                   await fd.click(ben, t_.lobby, f"vrfy:{game_id}")):
