@@ -4,7 +4,8 @@ Built through the engine protocol only (``new``, ``parse``, ``apply``,
 ``view``), never from stored screenshots, so it works for every game: step
 *k* is the game after the first *k* actions of the log (step 0: the deal),
 with the events the *k*-th action caused, the table's view and, since the
-game is over, every seat's own view (its hand).
+game is over, every seat's own view (its hand) and, for an engine that has
+``revealed()``, the cards no view shows (Garbage: what lies face down).
 
     frame = build(Nimmt, seats=4, seed=s, options={"rounds": 4}, log=log, step=10)
     frame.table["stacks"], [v["hand"] for v in frame.hands]
@@ -29,6 +30,7 @@ class Frame:
     table: dict[str, Any]  # view(None)
     hands: list[dict[str, Any]]  # view(seat) for every seat
     engine: Any  # the engine at this step (for drawing the table)
+    revealed: dict[str, Any] | None = None  # what no view shows, if the engine tells (``revealed()``)
 
 
 def build(engine: Any, *, seats: int, seed: int, options: dict[str, Any],
@@ -40,8 +42,10 @@ def build(engine: Any, *, seats: int, seed: int, options: dict[str, Any],
     for seat, text in log[:step]:
         events = game.apply(int(seat), game.parse(str(text)))
     seat, action = (int(log[step - 1][0]), str(log[step - 1][1])) if step else (None, None)
+    reveal = getattr(game, "revealed", None)  # optional: e.g. Garbage's face-down cards
     return Frame(step=step, moves=len(log), seat=seat, action=action, events=list(events),
-                 table=game.view(None), hands=[game.view(s) for s in range(seats)], engine=game)
+                 table=game.view(None), hands=[game.view(s) for s in range(seats)], engine=game,
+                 revealed=reveal() if callable(reveal) else None)
 
 
 def round_starts(engine: Any, *, seats: int, seed: int, options: dict[str, Any],

@@ -368,10 +368,13 @@ class AfterCog(commands.Cog, name="After"):
                 hands.append(t(lang, "after.replay_hand", name=name, cards=cards))
             players = frame.table.get("players")
             if isinstance(players, list) and seat < len(players) and "layout" in players[seat]:
-                cards = " ".join(c if c else "▢" for c in players[seat]["layout"]) or "-"
+                under = ((frame.revealed or {}).get("layouts") or [[]] * len(players))[seat]
+                cards = " ".join(c if c else (f"[{under[k]}]" if k < len(under) else "▢")
+                                 for k, c in enumerate(players[seat]["layout"])) or "-"
                 hands.append(t(lang, "after.replay_layout", name=name, cards=cards))
         text = "\n".join(head)
-        rest = "\n".join([summary, "", t(lang, "after.replay_hands"), *hands])
+        heading = t(lang, "after.replay_hands_down" if frame.revealed else "after.replay_hands")
+        rest = "\n".join([summary, "", heading, *hands])
         embed.description = (text[:1800] + "\n\n" + rest)[:4000]
         embed.set_footer(text=t(lang, "after.replay_footer", step=frame.step, count=frame.moves))
         return embed

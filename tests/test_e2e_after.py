@@ -15,7 +15,7 @@ import pytest_asyncio
 
 from app.i18n import t
 from app.store import GameRecord, PlayerResult
-from core.garbage import Garbage
+from core.garbage import TEXT, Garbage
 from core.nimmt import Nimmt
 from tests.conftest import make_world
 from tests.e2e import button, open_table, play_nimmt, running_bot, seat_players
@@ -131,8 +131,9 @@ async def page_through(fd: Any, user: Any, t_: Any, engine: Any, seats: int, see
             if hands:  # every hand, as the engine dealt and played it
                 cards = ", ".join(str(c) for c in game.view(s)["hand"]) or "-"
                 assert hand_lines[s].endswith(f": {cards}"), (step, s, hand_lines[s], cards)
-            else:  # Garbage: every layout as it lay
-                layout = " ".join(c or "▢" for c in table["players"][s]["layout"])
+            else:  # Garbage: every layout as it lay, the face-down cards in brackets
+                layout = " ".join(c or f"[{TEXT[game.cards[s][k]]}]"
+                                  for k, c in enumerate(table["players"][s]["layout"]))
                 assert hand_lines[s].endswith(f": {layout}"), (step, s, hand_lines[s], layout)
         if "stacks" in table:
             for stack in table["stacks"]:
