@@ -219,8 +219,8 @@ class AfterCog(commands.Cog, name="After"):
                            table=_("Table number, as the lobby shows it (default: this channel's table)",
                                    key="commands.opt_table.description"))
     async def verify_command(self, interaction: discord.Interaction,
-                             game: app_commands.Range[int, 1, 2**62] | None = None,
-                             table: app_commands.Range[int, 1, 2**62] | None = None) -> None:
+                             game: app_commands.Range[int, 1, 2**53] | None = None,
+                             table: app_commands.Range[int, 1, 2**53] | None = None) -> None:
         if game is None and table is None:
             here = self.bot.tables.in_channel(interaction.channel_id) if interaction.channel_id else None
             if here is None:

@@ -321,3 +321,8 @@ async def test_versus_counts_shared_games_across_servers(world, tmp_path):
             players=[PlayerResult(es.id, "eva", 0, 7, 1), PlayerResult(ana.id, "ana", 1, 12, 2)]))
         text = await versus(es, user=ana)
         assert t("es", "after.versus_score_nimmt", name="ana", mine="7,0", theirs="12,0") in text
+        # ... and from the side of the player with more games (the store reads from eva's few)
+        text = await versus(ana, user=es, game="nimmt")
+        assert t("en", "after.versus_games", count=1) in text
+        assert t("en", "after.versus_ahead", name="eva", ahead=0, behind=1, level=0) in text
+        assert t("en", "after.versus_score_nimmt", name="eva", mine="12.0", theirs="7.0") in text
