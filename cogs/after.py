@@ -29,6 +29,7 @@ from app.i18n import has, t
 from app.tables import Seat, Table
 from cogs.stats import GAME_CHOICES, _num
 from cogs.tables import reply, user_lang
+from core.protocol import GameError
 
 log = logging.getLogger(__name__)
 
@@ -262,7 +263,7 @@ class AfterCog(commands.Cog, name="After"):
         seats = len(recorded.seats)
         shuffle = record.meta.get("shuffle") or {}
         seed = detail.get("seed")
-        if record.meta.get("seed") != seed:  # the table and the record must reveal the same seed
+        if shuffle.get("sha256") and record.meta.get("seed") != seed:  # table and record must agree
             return verify.Verdict(False, False, False, len(recorded.log), "seed_differs")
         return verify.check(
             self.engine(record.game), game=record.game, table_id=record.id, seats=seats, seed=seed,
@@ -323,7 +324,10 @@ class AfterCog(commands.Cog, name="After"):
             if recorded is None:
                 return await reply(interaction, t(lang, "stats.no_such_game"))
             loop = asyncio.get_running_loop()
-            frame, starts = await loop.run_in_executor(None, self.frame, recorded, step)
+            try:
+                frame, starts = await loop.run_in_executor(None, self.frame, recorded, step)
+            except GameError:  # the stored moves do not replay: /verify tells where
+                return await reply(interaction, t(lang, "after.replay_broken", id=game_id))
             fake = self.table_like(recorded.record, recorded.seats, recorded.log[:frame.step], lang, frame.engine)
             ui = self.ui(recorded.record.game)
             drawn = await ui.table_message(fake, lang)

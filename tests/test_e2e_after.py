@@ -214,20 +214,23 @@ async def test_nimmt_commitment_reveal_verify_tamper_and_replay(world, tmp_path)
 
         # Tampering with the store is caught: a move of the log, then the seed.
         db = sqlite3.connect(database, isolation_level=None)
-        idx, action = db.execute("SELECT idx, action FROM table_actions WHERE table_id = ? AND action LIKE 'take%'"
-                                 " ORDER BY idx LIMIT 1", (t_.table_id,)).fetchone() or (None, None)
-        if idx is None:
-            idx, action = db.execute("SELECT idx, action FROM table_actions WHERE table_id = ? ORDER BY idx DESC"
-                                     " LIMIT 1", (t_.table_id,)).fetchone()
-        db.execute("UPDATE table_actions SET action = ? WHERE table_id = ? AND idx = ?",
-                   ("pass" if not action.startswith("pass") else "take 0", t_.table_id, idx))
+        idx = len(log) // 2  # a move in the middle now names a stack that does not exist
+        (action,) = db.execute("SELECT action FROM table_actions WHERE table_id = ? AND idx = ?",
+                               (t_.table_id, idx)).fetchone()
+        db.execute("UPDATE table_actions SET action = 'take 99' WHERE table_id = ? AND idx = ?", (t_.table_id, idx))
         text = await verify_text()
         assert t("en", "after.verify_failed") in text and ok not in text
         assert t("en", "after.hash_ok") in text  # the seed still matches; the moves do not
-        assert t("en", "after.problem_illegal_move", step=idx + 1, count=len(log)) in text or \
-            t("en", "after.problem_result_differs", count=len(log)) in text, text
+        assert t("en", "after.problem_illegal_move", step=idx + 1, count=len(log)) in text, text
+        r = await fd.click(ana, t_.lobby, f"rply:{game_id}:0:o")  # nothing to replay, and it says why
+        assert r.ephemeral and r.message.text() == t("en", "after.replay_broken", id=game_id)
         db.execute("UPDATE table_actions SET action = ? WHERE table_id = ? AND idx = ?", (action, t_.table_id, idx))
         assert ok in await verify_text()
+        # a recorded score that the moves do not lead to
+        db.execute("UPDATE game_players SET score = score + 1 WHERE game_id = ? AND seat = 0", (game_id,))
+        text = await verify_text()
+        assert t("en", "after.hash_ok") in text and t("en", "after.problem_result_differs", count=len(log)) in text
+        db.execute("UPDATE game_players SET score = score - 1 WHERE game_id = ? AND seat = 0", (game_id,))
 
         db.execute("UPDATE games SET seed = seed + 1 WHERE id = ?", (game_id,))
         db.execute("UPDATE tables SET meta = json_set(meta, '$.seed', json_extract(meta, '$.seed') + 1) WHERE id = ?",
