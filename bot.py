@@ -1,4 +1,4 @@
-"""Card Night: a Discord bot for 11 nimmt! and Garbage.
+"""Card Night: a Discord bot for card games (the games are listed in core/registry.py).
 
 Run ``python bot.py`` with ``DISCORD_TOKEN`` in the environment or in a
 ``.env`` file beside this file.  ``python bot.py --sync-global`` publishes the
@@ -18,13 +18,13 @@ import discord
 from discord.ext import commands
 
 from app.config import Config
+from core.registry import GAMES
 
 log = logging.getLogger("cardbot")
 
 INITIAL_EXTENSIONS = (
     "cogs.tables",
-    "cogs.nimmt",
-    "cogs.garbage",
+    *(spec.cog for spec in GAMES),
     "cogs.stats",
     "cogs.after",
     "cogs.rules",
@@ -49,14 +49,13 @@ class CardBot(commands.Bot):
     async def setup_hook(self) -> None:
         from app.store import Store
         from app.tables import TableManager
-        from core import garbage, nimmt
 
         self.config.database.parent.mkdir(parents=True, exist_ok=True)
         self.store = await Store.open(str(self.config.database))  # checkpoints WAL itself
         self.tables = TableManager(
             self.store,
-            {"nimmt": nimmt.Nimmt, "garbage": garbage.Garbage},
-            {"nimmt": nimmt.greedy_player, "garbage": garbage.greedy_player},
+            {spec.key: spec.engine() for spec in GAMES},
+            {spec.key: spec.computer() for spec in GAMES},
             computer_delay=self.config.computer_delay,
             time_scale=self.config.time_scale,
             seed=self.config.table_seed,
@@ -158,7 +157,7 @@ async def _run(bot: CardBot, token: str) -> None:
 
 async def _freeze_when_ready(bot: CardBot) -> None:
     """Once started, everything loaded lives as long as the process: keep it
-    out of the garbage collector's full passes, which otherwise pause the
+    out of the cyclic collector's full passes, which otherwise pause the
     event loop for a millisecond or two (measured by bench/store.py)."""
     await bot.wait_until_ready()
     gc.collect()

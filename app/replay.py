@@ -49,9 +49,9 @@ def build(engine: Any, *, seats: int, seed: int, options: dict[str, Any],
 
 
 def round_starts(engine: Any, *, seats: int, seed: int, options: dict[str, Any],
-                 log: Sequence[tuple[int, str]]) -> list[int]:
-    """Steps at which a new round or hand begins (events ``round_start`` /
-    ``hand_start``), for jumping through a long game; always starts with 0.
+                 log: Sequence[tuple[int, str]], deal_event: str = "round_start") -> list[int]:
+    """Steps at which a new deal begins (the engine's *deal_event*, see
+    ``GameSpec.deal_event``), for jumping through a long game; starts with 0.
 
     >>> from core.nimmt import Nimmt, greedy_player
     >>> import random
@@ -66,6 +66,6 @@ def round_starts(engine: Any, *, seats: int, seed: int, options: dict[str, Any],
     out = [0]
     for index, (seat, text) in enumerate(log, start=1):
         events = game.apply(int(seat), game.parse(str(text)))
-        if any(e.get("type") in ("round_start", "hand_start") for e in events) and index < len(log):
+        if any(e.get("type") == deal_event for e in events) and index < len(log):
             out.append(index)
     return out

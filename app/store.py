@@ -1,11 +1,11 @@
 """The bot's persistence layer: one SQLite file through aiosqlite.
 
     store = await Store.open("data/bot.db")    # migrates, starts checkpoints
-    table_id = await store.create_table(guild_id, channel_id, "nimmt", {"message": 1})
+    table_id = await store.create_table(guild_id, channel_id, game, {"message": 1})
     await store.save_table(table_id, status="playing", meta={...},
                            actions=[(0, "play 12")], first_index=0)
     game_id = await store.record_game(GameRecord(...))   # None if already recorded
-    page = await store.leaderboard("nimmt", guild_id, by="rating", page=3)
+    page = await store.leaderboard(game, guild_id, by="rating", page=3)   # game: a registry key
     await store.close()
 
 Connections.  Every SQLite call runs on an aiosqlite worker thread, never on
@@ -83,6 +83,7 @@ from app.migrations import (
     BOARD_TRIGGERS, BOARD_TRIGGER_NAMES, BOARDS, GAME_CODES, MIN_GAMES, REBUILD_BUCKETS, VALUE_EXPR,
     migrate, sort_key,
 )
+from core import registry
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -211,6 +212,14 @@ _INSERT_RESULT = """
 INSERT INTO game_players (game_id, seat, user_id, name, score, place, stats)
 VALUES (?, ?, ?, ?, ?, ?, ?)
 """
+# Per-game counters (whatever the engine's Result.stats holds, declared by the
+# game's spec in core.registry) live in one JSON object per stats row, so a new
+# game needs no migration: a game's counters are added key by key.
+_ADD_COUNTERS = """(SELECT json_group_object(key, total) FROM (
+        SELECT key, SUM(value) AS total FROM (
+            SELECT key, value FROM json_each(stats.counters)
+            UNION ALL SELECT key, value FROM json_each({new})
+        ) GROUP BY key))"""
 # After the upsert the four sort keys must match the new counters: a new
 # row computes them from its own values, an existing one from the values
 # the DO UPDATE is writing (there, bare names are the OLD values).
@@ -221,21 +230,17 @@ _AFTER_UPSERT = {
     "sigma": "coalesce(excluded.sigma, sigma)",
 }
 _UPSERT_STATS = f"""
-INSERT INTO stats (game, scope, user_id, games, wins, score_sum, rounds, rounds_won,
-                   bulls_earned, hands_won, rated_games, mu, sigma, k_rating, k_wins, k_rate, k_games)
+INSERT INTO stats (game, scope, user_id, games, wins, score_sum, counters,
+                   rated_games, mu, sigma, k_rating, k_wins, k_rate, k_games)
 SELECT *, {", ".join(sort_key(board) for board in BOARDS)}
 FROM (SELECT :g AS game, :s AS scope, :u AS user_id, 1 AS games, :wins AS wins, :score AS score_sum,
-             :rounds AS rounds, :rounds_won AS rounds_won, :bulls AS bulls_earned, :hands AS hands_won,
-             :rated AS rated_games, :mu AS mu, :sigma AS sigma)
+             :counters AS counters, :rated AS rated_games, :mu AS mu, :sigma AS sigma)
 WHERE true
 ON CONFLICT (game, scope, user_id) DO UPDATE SET
     games = games + 1,
     wins = wins + excluded.wins,
     score_sum = score_sum + excluded.score_sum,
-    rounds = rounds + excluded.rounds,
-    rounds_won = rounds_won + excluded.rounds_won,
-    bulls_earned = bulls_earned + excluded.bulls_earned,
-    hands_won = hands_won + excluded.hands_won,
+    counters = {_ADD_COUNTERS.format(new="excluded.counters")},
     rated_games = rated_games + excluded.rated_games,
     mu = coalesce(excluded.mu, mu),
     sigma = coalesce(excluded.sigma, sigma),
@@ -254,10 +259,7 @@ _AFTER_UPDATE = {
 _UPDATE_COUNTERS = (
     "games = games + 1",
     "score_sum = score_sum + :score",
-    "rounds = rounds + :rounds",
-    "rounds_won = rounds_won + :rounds_won",
-    "bulls_earned = bulls_earned + :bulls",
-    "hands_won = hands_won + :hands",
+    f"counters = {_ADD_COUNTERS.format(new=':counters')}",
     "rated_games = rated_games + :rated",
     f"k_games = {sort_key(3, **_AFTER_UPDATE)}",  # games always moves
 )
@@ -387,7 +389,7 @@ WITH me AS (
     SELECT s.*, p.name FROM stats AS s JOIN players AS p ON p.user_id = s.user_id
     WHERE s.game = :g AND s.scope = :s AND s.user_id = :u
 ), rank AS ({_BOARD_SQL[0]["rank"]})
-SELECT name, games, wins, score_sum, rounds, rounds_won, bulls_earned, hands_won, rated_games,
+SELECT name, games, wins, score_sum, counters, rated_games,
        mu, sigma, k_rating, CASE WHEN k_rating IS NOT NULL THEN 1 + (SELECT ahead FROM rank) END
 FROM me
 """
@@ -787,8 +789,8 @@ class Store:
                     changes = frozenset(names)
                 out.append((changes, {
                     "g": code, "s": scope, "u": p.user_id, "wins": won, "score": p.score,
-                    "rounds": st.get("penalty_rounds", 0), "rounds_won": st.get("rounds_won", 0),
-                    "bulls": st.get("bulls_earned", 0), "hands": st.get("hands_won", 0),
+                    "counters": json.dumps({k: int(v) for k, v in st.items()
+                                            if isinstance(v, (int, float)) and not isinstance(v, bool)}),
                     "rated": int(mu is not None), "mu": mu, "sigma": sigma,
                 }))
         return out
@@ -803,8 +805,9 @@ class Store:
         rows = list(await self._r.execute_fetchall(_PROFILE, {"g": code, "s": guild_id or 0, "b": 0, "u": user_id}))
         if not rows:
             return None
-        (name, games, wins, score_sum, rounds, rounds_won, bulls, hands_won, rated_games,
-         mu, sigma, k_rating, rank) = rows[0]
+        (name, games, wins, score_sum, counters, rated_games, mu, sigma, k_rating, rank) = rows[0]
+        counters = json.loads(counters or "{}")
+        declared = {stat.key: stat.value(score_sum, counters) for stat in registry.spec(game).stats}
         return {
             "user_id": user_id,
             "game": game,
@@ -813,10 +816,9 @@ class Store:
             "games": games,
             "wins": wins,
             "win_rate": wins / games if games else 0.0,
-            "avg_penalty_per_round": score_sum / rounds if rounds else None,
-            "rounds_won": rounds_won,
-            "bulls_earned": bulls,
-            "hands_won": hands_won,
+            "score_sum": score_sum,
+            "counters": counters,
+            **declared,  # the figures the game's spec declares (core.registry)
             "rated_games": rated_games,
             "mu": mu,
             "sigma": sigma,

@@ -21,13 +21,20 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol
 
 from app.verify import commit
-from core.protocol import Event, Game
+from core import registry
+from core.protocol import Event, EventType, Game, to_act
 
 log = logging.getLogger(__name__)
 
 MISSED_TURNS_LIMIT = 3  # after this many timed-out turns in a row a computer holds the seat
 DEFAULT_TURN_TIME = 120
-NEW_TURN = ("turn", "round_start", "hand_start")  # engine events that start a turn
+
+
+def starts_turn(game: str, event: Event) -> bool:
+    """Whether an engine event starts a turn: the shared "turn" event or the
+    game's new-deal event (its spec names it)."""
+    kind = event.get("type")
+    return kind == EventType.TURN.value or kind == registry.spec(game).deal_event
 
 
 class TableError(Exception):
@@ -245,16 +252,31 @@ class TableManager:
         rounds: int | None = None,
         turn_time: int = DEFAULT_TURN_TIME,
         locale: str = "en",
+        options: Mapping[str, Any] | None = None,
     ) -> Table:
+        """``options``: the game's table options (its spec's ``options``,
+        checked against their ranges); ``rounds`` is one of them, kept as a
+        keyword for the games that have it."""
         cls = self.games[game]
         if not cls.min_seats <= seats <= cls.max_seats:
             raise TableError("bad_seats", min=cls.min_seats, max=cls.max_seats)
         existing = self.in_channel(channel_id)
         if existing is not None:
             raise TableError("channel_busy", table=existing.id)
-        options: dict[str, Any] = {"turn_time": max(0, int(turn_time))}
+        chosen = dict(options or {})
         if rounds is not None:
-            options["rounds"] = int(rounds)
+            chosen["rounds"] = rounds
+        spec = registry.spec(game)
+        table_options: dict[str, Any] = {"turn_time": max(0, int(turn_time))}
+        for name, value in chosen.items():
+            option = spec.option(name)
+            if option is None or value is None:
+                continue  # e.g. Play again under a game without that option
+            try:
+                table_options[name] = option.check(value)
+            except ValueError:
+                raise TableError("bad_option", option=name, min=option.minimum, max=option.maximum) from None
+        options = table_options
         table = Table(
             id=0, guild_id=guild_id, channel_id=channel_id, game=game, host_id=host_id,
             max_seats=seats, options=options, locale=locale,
@@ -394,7 +416,7 @@ class TableManager:
                 raise TableError("not_away")
             table.seats[seat].away = False
             table.seats[seat].missed = 0
-            if table.engine is not None and table.engine.to_move == seat:
+            if table.engine is not None and seat in to_act(table.engine):
                 self._new_turn(table, force=True)
             await self._save(table)
         events = [{"type": "back", "seat": seat}]
@@ -404,10 +426,13 @@ class TableManager:
     # -------------------------------------------------------------- internals
     def _engine_options(self, table: Table) -> dict[str, Any]:
         options = {k: v for k, v in table.options.items() if k != "turn_time"}
-        if "rounds" in options:
-            # A table may choose fewer rounds than players (RULES.md 1), never more:
-            # the lobby's choice is capped by the players who actually sat down.
-            options["rounds"] = min(int(options["rounds"]), len(table.seats))
+        spec = registry.spec(table.game)
+        for name, value in list(options.items()):
+            option = spec.option(name)
+            if option is not None and option.at_most_seats and value is not None:
+                # e.g. fewer rounds than players, never more: the lobby's choice
+                # is capped by the players who actually sat down.
+                options[name] = min(int(value), len(table.seats))
         return options
 
     def _apply(self, table: Table, seat: int, action: Any) -> list[Event]:
@@ -419,12 +444,17 @@ class TableManager:
     def _new_turn(self, table: Table, force: bool = False, events: list[Event] = ()) -> None:
         engine = table.engine
         to_move = engine.to_move if engine is not None else None
-        new = force or to_move != table.turn_seat or any(e.get("type") in NEW_TURN for e in events)
+        acting = to_act(engine) if engine is not None else frozenset()
+        new = force or any(starts_turn(table.game, e) for e in events)
+        if not registry.spec(table.game).simultaneous:
+            new = new or to_move != table.turn_seat
+        elif table.turn_deadline is None and acting and table.turn_seat is None:
+            new = True  # the first turn of a simultaneous game (no event at the start)
         if not new:
             return
         table.turn_seat = to_move
         turn_time = table.options.get("turn_time", 0)
-        if to_move is None or not turn_time:
+        if not acting or not turn_time:
             table.turn_deadline = None
         else:
             table.turn_deadline = self.clock() + turn_time * self.time_scale
@@ -476,6 +506,15 @@ class TableManager:
         except Exception:  # the game itself is saved; stats can be re-derived
             log.exception("recording the result of table %s failed", table.id)
 
+    @staticmethod
+    def _missed(table: Table, seat: int) -> Event:
+        """A timed-out turn of ``seat``: the third in a row hands it to a computer."""
+        state = table.seats[seat]
+        state.missed += 1
+        if state.missed >= MISSED_TURNS_LIMIT:
+            state.away = True
+        return {"type": "timeout", "seat": seat, "away": state.away}
+
     def _drop_timer(self, table: Table) -> None:
         task = self._timers.pop(table.id, None)
         if task is not None and task is not asyncio.current_task():
@@ -486,11 +525,11 @@ class TableManager:
         self._drop_timer(table)
         if self._closing or table.status != "playing" or table.engine is None:
             return
-        seat = table.engine.to_move
-        if seat is None:
+        acting = to_act(table.engine)
+        if not acting:
             return
         version = table.version
-        if table.seats[seat].automatic:
+        if any(table.seats[seat].automatic for seat in acting):
             delay = self.computer_delay * self.time_scale
             coro = self._auto(table, version, timeout=False, delay=delay)
         elif table.turn_deadline is not None:
@@ -507,28 +546,36 @@ class TableManager:
                 if table.status != "playing" or table.version != version or table.engine is None:
                     return
                 engine = table.engine
-                seat = engine.to_move
-                if seat is None:
+                acting = to_act(engine)
+                if not acting:
                     return
                 choose = self.computers[table.game]
                 events: list[Event] = []
-                if timeout:
+                if timeout and registry.spec(table.game).simultaneous:
+                    # S3: every seat that has not chosen gets the computer's choice, and
+                    # the table says so before the reveal.
+                    for seat in sorted(acting):
+                        if seat not in to_act(engine) or engine.over:
+                            continue
+                        events.append(self._missed(table, seat))
+                        rng = random.Random(f"{table.seed}:{table.version}")
+                        events += self._apply(table, seat, choose(engine, seat, rng))
+                elif timeout:
+                    seat = min(acting)
                     # The computer plays the rest of this turn for the absent player.
                     while engine.to_move == seat and not engine.over:
                         rng = random.Random(f"{table.seed}:{table.version}")
                         step = self._apply(table, seat, choose(engine, seat, rng))
                         events += step
-                        if any(e.get("type") in NEW_TURN for e in step):
+                        if any(starts_turn(table.game, e) for e in step):
                             break  # that turn is over; a new one (even the same seat's) gets its own timer
-
-                    state = table.seats[seat]
-                    state.missed += 1
-                    if state.missed >= MISSED_TURNS_LIMIT:
-                        state.away = True
-                    events.append({"type": "timeout", "seat": seat, "away": state.away})
+                    events.append(self._missed(table, seat))
                 else:
-                    rng = random.Random(f"{table.seed}:{table.version}")
-                    events += self._apply(table, seat, choose(engine, seat, rng))
+                    # Computers (and seats a computer holds) act; people keep their own timer.
+                    for seat in sorted(acting):
+                        if seat in to_act(engine) and table.seats[seat].automatic and not engine.over:
+                            rng = random.Random(f"{table.seed}:{table.version}")
+                            events += self._apply(table, seat, choose(engine, seat, rng))
                 await self._commit(table, events)
         except asyncio.CancelledError:
             raise

@@ -29,6 +29,7 @@ from app.i18n import has, t
 from app.tables import Seat, Table
 from cogs.stats import GAME_CHOICES, _num
 from cogs.tables import reply, user_lang
+from core import registry
 from core.protocol import GameError
 
 log = logging.getLogger(__name__)
@@ -351,7 +352,8 @@ class AfterCog(commands.Cog, name="After"):
         engine = self.engine(recorded.record.game)
         args = dict(seats=len(recorded.seats), seed=recorded.record.meta["seed"], options=recorded.options,
                     log=recorded.log)
-        return replay.build(engine, step=step, **args), replay.round_starts(engine, **args)
+        deal_event = registry.spec(recorded.record.game).deal_event
+        return replay.build(engine, step=step, **args), replay.round_starts(engine, deal_event=deal_event, **args)
 
     def replay_embed(self, recorded: Recorded, frame: replay.Frame, fake: Table, ui: Any, summary: str,
                      lang: str) -> discord.Embed:

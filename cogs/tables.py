@@ -22,8 +22,9 @@ import discord
 from discord.ext import commands
 
 from app.i18n import normalise, t
-from app.tables import Table, TableError, TableManager
-from core.protocol import Event, GameError
+from app.tables import Table, TableError, TableManager, starts_turn
+from core import registry
+from core.protocol import Event, GameError, to_act
 
 log = logging.getLogger(__name__)
 
@@ -132,7 +133,7 @@ class TableMessage:
 class GameUI(Protocol):
     """What a game cog plugs into the shared table machinery."""
 
-    key: str  # engine key, e.g. "nimmt"
+    key: str  # the game's key in core.registry
 
     async def table_message(self, table: Table, lang: str) -> TableMessage: ...
 
@@ -274,7 +275,7 @@ class TablesCog(commands.Cog, name="Tables"):
 
     async def create_table(self, interaction: discord.Interaction, game: str, *, seats: int,
                            rounds: int | None, turn_time: int, computers: int = 0,
-                           invite: Sequence[int] = ()) -> None:
+                           invite: Sequence[int] = (), options: dict[str, Any] | None = None) -> None:
         """``/<game> new`` (and *Play again*): post a lobby in this channel."""
         lang = user_lang(interaction)
         channel = interaction.channel
@@ -292,7 +293,7 @@ class TablesCog(commands.Cog, name="Tables"):
             table = await self.manager.create(
                 guild_id=interaction.guild_id, channel_id=channel.id, game=game,
                 host_id=interaction.user.id, host_name=interaction.user.display_name,
-                seats=seats, rounds=rounds, turn_time=turn_time, locale=table_lang)
+                seats=seats, rounds=rounds, turn_time=turn_time, locale=table_lang, options=options)
         except TableError as error:
             orphan = self.manager.in_channel(channel.id)
             if not (error.code == "channel_busy" and orphan is not None and orphan.status == "lobby"
@@ -415,7 +416,8 @@ class TablesCog(commands.Cog, name="Tables"):
         await self.create_table(
             interaction, game, seats=max_seats, rounds=options.get("rounds"),
             turn_time=options.get("turn_time", 0), computers=sum(1 for s in seats if s.computer),
-            invite=[s.user_id for s in seats if s.user_id not in (None, interaction.user.id)])
+            invite=[s.user_id for s in seats if s.user_id not in (None, interaction.user.id)],
+            options={k: v for k, v in options.items() if k not in ("rounds", "turn_time")})
 
     async def op_back(self, interaction: discord.Interaction, table: Table) -> None:
         await self.manager.back(table, interaction.user.id)
@@ -430,7 +432,7 @@ class TablesCog(commands.Cog, name="Tables"):
         kinds = {e.get("type") for e in events}
         if "started" in kinds:
             presenter.need_thread = True
-        if kinds & {"round_start", "hand_start"}:
+        if registry.spec(table.game).deal_event in kinds:
             presenter.repost = True  # a fresh table message each round (old messages edit slowly)
         presenter.lines.extend(self.narrate(table, events))
         ping = self.ping_line(table, events)
@@ -564,14 +566,17 @@ class TablesCog(commands.Cog, name="Tables"):
         engine = table.engine
         if engine is None or table.status != "playing":
             return None
-        seat = engine.to_move
-        if seat is None or table.seats[seat].automatic:
+        seats = [seat for seat in sorted(to_act(engine)) if not table.seats[seat].automatic]
+        if not seats:
             return None
-        new_turn = any(e.get("type") in ("turn", "round_start", "hand_start", "started", "back")
-                       for e in events)
+        new_turn = any(starts_turn(table.game, e) or e.get("type") in ("started", "back") for e in events)
         if not new_turn:
             return None
-        line = t(table.locale, "table.your_turn", mention=f"<@{table.seats[seat].user_id}>")
+        mentions = " ".join(f"<@{table.seats[seat].user_id}>" for seat in seats)
+        if len(seats) > 1:  # a simultaneous turn: everyone chooses at once
+            line = t(table.locale, "simultaneous.several_turn", mentions=mentions)
+        else:
+            line = t(table.locale, "table.your_turn", mention=mentions)
         if table.turn_deadline:
             line += " " + t(table.locale, "table.deadline", when=f"<t:{int(table.turn_deadline)}:R>")
         return line
