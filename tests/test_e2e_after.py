@@ -329,3 +329,34 @@ async def test_versus_counts_shared_games_across_servers(world, tmp_path):
         assert t("en", "after.versus_games", count=1) in text
         assert t("en", "after.versus_ahead", name="eva", ahead=0, behind=1, level=0) in text
         assert t("en", "after.versus_score_nimmt", name="eva", mine="12.0", theirs="7.0") in text
+
+
+async def test_take6_replay_through_simultaneous_turns(world, tmp_path):
+    """A game where everyone chooses at once replays one choice per page: the
+    hands as the engine holds them, and the same story the thread told."""
+    from core.take6 import Take6
+    from tests.test_e2e_take6 import card_buttons, open_panel, row_buttons, started
+
+    fd = world.fd
+    ana = world.person("ana")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        tbl, table = await started(world, bot, [ana], computers=2, deals=1, turn_time=0)
+        await check_commitment_during_play(fd, world, tbl, ana, table.seed)
+        seat = table.seat_of(ana.id)
+        for _ in range(100):
+            if table.status != "playing":
+                break
+            if seat in table.engine.to_act:
+                panel = await open_panel(tbl, ana)
+                choice = (row_buttons(panel) or card_buttons(panel))[0]
+                assert (await tbl.click(ana, panel, choice["custom_id"])).ack_type == 7
+            else:
+                await fd.wait_for(lambda: table.status != "playing" or seat in table.engine.to_act, timeout=10)
+        await fd.wait_for(lambda: button(tbl.lobby, r"rply:\d+:0:o"), timeout=10)
+        seed, nonce, sha = revealed(tbl.lobby.text())
+        assert sha == sha256_of("take6", tbl.table_id, seed, nonce)
+        record = await bot.store.table(tbl.table_id)
+        log = list(record.actions)
+        options = record.meta["shuffle"]["options"]
+        story = await page_through(fd, ana, tbl, Take6, 3, seed, options, log, hands=True)
+        assert story == thread_story(fd, tbl, "take6")
