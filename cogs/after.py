@@ -148,6 +148,11 @@ class AfterCog(commands.Cog, name="After"):
                      seed=meta.get("seed"), shuffle=dict(meta.get("shuffle") or {}), log=list(log),
                      engine=engine)
 
+    async def missing(self, game_id: int, lang: str) -> str:
+        """Why a game cannot be loaded: unknown, or recorded without its moves."""
+        known = await self.bot.store.game_detail(game_id) is not None
+        return t(lang, "after.no_moves" if known else "stats.no_such_game", id=game_id)
+
     async def load(self, game_id: int) -> Recorded | None:
         store = self.bot.store
         detail = await store.game_detail(game_id)
@@ -250,7 +255,7 @@ class AfterCog(commands.Cog, name="After"):
             await interaction.response.defer(ephemeral=True, thinking=True)
             recorded = await self.load(game_id)
             if recorded is None:
-                return await reply(interaction, t(lang, "stats.no_such_game"))
+                return await reply(interaction, await self.missing(game_id, lang))
             verdict = await asyncio.get_running_loop().run_in_executor(None, self.check, recorded)
         except Exception:
             log.exception("verification of game %s / table %s failed", game_id, table_id)
@@ -323,7 +328,7 @@ class AfterCog(commands.Cog, name="After"):
         try:
             recorded = await self.load(game_id)
             if recorded is None:
-                return await reply(interaction, t(lang, "stats.no_such_game"))
+                return await reply(interaction, await self.missing(game_id, lang))
             loop = asyncio.get_running_loop()
             try:
                 frame, starts = await loop.run_in_executor(None, self.frame, recorded, step)

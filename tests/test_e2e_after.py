@@ -314,6 +314,16 @@ async def test_versus_counts_shared_games_across_servers(world, tmp_path):
         assert t("en", "after.versus_score_nimmt", name="ana", mine="17.0", theirs="12.7") in text
 
         assert t("en", "after.versus_self") in await versus(ana, user=ana)
+        # these games were recorded without moves (no table behind them): Replay and /verify say so
+        game_id, shown = await game_id_from_history(fd, ana, world.channel)
+        r = await fd.click(ana, shown, f"rply:{game_id}:0:o")
+        assert r.ephemeral and r.message.text() == t("en", "after.no_moves", id=game_id)
+        r = await fd.slash(ana, world.channel, "verify", game=game_id)
+        await r.settled()
+        assert (r.followups[0] if r.followups else r.message).text() == t("en", "after.no_moves", id=game_id)
+        r = await fd.slash(ana, world.channel, "verify", game=999_999)
+        await r.settled()
+        assert (r.followups[0] if r.followups else r.message).text() == t("en", "stats.no_such_game")
         loner = world.person("dee")
         assert t("en", "after.versus_none", name="dee") in await versus(ana, user=loner)
         # Spanish caller: the same figures in Spanish
