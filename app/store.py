@@ -1016,7 +1016,7 @@ class Store:
 
         ``{game: {"games", "ahead", "behind", "level", "score", "other_score"}}``
         (``ahead``: games *user_id* finished ahead of *other_id*; scores are
-        sums over the shared games).  Indexed (migration 4): the shared games
+        sums over the shared games).  Indexed (migration 5): the shared games
         come from the covering index ``game_players_versus`` alone, driven by
         the player with fewer games (their global game counts in ``stats``
         are two primary-key reads): one index range plus one seek per game of
