@@ -27,6 +27,7 @@ INITIAL_EXTENSIONS = (
     "cogs.tables",
     *(spec.cog for spec in GAMES),
     "cogs.stats",
+    "cogs.after",
     "cogs.rules",
     "cogs.admin",
 )

@@ -524,7 +524,7 @@ _V4 = (
     """,
 )
 
-# Tables closed as 'abandoned' (stopped by a moderator, or nobody acted for a
+# Version 5: tables closed as 'abandoned' (stopped by a moderator, or nobody acted for a
 # day) and ONE active table per channel, enforced by a unique partial index.
 # SQLite cannot change a CHECK in place, so ``tables`` (and ``table_actions``,
 # whose foreign key would otherwise cascade the DROP) are rebuilt; the
@@ -575,8 +575,20 @@ _TABLES_ABANDONED = (
     "CREATE UNIQUE INDEX tables_active_channel ON tables (channel_id) WHERE status IN ('lobby', 'playing')",
 )
 
+# Version 6: head-to-head records (``Store.versus``).  The index of a
+# player's results also carries place and score, so two players' shared
+# games are read from the index alone: one range of the player with fewer
+# games, one seek into the other's range per game (no table row is read).
+# It replaces ``game_players_user`` (same leading columns, so /history keeps
+# its plan): one index per result row to write, as before.
+_VERSUS = (
+    "CREATE INDEX game_players_versus ON game_players (user_id, game_id, place, score)"
+    " WHERE user_id IS NOT NULL",
+    "DROP INDEX game_players_user",
+)
+
 #: MIGRATIONS[k] brings user_version k to k + 1.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _TABLES_ABANDONED)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _TABLES_ABANDONED, _VERSUS)
 LATEST = len(MIGRATIONS)
 
 #: rebuild every board's buckets from ``stats`` (run with the board triggers

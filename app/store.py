@@ -1044,3 +1044,63 @@ class Store:
         rows = [r[0] for r in await self._r.execute_fetchall("PRAGMA integrity_check")]
         fk = list(await self._r.execute_fetchall("PRAGMA foreign_key_check"))
         return rows + [f"foreign key: {tuple(r)}" for r in fk]
+
+    # -- after the game: verification, replay, head-to-head -------------------
+
+    async def game_of_table(self, table_id: int) -> int | None:
+        """The recorded game id of a table (None if not recorded)."""
+        rows = list(await self._r.execute_fetchall(_GAME_OF_TABLE, (table_id,)))
+        return int(rows[0][0]) if rows else None
+
+    async def versus(self, user_id: int, other_id: int, game: str | None = None) -> dict[str, dict[str, Any]]:
+        """Head-to-head of two players across all servers, per game.
+
+        ``{game: {"games", "ahead", "behind", "level", "score", "other_score"}}``
+        (``ahead``: games *user_id* finished ahead of *other_id*; scores are
+        sums over the shared games).  Indexed (migration 5): the shared games
+        come from the covering index ``game_players_versus`` alone, driven by
+        the player with fewer games (their global game counts in ``stats``
+        are two primary-key reads): one index range plus one seek per game of
+        that player, one ``games`` row per shared game.
+        """
+        if game is not None:
+            _game_code(game)
+        params = {"a": user_id, "b": other_id, "game": game}
+
+        def read(conn: sqlite3.Connection) -> list[Any]:
+            conn.execute("BEGIN")
+            try:
+                counts = dict(conn.execute(_VERSUS_COUNTS, params).fetchall())
+                swap = counts.get(other_id, 0) < counts.get(user_id, 0)
+                driver, other = (other_id, user_id) if swap else (user_id, other_id)
+                rows = conn.execute(_VERSUS, {"d": driver, "o": other, "game": game}).fetchall()
+            finally:
+                conn.execute("COMMIT")
+            return [(r[0], r[1], r[3], r[2], r[4], r[6], r[5]) if swap else r for r in rows]
+
+        out: dict[str, dict[str, Any]] = {}
+        for name, games, ahead, behind, level, score, other_score in await self._read(read):
+            out[name] = {"games": games, "ahead": ahead, "behind": behind, "level": level,
+                         "score": score, "other_score": other_score}
+        return out
+
+
+_GAME_OF_TABLE = "SELECT id FROM games WHERE table_id = ?"
+_VERSUS_COUNTS = """
+SELECT user_id, SUM(games) FROM stats
+WHERE game IN (SELECT value FROM json_each(:codes)) AND scope = 0 AND user_id IN (:a, :b)
+GROUP BY user_id
+""".replace(":codes", "'" + json.dumps(sorted(GAME_CODES.values())) + "'")
+# d drives (its index range, in order); o is one seek per row of d; CROSS JOIN
+# keeps that order.  Rows: game, shared games, d ahead, o ahead, level, d's and o's score sums.
+_VERSUS = """
+SELECT g.game, COUNT(*), SUM(d.place < o.place), SUM(d.place > o.place), SUM(d.place = o.place),
+       SUM(d.score), SUM(o.score)
+FROM game_players AS d INDEXED BY game_players_versus
+CROSS JOIN game_players AS o INDEXED BY game_players_versus
+CROSS JOIN games AS g
+WHERE d.user_id = :d AND o.user_id = :o AND o.game_id = d.game_id AND g.id = d.game_id
+  AND (:game IS NULL OR g.game = :game)
+GROUP BY g.game
+ORDER BY g.game DESC
+"""

@@ -33,6 +33,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Awaitable, Callable, Mapping, Protocol
 
+from app.verify import commit
 from core import registry
 from core.protocol import Event, EventType, Game, to_act
 
@@ -116,6 +117,7 @@ class Table:
     status: str = "lobby"  # lobby | playing | finished | cancelled | abandoned
     seats: list[Seat] = field(default_factory=list)
     seed: int | None = None
+    shuffle: dict[str, Any] = field(default_factory=dict)  # commitment to the seed (app.verify.commit)
     log: list[tuple[int, str]] = field(default_factory=list)
     messages: dict[str, int] = field(default_factory=dict)  # lobby, thread, table
     created_at: float = 0.0
@@ -158,6 +160,7 @@ class Table:
             "locale": self.locale,
             "seats": [s.to_dict() for s in self.seats],
             "seed": self.seed,
+            "shuffle": self.shuffle,
             "messages": self.messages,
             "created_at": self.created_at,
             "started_at": self.started_at,
@@ -181,7 +184,7 @@ class Table:
     def adopt(self, draft: "Table") -> None:
         """Take over a saved draft's state."""
         for name in ("status", "seats", "seed", "log", "options", "started_at", "turn_seat", "turn_deadline",
-                     "saved", "engine", "active_at", "stopped_by", "idle"):
+                     "saved", "engine", "active_at", "stopped_by", "idle", "shuffle"):
             setattr(self, name, getattr(draft, name))
 
 
@@ -258,6 +261,7 @@ class TableManager:
                 status=record.status,
                 seats=[Seat.from_dict(s) for s in meta["seats"]],
                 seed=meta.get("seed"),
+                shuffle=dict(meta.get("shuffle") or {}),
                 log=[(int(seat), str(text)) for seat, text in record.actions],
                 messages={k: int(v) for k, v in meta.get("messages", {}).items()},
                 created_at=meta.get("created_at", 0.0),
@@ -454,8 +458,10 @@ class TableManager:
             if all(s.computer for s in table.seats):
                 raise TableError("no_humans")
             draft = self._touch(table.draft())
-            draft.seed = self.fixed_seed if self.fixed_seed is not None else secrets.randbits(48)
+            # 63 bits: the most a SQLite integer (games.seed) holds; see app/verify.py
+            draft.seed = self.fixed_seed if self.fixed_seed is not None else secrets.randbits(63)
             draft.engine = cls.new(len(draft.seats), draft.seed, **self._engine_options(draft))
+            draft.shuffle = commit(draft.game, draft.id, draft.seed, self._engine_options(draft))
             draft.status = "playing"
             draft.started_at = self.clock()
             events = [{"type": "started"}]

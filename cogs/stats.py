@@ -277,6 +277,9 @@ class StatsCog(commands.Cog, name="Stats"):
                               description="\n".join(lines), colour=discord.Colour.teal())
         embed.add_field(name=t(lang, "stats.when"), value=f"<t:{int(detail['ended_at'])}:f>")
         embed.add_field(name=t(lang, "stats.rounds"), value=str(detail.get("rounds", "-")))
+        after = interaction.client.get_cog("After")  # Replay and Verify (cogs/after.py)
+        if after is not None:
+            return await reply(interaction, embed=embed, view=after.game_view(game_id, lang))
         await reply(interaction, embed=embed)
 
 

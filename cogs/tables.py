@@ -249,6 +249,11 @@ class TablesCog(commands.Cog, name="Tables"):
         self._edits: set[asyncio.Task[None]] = set()
         self.manager: TableManager = bot.tables
         self.manager.listener = self.on_table_change
+        #: other cogs' additions to what a table shows (e.g. cogs.after: the shuffle
+        #: commitment, the seed at the end, Replay): objects with
+        #: ``table_message(table, message, lang)``, ``narrate(table, events, lang)`` and
+        #: ``async standings(table, embed, view)``
+        self.extras: list[Any] = []
 
     async def cog_load(self) -> None:
         self.bot.add_dynamic_items(TableButton, TableSelect)
@@ -680,6 +685,8 @@ class TablesCog(commands.Cog, name="Tables"):
             else:
                 ui_events.append(event)
         lines.extend(self.uis[table.game].narrate(table, ui_events, lang))
+        for extra in self.extras:
+            lines.extend(extra.narrate(table, events, lang))
         return lines
 
     def ping_line(self, table: Table, events: list[Event]) -> str | None:
@@ -754,6 +761,8 @@ class TablesCog(commands.Cog, name="Tables"):
 
     async def _update_table_message(self, table: Table, repost: bool = False) -> None:
         message = await self.uis[table.game].table_message(table, table.locale)
+        for extra in self.extras:
+            extra.table_message(table, message, table.locale)
         try:
             await self._post_table_message(table, message, repost, with_image=message.image is not None)
         except discord.Forbidden:
@@ -816,6 +825,8 @@ class TablesCog(commands.Cog, name="Tables"):
                   score=result.scores[s]) for s in order)
         again = view_of(TableButton.make(table.id, "again", t(table.locale, "table.again"),
                                          style=discord.ButtonStyle.success, emoji="🔁"))
+        for extra in self.extras:
+            await extra.standings(table, embed, again)
         try:
             await self.where(table, thread=False).get_partial_message(lobby).edit(embed=embed, view=again)
         except discord.HTTPException:

@@ -119,7 +119,7 @@ async def test_bad_clicks_during_a_game(world, tmp_path):
         for message in [panel, t.table_message()]:
             for item in message.buttons() + message.selects():
                 parts = item["custom_id"].split(":")
-                assert parts[0] in ("table", "tsel") and len(parts) <= 5
+                assert parts[0] in ("table", "tsel", "shuf") and len(parts) <= 5  # shuf: the commitment
                 assert int(parts[1]) == t.table_id
                 if len(parts) > 3:
                     assert int(parts[3]) == table.version
