@@ -39,6 +39,9 @@ NEEDED_PERMISSIONS = (
 )
 
 
+#: the table whose lobby message the current click's own answer redraws
+_ANSWER_REDRAWS: contextvars.ContextVar[int | None] = contextvars.ContextVar("_ANSWER_REDRAWS", default=None)
+
 TRANSIENT = (discord.HTTPException, aiohttp.ClientError, OSError, asyncio.TimeoutError)
 RETRIES = 3  # redraws of a table message after Discord errors
 RETRY_DELAY = 0.5  # seconds, times the attempt number
@@ -457,9 +460,12 @@ class TablesCog(commands.Cog, name="Tables"):
         await self._lobby_update(interaction, table)
 
     async def op_cancel(self, interaction: discord.Interaction, table: Table) -> None:
+        on_lobby = interaction.message is not None and interaction.message.id == table.messages.get("lobby")
+        if on_lobby:
+            _ANSWER_REDRAWS.set(table.id)  # this click's answer redraws the lobby message
         await self.manager.cancel(table, interaction.user.id, can_manage=can_manage(interaction),
                                   name=interaction.user.display_name)
-        if interaction.message is not None and interaction.message.id == table.messages.get("lobby"):
+        if on_lobby:
             await self._lobby_update(interaction, table)
         else:
             await reply(interaction, t(user_lang(interaction), "table.cancelled"))
@@ -523,7 +529,7 @@ class TablesCog(commands.Cog, name="Tables"):
         kinds = {e.get("type") for e in events}
         if "started" in kinds:
             presenter.need_thread = True
-        if kinds & {"abandoned", "idle", "cancelled"}:
+        if kinds & {"abandoned", "idle", "cancelled"} and _ANSWER_REDRAWS.get() != table.id:
             self._edit_lobby_later(table)
         if kinds & {"round_start", "hand_start"}:
             presenter.repost = True  # a fresh table message each round (old messages edit slowly)
