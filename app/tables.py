@@ -607,11 +607,12 @@ class TableManager:
         """Await a save; when it is still running at this task's SLOW_SAVE
         deadline, call the hook (and go on waiting)."""
         slow = SLOW_SAVE.get()
+        if slow is None:
+            return await saving
         task = asyncio.ensure_future(saving)
-        if slow is not None:
-            done, _ = await asyncio.wait({task}, timeout=max(0.0, slow[0] - asyncio.get_running_loop().time()))
-            if not done:
-                await self._call_hook(slow[1])
+        done, _ = await asyncio.wait({task}, timeout=max(0.0, slow[0] - asyncio.get_running_loop().time()))
+        if not done:
+            await self._call_hook(slow[1])
         return await task
 
     @staticmethod
