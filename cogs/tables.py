@@ -197,7 +197,12 @@ async def update_message(interaction: discord.Interaction, **kwargs: Any) -> Non
 def defer_when_slow(interaction: discord.Interaction) -> None:
     """While this interaction is handled, a slow save (a database locked
     elsewhere) acknowledges it first: the answer then follows the save,
-    however long the store takes to commit or refuse it."""
+    however long the store takes to commit or refuse it.  The deadline runs
+    from the first call for this interaction (a click that opens a lobby
+    calls it twice)."""
+    if interaction.extras.get("slow_save_armed"):
+        return
+    interaction.extras["slow_save_armed"] = True
 
     async def defer() -> None:
         if interaction.response.is_done():
