@@ -399,3 +399,38 @@ async def test_a_lobby_saved_before_a_stop_is_posted_for_its_host_only(world, tm
         assert bot.tables.get(orphan).messages["lobby"] == r.message.id
         r = await fd.slash(ana, world.channel, "nimmt new")  # posted now: no second copy
         assert r.ephemeral and "already a table" in r.message.content
+
+
+async def test_a_kill_while_a_save_waits_for_another_process_loses_only_what_nobody_was_told(world, tmp_path):
+    """The bot in its own process; this test process holds the write lock.  A
+    click is acknowledged ("thinking"), the bot is SIGKILLed before the store
+    answered: after the restart the move is not there, nobody read it
+    anywhere, and the same player plays it again."""
+    from tests.test_e2e_restart import BotProcess, table_row
+
+    fd = world.fd
+    ana, ben = world.person("ana"), world.person("ben")
+    db = tmp_path / "bot.db"
+    bot = BotProcess(fd, world.guild, db, tmp_path / "bot.log")
+    try:
+        await bot.start()
+        t = await started(fd, world, [ana, ben])
+        await asyncio.sleep(0.5)  # the start's narration and table message are out
+        _, meta, saved = table_row(db, t.table_id)
+        mover = ana if meta["seats"][meta["turn_seat"]]["user_id"] == ana.id else ben
+        narration = t.log_text()
+        with held_lock(db):
+            r = await first_move(t, mover)
+            assert r.ack_type == 6  # acknowledged in time; the move is not told yet
+            await bot.kill()
+        assert not r.followups or text_of(r) == NOT_SAVED
+        assert table_row(db, t.table_id)[2] == saved  # not in the store...
+        await bot.start()
+        await asyncio.sleep(1.0)
+        assert t.log_text() == narration  # ...nor in the thread, after the restart either
+        r = await first_move(t, mover)  # the same player is to move and plays
+        assert r.ack_type == 7
+        await fd.wait_for(lambda: t.log_text() != narration, timeout=10)
+        assert table_row(db, t.table_id)[2] > saved
+    finally:
+        bot.finalize()
