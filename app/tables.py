@@ -323,7 +323,7 @@ class TableManager:
         cls = self.games[game]
         if not cls.min_seats <= seats <= cls.max_seats:
             raise TableError("bad_seats", min=cls.min_seats, max=cls.max_seats)
-        async with self._create_lock:
+        async with self._guarded(self._create_lock):
             existing = self.in_channel(channel_id)
             if existing is not None:
                 raise TableError("channel_busy", table=existing.id)
@@ -623,15 +623,18 @@ class TableManager:
         except Exception:
             log.warning("the slow-save hook failed", exc_info=True)
 
+    def _locked(self, table: Table) -> contextlib.AbstractAsyncContextManager[None]:
+        return self._guarded(table.lock)
+
     @contextlib.asynccontextmanager
-    async def _locked(self, table: Table) -> AsyncIterator[None]:
-        """The table's lock; waiting for it counts towards SLOW_SAVE (the
-        holder may itself be waiting for a locked database)."""
+    async def _guarded(self, lock: asyncio.Lock) -> AsyncIterator[None]:
+        """A table's (or the creation) lock; waiting for it counts towards
+        SLOW_SAVE (the holder may itself be waiting for a locked database)."""
         slow = SLOW_SAVE.get()
-        if slow is None or not table.lock.locked():
-            await table.lock.acquire()
+        if slow is None or not lock.locked():
+            await lock.acquire()
         else:
-            acquire = asyncio.ensure_future(table.lock.acquire())
+            acquire = asyncio.ensure_future(lock.acquire())
             try:
                 done, _ = await asyncio.wait({acquire}, timeout=max(0.0, slow[0] - asyncio.get_running_loop().time()))
                 if not done:
@@ -639,14 +642,14 @@ class TableManager:
                 await acquire
             except BaseException:
                 if acquire.done() and not acquire.cancelled() and acquire.exception() is None:
-                    table.lock.release()
+                    lock.release()
                 else:
                     acquire.cancel()
                 raise
         try:
             yield
         finally:
-            table.lock.release()
+            lock.release()
 
     async def _record(self, table: Table) -> None:
         from app.store import GameRecord, PlayerResult

@@ -434,3 +434,22 @@ async def test_a_kill_while_a_save_waits_for_another_process_loses_only_what_nob
         assert table_row(db, t.table_id)[2] > saved
     finally:
         bot.finalize()
+
+
+async def test_new_tables_while_the_database_is_locked_are_answered_in_time(world, tmp_path):
+    fd = world.fd
+    people = [world.person(name) for name in ("ana", "ben", "cleo")]
+    channels = [world.channel] + [fd.add_channel(world.guild, f"games-{i}") for i in range(2)]
+    db = tmp_path / "bot.db"
+    async with running_bot(fd, db, world.guild) as bot:
+        with held_lock(db):  # each creation waits for the store, the later ones also for each other
+            results = await asyncio.gather(*(fd.slash(p, c, "nimmt new", seats=2)
+                                              for p, c in zip(people, channels)))
+            assert [r.ack_type for r in results] == [5, 5, 5]  # "thinking...", within 3 s
+            for r in results:
+                await r.settled(timeout=20)
+        for r in results:
+            assert text_of(r) == NOT_SAVED and not r.message.buttons()
+        assert bot.tables.tables == {} and await bot.store.active_tables() == []
+        for p, c in zip(people, channels):  # the database is free: every channel takes its table
+            await open_table(fd, p, c, "nimmt new", seats=2)
