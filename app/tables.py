@@ -352,7 +352,7 @@ class TableManager:
                 table_options[name] = option.check(value)
             except ValueError:
                 raise TableError("bad_option", option=name, min=option.minimum, max=option.maximum) from None
-        async with self._create_lock:
+        async with self._guarded(self._create_lock):
             existing = self.in_channel(channel_id)
             if existing is not None:
                 raise TableError("channel_busy", table=existing.id)
@@ -643,11 +643,12 @@ class TableManager:
         """Await a save; when it is still running at this task's SLOW_SAVE
         deadline, call the hook (and go on waiting)."""
         slow = SLOW_SAVE.get()
+        if slow is None:
+            return await saving
         task = asyncio.ensure_future(saving)
-        if slow is not None:
-            done, _ = await asyncio.wait({task}, timeout=max(0.0, slow[0] - asyncio.get_running_loop().time()))
-            if not done:
-                await self._call_hook(slow[1])
+        done, _ = await asyncio.wait({task}, timeout=max(0.0, slow[0] - asyncio.get_running_loop().time()))
+        if not done:
+            await self._call_hook(slow[1])
         return await task
 
     @staticmethod
@@ -658,15 +659,18 @@ class TableManager:
         except Exception:
             log.warning("the slow-save hook failed", exc_info=True)
 
+    def _locked(self, table: Table) -> contextlib.AbstractAsyncContextManager[None]:
+        return self._guarded(table.lock)
+
     @contextlib.asynccontextmanager
-    async def _locked(self, table: Table) -> AsyncIterator[None]:
-        """The table's lock; waiting for it counts towards SLOW_SAVE (the
-        holder may itself be waiting for a locked database)."""
+    async def _guarded(self, lock: asyncio.Lock) -> AsyncIterator[None]:
+        """A table's (or the creation) lock; waiting for it counts towards
+        SLOW_SAVE (the holder may itself be waiting for a locked database)."""
         slow = SLOW_SAVE.get()
-        if slow is None or not table.lock.locked():
-            await table.lock.acquire()
+        if slow is None or not lock.locked():
+            await lock.acquire()
         else:
-            acquire = asyncio.ensure_future(table.lock.acquire())
+            acquire = asyncio.ensure_future(lock.acquire())
             try:
                 done, _ = await asyncio.wait({acquire}, timeout=max(0.0, slow[0] - asyncio.get_running_loop().time()))
                 if not done:
@@ -674,14 +678,14 @@ class TableManager:
                 await acquire
             except BaseException:
                 if acquire.done() and not acquire.cancelled() and acquire.exception() is None:
-                    table.lock.release()
+                    lock.release()
                 else:
                     acquire.cancel()
                 raise
         try:
             yield
         finally:
-            table.lock.release()
+            lock.release()
 
     async def _record(self, table: Table) -> None:
         from app.store import GameRecord, PlayerResult

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
 import random
 import sqlite3
@@ -104,4 +105,5 @@ async def main(moves: int) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--moves", type=int, default=2000)
+    logging.basicConfig(level=logging.ERROR)  # the refused save's warning is the expected outcome here
     asyncio.run(main(parser.parse_args().moves))

@@ -40,6 +40,9 @@ NEEDED_PERMISSIONS = (
 )
 
 
+#: the table whose lobby message the current click's own answer redraws
+_ANSWER_REDRAWS: contextvars.ContextVar[int | None] = contextvars.ContextVar("_ANSWER_REDRAWS", default=None)
+
 TRANSIENT = (discord.HTTPException, aiohttp.ClientError, OSError, asyncio.TimeoutError)
 RETRIES = 3  # redraws of a table message after Discord errors
 RETRY_DELAY = 0.5  # seconds, times the attempt number
@@ -195,7 +198,12 @@ async def update_message(interaction: discord.Interaction, **kwargs: Any) -> Non
 def defer_when_slow(interaction: discord.Interaction) -> None:
     """While this interaction is handled, a slow save (a database locked
     elsewhere) acknowledges it first: the answer then follows the save,
-    however long the store takes to commit or refuse it."""
+    however long the store takes to commit or refuse it.  The deadline runs
+    from the first call for this interaction (a click that opens a lobby
+    calls it twice)."""
+    if interaction.extras.get("slow_save_armed"):
+        return
+    interaction.extras["slow_save_armed"] = True
 
     async def defer() -> None:
         if interaction.response.is_done():
@@ -463,9 +471,12 @@ class TablesCog(commands.Cog, name="Tables"):
         await self._lobby_update(interaction, table)
 
     async def op_cancel(self, interaction: discord.Interaction, table: Table) -> None:
+        on_lobby = interaction.message is not None and interaction.message.id == table.messages.get("lobby")
+        if on_lobby:
+            _ANSWER_REDRAWS.set(table.id)  # this click's answer redraws the lobby message
         await self.manager.cancel(table, interaction.user.id, can_manage=can_manage(interaction),
                                   name=interaction.user.display_name)
-        if interaction.message is not None and interaction.message.id == table.messages.get("lobby"):
+        if on_lobby:
             await self._lobby_update(interaction, table)
         else:
             await reply(interaction, t(user_lang(interaction), "table.cancelled"))
@@ -530,7 +541,7 @@ class TablesCog(commands.Cog, name="Tables"):
         kinds = {e.get("type") for e in events}
         if "started" in kinds:
             presenter.need_thread = True
-        if kinds & {"abandoned", "idle", "cancelled"}:
+        if kinds & {"abandoned", "idle", "cancelled"} and _ANSWER_REDRAWS.get() != table.id:
             self._edit_lobby_later(table)
         if registry.spec(table.game).deal_event in kinds:
             presenter.repost = True  # a fresh table message each round (old messages edit slowly)

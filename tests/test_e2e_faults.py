@@ -157,6 +157,9 @@ async def test_a_lock_held_elsewhere_defers_the_click_and_answers_truthfully(wor
         await fd.wait_for(lambda: t.log_text() != narration, timeout=10)
         move = t.log_text()[len(narration):].strip().splitlines()[0]
         assert move and move in r.message.text()
+        told = list(table.log)
+    async with running_bot(fd, db, world.guild) as bot:  # a restart keeps the move it was told about
+        assert bot.tables.get(t.table_id).log == told
 
 
 async def test_a_computer_waits_for_a_locked_database_and_plays_once_it_is_free(world, tmp_path):
@@ -343,3 +346,110 @@ def test_a_read_only_database_at_start_up_is_one_clear_line(tmp_path):
     assert run.returncode == 1, run.stderr
     assert "Traceback" not in run.stderr + run.stdout
     assert len(own) == 1 and str(database) in own[0] and "writable" in own[0] and "readonly" in own[0]
+
+
+async def test_a_refused_garbage_move_is_told_and_the_table_goes_on(world, tmp_path):
+    fd = world.fd
+    ana, ben = world.person("ana"), world.person("ben")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, table_seed=5) as bot:
+        t = await open_table(fd, ana, world.channel, "garbage new", seats=2, turn_time=0)
+        await seat_players(t, ana, [ben])
+        await t.click(ana, t.lobby, f"table:{t.table_id}:start")
+        await t.wait_thread()
+        table = bot.tables.get(t.table_id)
+
+        def draw_button():
+            message = t.table_message()
+            found = message and button(message, rf"table:{t.table_id}:gdraw:{table.version}")
+            return (message, found["custom_id"]) if found else None
+
+        message, draw = await fd.wait_for(draw_button, timeout=10)
+        mover = ana if table.seats[table.engine.to_move].user_id == ana.id else ben
+        disk = failing_commits(bot.store)
+        disk.error = DISK_FULL
+        r = await t.click(mover, message, draw)
+        assert r.ack_type == 4 and r.ephemeral and r.message.content == NOT_SAVED
+        assert table.log == [] and (await bot.store.table(t.table_id)).actions == []
+        disk.error = None
+        r = await t.click(mover, message, draw)  # the same button, still current: it works now
+        assert r.ack_type == 6 and table.log and table.log[0][1] == "stock"
+        assert (await bot.store.table(t.table_id)).actions == table.log
+
+
+async def test_a_lobby_saved_before_a_stop_is_posted_for_its_host_only(world, tmp_path):
+    """The bot stopped between saving a lobby and posting it: the host's next
+    /new posts that lobby; nobody else is handed it."""
+    from app.store import Store
+
+    fd = world.fd
+    ana, ben = world.person("ana"), world.person("ben")
+    db = tmp_path / "bot.db"
+    store = await Store.open(str(db), checkpoint_interval=None)
+    meta = {"host_id": ana.id, "max_seats": 3, "options": {"turn_time": 0}, "locale": "en",
+            "seats": [{"user_id": ana.id, "name": "ana", "away": False, "missed": 0}], "messages": {},
+            "created_at": time.time(), "active_at": time.time()}
+    orphan = await store.create_table(world.guild.id, world.channel.id, "nimmt", meta)
+    await store.close()
+    async with running_bot(fd, db, world.guild) as bot:
+        r = await fd.slash(ben, world.channel, "nimmt new")
+        assert r.ephemeral and "already a table" in r.message.content
+        r = await fd.slash(ana, world.channel, "nimmt new")
+        assert r.ack_type == 4 and not r.ephemeral
+        assert button(r.message, rf"table:{orphan}:join")
+        assert bot.tables.get(orphan).messages["lobby"] == r.message.id
+        r = await fd.slash(ana, world.channel, "nimmt new")  # posted now: no second copy
+        assert r.ephemeral and "already a table" in r.message.content
+
+
+async def test_a_kill_while_a_save_waits_for_another_process_loses_only_what_nobody_was_told(world, tmp_path):
+    """The bot in its own process; this test process holds the write lock.  A
+    click is acknowledged ("thinking"), the bot is SIGKILLed before the store
+    answered: after the restart the move is not there, nobody read it
+    anywhere, and the same player plays it again."""
+    from tests.test_e2e_restart import BotProcess, table_row
+
+    fd = world.fd
+    ana, ben = world.person("ana"), world.person("ben")
+    db = tmp_path / "bot.db"
+    bot = BotProcess(fd, world.guild, db, tmp_path / "bot.log")
+    try:
+        await bot.start()
+        t = await started(fd, world, [ana, ben])
+        await asyncio.sleep(0.5)  # the start's narration and table message are out
+        _, meta, saved = table_row(db, t.table_id)
+        mover = ana if meta["seats"][meta["turn_seat"]]["user_id"] == ana.id else ben
+        narration = t.log_text()
+        with held_lock(db):
+            r = await first_move(t, mover)
+            assert r.ack_type == 6  # acknowledged in time; the move is not told yet
+            await bot.kill()
+        assert not r.followups or text_of(r) == NOT_SAVED
+        assert table_row(db, t.table_id)[2] == saved  # not in the store...
+        await bot.start()
+        await asyncio.sleep(1.0)
+        assert t.log_text() == narration  # ...nor in the thread, after the restart either
+        r = await first_move(t, mover)  # the same player is to move and plays
+        assert r.ack_type == 7
+        await fd.wait_for(lambda: t.log_text() != narration, timeout=10)
+        assert table_row(db, t.table_id)[2] > saved
+    finally:
+        bot.finalize()
+
+
+async def test_new_tables_while_the_database_is_locked_are_answered_in_time(world, tmp_path):
+    fd = world.fd
+    people = [world.person(name) for name in ("ana", "ben", "cleo")]
+    channels = [world.channel] + [fd.add_channel(world.guild, f"games-{i}") for i in range(2)]
+    db = tmp_path / "bot.db"
+    async with running_bot(fd, db, world.guild) as bot:
+        with held_lock(db):  # each creation waits for the store, the later ones also for each other
+            results = await asyncio.gather(*(fd.slash(p, c, "nimmt new", seats=2)
+                                              for p, c in zip(people, channels)))
+            assert [r.ack_type for r in results] == [5, 5, 5]  # "thinking...", within 3 s
+            for r in results:
+                await r.settled(timeout=20)
+        for r in results:
+            assert text_of(r) == NOT_SAVED and not r.message.buttons()
+        assert bot.tables.tables == {} and await bot.store.active_tables() == []
+        for p, c in zip(people, channels):  # the database is free: every channel takes its table
+            await open_table(fd, p, c, "nimmt new", seats=2)
