@@ -172,8 +172,9 @@ class GarbageUI:
         else:
             raise TableError("stale")
         await cog.manager.act(table, interaction.user.id, action, version=ver)
-        # The click is answered at once; the table message follows from the presenter.
-        await interaction.response.defer()
+        # The click is answered at once (unless a slow save did); the table message follows.
+        if not interaction.response.is_done():
+            await interaction.response.defer()
 
 
 class GarbageCog(commands.Cog, name="Garbage"):

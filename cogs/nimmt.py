@@ -25,7 +25,7 @@ from app import render
 from app.i18n import t
 from app.text import bold, label, plain
 from app.tables import Table, TableError
-from cogs.tables import TableButton, TableMessage, TableSelect, TablesCog, user_lang, view_of
+from cogs.tables import TableButton, TableMessage, TableSelect, TablesCog, update_message, user_lang, view_of
 from core.nimmt import Open, Pass, Play, Steal, Take
 from core.protocol import Event
 
@@ -311,7 +311,8 @@ class NimmtUI:
             drawing = asyncio.ensure_future(self.panel_drawn(table, seat, lang, stack=stack, page=page, note=note))
             age = (discord.utils.utcnow() - interaction.created_at).total_seconds()
             await asyncio.wait({drawing}, timeout=max(0.2, ANSWER_WITHIN - max(0.0, age)))
-            if not drawing.done():  # the machine is busy: say "thinking" in time, then answer
+            if not drawing.done() and not interaction.response.is_done():
+                # the machine is busy: say "thinking" in time, then answer
                 if new:
                     await interaction.response.defer(ephemeral=True, thinking=True)
                 else:

@@ -11,6 +11,7 @@ ever holds a card from a hand; the version makes old buttons harmless.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import io
 import logging
 import re
@@ -19,12 +20,15 @@ from typing import Any, Protocol, Sequence
 
 import aiohttp
 import discord
+from discord import app_commands
+from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from app.i18n import normalise, t
-from app.tables import Table, TableError, TableManager
+from app.i18n import has, normalise, t
+from app.tables import Table, TableError, TableManager, starts_turn, when_slow
 from app.text import plain
-from core.protocol import Event, GameError
+from core import registry
+from core.protocol import Event, GameError, to_act
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +40,9 @@ NEEDED_PERMISSIONS = (
     "create_public_threads", "send_messages_in_threads",
 )
 
+
+#: the table whose lobby message the current click's own answer redraws
+_ANSWER_REDRAWS: contextvars.ContextVar[int | None] = contextvars.ContextVar("_ANSWER_REDRAWS", default=None)
 
 TRANSIENT = (discord.HTTPException, aiohttp.ClientError, OSError, asyncio.TimeoutError)
 RETRIES = 3  # redraws of a table message after Discord errors
@@ -133,7 +140,7 @@ class TableMessage:
 class GameUI(Protocol):
     """What a game cog plugs into the shared table machinery."""
 
-    key: str  # engine key, e.g. "nimmt"
+    key: str  # the game's key in core.registry
 
     async def table_message(self, table: Table, lang: str) -> TableMessage: ...
 
@@ -145,7 +152,6 @@ class GameUI(Protocol):
                            op: str, ver: int | None, arg: str | None, values: list[str]) -> None: ...
 
 
-NEW_TURN_EVENTS = ("turn", "round_start", "hand_start", "started", "back")  # a turn (re)starts
 NO_PINGS = discord.AllowedMentions.none()
 
 
@@ -157,7 +163,7 @@ class _Item:
     it is posted, that many entries have been narrated."""
 
     text: str | None = None
-    ping: int | None = None  # the seat pinged (``text`` is None)
+    ping: tuple[int, ...] | None = None  # the seats pinged (``text`` is None)
     turn: int = 0  # which turn of this presenter the ping is for
     upto: int = 0
 
@@ -188,12 +194,52 @@ async def reply(interaction: discord.Interaction, content: str | None = None, **
     kwargs.setdefault("ephemeral", True)
     kwargs.setdefault("allowed_mentions", NO_PINGS)
     try:
-        if interaction.response.is_done():
+        if interaction.extras.pop("thinking", False):
+            # A public "thinking..." (a slow save of a command): its answer fills it
+            # (a first followup would be public anyway).
+            kwargs.pop("ephemeral", None)
+            await interaction.edit_original_response(content=content, **kwargs)
+        elif interaction.response.is_done():
             await interaction.followup.send(content, **kwargs)
         else:
             await interaction.response.send_message(content, **kwargs)
     except discord.HTTPException:
         log.warning("could not answer interaction %s", interaction.id, exc_info=True)
+
+
+async def update_message(interaction: discord.Interaction, **kwargs: Any) -> None:
+    """Redraw the message a component is on, also after a deferred answer."""
+    if interaction.response.is_done():
+        await interaction.edit_original_response(**kwargs)
+    else:
+        await interaction.response.edit_message(**kwargs)
+
+
+def defer_when_slow(interaction: discord.Interaction) -> None:
+    """While this interaction is handled, a slow save (a database locked
+    elsewhere) acknowledges it first: the answer then follows the save,
+    however long the store takes to commit or refuse it.  The deadline runs
+    from the first call for this interaction (a click that opens a lobby
+    calls it twice)."""
+    if interaction.extras.get("slow_save_armed"):
+        return
+    interaction.extras["slow_save_armed"] = True
+
+    async def defer() -> None:
+        if interaction.response.is_done():
+            return
+        command = interaction.type == discord.InteractionType.application_command
+        await interaction.response.defer(thinking=command)
+        if command:
+            interaction.extras["thinking"] = True
+
+    when_slow(defer)
+
+
+def can_manage(interaction: discord.Interaction) -> bool:
+    """Manage Messages here (or server-wide, or administrator)."""
+    perms = getattr(interaction.user, "guild_permissions", None) or discord.Permissions.none()
+    return bool(interaction.permissions.manage_messages or perms.manage_messages or perms.administrator)
 
 
 def _chunk_items(items: Sequence[_Item], limit: int = 1900) -> list[list[_Item]]:
@@ -221,13 +267,24 @@ def _chunk_items(items: Sequence[_Item], limit: int = 1900) -> list[list[_Item]]
 class TablesCog(commands.Cog, name="Tables"):
     """Lobbies and tables of every game."""
 
+    table_group = app_commands.Group(
+        name=_("table", key="commands.table.name"),
+        description=_("The table of this channel or thread", key="commands.table.description"),
+        guild_only=True)
+
     def __init__(self, bot: Any) -> None:
         self.bot = bot
         self.uis: dict[str, GameUI] = {}
         self.presenters: dict[int, _Presenter] = {}
         self._deleting: set[int] = set()  # ids of messages the bot itself is deleting
+        self._edits: set[asyncio.Task[None]] = set()
         self.manager: TableManager = bot.tables
         self.manager.listener = self.on_table_change
+        #: other cogs' additions to what a table shows (e.g. cogs.after: the shuffle
+        #: commitment, the seed at the end, Replay): objects with
+        #: ``table_message(table, message, lang)``, ``narrate(table, events, lang)`` and
+        #: ``async standings(table, embed, view)``
+        self.extras: list[Any] = []
 
     async def cog_load(self) -> None:
         self.bot.add_dynamic_items(TableButton, TableSelect)
@@ -239,6 +296,7 @@ class TablesCog(commands.Cog, name="Tables"):
     async def stop_presenting(self) -> None:
         """Stop posting (at shutdown); what was saved is shown again after a start."""
         tasks = [task for p in self.presenters.values() for task in (p.sender, p.updater) if task]
+        tasks += self._edits
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -250,11 +308,10 @@ class TablesCog(commands.Cog, name="Tables"):
     # --------------------------------------------------------------- errors
     def error_text(self, lang: str, error: Exception) -> str:
         if isinstance(error, TableError):
-            return t(lang, f"errors.{error.code}", **error.params)
+            key = f"faults.{error.code}"
+            return t(lang, key if has(key) else f"errors.{error.code}", **error.params)
         if isinstance(error, GameError):
             key = f"errors.{error.code}"
-            from app.i18n import has
-
             return t(lang, key) if has(key) else t(lang, "errors.illegal")
         return t(lang, "errors.unexpected")
 
@@ -262,6 +319,7 @@ class TablesCog(commands.Cog, name="Tables"):
                     arg: str | None, values: list[str]) -> None:
         """Every table click lands here: one place turns errors into answers."""
         lang = user_lang(interaction)
+        defer_when_slow(interaction)
         try:
             if op == "again":  # the only button of a finished table
                 return await self.op_again(interaction, table_id)
@@ -293,7 +351,7 @@ class TablesCog(commands.Cog, name="Tables"):
 
     async def create_table(self, interaction: discord.Interaction, game: str, *, seats: int,
                            rounds: int | None, turn_time: int, computers: int = 0,
-                           invite: Sequence[int] = ()) -> None:
+                           invite: Sequence[int] = (), options: dict[str, Any] | None = None) -> None:
         """``/<game> new`` (and *Play again*): post a lobby in this channel."""
         lang = user_lang(interaction)
         channel = interaction.channel
@@ -306,35 +364,60 @@ class TablesCog(commands.Cog, name="Tables"):
         if missing:
             names = ", ".join(t(lang, f"perms.{name}") for name in missing)
             return await reply(interaction, t(lang, "errors.missing_permissions", permissions=names))
+        defer_when_slow(interaction)
         try:
             table_lang = await self.table_language(interaction)
             table = await self.manager.create(
                 guild_id=interaction.guild_id, channel_id=channel.id, game=game,
                 host_id=interaction.user.id, host_name=interaction.user.display_name,
-                seats=seats, rounds=rounds, turn_time=turn_time, locale=table_lang)
+                seats=seats, rounds=rounds, turn_time=turn_time, locale=table_lang, options=options)
         except TableError as error:
             orphan = self.manager.in_channel(channel.id)
+            # Only the asker's own lobby whose message was never posted (the bot stopped in
+            # between) is posted now; never a table someone is creating at this moment.
             if not (error.code == "channel_busy" and orphan is not None and orphan.status == "lobby"
-                    and not orphan.messages.get("lobby")):
+                    and orphan.host_id == interaction.user.id and not orphan.messages.get("lobby")
+                    and not orphan.posting):
                 return await reply(interaction, self.error_text(lang, error))
-            table = orphan  # saved, but its message was never posted (a stop in between): post it now
+            table = orphan
+            table.posting = True
         for _ in range(computers):
-            await self.manager.add_computer(table, table.host_id)
+            try:
+                await self.manager.add_computer(table, table.host_id)
+            except TableError:
+                break  # not saved: the lobby opens with fewer computers; the host may add them
         content = None
         if invite:
             content = t(table.locale, "table.again_invite", host=f"<@{table.host_id}>",
                         mentions=" ".join(f"<@{user_id}>" for user_id in invite))
+        mentions = discord.AllowedMentions(users=True, everyone=False, roles=False)
         try:
-            response = await interaction.response.send_message(
-                content=content, embed=self.lobby_embed(table), view=self.lobby_view(table),
-                allowed_mentions=self.pinging(invite))
+            mentions = self.pinging(invite)
+            if interaction.extras.pop("thinking", False):  # deferred by a slow save: fill "thinking..."
+                sent = await interaction.edit_original_response(
+                    content=content, embed=self.lobby_embed(table), view=self.lobby_view(table),
+                    allowed_mentions=discord.AllowedMentions.none())
+                message_id = sent.id
+            elif interaction.response.is_done():  # Play again, deferred: a new message
+                sent = await interaction.followup.send(
+                    content=content, embed=self.lobby_embed(table), view=self.lobby_view(table),
+                    allowed_mentions=mentions, wait=True)
+                message_id = sent.id
+            else:
+                response = await interaction.response.send_message(
+                    content=content, embed=self.lobby_embed(table), view=self.lobby_view(table),
+                    allowed_mentions=mentions)
+                message_id = getattr(response, "message_id", None)
+                if message_id is None:
+                    message_id = (await interaction.original_response()).id
         except discord.HTTPException:
             log.warning("lobby message for table %s could not be posted", table.id, exc_info=True)
-            await self.manager.cancel(table, table.host_id, can_manage=True)
+            table.posting = False
+            try:
+                await self.manager.cancel(table, table.host_id, can_manage=True)
+            except TableError:
+                pass  # not saved: the host's next /new posts this lobby
             return
-        message_id = getattr(response, "message_id", None)
-        if message_id is None:
-            message_id = (await interaction.original_response()).id
         self.manager.set_message(table, "lobby", message_id)
         await self.manager.save_messages(table)
 
@@ -343,13 +426,16 @@ class TablesCog(commands.Cog, name="Tables"):
         title = t(lang, f"{table.game}.title")
         embed = discord.Embed(title=t(lang, "table.lobby_title", game=title, table=table.id),
                               colour=discord.Colour.blurple())
+        stopped = self.closed_line(table)
         turn = table.options.get("turn_time", 0)
         timer = t(lang, "table.timer_off") if not turn else t(lang, "table.timer_seconds", count=turn)
         desc = [t(lang, "table.lobby_host", host=f"<@{table.host_id}>"),
                 t(lang, "table.lobby_seats", taken=len(table.seats), seats=table.max_seats),
                 t(lang, "table.lobby_timer", timer=timer),
                 *self.uis[table.game].lobby_lines(table, lang)]
-        if table.status == "cancelled":
+        if stopped:
+            desc.insert(0, stopped)
+        elif table.status == "cancelled":
             desc.insert(0, t(lang, "table.cancelled"))
         elif table.status == "playing" and table.thread_id:
             desc.insert(0, t(lang, "table.in_thread", thread=f"<#{table.thread_id}>"))
@@ -386,8 +472,17 @@ class TablesCog(commands.Cog, name="Tables"):
             TableButton.make(table.id, "rules", t(lang, "table.rules"), emoji="📖"),
         )
 
+    def closed_line(self, table: Table) -> str | None:
+        """Why a table closed early: stopped by a moderator, or nobody played."""
+        lang = table.locale
+        if table.status == "abandoned" and table.stopped_by:
+            return t(lang, "faults.stopped_by", name=plain(table.stopped_by))
+        if table.idle:
+            return t(lang, "faults.idle_closed", count=max(1, round(self.manager.idle_limit / 3600)))
+        return None
+
     async def _lobby_update(self, interaction: discord.Interaction, table: Table) -> None:
-        await interaction.response.edit_message(embed=self.lobby_embed(table), view=self.lobby_view(table))
+        await update_message(interaction, embed=self.lobby_embed(table), view=self.lobby_view(table))
 
     async def op_join(self, interaction: discord.Interaction, table: Table) -> None:
         await self.manager.join(table, interaction.user.id, interaction.user.display_name)
@@ -406,14 +501,34 @@ class TablesCog(commands.Cog, name="Tables"):
         await self._lobby_update(interaction, table)
 
     async def op_cancel(self, interaction: discord.Interaction, table: Table) -> None:
-        perms = getattr(interaction.user, "guild_permissions", None) or discord.Permissions.none()
-        channel_perms = interaction.permissions
-        can_manage = bool(channel_perms.manage_messages or perms.manage_messages or perms.administrator)
-        await self.manager.cancel(table, interaction.user.id, can_manage=can_manage)
-        if interaction.message is not None and interaction.message.id == table.messages.get("lobby"):
+        on_lobby = interaction.message is not None and interaction.message.id == table.messages.get("lobby")
+        if on_lobby:
+            _ANSWER_REDRAWS.set(table.id)  # this click's answer redraws the lobby message
+        await self.manager.cancel(table, interaction.user.id, can_manage=can_manage(interaction),
+                                  name=interaction.user.display_name)
+        if on_lobby:
             await self._lobby_update(interaction, table)
         else:
             await reply(interaction, t(user_lang(interaction), "table.cancelled"))
+
+    @table_group.command(name=_("stop", key="commands.table_stop.name"),
+                         description=_("End the lobby or game of this channel or thread (host or moderators)",
+                                       key="commands.table_stop.description"))
+    async def table_stop(self, interaction: discord.Interaction) -> None:
+        """``/table stop``: the host cancels their lobby; anyone with Manage
+        Messages ends any lobby or running game here (recorded as abandoned)."""
+        lang = user_lang(interaction)
+        defer_when_slow(interaction)
+        table = self.manager.in_channel(interaction.channel_id) if interaction.channel_id else None
+        try:
+            if table is None:
+                raise TableError("no_table_here")
+            await self.manager.cancel(table, interaction.user.id, can_manage=can_manage(interaction),
+                                      name=interaction.user.display_name)
+        except TableError as error:
+            return await reply(interaction, self.error_text(lang, error))
+        key = "faults.stopped" if table.status == "abandoned" else "faults.lobby_cancelled"
+        await reply(interaction, t(lang, key, table=table.id))
 
     async def op_rules(self, interaction: discord.Interaction, table: Table) -> None:
         from cogs.rules import build_page
@@ -440,7 +555,8 @@ class TablesCog(commands.Cog, name="Tables"):
         await self.create_table(
             interaction, game, seats=max_seats, rounds=options.get("rounds"),
             turn_time=options.get("turn_time", 0), computers=sum(1 for s in seats if s.computer),
-            invite=[s.user_id for s in seats if s.user_id not in (None, interaction.user.id)])
+            invite=[s.user_id for s in seats if s.user_id not in (None, interaction.user.id)],
+            options={k: v for k, v in options.items() if k not in ("rounds", "turn_time")})
 
     async def op_back(self, interaction: discord.Interaction, table: Table) -> None:
         await self.manager.back(table, interaction.user.id)
@@ -455,10 +571,13 @@ class TablesCog(commands.Cog, name="Tables"):
         kinds = {e.get("type") for e in events}
         if "started" in kinds:
             presenter.need_thread = True
-        new_turn = bool(kinds & {"turn", "round_start", "hand_start", "started"}) or any(
-            e.get("type") == "back" and table.engine is not None and table.engine.to_move == e.get("seat")
+        if kinds & {"abandoned", "idle", "cancelled"} and _ANSWER_REDRAWS.get() != table.id:
+            self._edit_lobby_later(table)
+        acting = to_act(table.engine) if table.engine is not None else frozenset()
+        new_turn = "started" in kinds or any(starts_turn(table.game, e) for e in events) or any(
+            e.get("type") == "back" and e.get("seat") in acting
             for e in events)  # a seat taken back on its own turn: that turn is its owner's now
-        if kinds & {"round_start", "hand_start"}:
+        if registry.spec(table.game).deal_event in kinds:
             presenter.repost = True  # a fresh table message each round (old messages edit slowly)
         upto = table.version
         presenter.lines.extend(_Item(text=line, upto=upto) for line in self.narrate(table, events))
@@ -467,33 +586,32 @@ class TablesCog(commands.Cog, name="Tables"):
             self._queue_ping(table, presenter)
         elif presenter.lines:
             presenter.lines[-1].upto = upto
-        if table.status != "cancelled":
-            presenter.table_dirty = True
+        if table.status in ("playing", "finished") or (table.status == "abandoned" and table.messages.get("table")):
+            presenter.table_dirty = True  # (a stopped game's table message is drawn once more, without buttons)
         self._wake(table, presenter)
         changed = getattr(self.uis[table.game], "changed", None)
         if changed is not None:
             changed(table)  # e.g. private panels that keep themselves current
 
     def _queue_ping(self, table: Table, presenter: _Presenter) -> None:
-        """Ping the player to move, once for this turn (checked again when it is sent)."""
-        seat = self._ping_seat(table)
-        if seat is not None and presenter.pinged != presenter.turn and not any(
+        """Ping the players to act, once for this turn (checked again when it is sent)."""
+        seats = self._ping_seats(table)
+        if seats and presenter.pinged != presenter.turn and not any(
                 item.ping is not None and item.turn == presenter.turn for item in presenter.lines):
-            presenter.lines.append(_Item(ping=seat, turn=presenter.turn, upto=table.version))
+            presenter.lines.append(_Item(ping=seats, turn=presenter.turn, upto=table.version))
 
-    def _ping_seat(self, table: Table) -> int | None:
-        """The seat whose turn needs its human now, if any."""
+    def _ping_seats(self, table: Table) -> tuple[int, ...]:
+        """The seats whose turn needs their human now (several when everyone chooses at once)."""
         engine = table.engine
         if engine is None or table.status != "playing":
-            return None
-        seat = engine.to_move
-        if seat is None or table.seats[seat].automatic:
-            return None
-        return seat
+            return ()
+        return tuple(seat for seat in sorted(to_act(engine)) if not table.seats[seat].automatic)
 
     def _wake(self, table: Table, presenter: _Presenter) -> None:
         if presenter.sender is None or presenter.sender.done():
-            presenter.sender = asyncio.get_running_loop().create_task(self._sender(table, presenter))
+            # (a context of its own: the click's deferral hook stays with the click)
+            presenter.sender = asyncio.get_running_loop().create_task(self._sender(table, presenter),
+                                                                      context=contextvars.Context())
 
     def resume(self, table: Table) -> None:
         """After a start: tell what was saved but not yet told (in order, once),
@@ -514,12 +632,15 @@ class TablesCog(commands.Cog, name="Tables"):
         presenter = self.presenters.setdefault(table.id, _Presenter())
         if missed:
             self.on_table_change(table, missed)
-        if not any(e.get("type") in NEW_TURN_EVENTS for e in missed):
+        if not any(starts_turn(table.game, e) or e.get("type") in ("started", "back") for e in missed):
             presenter.pinged = presenter.turn  # this turn's ping went out before the stop
         self.redraw(table, repost=False, ping=False)
 
     async def _sender(self, table: Table, presenter: _Presenter) -> None:
-        await self.bot.wait_until_ready()  # restored tables are resumed before the bot is connected
+        if presenter.need_thread and not self.bot.is_ready():
+            # restored tables are resumed before the bot is connected; opening a
+            # thread needs the server in the cache
+            await self.bot.wait_until_ready()
         failures = 0
         while True:
             try:
@@ -529,7 +650,7 @@ class TablesCog(commands.Cog, name="Tables"):
                     await self._open_thread(table, again=again)
                 items, presenter.lines = presenter.lines, []
                 unsent: list[_Item] = []
-                if items and (table.status != "cancelled" or table.thread_id):
+                if items and (table.status not in ("cancelled", "abandoned") or table.thread_id):
                     unsent = await self._send(table, presenter, items)
                     told = max((item.upto for item in items[:len(items) - len(unsent)]), default=0)
                     if told > table.narrated:
@@ -554,6 +675,27 @@ class TablesCog(commands.Cog, name="Tables"):
                 presenter.updater = asyncio.get_running_loop().create_task(self._updater(table, presenter))
             if not presenter.lines and not presenter.need_thread:
                 break
+        if (table.status not in ("lobby", "playing", "finished") and self.presenters.get(table.id) is presenter
+                and (presenter.updater is None or presenter.updater.done())):
+            self.presenters.pop(table.id, None)  # closed early: nothing more to show
+
+    def _edit_lobby_later(self, table: Table) -> None:
+        """Show on the lobby message that a table was stopped or closed itself
+        (a Cancel click on the lobby redraws it through its own answer)."""
+        lobby = table.messages.get("lobby")
+        if not lobby:
+            return
+
+        async def edit() -> None:
+            try:
+                await self.where(table, thread=False).get_partial_message(lobby).edit(
+                    embed=self.lobby_embed(table), view=None)
+            except (discord.HTTPException, *TRANSIENT):
+                log.info("lobby message of table %s could not be updated", table.id)
+
+        task = asyncio.get_running_loop().create_task(edit())
+        self._edits.add(task)
+        task.add_done_callback(self._edits.discard)
 
     def redraw(self, table: Table, *, new_thread: bool = False, repost: bool = True, ping: bool = True) -> None:
         """Show the table again (its message or thread was deleted, or the bot restarted).
@@ -633,15 +775,25 @@ class TablesCog(commands.Cog, name="Tables"):
                 lines.append(t(lang, "table.back", name=self.seat_name(table, event["seat"])))
             elif kind == "cancelled":
                 lines.append(t(lang, "table.cancelled"))
+            elif kind in ("abandoned", "idle"):
+                line = self.closed_line(table)
+                if line:
+                    lines.append(line)
             elif kind == "started":
                 lines.append(t(lang, "table.game_started", game=t(lang, f"{table.game}.title")))
             else:
                 ui_events.append(event)
         lines.extend(self.uis[table.game].narrate(table, ui_events, lang))
+        for extra in self.extras:
+            lines.extend(extra.narrate(table, events, lang))
         return lines
 
-    def ping_line(self, table: Table, seat: int) -> str:
-        line = t(table.locale, "table.your_turn", mention=f"<@{table.seats[seat].user_id}>")
+    def ping_line(self, table: Table, seats: Sequence[int]) -> str:
+        mentions = " ".join(f"<@{table.seats[seat].user_id}>" for seat in seats)
+        if len(seats) > 1:  # a simultaneous turn: everyone chooses at once
+            line = t(table.locale, "simultaneous.several_turn", mentions=mentions)
+        else:
+            line = t(table.locale, "table.your_turn", mention=mentions)
         if table.turn_deadline:
             line += " " + t(table.locale, "table.deadline", when=f"<t:{int(table.turn_deadline)}:R>")
         return line
@@ -671,10 +823,11 @@ class TablesCog(commands.Cog, name="Tables"):
             item = items[index]
             try:
                 if item.ping is not None:
-                    if item.turn == presenter.turn and presenter.pinged != item.turn \
-                            and self._ping_seat(table) == item.ping:
-                        await self._post(table, self.ping_line(table, item.ping),
-                                         self.pinging([table.seats[item.ping].user_id]))
+                    # only those still to act: who chose meanwhile is not called
+                    seats = [seat for seat in item.ping if seat in self._ping_seats(table)]
+                    if item.turn == presenter.turn and presenter.pinged != item.turn and seats:
+                        await self._post(table, self.ping_line(table, seats),
+                                         self.pinging([table.seats[seat].user_id for seat in seats]))
                         presenter.pinged = item.turn
                     # else: that turn has passed (or was pinged): a ping now would mislead
                     index += 1
@@ -718,6 +871,8 @@ class TablesCog(commands.Cog, name="Tables"):
 
     async def _update_table_message(self, table: Table, repost: bool = False) -> None:
         message = await self.uis[table.game].table_message(table, table.locale)
+        for extra in self.extras:
+            extra.table_message(table, message, table.locale)
         try:
             await self._post_table_message(table, message, repost, with_image=message.image is not None)
         except discord.Forbidden:
@@ -785,6 +940,8 @@ class TablesCog(commands.Cog, name="Tables"):
                   score=result.scores[s]) for s in order)
         again = view_of(TableButton.make(table.id, "again", t(table.locale, "table.again"),
                                          style=discord.ButtonStyle.success, emoji="🔁"))
+        for extra in self.extras:
+            await extra.standings(table, embed, again)
         try:
             await self.where(table, thread=False).get_partial_message(lobby).edit(embed=embed, view=again)
         except discord.HTTPException:

@@ -264,3 +264,14 @@ def check_pings(fd: Any, t: Any, table: Any, options: dict[str, Any], game: str)
                 assert as_read(move["name"]) == users[waiting], (line, users[waiting])
                 waiting = None
     assert waiting is None, "a ping for a turn nobody played"
+
+
+class live_engine:
+    """The engine a table holds *now*: the table swaps in a new engine object
+    once each change is saved, so a test must not keep the old one."""
+
+    def __init__(self, table: Any) -> None:
+        self._table = table
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._table.engine, name)

@@ -24,9 +24,9 @@ async def test_full_game(world, tmp_path, humans, computers, rounds):
         assert r.ack_type == 7
         await t.wait_thread()
         await fd.wait_for(t.table_message, timeout=10)
+        table = bot.tables.get(t.table_id)
         await play_nimmt(fd, t, {u: "en" for u in people})
         # The standings in the thread are the engine's.
-        table = bot.tables.get(t.table_id)
         result = table.engine.result
         assert result is not None and table.status == "finished"
         log = t.log_text()
@@ -121,7 +121,7 @@ async def test_bad_clicks_during_a_game(world, tmp_path):
         for message in [panel, t.table_message()]:
             for item in message.buttons() + message.selects():
                 parts = item["custom_id"].split(":")
-                assert parts[0] in ("table", "tsel") and len(parts) <= 5
+                assert parts[0] in ("table", "tsel", "shuf") and len(parts) <= 5  # shuf: the commitment
                 assert int(parts[1]) == t.table_id
                 if len(parts) > 3:
                     assert int(parts[3]) == table.version

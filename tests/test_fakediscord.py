@@ -701,3 +701,18 @@ async def test_who_is_pinged(fake_discord: FakeDiscord) -> None:
         assert by_id[later.id].pinged == []
         assert [(m.id, u) for m, u in fd.pings(chan)] == [
             (plain.id, alice.id), (plain.id, bob.id), (one.id, bob.id), (parsed.id, alice.id), (parsed.id, bob.id)]
+
+
+def test_integer_option_bounds_follow_discord():
+    """Discord takes INTEGER/NUMBER bounds within +-2**53 only; beyond that the
+    command sync fails (the stand-in reports it as a violation)."""
+    from tests.fakediscord import FakeDiscord
+
+    fd = FakeDiscord()
+
+    def command(max_value: int) -> dict:
+        return {"type": 1, "name": "pick", "description": "Pick a number", "options": [
+            {"type": 4, "name": "n", "description": "A number", "min_value": 1, "max_value": max_value}]}
+
+    assert fd._validate_command(command(2 ** 53)) == []
+    assert any("max_value" in p for p in fd._validate_command(command(2 ** 62)))

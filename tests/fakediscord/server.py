@@ -1441,6 +1441,11 @@ class FakeDiscord:
                         problems.append(f"{ow}: required option after optional ones")
                 else:
                     seen_optional = True
+                if t in (4, 10):  # INTEGER / NUMBER: bounds within Discord's +-2**53
+                    for bound in ("min_value", "max_value"):
+                        v = o.get(bound)
+                        if v is not None and not -(2 ** 53) <= v <= 2 ** 53:
+                            problems.append(f"{ow}: {bound} {v} outside -2**53..2**53")
                 ch = o.get("choices") or []
                 if len(ch) > 25:
                     problems.append(f"{ow}: more than 25 choices ({len(ch)})")
