@@ -732,3 +732,43 @@ async def test_voice_states(fake_discord: FakeDiscord) -> None:
             await b.close()
         for task in tasks:
             task.cancel()
+
+
+async def test_who_is_pinged(fake_discord: FakeDiscord) -> None:
+    """The stand-in tells whom a message notified: allowed_mentions decide, edits never ping."""
+    fd = fake_discord
+    guild, chan, alice, bob = make_world(fd)
+    async with running_bot(fd) as bot:
+        channel = bot.get_channel(chan.id)
+        both = f"{alice.mention} {bob.mention}"
+        plain = await channel.send(both)  # no allowed_mentions: Discord pings every mention
+        none = await channel.send(both, allowed_mentions=discord.AllowedMentions.none())
+        one = await channel.send(both, allowed_mentions=discord.AllowedMentions(users=[discord.Object(bob.id)]))
+        parsed = await channel.send(both, allowed_mentions=discord.AllowedMentions(users=True))
+        silent = await channel.send(both, silent=True)
+        later = await channel.send("scores", allowed_mentions=discord.AllowedMentions.none())
+        await later.edit(content=f"scores {alice.mention}", allowed_mentions=discord.AllowedMentions.none())
+        by_id = {m.id: m for m in fd.messages(chan)}
+        assert by_id[plain.id].pinged == [alice.id, bob.id]
+        assert by_id[none.id].pinged == [] and by_id[none.id].mentions == [alice.id, bob.id]
+        assert by_id[one.id].pinged == [bob.id]
+        assert by_id[parsed.id].pinged == [alice.id, bob.id]
+        assert by_id[silent.id].pinged == []
+        assert by_id[later.id].pinged == []
+        assert [(m.id, u) for m, u in fd.pings(chan)] == [
+            (plain.id, alice.id), (plain.id, bob.id), (one.id, bob.id), (parsed.id, alice.id), (parsed.id, bob.id)]
+
+
+def test_integer_option_bounds_follow_discord():
+    """Discord takes INTEGER/NUMBER bounds within +-2**53 only; beyond that the
+    command sync fails (the stand-in reports it as a violation)."""
+    from tests.fakediscord import FakeDiscord
+
+    fd = FakeDiscord()
+
+    def command(max_value: int) -> dict:
+        return {"type": 1, "name": "pick", "description": "Pick a number", "options": [
+            {"type": 4, "name": "n", "description": "A number", "min_value": 1, "max_value": max_value}]}
+
+    assert fd._validate_command(command(2 ** 53)) == []
+    assert any("max_value" in p for p in fd._validate_command(command(2 ** 62)))

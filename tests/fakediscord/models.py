@@ -311,6 +311,10 @@ class Message:
     tokens: set = field(default_factory=set)
     # previous versions: list of dicts {content, embeds, components, attachments, flags}
     history: List[Dict[str, Any]] = field(default_factory=list)
+    # users Discord notified when the message was created (mentions in the content that the
+    # message's allowed_mentions let through; a reply's author when allowed); edits never add any
+    pinged: List[int] = field(default_factory=list)
+    allowed_mentions: Optional[Dict[str, Any]] = None
     _changed: Optional[asyncio.Event] = field(default=None, repr=False)
 
     # --- convenience -------------------------------------------------------

@@ -1478,6 +1478,11 @@ class FakeDiscord:
                         problems.append(f"{ow}: required option after optional ones")
                 else:
                     seen_optional = True
+                if t in (4, 10):  # INTEGER / NUMBER: bounds within Discord's +-2**53
+                    for bound in ("min_value", "max_value"):
+                        v = o.get(bound)
+                        if v is not None and not -(2 ** 53) <= v <= 2 ** 53:
+                            problems.append(f"{ow}: {bound} {v} outside -2**53..2**53")
                 ch = o.get("choices") or []
                 if len(ch) > 25:
                     problems.append(f"{ow}: more than 25 choices ({len(ch)})")
@@ -1776,6 +1781,9 @@ class FakeDiscord:
                                 **({"guild_id": str(ch.guild_id)} if ch.guild_id else {})} if ref else None),
             tts=bool(payload.get("tts")),
         )
+        am = payload.get("allowed_mentions")
+        m.allowed_mentions = am if isinstance(am, dict) else None
+        m.pinged = self._who_is_pinged(m, am)
         self._messages[m.id] = m
         self._channel_messages.setdefault(ch.id, []).append(m)
         if ephemeral_to is None:
@@ -1784,6 +1792,36 @@ class FakeDiscord:
                 ch.message_count += 1
                 ch.total_message_sent += 1
         return m
+
+    def _who_is_pinged(self, m: Message, am: Any) -> List[int]:
+        """Whom Discord notifies for a new message: user mentions in the content, filtered by
+        ``allowed_mentions`` (absent: every mention pings); the replied-to author when allowed.
+        Ephemeral and @silent messages notify nobody; nobody is notified of their own message."""
+        if m.ephemeral_to is not None or m.flags & FLAG_SUPPRESS_NOTIFICATIONS:
+            return []
+        mentioned = m.mentions
+        if not isinstance(am, dict):
+            out = list(mentioned)
+            replied = True
+        else:
+            if "users" in (am.get("parse") or []):
+                out = list(mentioned)
+            else:
+                allowed = {int(u) for u in am.get("users") or []}
+                out = [u for u in mentioned if u in allowed]
+            replied = bool(am.get("replied_user"))
+        if replied and m.message_reference:
+            target = self._messages.get(int(m.message_reference["message_id"]))
+            if target is not None and target.author.id not in out:
+                out.append(target.author.id)
+        return [u for u in out if u != m.author.id]
+
+    def pings(self, channel: Optional[Channel] = None) -> List[tuple]:
+        """``(message, user_id)`` for every notification a message caused, oldest first
+        (optionally only in one channel or thread); deleted messages included."""
+        cid = self._as_channel(channel).id if channel is not None else None
+        return [(m, u) for m in sorted(self._messages.values(), key=lambda m: m.id)
+                if cid is None or m.channel_id == cid for u in m.pinged]
 
     def _validate(self, payload: Dict[str, Any], files: List[Dict[str, Any]], *, partial: bool, where: str,
                   flags: Optional[int] = None) -> None:
