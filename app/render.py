@@ -32,6 +32,7 @@ from app import render_base as rb
 from app import render_cards as rc
 from app.render_base import Color, label, set_font  # noqa: F401  (set_font re-exported)
 from app.render_cards import heads  # noqa: F401  (re-exported)
+from core import registry
 
 __all__ = [
     "render_nimmt_table", "render_nimmt_hand", "render_garbage_table", "render_profile",
@@ -71,6 +72,7 @@ GARBAGE_TABLE_LABELS: tuple[str, ...] = (
     "hand_no",       # {hand_no}                 e.g. "Hand {hand_no}"
     "decks",         # {count}                   e.g. "Decks: {count}"
     "status_source", # {name} {seat}             e.g. "{name}: draw from the stock or take the discard"
+    "status_draw",   # {name} {seat}             e.g. "{name}: draw from the stock" (G1: the discard does not fit)
     "status_jack",   # {name} {seat}             e.g. "{name}: choose a slot for the Jack"
     "status_over",   # (none)                    e.g. "Game over"
     "stock",         # {count}                   e.g. "Stock: {count}"
@@ -517,6 +519,8 @@ def render_garbage_table(view: Mapping[str, Any], names: Sequence[str], labels: 
     y += 36
     mover = _name(nm, to_move)
     key = {"source": "status_source", "jack": "status_jack"}.get(phase, "status_over")
+    if key == "status_source" and not (view.get("can_take_discard") and view.get("discard_top")):
+        key = "status_draw"  # G1: only offer the discard when it fits
     seat_no = (to_move + 1) if isinstance(to_move, int) else ""
     x = M
     if phase != "over" and isinstance(to_move, int):
@@ -611,14 +615,9 @@ def render_profile(profile: Mapping[str, Any], labels: Mapping[str, str]) -> byt
         (label(labels, "wins"), _num(profile.get("wins"))),
         (label(labels, "win_rate"), label(labels, "percent", value=rate) if "percent" in labels else f"{rate}%"),
     ]
-    if game == "garbage":
-        tiles.append((label(labels, "hands_won"), _num(profile.get("hands_won"))))
-    else:
-        tiles += [
-            (label(labels, "avg_penalty"), _num(profile.get("avg_penalty_per_round"))),
-            (label(labels, "rounds_won"), _num(profile.get("rounds_won"))),
-            (label(labels, "bulls_earned"), _num(profile.get("bulls_earned"))),
-        ]
+    spec = registry.spec(str(game or registry.GAMES[0].key))
+    # the figures the game declares, in its order (core.registry)
+    tiles += [(label(labels, stat.label_key), _num(profile.get(stat.key))) for stat in spec.stats]
     tiles.append((label(labels, "rating"), _num(profile.get("ordinal"))))
     cols = len(tiles) if len(tiles) <= 5 else 4
     tw = (W - 2 * pad - (cols - 1) * 10) / cols
@@ -627,7 +626,7 @@ def render_profile(profile: Mapping[str, Any], labels: Mapping[str, str]) -> byt
     H = pad + 78 + rows * (th + 10) - 10 + pad
     im = Image.new("RGB", (W, H), SLATE)
     d = ImageDraw.Draw(im)
-    accent = GOLD if game != "garbage" else (110, 190, 255)
+    accent = spec.colour
     d.rectangle((0, 0, 5, H), fill=accent)
 
     # name, game, rank
@@ -641,7 +640,7 @@ def render_profile(profile: Mapping[str, Any], labels: Mapping[str, str]) -> byt
         rb.text(d, (W - pad - 10 - rw / 2, pad + 20), rank_txt, f20, accent, anchor="mm")
     rb.text_fit(d, (pad + 6, pad + 20), str(profile.get("name") or ""), 30, TEXT,
                 W - 2 * pad - rw - 40, anchor="lm", stroke=1)
-    sub = label(labels, "game_garbage" if game == "garbage" else "game_nimmt")
+    sub = label(labels, f"game_{spec.key}")  # the game's name, given by the caller
     detail = ""
     if profile.get("mu") is not None and profile.get("sigma") is not None:
         detail = label(labels, "rating_detail", mu=_num(profile.get("mu")), sigma=_num(profile.get("sigma")))

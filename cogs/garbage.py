@@ -16,6 +16,7 @@ from discord.ext import commands
 
 from app import render
 from app.i18n import t
+from app.text import bold, plain
 from app.tables import Table, TableError
 from cogs.tables import TableButton, TableMessage, TablesCog, view_of
 from core.garbage import Discard, Draw, Jack
@@ -66,7 +67,7 @@ class GarbageUI:
         for seat, player in enumerate(view["players"]):
             up = sum(1 for c in player["layout"] if c is not None)
             marker = "▶ " if seat == view["to_move"] else ""
-            lines.append(marker + t(lang, "garbage.summary_player", name=discord.utils.escape_markdown(
+            lines.append(marker + t(lang, "garbage.summary_player", name=plain(
                 table.seats[seat].name), slots=player["slots"], up=up))
         if view["in_hand"]:
             lines.append(t(lang, "garbage.in_hand", card=card_name(lang, view["in_hand"])))
@@ -104,7 +105,7 @@ class GarbageUI:
         actor: int | None = None
 
         def name(seat: int) -> str:
-            return f"**{discord.utils.escape_markdown(table.seats[seat].name)}**"
+            return bold(table.seats[seat].name)
 
         def flush() -> None:
             nonlocal chain, actor
@@ -170,8 +171,9 @@ class GarbageUI:
         else:
             raise TableError("stale")
         await cog.manager.act(table, interaction.user.id, action, version=ver)
-        # The click is answered at once; the table message follows from the presenter.
-        await interaction.response.defer()
+        # The click is answered at once (unless a slow save did); the table message follows.
+        if not interaction.response.is_done():
+            await interaction.response.defer()
 
 
 class GarbageCog(commands.Cog, name="Garbage"):

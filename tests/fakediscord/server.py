@@ -49,6 +49,7 @@ DISCORD_EPOCH_MS = 1420070400000
 # gateway intents
 INTENT_GUILDS = 1 << 0
 INTENT_GUILD_MEMBERS = 1 << 1
+INTENT_GUILD_VOICE_STATES = 1 << 7
 INTENT_GUILD_MESSAGES = 1 << 9
 INTENT_GUILD_MESSAGE_REACTIONS = 1 << 10
 INTENT_DIRECT_MESSAGES = 1 << 12
@@ -478,6 +479,38 @@ class FakeDiscord:
             self._dispatch("GUILD_MEMBER_ADD", {**m.payload(), "guild_id": str(guild.id)}, intent=INTENT_GUILD_MEMBERS)
         return m
 
+    def join_voice(self, user: User, channel: Channel) -> None:
+        """``user`` connects to (or moves to) voice ``channel``: VOICE_STATE_UPDATE,
+        as Discord sends it to bots with the GUILD_VOICE_STATES intent."""
+        if channel.type not in (2, 13):
+            raise ValueError(f"{channel!r} is not a voice channel")
+        guild = self.guilds[channel.guild_id]
+        if user.id not in guild.members:
+            raise PermissionError(f"{user.name} is not a member of {guild.name}")
+        guild.voice[user.id] = channel.id
+        self._dispatch("VOICE_STATE_UPDATE", self._voice_state(guild, user.id, channel.id, with_guild=True),
+                       intent=INTENT_GUILD_VOICE_STATES)
+
+    def leave_voice(self, user: User, guild: Guild) -> None:
+        """``user`` disconnects from voice in ``guild`` (channel_id null)."""
+        if guild.voice.pop(user.id, None) is None:
+            return
+        self._dispatch("VOICE_STATE_UPDATE", self._voice_state(guild, user.id, None, with_guild=True),
+                       intent=INTENT_GUILD_VOICE_STATES)
+
+    def _voice_state(self, guild: Guild, user_id: int, channel_id: Optional[int], *,
+                     with_guild: bool) -> Dict[str, Any]:
+        d: Dict[str, Any] = {
+            "channel_id": str(channel_id) if channel_id else None, "user_id": str(user_id),
+            "session_id": f"voice-{user_id}", "deaf": False, "mute": False, "self_deaf": False,
+            "self_mute": False, "self_stream": False, "self_video": False, "suppress": False,
+            "request_to_speak_timestamp": None,
+        }
+        if with_guild:  # the event names its guild and member; GUILD_CREATE's list does not
+            d["guild_id"] = str(guild.id)
+            d["member"] = guild.members[user_id].payload()
+        return d
+
     def set_channel_overwrite(self, channel: Channel, target: Union[None, User, Role, Member, Guild] = None, *,
                               allow: PermLike = 0, deny: PermLike = 0) -> None:
         """Set a permission overwrite on ``channel`` (for threads: on the parent).  target None = @everyone."""
@@ -765,8 +798,12 @@ class FakeDiscord:
         intents = session.intents if session else ALL_PERMISSIONS
         members = list(g.members.values())
         if not intents & INTENT_GUILD_MEMBERS:
-            members = [m for m in members if m.user.id == self.bot_user.id]
+            # as Discord: without the members intent, only the bot and the people in voice channels
+            in_voice = set(g.voice) if intents & INTENT_GUILD_VOICE_STATES else set()
+            members = [m for m in members if m.user.id == self.bot_user.id or m.user.id in in_voice]
         chans = [c for c in g.channels.values() if not c.deleted]
+        voice = ([self._voice_state(g, uid, cid, with_guild=False) for uid, cid in g.voice.items()]
+                 if intents & INTENT_GUILD_VOICE_STATES else [])
         return {
             "id": str(g.id),
             "name": g.name,
@@ -804,7 +841,7 @@ class FakeDiscord:
             "large": False,
             "unavailable": False,
             "member_count": len(g.members),
-            "voice_states": [],
+            "voice_states": voice,
             "members": [m.payload() for m in members],
             "channels": [c.payload() for c in chans if not c.is_thread],
             "threads": [c.payload() for c in chans if c.is_thread and not c.archived],
@@ -1475,6 +1512,11 @@ class FakeDiscord:
                         problems.append(f"{ow}: required option after optional ones")
                 else:
                     seen_optional = True
+                if t in (4, 10):  # INTEGER / NUMBER: bounds within Discord's +-2**53
+                    for bound in ("min_value", "max_value"):
+                        v = o.get(bound)
+                        if v is not None and not -(2 ** 53) <= v <= 2 ** 53:
+                            problems.append(f"{ow}: {bound} {v} outside -2**53..2**53")
                 ch = o.get("choices") or []
                 if len(ch) > 25:
                     problems.append(f"{ow}: more than 25 choices ({len(ch)})")
@@ -1773,6 +1815,9 @@ class FakeDiscord:
                                 **({"guild_id": str(ch.guild_id)} if ch.guild_id else {})} if ref else None),
             tts=bool(payload.get("tts")),
         )
+        am = payload.get("allowed_mentions")
+        m.allowed_mentions = am if isinstance(am, dict) else None
+        m.pinged = self._who_is_pinged(m, am)
         self._messages[m.id] = m
         self._channel_messages.setdefault(ch.id, []).append(m)
         if ephemeral_to is None:
@@ -1783,6 +1828,36 @@ class FakeDiscord:
         if self.message_listeners:
             self._notify(m, "create")
         return m
+
+    def _who_is_pinged(self, m: Message, am: Any) -> List[int]:
+        """Whom Discord notifies for a new message: user mentions in the content, filtered by
+        ``allowed_mentions`` (absent: every mention pings); the replied-to author when allowed.
+        Ephemeral and @silent messages notify nobody; nobody is notified of their own message."""
+        if m.ephemeral_to is not None or m.flags & FLAG_SUPPRESS_NOTIFICATIONS:
+            return []
+        mentioned = m.mentions
+        if not isinstance(am, dict):
+            out = list(mentioned)
+            replied = True
+        else:
+            if "users" in (am.get("parse") or []):
+                out = list(mentioned)
+            else:
+                allowed = {int(u) for u in am.get("users") or []}
+                out = [u for u in mentioned if u in allowed]
+            replied = bool(am.get("replied_user"))
+        if replied and m.message_reference:
+            target = self._messages.get(int(m.message_reference["message_id"]))
+            if target is not None and target.author.id not in out:
+                out.append(target.author.id)
+        return [u for u in out if u != m.author.id]
+
+    def pings(self, channel: Optional[Channel] = None) -> List[tuple]:
+        """``(message, user_id)`` for every notification a message caused, oldest first
+        (optionally only in one channel or thread); deleted messages included."""
+        cid = self._as_channel(channel).id if channel is not None else None
+        return [(m, u) for m in sorted(self._messages.values(), key=lambda m: m.id)
+                if cid is None or m.channel_id == cid for u in m.pinged]
 
     def _validate(self, payload: Dict[str, Any], files: List[Dict[str, Any]], *, partial: bool, where: str,
                   flags: Optional[int] = None) -> None:
