@@ -17,11 +17,16 @@ from typing import Any
 import discord
 from discord.ext import commands
 
+from app.budget import RequestBudget
 from app.config import Config
 from app.store import StoreUnavailable
 from core.registry import GAMES
 
 log = logging.getLogger("cardbot")
+
+#: requests the bot may make at once before its pace (``Config.requests_per_second``,
+#: below Discord's global 50/s, so no 429 ever stops the bot's answers to clicks)
+REQUEST_BURST = 5
 
 INITIAL_EXTENSIONS = (
     "cogs.tables",
@@ -62,6 +67,8 @@ class CardBot(commands.Bot):
         self.store: Any = None
         self.tables: Any = None
         self.nights: Any = None
+        self.budget = RequestBudget(config.requests_per_second, REQUEST_BURST)
+        self.http.request = self.budget.wrap(self.http.request)  # type: ignore[method-assign]
 
     async def setup_hook(self) -> None:
         from app.tables import TableManager

@@ -24,6 +24,7 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
+from app import budget
 from app.i18n import has, normalise, t
 from app.tables import Table, TableError, TableManager, starts_turn, when_slow
 from app.text import plain
@@ -734,8 +735,14 @@ class TablesCog(commands.Cog, name="Tables"):
                 self.redraw(table)
 
     async def _updater(self, table: Table, presenter: _Presenter) -> None:
+        budget.background()  # redraws yield to clicks and narration
+        spend = getattr(self.bot, "budget", None)
         failures = 0
         while presenter.table_dirty:
+            if spend is not None:
+                # The picture is drawn only once its request may go: while the bot's
+                # requests are spent, moves made meanwhile join this one redraw.
+                await spend.prepay()
             presenter.table_dirty = False
             repost, presenter.repost = presenter.repost, False
             try:

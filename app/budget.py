@@ -1,0 +1,112 @@
+"""The bot's own budget of Discord requests, kept under Discord's global limit.
+
+Discord allows a bot token about 50 requests a second; past it every request
+gets a 429 and discord.py stops *all* requests of the bot until it passes,
+answers to clicks included.  So the bot spends its requests itself: every
+request that counts (channel messages, edits, threads; not interaction
+answers or interaction webhooks, which Discord exempts) first takes a token
+from a bucket refilled at ``rate`` per second.  Requests of a click or of
+narration go first; table-message redraws (``background()``) wait until no
+one else is waiting, and may take their token before drawing the picture
+(``prepay``), so a picture is drawn only when it can be sent at once.
+
+Pure asyncio: it knows a route only by its ``path`` attribute.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import heapq
+import itertools
+import time
+from typing import Any, Awaitable, Callable
+
+#: requests of the current task are redraws: they yield to everyone else
+_BACKGROUND: contextvars.ContextVar[bool] = contextvars.ContextVar("budget_background", default=False)
+#: tokens the current task took ahead (``prepay``) for its next requests
+_PREPAID: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("budget_prepaid", default=None)
+
+#: routes Discord does not count against the global limit
+EXEMPT = ("/interactions/", "/webhooks/")
+
+
+def background() -> None:
+    """From now on, requests of the current task wait for everyone else's."""
+    _BACKGROUND.set(True)
+
+
+class RequestBudget:
+    """A token bucket: at most ``burst`` requests at once, ``rate`` a second after."""
+
+    def __init__(self, rate: float, burst: int = 5, clock: Callable[[], float] = time.monotonic) -> None:
+        self.rate = rate
+        self.burst = burst
+        self._clock = clock
+        self._tokens = float(burst)
+        self._stamp = clock()
+        self._waiting: list[tuple[int, int, asyncio.Future[None]]] = []
+        self._order = itertools.count()
+        self._pump: asyncio.Task[None] | None = None
+        self.taken = 0  # tokens handed out (for the benchmark's figures)
+
+    def _refill(self) -> None:
+        now = self._clock()
+        self._tokens = min(float(self.burst), self._tokens + (now - self._stamp) * self.rate)
+        self._stamp = now
+
+    async def take(self) -> None:
+        """Wait for a token (the current task's priority decides the order)."""
+        if self.rate <= 0:
+            return
+        self._refill()
+        if not self._waiting and self._tokens >= 1:
+            self._tokens -= 1
+            self.taken += 1
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._waiting, (1 if _BACKGROUND.get() else 0, next(self._order), future))
+        if self._pump is None or self._pump.done():
+            self._pump = asyncio.get_running_loop().create_task(self._run(), context=contextvars.Context())
+        await future
+
+    async def _run(self) -> None:
+        while self._waiting:
+            self._refill()
+            if self._tokens < 1:
+                await asyncio.sleep((1 - self._tokens) / self.rate)
+                continue
+            _, _, future = heapq.heappop(self._waiting)
+            if future.done():  # its task was cancelled meanwhile
+                continue
+            self._tokens -= 1
+            self.taken += 1
+            future.set_result(None)
+
+    async def prepay(self) -> None:
+        """Take the token of the current task's next request now."""
+        await self.take()
+        paid = _PREPAID.get()
+        if paid is None:
+            _PREPAID.set([1])
+        else:
+            paid[0] += 1
+
+    async def spend(self, route: Any) -> None:
+        """Before a request on ``route``: a token, unless it is exempt or prepaid."""
+        path = getattr(route, "path", "")
+        if path.startswith(EXEMPT):
+            return
+        paid = _PREPAID.get()
+        if paid and paid[0] > 0:
+            paid[0] -= 1
+            return
+        await self.take()
+
+    def wrap(self, request: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+        """``request(route, ...)`` (discord.py's ``HTTPClient.request``) within the budget."""
+        async def budgeted(route: Any, *args: Any, **kwargs: Any) -> Any:
+            await self.spend(route)
+            return await request(route, *args, **kwargs)
+
+        budgeted.__wrapped__ = request  # type: ignore[attr-defined]
+        return budgeted

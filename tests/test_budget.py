@@ -1,0 +1,97 @@
+"""The bot's request budget (app/budget.py): requests Discord counts go out at
+the bot's own pace, clicks' requests before queued table redraws, interaction
+answers never wait."""
+from __future__ import annotations
+
+import asyncio
+import contextvars
+from dataclasses import dataclass
+
+from app import budget
+from app.budget import RequestBudget
+
+
+@dataclass
+class Route:
+    path: str
+
+
+CHANNEL = Route("/channels/{channel_id}/messages")
+ANSWER = Route("/interactions/{interaction_id}/{interaction_token}/callback")
+PANEL = Route("/webhooks/{webhook_id}/{webhook_token}/messages/{message_id}")
+
+
+def recorder(sent: list[str]):
+    async def request(route: Route, name: str) -> str:
+        sent.append(name)
+        return name
+    return request
+
+
+async def test_counted_requests_keep_the_pace_and_interaction_answers_never_wait():
+    loop = asyncio.get_running_loop()
+    b = RequestBudget(rate=50, burst=3)
+    times: list[float] = []
+
+    async def request(route: Route, name: str) -> None:
+        times.append(loop.time())
+
+    send = b.wrap(request)
+    await asyncio.gather(*(send(CHANNEL, f"m{i}") for i in range(13)))
+    # 3 at once, then one each 20 ms: the 13th no sooner than 10 * 20 ms after the first
+    assert times[-1] - times[0] >= 10 / 50 - 0.01
+    assert b.taken == 13
+    # the bucket is empty now: answers and panel webhooks still go at once, uncounted
+    answered: list[str] = []
+    waiting = asyncio.ensure_future(send(CHANNEL, "late"))
+    await asyncio.sleep(0)
+    for i in range(20):
+        await b.wrap(recorder(answered))(ANSWER if i % 2 else PANEL, f"a{i}")
+    assert len(answered) == 20 and not waiting.done()
+    await waiting
+    assert b.taken == 14
+
+
+async def test_redraws_wait_for_the_requests_of_clicks_and_narration():
+    b = RequestBudget(rate=100, burst=1)
+    sent: list[str] = []
+    send = b.wrap(recorder(sent))
+
+    async def redraw(i: int) -> None:
+        budget.background()
+        await send(CHANNEL, f"redraw{i}")
+
+    await send(CHANNEL, "first")  # empties the bucket
+    redraws = [asyncio.create_task(redraw(i), context=contextvars.Context()) for i in range(3)]
+    await asyncio.sleep(0)  # the redraws queue up
+    clicks = [asyncio.ensure_future(send(CHANNEL, f"click{i}")) for i in range(2)]
+    await asyncio.gather(*redraws, *clicks)
+    assert sent == ["first", "click0", "click1", "redraw0", "redraw1", "redraw2"]
+
+
+async def test_a_redraw_pays_before_drawing_and_its_request_then_goes_at_once():
+    b = RequestBudget(rate=100, burst=1)
+    sent: list[str] = []
+    send = b.wrap(recorder(sent))
+    order: list[str] = []
+
+    async def redraw() -> None:
+        budget.background()
+        await b.prepay()
+        order.append("drawn")  # the picture: only once the request may go
+        await send(CHANNEL, "edit")
+        order.append("sent")
+
+    await send(CHANNEL, "first")
+    task = asyncio.create_task(redraw(), context=contextvars.Context())
+    await asyncio.sleep(0)
+    assert order == []  # no token yet: nothing drawn
+    await task
+    assert order == ["drawn", "sent"] and sent == ["first", "edit"] and b.taken == 2
+
+
+async def test_no_pace_when_the_rate_is_zero():
+    b = RequestBudget(rate=0)
+    sent: list[str] = []
+    await asyncio.gather(*(b.wrap(recorder(sent))(CHANNEL, str(i)) for i in range(100)))
+    assert len(sent) == 100
