@@ -125,6 +125,9 @@ class CardBot(commands.Bot):
         if tables_cog is not None:
             await tables_cog.stop_presenting()
         await super().close()
+        from app import render
+
+        render.stop_pool()
         if self.store is not None:
             await self.store.close()
 

@@ -19,9 +19,13 @@ Fonts: Pillow's embedded scalable font (no system fonts needed); see
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
 import functools
 import itertools
+import logging
+import multiprocessing
+import os
 import queue
 import threading
 from typing import Any, Callable, Mapping, Sequence, TypeVar
@@ -33,6 +37,8 @@ from app import render_cards as rc
 from app.render_base import Color, label, set_font  # noqa: F401  (set_font re-exported)
 from app.render_cards import heads  # noqa: F401  (re-exported)
 from core import registry
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "render_nimmt_table", "render_nimmt_hand", "render_garbage_table", "render_profile",
@@ -740,8 +746,55 @@ class _Painter:
 
 _PAINTER = _Painter()
 
+#: renderers of table pictures, drawn in a worker process (the other core, off
+#: this process's GIL): about half the bot's CPU on a busy evening
+POOLED = ("render_nimmt_table", "render_garbage_table")
+_POOL: concurrent.futures.ProcessPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+_POOL_OFF = os.cpu_count() == 1
+
+
+def _pooled(font: str | None, fallbacks: tuple[str, ...], name: str, args: tuple[Any, ...]) -> bytes:
+    """In the worker process: the renderer ``name`` with the bot's fonts."""
+    if (rb._FONT_PATH, rb._FALLBACK_PATHS) != (font, fallbacks):
+        rb.set_font(font, fallbacks)
+    return globals()[name](*args)  # type: ignore[no-any-return]
+
+
+def _pool() -> concurrent.futures.ProcessPoolExecutor | None:
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None and not _POOL_OFF:
+            # spawn: a fresh interpreter, not a fork of a process with threads and a loop
+            _POOL = concurrent.futures.ProcessPoolExecutor(
+                max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=warm_up)
+        return _POOL
+
+
+def stop_pool(wait: bool = False) -> None:
+    """Let the worker process go (at shutdown; the next picture starts it again)."""
+    global _POOL
+    with _POOL_LOCK:
+        pool, _POOL = _POOL, None
+    if pool is not None:
+        pool.shutdown(wait=wait, cancel_futures=True)
+
+
+atexit.register(stop_pool, True)
+
 
 async def draw(fn: Callable[..., bytes], *args: Any, urgent: bool = False) -> bytes:
-    """``fn(*args)`` (one of the renderers) in the drawing thread; ``urgent``
-    for a picture a player's click waits for."""
+    """``fn(*args)`` (one of the renderers) off the event loop: a table picture
+    in the worker process, anything else in the drawing thread; ``urgent``
+    for a picture a player's click waits for (drawn before queued ones)."""
+    global _POOL_OFF
+    name = getattr(fn, "__name__", "")
+    pool = _pool() if not urgent and name in POOLED and globals().get(name) is fn else None
+    if pool is not None:
+        try:
+            return await asyncio.wrap_future(pool.submit(_pooled, rb._FONT_PATH, rb._FALLBACK_PATHS, name, args))
+        except concurrent.futures.BrokenExecutor:
+            log.warning("the drawing process died; drawing in a thread from now on")
+            _POOL_OFF = True
+            stop_pool()
     return await asyncio.wrap_future(_PAINTER.submit(urgent, fn, *args))
