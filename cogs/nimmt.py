@@ -41,7 +41,10 @@ QUICK_PLAYS = 10  # one-click buttons (card on stack) when no more pairs than th
 
 @dataclass
 class _OpenPanel:
-    interaction: discord.Interaction
+    """What redrawing an open panel needs: its interaction's webhook (the token),
+    not the whole interaction with its message and member payloads."""
+
+    webhook: discord.Webhook
     opened: float
     lang: str
     version: int
@@ -344,7 +347,7 @@ class NimmtUI:
             else:
                 await interaction.response.edit_message(embed=embed, view=view, attachments=[file])
             # The panel keeps itself current while its interaction token lives.
-            self.open_panels[key] = _OpenPanel(interaction, time.monotonic(), lang, version, stack, page)
+            self.open_panels[key] = _OpenPanel(interaction.followup, time.monotonic(), lang, version, stack, page)
 
     def changed(self, table: Table) -> None:
         """The table moved: redraw every open panel at it (the mover's own too, unless its
@@ -377,8 +380,9 @@ class NimmtUI:
                 embed, view, image = await self.panel_drawn(table, seat, panel.lang, stack=panel.stack,
                                                             page=panel.page)
                 try:
-                    await panel.interaction.edit_original_response(
-                        embed=embed, view=view, attachments=[discord.File(io.BytesIO(image), filename="hand.png")])
+                    await panel.webhook.edit_message(
+                        "@original", embed=embed, view=view,  # type: ignore[arg-type]
+                        attachments=[discord.File(io.BytesIO(image), filename="hand.png")])
                     panel.version = version
                 except (discord.HTTPException, aiohttp.ClientError, OSError, RuntimeError):
                     # Expired, dismissed, Discord trouble or shutting down: the player
