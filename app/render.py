@@ -28,6 +28,7 @@ import multiprocessing
 import os
 import queue
 import threading
+import time
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from PIL import Image, ImageDraw
@@ -761,13 +762,26 @@ def _pooled(font: str | None, fallbacks: tuple[str, ...], name: str, args: tuple
     return globals()[name](*args)  # type: ignore[no-any-return]
 
 
+def _worker_start(parent: int) -> None:
+    """In the worker process: fonts and sprites ready; gone when the bot is gone
+    (even killed: nobody else would end it)."""
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+    warm_up()
+
+
 def _pool() -> concurrent.futures.ProcessPoolExecutor | None:
     global _POOL
     with _POOL_LOCK:
         if _POOL is None and not _POOL_OFF:
             # spawn: a fresh interpreter, not a fork of a process with threads and a loop
             _POOL = concurrent.futures.ProcessPoolExecutor(
-                max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=warm_up)
+                max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_start,
+                initargs=(os.getpid(),))
         return _POOL
 
 

@@ -32,3 +32,41 @@ async def test_the_worker_draws_with_the_font_the_bot_set():
     finally:
         render.set_font(render_base.SHIPPED_FONT)
     assert await render.draw(render.render_nimmt_table, view, names, LABELS) == shipped
+
+
+def test_the_worker_goes_when_the_bot_is_killed():
+    """A bot killed (SIGKILL, a crash) leaves no drawing process behind."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    code = ("import asyncio, os, time\n"
+            "from app import render\n"
+            "from tests.test_render import LABELS, nimmt_view\n"
+            "asyncio.run(render.draw(render.render_nimmt_table, nimmt_view(), ['A', 'B', 'C', 'D'], LABELS))\n"
+            "print(*render._pool()._processes, flush=True)\n"
+            "time.sleep(60)\n")
+    bot = subprocess.Popen([sys.executable, "-c", code], cwd=root, stdout=subprocess.PIPE, text=True)
+    try:
+        workers = [int(pid) for pid in bot.stdout.readline().split()]
+        assert workers and all(alive(pid) for pid in workers)
+    finally:
+        bot.send_signal(signal.SIGKILL)
+        bot.wait()
+    for _ in range(100):  # the worker looks for its parent every second
+        if not any(alive(pid) for pid in workers):
+            break
+        time.sleep(0.1)
+    assert not any(alive(pid) for pid in workers), "the drawing process outlived the bot"
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            state = next(line for line in f if line.startswith("State:"))
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return "Z" not in state.split()[1]
