@@ -6,20 +6,24 @@ answers to clicks included.  So the bot spends its requests itself: every
 request that counts (channel messages, edits, threads; not interaction
 answers or interaction webhooks, which Discord exempts) first takes a token
 from a bucket refilled at ``rate`` per second.  Requests of a click or of
-narration go first; table-message redraws (``background()``) wait until no
-one else is waiting, and may take their token before drawing the picture
-(``prepay``), so a picture is drawn only when it can be sent at once.
+pings go first; narration and table-message redraws (``background()``)
+take turns after them, and a redraw may take its token before drawing the
+picture (``prepay``), so a picture is drawn only when it can be sent at
+once.  A table whose narration or redraw waits gathers what happens
+meanwhile into that one message: when moves come faster than the limit
+allows, tables are told in fewer, fuller messages.
 
 Pure asyncio: it knows a route only by its ``path`` attribute.
 """
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import heapq
 import itertools
 import time
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Iterator
 
 #: requests of the current task are redraws: they yield to everyone else
 _BACKGROUND: contextvars.ContextVar[bool] = contextvars.ContextVar("budget_background", default=False)
@@ -33,6 +37,16 @@ EXEMPT = ("/interactions/", "/webhooks/")
 def background() -> None:
     """From now on, requests of the current task wait for everyone else's."""
     _BACKGROUND.set(True)
+
+
+@contextlib.contextmanager
+def foreground() -> Iterator[None]:
+    """Requests made inside go with the clicks' (e.g. a turn's ping from a background task)."""
+    token = _BACKGROUND.set(False)
+    try:
+        yield
+    finally:
+        _BACKGROUND.reset(token)
 
 
 class RequestBudget:

@@ -638,6 +638,7 @@ class TablesCog(commands.Cog, name="Tables"):
         self.redraw(table, repost=False, ping=False)
 
     async def _sender(self, table: Table, presenter: _Presenter) -> None:
+        budget.background()  # narration takes turns with redraws; pings go first
         if presenter.need_thread and not self.bot.is_ready():
             # restored tables are resumed before the bot is connected; opening a
             # thread needs the server in the cache
@@ -735,7 +736,7 @@ class TablesCog(commands.Cog, name="Tables"):
                 self.redraw(table)
 
     async def _updater(self, table: Table, presenter: _Presenter) -> None:
-        budget.background()  # redraws yield to clicks and narration
+        budget.background()  # redraws yield to clicks and pings, take turns with narration
         spend = getattr(self.bot, "budget", None)
         failures = 0
         while presenter.table_dirty:
@@ -833,8 +834,9 @@ class TablesCog(commands.Cog, name="Tables"):
                     # only those still to act: who chose meanwhile is not called
                     seats = [seat for seat in item.ping if seat in self._ping_seats(table)]
                     if item.turn == presenter.turn and presenter.pinged != item.turn and seats:
-                        await self._post(table, self.ping_line(table, seats),
-                                         self.pinging([table.seats[seat].user_id for seat in seats]))
+                        with budget.foreground():
+                            await self._post(table, self.ping_line(table, seats),
+                                             self.pinging([table.seats[seat].user_id for seat in seats]))
                         presenter.pinged = item.turn
                     # else: that turn has passed (or was pinged): a ping now would mislead
                     index += 1

@@ -95,3 +95,26 @@ async def test_no_pace_when_the_rate_is_zero():
     sent: list[str] = []
     await asyncio.gather(*(b.wrap(recorder(sent))(CHANNEL, str(i)) for i in range(100)))
     assert len(sent) == 100
+
+
+async def test_a_ping_from_the_narrating_task_goes_before_queued_narration_and_redraws():
+    b = RequestBudget(rate=100, burst=1)
+    sent: list[str] = []
+    send = b.wrap(recorder(sent))
+
+    async def background_task(name: str, ping: bool = False) -> None:
+        budget.background()
+        if ping:
+            with budget.foreground():
+                await send(CHANNEL, name)
+            await send(CHANNEL, name + "-after")  # back in the background queue
+        else:
+            await send(CHANNEL, name)
+
+    await send(CHANNEL, "first")
+    tasks = [asyncio.create_task(background_task(n), context=contextvars.Context())
+             for n in ("redraw1", "narration2", "redraw3")]
+    await asyncio.sleep(0)
+    tasks.append(asyncio.create_task(background_task("ping", ping=True), context=contextvars.Context()))
+    await asyncio.gather(*tasks)
+    assert sent == ["first", "ping", "redraw1", "narration2", "redraw3", "ping-after"]
