@@ -60,8 +60,10 @@ class CardBot(commands.Bot):
         intents.guild_messages = True  # to notice a deleted table message (content stays hidden)
         intents.voice_states = True  # a night's "Seat my voice channel" (not privileged)
         # Nothing pings unless a message says whom (each table message names its seat).
+        # No message cache: nothing reads it (a deleted table message is noticed from the raw
+        # event), and 1,000 cached messages with their embeds are ~10 KB per table at 500 tables.
         super().__init__(command_prefix=commands.when_mentioned, intents=intents, help_command=None,
-                         allowed_mentions=discord.AllowedMentions.none())
+                         allowed_mentions=discord.AllowedMentions.none(), max_messages=None)
         self.config = config
         self.sync_global = sync_global
         self.store: Any = None
