@@ -73,8 +73,10 @@ class CardBot(commands.Bot):
         self.http.request = self.budget.wrap(self.http.request)  # type: ignore[method-assign]
 
     async def setup_hook(self) -> None:
+        from app import render
         from app.tables import TableManager
 
+        render.start_pool()  # the drawing process warms up while the tables are restored
         if self.store is None:  # the launcher opens it before connecting (open_database)
             self.store = await open_database(self.config)
         self.tables = TableManager(

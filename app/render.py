@@ -785,6 +785,14 @@ def _pool() -> concurrent.futures.ProcessPoolExecutor | None:
         return _POOL
 
 
+def start_pool() -> None:
+    """Start the worker process now (its start-up and warm-up take a second of
+    CPU: better while the bot restores its tables than while clicks come in)."""
+    pool = _pool()
+    if pool is not None:
+        pool.submit(os.getpid)
+
+
 def stop_pool(wait: bool = False) -> None:
     """Let the worker process go (at shutdown; the next picture starts it again)."""
     global _POOL
