@@ -24,9 +24,10 @@ from core.registry import GAMES
 
 log = logging.getLogger("cardbot")
 
-#: requests the bot may make at once before its pace (``Config.requests_per_second``,
-#: below Discord's global 50/s, so no 429 ever stops the bot's answers to clicks)
-REQUEST_BURST = 5
+#: requests the bot may make at once before its pace (``Config.requests_per_second``):
+#: 10 + 38 a second stays under Discord's global 50/s, so no 429 stops the bot's
+#: answers to clicks, and a table's start (thread, lobby, narration, ping, picture) goes at once
+REQUEST_BURST = 10
 
 INITIAL_EXTENSIONS = (
     "cogs.tables",

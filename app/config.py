@@ -9,7 +9,7 @@
 | ``LOG_LEVEL`` | ``DEBUG``, ``INFO``, ``WARNING``... | ``INFO`` |
 | ``TIME_SCALE`` | multiplies every game timer (turn timer, pauses); tests only | ``1`` |
 | ``TABLE_SEED`` | fixed seed for every new table; tests only | random |
-| ``REQUESTS_PER_SECOND`` | the bot's pace of requests Discord counts (its global limit is 50/s; 0 = no pacing) | ``40`` |
+| ``REQUESTS_PER_SECOND`` | the bot's pace of requests Discord counts (its global limit is 50/s; 0 = no pacing) | ``38`` |
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ class Config:
     log_level: str = "INFO"
     time_scale: float = 1.0
     table_seed: int | None = None
-    requests_per_second: float = 40.0
+    requests_per_second: float = 38.0
 
     def __repr__(self) -> str:  # never show the token
         return (f"Config(token={'***' if self.token else None}, dev_guild={self.dev_guild}, "
@@ -60,5 +60,5 @@ class Config:
             log_level=values.get("LOG_LEVEL", "INFO").strip().upper() or "INFO",
             time_scale=num("TIME_SCALE", 1.0),
             table_seed=int(seed) if seed else None,
-            requests_per_second=num("REQUESTS_PER_SECOND", 40.0),
+            requests_per_second=num("REQUESTS_PER_SECOND", 38.0),
         )
