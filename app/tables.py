@@ -251,10 +251,13 @@ class TableManager:
         return None
 
     # ---------------------------------------------------------------- restore
-    async def restore(self) -> list[Table]:
-        """Load every lobby and game from the store and replay it."""
+    async def restore(self, owns: Callable[[int], bool] | None = None) -> list[Table]:
+        """Load every lobby and game from the store and replay it; with ``owns``
+        only those of the servers it accepts (a shard cluster: this process's servers)."""
         restored = []
         for record in await self.store.active_tables():
+            if owns is not None and not owns(record.guild_id):
+                continue
             meta = record.meta
             table = Table(
                 id=record.id,
