@@ -23,6 +23,11 @@ from core.registry import GAMES
 
 log = logging.getLogger("cardbot")
 
+#: seconds between WAL checkpoints in the process running shard 0 (or the only process)
+CHECKPOINT_INTERVAL = 30.0
+#: ... and in the other processes of a shard cluster (a backstop)
+CHECKPOINT_BACKSTOP = 300.0
+
 INITIAL_EXTENSIONS = (
     "cogs.tables",
     *(spec.cog for spec in GAMES),
@@ -43,9 +48,11 @@ async def open_database(config: Config) -> Any:
         config.database.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise StoreUnavailable(str(config.database), str(error)) from error
-    # WAL checkpoints of the shared file run in one process (the one running shard 0):
-    # SQLite lets one checkpoint run at a time, the others would only compete for it.
-    return await Store.open(str(config.database), checkpoint_interval=30.0 if config.runs_shard_zero else None)
+    # WAL checkpoints of a shared file are the job of one process (the one running shard 0):
+    # SQLite runs one checkpoint at a time, more would only compete for it. The other
+    # processes check rarely, so the WAL cannot grow without end while that one is down.
+    interval = CHECKPOINT_INTERVAL if config.runs_shard_zero else CHECKPOINT_BACKSTOP
+    return await Store.open(str(config.database), checkpoint_interval=interval)
 
 
 class CardBot(commands.Bot):
