@@ -40,17 +40,17 @@ def games() -> list[GameRecord]:
 
 def worker(path: str, order_seed: int, barrier, out: str) -> None:  # runs in its own process
     async def run() -> dict:
-        barrier.wait()  # all four open the new file together
+        barrier.wait(60)  # all four open the new file together
         store = await Store.open(path, checkpoint_interval=None)
         try:
-            barrier.wait()
+            barrier.wait(60)
             try:
                 table = await store.create_table(GUILDS[0], 777, "nimmt", {"host_id": order_seed})
             except ChannelBusy:
                 table = None
             todo = games()
             random.Random(order_seed).shuffle(todo)
-            barrier.wait()
+            barrier.wait(60)
             recorded = []
             for start in range(0, len(todo), 8):  # bursts: group commits meet the other processes' writes
                 chunk = todo[start:start + 8]
@@ -86,7 +86,7 @@ async def test_four_processes_record_the_same_games_once(tmp_path):
     for p in procs:
         p.start()
     for p in procs:
-        await asyncio.to_thread(p.join, 120)
+        await asyncio.to_thread(p.join, 90)
     assert [p.exitcode for p in procs] == [0] * PROCESSES
     results = [json.loads(o.read_text()) for o in outs]
 
@@ -119,3 +119,40 @@ async def test_four_processes_record_the_same_games_once(tmp_path):
         await shared.close()
         await serial.close()
     assert version > 0
+
+
+def hold_write_lock(path: str, locked, seconds: float) -> None:  # another process, busy writing
+    con = sqlite3.connect(path, isolation_level=None)
+    con.execute("BEGIN IMMEDIATE")
+    con.execute("INSERT INTO guild_settings (guild_id, key, value) VALUES (1, 'language', '\"de\"')")
+    locked.set()
+    import time
+
+    time.sleep(seconds)
+    con.execute("COMMIT")
+    con.close()
+
+
+async def test_a_process_starting_while_another_writes_waits_for_it(tmp_path):
+    """Longer than a click's 2 s busy timeout (a migration of a big file, say): the
+    starting process waits for the lock instead of giving up on the database."""
+    path = str(tmp_path / "shared.db")
+    await (await Store.open(path, checkpoint_interval=None)).close()
+    ctx = multiprocessing.get_context("spawn")
+    locked = ctx.Event()
+    holder = ctx.Process(target=hold_write_lock, args=(path, locked, 3.0))
+    holder.start()
+    try:
+        assert await asyncio.to_thread(locked.wait, 60)
+        started = asyncio.get_running_loop().time()
+        store = await Store.open(path, checkpoint_interval=None)
+        waited = asyncio.get_running_loop().time() - started
+        try:
+            assert (await store.guild_settings(1))["language"] == "de"  # it saw the other's commit
+            await store.set_guild_setting(2, "language", "es")  # and writes normally afterwards
+        finally:
+            await store.close()
+        assert waited > 1.0, "the lock was not held while the store opened"
+    finally:
+        await asyncio.to_thread(holder.join, 30)
+    assert holder.exitcode == 0
