@@ -28,6 +28,7 @@ INITIAL_EXTENSIONS = (
     "cogs.stats",
     "cogs.rules",
     "cogs.admin",
+    "cogs.guard",
 )
 
 

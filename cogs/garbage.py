@@ -18,6 +18,7 @@ from discord.ext import commands
 from app import render
 from app.i18n import t
 from app.tables import Table, TableError
+from cogs.guard import number
 from cogs.tables import TableButton, TableMessage, TablesCog, view_of
 from core.garbage import Discard, Draw, Jack
 from core.protocol import Event, GameError
@@ -167,7 +168,7 @@ class GarbageUI:
         elif op == "gdisc":
             action = Discard()
         elif op == "gjack":
-            action = Jack(int(arg or 0))
+            action = Jack(number(arg, 0))
         else:
             raise TableError("stale")
         await cog.manager.act(table, interaction.user.id, action, version=ver)

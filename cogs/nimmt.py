@@ -23,6 +23,7 @@ from discord.ext import commands
 from app import render
 from app.i18n import t
 from app.tables import Table, TableError
+from cogs.guard import first, number
 from cogs.tables import TableButton, TableMessage, TableSelect, TablesCog, user_lang, view_of
 from core.nimmt import Open, Pass, Play, Steal, Take
 from core.protocol import Event
@@ -312,23 +313,23 @@ class NimmtUI:
             return await self._show(interaction, table, seat)
         if ver is not None and ver != table.version:
             return await self._show(interaction, table, seat, note=t(lang, "nimmt.stale_panel"))
-        page = int(arg[1:]) if arg and arg.startswith("p") else 0
+        page = number(arg[1:]) if arg and arg.startswith("p") else 0
         if op == "npage":
             return await self._show(interaction, table, seat, page=page)
         if op == "nopage":
             return await self._show(interaction, table, seat, page=page)
         if op == "nstack":
-            return await self._show(interaction, table, seat, stack=int(values[0]), page=page)
+            return await self._show(interaction, table, seat, stack=first(values), page=page)
         if op == "ncards":
-            action: Any = Play(int(arg or 0), tuple(int(v) for v in values))
+            action: Any = Play(number(arg, 0), tuple(number(v) for v in values))
         elif op == "ntake":
-            action = Take(int(arg or 0))
+            action = Take(number(arg, 0))
         elif op == "npass":
             action = Pass()
         elif op == "nsteal":
-            action = Steal(int(values[0]))
+            action = Steal(first(values))
         elif op == "nopen":
-            action = Open(int(values[0]))
+            action = Open(first(values))
         else:
             raise TableError("stale")
         try:

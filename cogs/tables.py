@@ -19,10 +19,13 @@ from typing import Any, Protocol, Sequence
 
 import aiohttp
 import discord
+from discord import app_commands
+from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from app.i18n import normalise, t
 from app.tables import Table, TableError, TableManager
+from cogs.guard import INT64_MAX, BadInput
 from core.protocol import Event, GameError
 
 log = logging.getLogger(__name__)
@@ -239,6 +242,8 @@ class TablesCog(commands.Cog, name="Tables"):
         """Every table click lands here: one place turns errors into answers."""
         lang = user_lang(interaction)
         try:
+            if table_id > INT64_MAX:
+                raise BadInput(table_id)
             if op == "again":  # the only button of a finished table
                 return await self.op_again(interaction, table_id)
             table = self.manager.get(table_id)
@@ -252,6 +257,9 @@ class TablesCog(commands.Cog, name="Tables"):
                 await ui.on_component(self, interaction, table, op, ver, arg, values)
         except (TableError, GameError) as error:
             await reply(interaction, self.error_text(lang, error))
+        except BadInput:
+            log.info("click %s at table %s carried values the bot never made: %r %r", op, table_id, arg, values)
+            await reply(interaction, t(lang, "guard.bad_input"))
         except discord.HTTPException:
             log.warning("Discord refused an answer at table %s (%s)", table_id, op, exc_info=True)
         except Exception:
@@ -415,6 +423,59 @@ class TablesCog(commands.Cog, name="Tables"):
     async def op_back(self, interaction: discord.Interaction, table: Table) -> None:
         await self.manager.back(table, interaction.user.id)
         await reply(interaction, t(user_lang(interaction), "table.welcome_back"))
+
+    # ------------------------------------------------- /join /start /leave
+    # The same manager calls as the lobby's buttons, on the table of the
+    # channel (or game thread) the command is used in.
+    @app_commands.command(name=_("join", key="commands.join.name"),
+                          description=_("Take a seat at the table of this channel or thread",
+                                        key="commands.join.description"))
+    @app_commands.guild_only()
+    async def join_command(self, interaction: discord.Interaction) -> None:
+        await self._lobby_command(interaction, "join")
+
+    @app_commands.command(name=_("start", key="commands.start.name"),
+                          description=_("Start the table of this channel or thread (host)",
+                                        key="commands.start.description"))
+    @app_commands.guild_only()
+    async def start_command(self, interaction: discord.Interaction) -> None:
+        await self._lobby_command(interaction, "start")
+
+    @app_commands.command(name=_("leave", key="commands.leave.name"),
+                          description=_("Leave the table of this channel or thread before it starts",
+                                        key="commands.leave.description"))
+    @app_commands.guild_only()
+    async def leave_command(self, interaction: discord.Interaction) -> None:
+        await self._lobby_command(interaction, "leave")
+
+    async def _lobby_command(self, interaction: discord.Interaction, op: str) -> None:
+        lang = user_lang(interaction)
+        table = self.manager.in_channel(interaction.channel_id) if interaction.channel_id else None
+        if table is None:
+            return await reply(interaction, t(lang, "slash.no_table"))
+        user = interaction.user
+        try:
+            if op == "join":
+                await self.manager.join(table, user.id, user.display_name)
+            elif op == "leave":
+                await self.manager.leave(table, user.id)
+            else:
+                await self.manager.start(table, user.id)
+        except (TableError, GameError) as error:
+            return await reply(interaction, self.error_text(lang, error))
+        except Exception:
+            log.exception("/%s at table %s failed", op, table.id)
+            return await reply(interaction, t(lang, "errors.unexpected"))
+        done = {"join": "joined", "leave": "left", "start": "started"}[op]
+        await reply(interaction, t(lang, f"slash.{done}", table=table.id))
+        lobby_id = table.messages.get("lobby")
+        if op != "start" and lobby_id:  # (a start redraws the lobby when its thread is open)
+            channel = self.bot.get_partial_messageable(table.channel_id)
+            try:
+                await channel.get_partial_message(lobby_id).edit(embed=self.lobby_embed(table),
+                                                                 view=self.lobby_view(table))
+            except TRANSIENT:
+                log.info("lobby message of table %s could not be updated", table.id, exc_info=True)
 
     # ------------------------------------------------------------ presenting
     def on_table_change(self, table: Table, events: list[Event]) -> None:

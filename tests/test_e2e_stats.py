@@ -361,7 +361,7 @@ async def test_stats_history_and_boards(world, tmp_path):
         r = await fd.slash(sofia, world.channel, "leaderboard", by="rating")
         assert all(re.search(r" — -?\d+,\d \(\d+ partidas\)", line) for line in description(r.message).splitlines())
         r = await fd.slash(sofia, world.channel, "history", user=ben)
-        assert r.message.embeds[0]["title"] == t("es", "stats.history_title", name="ben")
+        assert r.message.embeds[0]["title"] == t("es", "guard.history_title", name="ben")
         assert select(r.message, r"hist:\d+")["placeholder"] == t("es", "stats.history_pick")
 
         # the real game is still recorded once: once in the history, once in the counts
