@@ -72,6 +72,8 @@ def main(argv: list[str] | None = None) -> None:
             typical = runs[len(runs) // 2][0]
             print(f"{seats:>5} {'apply' if checked else 'push':>6} {aps:>12,.0f} {gps:>10,.1f} {apg:>13.1f}"
                   f" {typical:>18,.0f}")
+    if hasattr(os, "getloadavg"):
+        print("load average %.2f %.2f %.2f at the end" % os.getloadavg())
 
 
 if __name__ == "__main__":
