@@ -251,7 +251,8 @@ class StatsCog(commands.Cog, name="Stats"):
             log.exception("history of %s failed", target.id)
             return await reply(interaction, t(lang, "errors.unexpected"))
         if not games:
-            return await reply(interaction, t(lang, "stats.no_history", name=shown))
+            empty_key = "guard.no_history" if interaction.guild_id else "stats.no_history"
+            return await reply(interaction, t(lang, empty_key, name=shown))
         lines = []
         options = []
         for g in games:

@@ -85,7 +85,7 @@ async def test_forged_clicks_at_a_table_are_answered_and_change_nothing(world, t
 
 async def test_per_server_history_and_boards(world, tmp_path):
     fd = world.fd
-    ana, ben = world.person("ana"), world.person("ben")
+    ana, ben, zed = world.person("ana"), world.person("ben"), world.person("zed")
     other = fd.add_guild("Other Night", locale="en-US")
     other_chan = fd.add_channel(other, "cards")
     fd.add_member(other, ana)
@@ -94,6 +94,7 @@ async def test_per_server_history_and_boards(world, tmp_path):
         await seed.game(world.guild.id, world.channel.id, [(ana.id, "ana"), (ben.id, "ben")])
         for _ in range(2):
             await seed.game(other.id, other_chan.id, [(ben.id, "ben"), (ana.id, "ana")])
+        await seed.game(other.id, other_chan.id, [(zed.id, "zed"), (ben.id, "ben")])
         here = (await bot.store.history(ana.id, guild_id=world.guild.id))[0]["game_id"]
         there = (await bot.store.history(ana.id, guild_id=other.id))[0]["game_id"]
 
@@ -106,6 +107,10 @@ async def test_per_server_history_and_boards(world, tmp_path):
         assert [o["value"] for o in pick["options"]] == [str(here)]
         shown = await answer(await fd.select(ben, r.message, pick["custom_id"], [str(here)]))
         assert "1. ana — 0" in shown.text() and "2. ben — 2" in shown.text()
+
+        # someone who only played elsewhere has no games here
+        none = await fd.slash(ana, world.channel, "history", user=zed)
+        assert none.ephemeral and none.message.text() == t("en", "guard.no_history", name="zed")
 
         # forged picks: another server's game, not a number, out of range
         refused(await fd.forge(ben, r.message, pick["custom_id"], component_type=3, values=[str(there)]),

@@ -160,7 +160,7 @@ async def test_stats_history_and_boards(world, tmp_path):
         assert msg.ephemeral_to == ana.id
         assert t("en", "stats.no_games", name="ana", game="11 nimmt!") in msg.text()
         r = await fd.slash(ana, world.channel, "history")
-        assert r.ephemeral and t("en", "stats.no_history", name="ana") in r.message.text()
+        assert r.ephemeral and t("en", "guard.no_history", name="ana") in r.message.text()
 
         # -- one real game, through clicks
         game = await full_game(fd, world.channel, ana, [ben])
