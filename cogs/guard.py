@@ -59,18 +59,6 @@ def first(values: Sequence[str]) -> int:
     return number(values[0])
 
 
-async def refuse(interaction: discord.Interaction, key: str = "guard.bad_input", **params: Any) -> None:
-    """Answer privately (whether or not the interaction was answered already)."""
-    text = t(normalise(interaction.locale), key, **params)
-    try:
-        if interaction.response.is_done():
-            await interaction.followup.send(text, ephemeral=True)
-        else:
-            await interaction.response.send_message(text, ephemeral=True)
-    except discord.HTTPException:
-        log.warning("could not answer interaction %s", interaction.id, exc_info=True)
-
-
 def _on_message(message: discord.Message | None, component_type: int, custom_id: str) -> bool:
     """Whether the message carries a component of that type and custom_id
     (discord.py only runs a handler for one it finds there)."""
@@ -120,9 +108,11 @@ class GuardCog(commands.Cog, name="Guard"):
             log.exception("could not tell who handles interaction %s", interaction.id)
             return
         if not handled:
+            from cogs.tables import reply  # (cogs.tables imports this module)
+
             log.info("component %r by %s is none of ours", (interaction.data or {}).get("custom_id"),
                      interaction.user.id)
-            await refuse(interaction)
+            await reply(interaction, t(normalise(interaction.locale), "guard.bad_input"))
 
 
 async def setup(bot: Any) -> None:

@@ -20,7 +20,7 @@ from discord.ext import commands
 from app import render
 from app.cooldown import Cooldown
 from app.i18n import t
-from cogs.guard import BadInput, first, refuse
+from cogs.guard import BadInput, first
 from cogs.tables import reply, user_lang
 
 log = logging.getLogger(__name__)
@@ -100,7 +100,7 @@ class HistorySelect(discord.ui.DynamicItem[discord.ui.Select], template=r"hist:(
         try:
             game_id = first(self.item.values)
         except BadInput:
-            return await refuse(interaction)
+            return await reply(interaction, t(user_lang(interaction), "guard.bad_input"))
         await cog.show_game(interaction, game_id)
 
 
@@ -202,7 +202,7 @@ class StatsCog(commands.Cog, name="Stats"):
                          edit: bool = False) -> None:
         lang = user_lang(interaction)
         if scope != "g" and scope != str(interaction.guild_id):
-            return await refuse(interaction, "guard.other_server")  # a forged id: another server's board
+            return await reply(interaction, t(lang, "guard.other_server"))  # a forged id: another server's board
         guild_id = None if scope == "g" else int(scope)
         store = self.bot.store
         try:
@@ -282,7 +282,7 @@ class StatsCog(commands.Cog, name="Stats"):
         if not detail:
             return await reply(interaction, t(lang, "stats.no_such_game"))
         if interaction.guild_id is not None and detail["guild_id"] != interaction.guild_id:
-            return await refuse(interaction, "guard.other_server")
+            return await reply(interaction, t(lang, "guard.other_server"))
         title = t(lang, f"{detail['game']}.title")
         lines = []
         for p in detail["standings"]:
