@@ -786,10 +786,6 @@ class Nimmt:
             c = cards[0]
             st.append(c)
             hand = self._hands[seat] ^ 1 << c
-            if ev is not None:
-                ev.append({"type": "played", "seat": seat, "stack": sid,
-                           "label": _LABELS[sid] if sid < 4096 else stack_label(sid),
-                           "onto": top, "cards": [c], "top": c})
         else:
             # laid in ascending order counted from the top, highest ends on top;
             # the cards are sorted, so only a batch on both sides of the top
@@ -801,11 +797,11 @@ class Nimmt:
                 mask |= 1 << c
             st.extend(cards)
             hand = self._hands[seat] ^ mask
-            if ev is not None:
-                ev.append({"type": "played", "seat": seat, "stack": sid,
-                           "label": _LABELS[sid] if sid < 4096 else stack_label(sid),
-                           "onto": top, "cards": list(cards), "top": cards[-1]})
         self._hands[seat] = hand
+        if ev is not None:
+            ev.append({"type": "played", "seat": seat, "stack": sid,
+                       "label": _LABELS[sid] if sid < 4096 else stack_label(sid),
+                       "onto": top, "cards": list(cards), "top": cards[-1]})
         if hand:
             b = self._bulls[seat]
             if b > 1:
