@@ -211,3 +211,20 @@ async def test_join_start_and_leave_as_slash_commands(world, tmp_path):
         r = await fd.slash(ana, thread, "start")
         assert r.message.text() == t("en", "errors.not_in_lobby")
         assert button(table.table_message(), rf"table:{tid}:hand") is not None
+
+
+async def test_forged_garbage_slot_is_answered(world, tmp_path):
+    from tests.test_e2e_garbage import current_message, start_two
+
+    fd = world.fd
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        table, live, people = await start_two(world, bot)
+        message = await current_message(table, live)
+        mover = people[live.engine.to_move]
+        log, ver = list(live.log), live.version
+        for arg in (HUGE, "x1", "-3"):
+            refused(await fd.forge(mover, message, f"table:{table.table_id}:gjack:{ver}:{arg}"))
+        assert list(live.log) == log and live.version == ver
+        # the real button still plays
+        r = await table.click(mover, message, f"table:{table.table_id}:gdraw:{ver}")
+        assert r.ack_type == 6 and live.version > ver
