@@ -615,7 +615,8 @@ class Nimmt:
             return "no_such_stack"
         cards = action.cards
         played = self._played
-        if len(cards) == 1 and not played:         # the common case, checked quickly
+        if len(cards) == 1 and (not played or (len(played) < self._bulls[seat] and sid not in played)):
+            # the common case (one card on a stack this turn may still play), checked quickly
             c = cards[0]
             if c.__class__ is int and c > 0 and (self._hands[seat] & WINDOW[self._stacks[idx][-1]]) >> c & 1:
                 return idx
