@@ -98,7 +98,7 @@ class HistorySelect(discord.ui.DynamicItem[discord.ui.Select], template=r"hist:(
     async def callback(self, interaction: discord.Interaction) -> None:
         cog: StatsCog = interaction.client.get_cog("Stats")  # type: ignore[assignment]
         try:
-            game_id = first(self.item.values)
+            game_id = first(getattr(self.item, "values", ()))  # (a forged button has none)
         except BadInput:
             return await reply(interaction, t(user_lang(interaction), "guard.bad_input"))
         await cog.show_game(interaction, game_id)

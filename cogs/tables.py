@@ -112,7 +112,8 @@ class TableSelect(discord.ui.DynamicItem[discord.ui.Select], template=r"tsel:" +
 
     async def callback(self, interaction: discord.Interaction) -> None:
         cog: TablesCog = interaction.client.get_cog("Tables")  # type: ignore[assignment]
-        await cog.route(interaction, self.table_id, self.op, self.ver, self.arg, list(self.item.values))
+        values = list(getattr(self.item, "values", ()))  # (a forged button has none)
+        await cog.route(interaction, self.table_id, self.op, self.ver, self.arg, values)
 
 
 def view_of(*items: discord.ui.Item) -> discord.ui.View:

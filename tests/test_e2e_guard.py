@@ -56,6 +56,7 @@ async def test_forged_clicks_at_a_table_are_answered_and_change_nothing(world, t
             dict(custom_id=f"tsel:{tid}:ncards:{ver}:0", component_type=3, values=["-5"]),
             dict(custom_id=f"tsel:{tid}:ncards:{ver}:0", component_type=3, values=["12", "x"]),
             dict(custom_id=f"tsel:{tid}:nsteal:{ver}", component_type=3, values=["1", "2"]),
+            dict(custom_id=stacks["custom_id"]),  # a select's id sent as a button: no values at all
             # ids in the custom_id itself
             dict(custom_id=f"table:{tid}:ntake:{ver}:{HUGE}"),
             dict(custom_id=f"table:{tid}:npage:{ver}:p{HUGE}"),
@@ -117,6 +118,7 @@ async def test_per_server_history_and_boards(world, tmp_path):
                 "guard.other_server")
         for bad in ("abc", HUGE, "-1"):
             refused(await fd.forge(ben, r.message, pick["custom_id"], component_type=3, values=[bad]))
+        refused(await fd.forge(ben, r.message, pick["custom_id"]))  # as a button: no values
 
         # a forged leaderboard id naming another server's board is refused
         r = await fd.slash(ana, world.channel, "leaderboard", by="games")
