@@ -52,13 +52,18 @@ class CardBot(commands.Bot):
 
         self.config.database.parent.mkdir(parents=True, exist_ok=True)
         self.store = await Store.open(str(self.config.database))  # checkpoints WAL itself
+        from app.computers import Computers
+
+        games = {"nimmt": nimmt.Nimmt, "garbage": garbage.Garbage}
+        legacy = {"nimmt": nimmt.greedy_player, "garbage": garbage.greedy_player}
         self.tables = TableManager(
             self.store,
-            {"nimmt": nimmt.Nimmt, "garbage": garbage.Garbage},
-            {"nimmt": nimmt.greedy_player, "garbage": garbage.greedy_player},
+            games,
+            legacy,
             computer_delay=self.config.computer_delay,
             time_scale=self.config.time_scale,
             seed=self.config.table_seed,
+            players=Computers(games, budget=self.config.ai_budget, fallback=legacy),
         )
         try:
             from app.translator import CatalogueTranslator

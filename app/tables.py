@@ -22,6 +22,9 @@ from typing import Any, Callable, Mapping, Protocol
 
 from core.protocol import Event, Game
 
+LEVELS = ("easy", "normal", "hard")  # computer levels (core.ai.LEVELS)
+TIMEOUT_LEVEL = "normal"  # the turn timer's takeover plays at normal level
+
 log = logging.getLogger(__name__)
 
 MISSED_TURNS_LIMIT = 3  # after this many timed-out turns in a row a computer holds the seat
@@ -45,6 +48,7 @@ class Seat:
     name: str
     away: bool = False  # a computer holds the seat until its owner is back
     missed: int = 0  # timed-out turns in a row
+    level: str = "normal"  # a computer seat's level: easy | normal | hard
 
     @property
     def computer(self) -> bool:
@@ -55,11 +59,14 @@ class Seat:
         return self.user_id is None or self.away
 
     def to_dict(self) -> dict[str, Any]:
-        return {"user_id": self.user_id, "name": self.name, "away": self.away, "missed": self.missed}
+        return {"user_id": self.user_id, "name": self.name, "away": self.away, "missed": self.missed,
+                "level": self.level}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "Seat":
-        return cls(data["user_id"], data["name"], bool(data.get("away")), int(data.get("missed", 0)))
+        # seats saved before levels existed are normal-level computers
+        return cls(data["user_id"], data["name"], bool(data.get("away")), int(data.get("missed", 0)),
+                   str(data.get("level") or "normal"))
 
 
 @dataclass
@@ -141,10 +148,12 @@ class TableManager:
         time_scale: float = 1.0,
         seed: int | None = None,
         clock: Callable[[], float] = time.time,
+        players: Any = None,
     ) -> None:
         self.store = store
         self.games = dict(games)
         self.computers = dict(computers)
+        self.players = players  # app.computers.Computers: levelled players and hints (else ``computers``)
         self.listener: Listener = listener or (lambda table, events: None)
         self.computer_delay = computer_delay
         self.time_scale = time_scale
@@ -287,7 +296,9 @@ class TableManager:
             await self._save(table)
         self.listener(table, [{"type": "lobby", "change": "leave", "name": name}])
 
-    async def add_computer(self, table: Table, user_id: int) -> None:
+    async def add_computer(self, table: Table, user_id: int, level: str = "normal") -> None:
+        if level not in LEVELS:
+            raise TableError("ai.bad_level")
         async with table.lock:
             self._lobby(table)
             if user_id != table.host_id:
@@ -296,9 +307,46 @@ class TableManager:
                 raise TableError("table_full")
             number = sum(1 for s in table.seats if s.computer) + 1
             name = f"CPU {number}"
-            table.seats.append(Seat(None, name))
+            table.seats.append(Seat(None, name, level=level))
             await self._save(table)
-        self.listener(table, [{"type": "lobby", "change": "computer", "name": name}])
+        self.listener(table, [{"type": "lobby", "change": "computer", "name": name, "level": level}])
+
+    async def unrated(self, table: Table) -> bool:
+        """A game that cannot change ratings: computer players at a server that
+        does not rate such games (``/settings rated_computers``, see _record)."""
+        if not any(s.computer for s in table.seats):
+            return False
+        settings = await self.store.guild_settings(table.guild_id)
+        return not settings.get("rate_bot_games")
+
+    async def set_hints(self, table: Table, user_id: int, on: bool) -> None:
+        """The host turns the coach on or off in the lobby; only for unrated games."""
+        async with table.lock:
+            self._lobby(table)
+            if user_id != table.host_id:
+                raise TableError("host_only")
+            if on and (self.players is None or not self.players.supports(table.game)):
+                raise TableError("ai.hints_unavailable")
+            if on and not await self.unrated(table):
+                raise TableError("ai.hints_rated")
+            if on:
+                table.options["hints"] = True
+            else:
+                table.options.pop("hints", None)
+            await self._save(table)
+
+    async def hint(self, table: Table, user_id: int) -> Any:
+        """The coach: the hard level's decision for the caller's move, with its figures."""
+        if not table.options.get("hints"):
+            raise TableError("ai.hints_off")
+        if table.status != "playing" or table.engine is None:
+            raise TableError("not_playing")
+        seat = table.seat_of(user_id)
+        if seat is None:
+            raise TableError("not_seated")
+        if table.engine.to_move != seat:
+            raise TableError("ai.hint_not_your_turn")
+        return await self.players.hint(table, seat)
 
     async def cancel(self, table: Table, user_id: int, *, can_manage: bool) -> None:
         async with table.lock:
@@ -397,7 +445,7 @@ class TableManager:
 
     # -------------------------------------------------------------- internals
     def _engine_options(self, table: Table) -> dict[str, Any]:
-        options = {k: v for k, v in table.options.items() if k != "turn_time"}
+        options = {k: v for k, v in table.options.items() if k not in ("turn_time", "hints")}
         if "rounds" in options:
             # A table may choose fewer rounds than players (RULES.md 1), never more:
             # the lobby's choice is capped by the players who actually sat down.
@@ -452,6 +500,8 @@ class TableManager:
         if has_bots:
             settings = await self.store.guild_settings(table.guild_id)
             rated = bool(settings.get("rate_bot_games"))
+        if table.options.get("hints"):
+            rated = False  # the coach helped: never a rated game
         players = [
             PlayerResult(
                 user_id=seat.user_id, name=seat.name, seat=index,
@@ -494,9 +544,37 @@ class TableManager:
             return
         self._timers[table.id] = asyncio.get_running_loop().create_task(coro, name=f"table-{table.id}")
 
+    async def _think(self, table: Table, version: int, timeout: bool) -> Any:
+        """A hard computer's move, searched in a worker thread outside the lock
+        (on a copy of the seat's knowledge); None when there is nothing to search."""
+        engine = table.engine
+        if timeout or self.players is None or table.status != "playing" or engine is None:
+            return None
+        seat = engine.to_move
+        if seat is None or table.version != version or table.seats[seat].level != "hard":
+            return None
+        return await self.players.think(table, seat, "hard")
+
+    def _chooser(self, table: Table, planned: Any, version: int, timeout: bool) -> ComputerPlayer:
+        """The player for this automatic move: the planned (searched) move if the
+        table did not change meanwhile, else the seat's level (normal on a timeout)."""
+        if self.players is None:
+            return self.computers[table.game]
+
+        def choose(engine: Any, seat: int, rng: random.Random) -> Any:
+            nonlocal planned
+            if planned is not None and table.version == version:
+                action, planned = planned, None
+                return action
+            level = TIMEOUT_LEVEL if timeout else table.seats[seat].level
+            return self.players.choose(table, seat, level)
+
+        return choose
+
     async def _auto(self, table: Table, version: int, *, timeout: bool, delay: float) -> None:
         await asyncio.sleep(delay)
         try:
+            planned = await self._think(table, version, timeout)
             async with table.lock:
                 if table.status != "playing" or table.version != version or table.engine is None:
                     return
@@ -504,7 +582,7 @@ class TableManager:
                 seat = engine.to_move
                 if seat is None:
                     return
-                choose = self.computers[table.game]
+                choose = self._chooser(table, planned, version, timeout)
                 events: list[Event] = []
                 if timeout:
                     # The computer plays the rest of this turn for the absent player.

@@ -23,6 +23,7 @@ from discord.ext import commands
 from app import render
 from app.i18n import t
 from app.tables import Table, TableError
+from cogs.coach import hint_text
 from cogs.tables import TableButton, TableMessage, TableSelect, TablesCog, user_lang, view_of
 from core.nimmt import Open, Pass, Play, Steal, Take
 from core.protocol import Event
@@ -62,7 +63,7 @@ class NimmtUI:
         self._refreshers: dict[tuple[int, int], asyncio.Task[None]] = {}
 
     def lobby_lines(self, table: Table, lang: str) -> list[str]:
-        rounds = table.options.get("rounds")
+        rounds = table.options.get("rounds")  # (hints on: said by the shared lobby)
         if rounds is None:
             return [t(lang, "table.lobby_rounds_auto")]
         return [t(lang, "table.lobby_rounds", rounds=rounds)]
@@ -99,6 +100,8 @@ class NimmtUI:
                                     score=view["scores"][seat]))
         if view["to_move"] is not None and table.turn_deadline and not table.seats[view["to_move"]].automatic:
             lines.append(t(lang, "table.deadline", when=f"<t:{int(table.turn_deadline)}:R>"))
+        if table.options.get("hints"):
+            lines.append(t(lang, "ai.hints_on"))
         text = "\n".join(lines)
         return text[:4000]
 
@@ -188,6 +191,8 @@ class NimmtUI:
         else:
             items.extend(self._play_controls(table, view, lang, stack, page, lines))
         items.append(TableButton.make(table.id, "nrefresh", t(lang, "nimmt.refresh"), emoji="🔄", row=4))
+        if table.options.get("hints") and table.status == "playing" and view["to_move"] == seat:
+            items.append(TableButton.make(table.id, "nhint", t(lang, "ai.hint"), emoji="💡", ver=ver, row=4))
         embed.description = "\n".join(lines)[:4000]
         embed.set_image(url="attachment://hand.png")
         return embed, view_of(*items), image
@@ -310,6 +315,11 @@ class NimmtUI:
             return await self._show(interaction, table, seat, new=True)
         if op == "nrefresh":
             return await self._show(interaction, table, seat)
+        if op == "nhint":  # the coach (unrated tables with hints on): a private answer of its own
+            decision = await cog.manager.hint(table, interaction.user.id)
+            view = table.engine.view(seat)  # type: ignore[union-attr]
+            text = hint_text(lang, "nimmt", decision, self.names(table), last_round=view["round"] >= view["rounds"])
+            return await interaction.response.send_message(text, ephemeral=True)
         if ver is not None and ver != table.version:
             return await self._show(interaction, table, seat, note=t(lang, "nimmt.stale_panel"))
         page = int(arg[1:]) if arg and arg.startswith("p") else 0

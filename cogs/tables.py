@@ -22,7 +22,7 @@ import discord
 from discord.ext import commands
 
 from app.i18n import normalise, t
-from app.tables import Table, TableError, TableManager
+from app.tables import LEVELS, Table, TableError, TableManager
 from core.protocol import Event, GameError
 
 log = logging.getLogger(__name__)
@@ -225,8 +225,9 @@ class TablesCog(commands.Cog, name="Tables"):
 
     # --------------------------------------------------------------- errors
     def error_text(self, lang: str, error: Exception) -> str:
-        if isinstance(error, TableError):
-            return t(lang, f"errors.{error.code}", **error.params)
+        if isinstance(error, TableError):  # a code with a dot names its own catalogue key
+            key = error.code if "." in error.code else f"errors.{error.code}"
+            return t(lang, key, **error.params)
         if isinstance(error, GameError):
             key = f"errors.{error.code}"
             from app.i18n import has
@@ -268,7 +269,7 @@ class TablesCog(commands.Cog, name="Tables"):
         return normalise(settings.get("language") or interaction.guild_locale)
 
     async def create_table(self, interaction: discord.Interaction, game: str, *, seats: int,
-                           rounds: int | None, turn_time: int, computers: int = 0,
+                           rounds: int | None, turn_time: int, computers: int | Sequence[str] = 0,
                            invite: Sequence[int] = ()) -> None:
         """``/<game> new`` (and *Play again*): post a lobby in this channel."""
         lang = user_lang(interaction)
@@ -294,8 +295,8 @@ class TablesCog(commands.Cog, name="Tables"):
                     and not orphan.messages.get("lobby")):
                 return await reply(interaction, self.error_text(lang, error))
             table = orphan  # saved, but its message was never posted (a stop in between): post it now
-        for _ in range(computers):
-            await self.manager.add_computer(table, table.host_id)
+        for level in (["normal"] * computers if isinstance(computers, int) else computers):
+            await self.manager.add_computer(table, table.host_id, level)
         content = None
         if invite:
             content = t(table.locale, "table.again_invite", host=f"<@{table.host_id}>",
@@ -325,6 +326,8 @@ class TablesCog(commands.Cog, name="Tables"):
                 t(lang, "table.lobby_seats", taken=len(table.seats), seats=table.max_seats),
                 t(lang, "table.lobby_timer", timer=timer),
                 *self.uis[table.game].lobby_lines(table, lang)]
+        if table.options.get("hints"):
+            desc.append(t(lang, "ai.hints_on"))
         if table.status == "cancelled":
             desc.insert(0, t(lang, "table.cancelled"))
         elif table.status == "playing" and table.thread_id:
@@ -339,7 +342,8 @@ class TablesCog(commands.Cog, name="Tables"):
     def seat_name(self, table: Table, index: int) -> str:
         seat = table.seats[index]
         if seat.computer:
-            return t(table.locale, "table.computer_name", name=seat.name)
+            return t(table.locale, "ai.computer_seat", name=seat.name,
+                     level=t(table.locale, f"ai.level_{seat.level}"))
         return discord.utils.escape_markdown(seat.name)
 
     def lobby_view(self, table: Table) -> discord.ui.View | None:
@@ -347,13 +351,20 @@ class TablesCog(commands.Cog, name="Tables"):
             return None
         lang = table.locale
         B = discord.ButtonStyle
+        hints = bool(table.options.get("hints"))
+        levels = [discord.SelectOption(label=t(lang, "ai.add_level", level=t(lang, f"ai.level_{level}")),
+                                       value=level, description=t(lang, f"ai.desc_{level}"), emoji="🤖")
+                  for level in LEVELS]
         return view_of(
-            TableButton.make(table.id, "join", t(lang, "table.join"), style=B.success),
-            TableButton.make(table.id, "leave", t(lang, "table.leave")),
-            TableButton.make(table.id, "cpu", t(lang, "table.add_computer")),
-            TableButton.make(table.id, "start", t(lang, "table.start"), style=B.primary),
-            TableButton.make(table.id, "cancel", t(lang, "table.cancel"), style=B.danger),
-            TableButton.make(table.id, "rules", t(lang, "table.rules"), emoji="📖"),
+            TableButton.make(table.id, "join", t(lang, "table.join"), style=B.success, row=0),
+            TableButton.make(table.id, "leave", t(lang, "table.leave"), row=0),
+            TableButton.make(table.id, "start", t(lang, "table.start"), style=B.primary, row=0),
+            TableButton.make(table.id, "cancel", t(lang, "table.cancel"), style=B.danger, row=0),
+            TableButton.make(table.id, "rules", t(lang, "table.rules"), emoji="📖", row=0),
+            TableSelect.make(table.id, "cpu", t(lang, "ai.add_computer"), levels, row=1),
+            TableButton.make(table.id, "hints", t(lang, "ai.hints_button_on" if hints else "ai.hints_button_off"),
+                             emoji="💡", style=B.success if hints else B.secondary, arg="off" if hints else "on",
+                             row=2),
         )
 
     async def _lobby_update(self, interaction: discord.Interaction, table: Table) -> None:
@@ -368,7 +379,14 @@ class TablesCog(commands.Cog, name="Tables"):
         await self._lobby_update(interaction, table)
 
     async def op_cpu(self, interaction: discord.Interaction, table: Table) -> None:
-        await self.manager.add_computer(table, interaction.user.id)
+        # the level select (a lobby posted before levels existed has a button: normal)
+        values = (interaction.data or {}).get("values") or ["normal"]  # type: ignore[union-attr]
+        await self.manager.add_computer(table, interaction.user.id, str(values[0]))
+        await self._lobby_update(interaction, table)
+
+    async def op_hints(self, interaction: discord.Interaction, table: Table) -> None:
+        custom_id = str((interaction.data or {}).get("custom_id", ""))  # type: ignore[union-attr]
+        await self.manager.set_hints(table, interaction.user.id, custom_id.endswith(":on"))
         await self._lobby_update(interaction, table)
 
     async def op_start(self, interaction: discord.Interaction, table: Table) -> None:
@@ -409,7 +427,7 @@ class TablesCog(commands.Cog, name="Tables"):
             raise TableError("not_seated")
         await self.create_table(
             interaction, game, seats=max_seats, rounds=options.get("rounds"),
-            turn_time=options.get("turn_time", 0), computers=sum(1 for s in seats if s.computer),
+            turn_time=options.get("turn_time", 0), computers=[s.level for s in seats if s.computer],
             invite=[s.user_id for s in seats if s.user_id not in (None, interaction.user.id)])
 
     async def op_back(self, interaction: discord.Interaction, table: Table) -> None:

@@ -1,0 +1,46 @@
+"""The computer players of every game, by level (easy / normal / hard).
+
+One entry point for the table machinery and the benchmark::
+
+    k = know("nimmt", game.view(seat), public_events)   # what the seat may know
+    decision = decide("nimmt", k, "hard", rng, sims=50)  # .action, .figures
+
+A player sees only ``view(seat)`` and the public events; see
+``core.nimmt_ai`` and ``core.garbage_ai``.
+
+>>> from core.nimmt import Nimmt
+>>> g = Nimmt.new(3, 5)
+>>> seat = g.to_move
+>>> g.is_legal(seat, decide("nimmt", know("nimmt", g.view(seat), []), "normal", random.Random(0)).action)
+True
+"""
+from __future__ import annotations
+
+import random
+from typing import Any, Sequence
+
+from core import garbage_ai, nimmt_ai
+from core.protocol import Event
+
+__all__ = ["LEVELS", "DEFAULT_BUDGET", "supports", "know", "decide"]
+
+LEVELS = ("easy", "normal", "hard")
+DEFAULT_BUDGET = 0.15  # seconds of search per hard decision
+_MODULES: dict[str, Any] = {"nimmt": nimmt_ai, "garbage": garbage_ai}
+
+
+def supports(game: str) -> bool:
+    """True when ``game`` has levelled computer players."""
+    return game in _MODULES
+
+
+def know(game: str, view: dict[str, Any], history: Sequence[Event]) -> Any:
+    return _MODULES[game].know(view, history)
+
+
+def decide(game: str, knowledge: Any, level: str, rng: random.Random, *, sims: int | None = None,
+           budget: float | None = None) -> Any:
+    if level not in LEVELS:
+        raise ValueError(f"unknown level {level!r}")
+    return _MODULES[game].decide(knowledge, level, rng, sims=sims,
+                                 budget=DEFAULT_BUDGET if budget is None else budget)
