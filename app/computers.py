@@ -41,10 +41,12 @@ class Computers:
     """Chooses moves for computer seats (and hints) at every table."""
 
     def __init__(self, games: Mapping[str, type], *, budget: float = ai.DEFAULT_BUDGET,
-                 fallback: Mapping[str, LegacyPlayer] | None = None) -> None:
+                 worlds: int = ai.HARD_WORLDS, fallback: Mapping[str, LegacyPlayer] | None = None) -> None:
         self.games = dict(games)
-        self.budget = budget
+        self.budget = budget  # seconds per hard decision at most
+        self.worlds = worlds  # simulated worlds per hard decision at most
         self.fallback = dict(fallback or {})  # games without levelled players
+        self.hint_worlds = 4 * worlds  # the coach may think longer (still within the budget)
         self._replays: dict[int, _Replay] = {}
 
     def supports(self, game: str) -> bool:
@@ -95,11 +97,13 @@ class Computers:
             return self.choose(table, seat, level)
         knowledge = self.knowledge(table, seat)
         rng = self.rng(table, seat)
-        decision = await asyncio.to_thread(ai.decide, table.game, knowledge, "hard", rng, budget=self.budget)
+        decision = await asyncio.to_thread(ai.decide, table.game, knowledge, "hard", rng, sims=self.worlds,
+                                           budget=self.budget)
         return decision.action
 
     async def hint(self, table: Any, seat: int) -> Any:
         """The hard level's decision with its figures, for the coach."""
         knowledge = self.knowledge(table, seat)
         rng = self.rng(table, seat)
-        return await asyncio.to_thread(ai.decide, table.game, knowledge, "hard", rng, budget=self.budget)
+        return await asyncio.to_thread(ai.decide, table.game, knowledge, "hard", rng, sims=self.hint_worlds,
+                                       budget=self.budget)

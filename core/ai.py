@@ -22,10 +22,11 @@ from typing import Any, Sequence
 from core import garbage_ai, nimmt_ai
 from core.protocol import Event
 
-__all__ = ["LEVELS", "DEFAULT_BUDGET", "supports", "know", "decide"]
+__all__ = ["LEVELS", "DEFAULT_BUDGET", "HARD_WORLDS", "supports", "know", "decide"]
 
 LEVELS = ("easy", "normal", "hard")
-DEFAULT_BUDGET = 0.15  # seconds of search per hard decision
+DEFAULT_BUDGET = 0.15  # seconds of search per hard decision, at most
+HARD_WORLDS = 60  # simulated worlds per hard decision in the bot (fewer if the budget runs out first)
 _MODULES: dict[str, Any] = {"nimmt": nimmt_ai, "garbage": garbage_ai}
 
 
@@ -42,5 +43,7 @@ def decide(game: str, knowledge: Any, level: str, rng: random.Random, *, sims: i
            budget: float | None = None) -> Any:
     if level not in LEVELS:
         raise ValueError(f"unknown level {level!r}")
-    return _MODULES[game].decide(knowledge, level, rng, sims=sims,
-                                 budget=DEFAULT_BUDGET if budget is None else budget)
+    """``level``'s move.  Hard searches ``sims`` worlds and/or ``budget`` seconds,
+    whichever ends first; with ``sims`` alone the result depends only on
+    ``rng`` (tests); with neither, :data:`DEFAULT_BUDGET`."""
+    return _MODULES[game].decide(knowledge, level, rng, sims=sims, budget=budget)

@@ -276,18 +276,19 @@ def decide(k: Knowledge, level: str, rng: random.Random, *, sims: int | None = N
         raise ValueError(f"unknown level {level!r}")
     if len(options) == 1:
         return Decision(options[0])
-    budget = DEFAULT_BUDGET if budget is None else budget
+    if sims is None and budget is None:
+        budget = DEFAULT_BUDGET
     seat = k.seat
     n = len(options)
     base = options.index(normal_move(world(k, None), seat))
     wins = [0.0] * n
     diff = [0.0] * n  # paired against the normal choice: sum and sum of squares
     diff2 = [0.0] * n
-    deadline = time.perf_counter() + budget
+    deadline = time.perf_counter() + (budget or 0.0)
     worlds = 0
     limit = sims if sims is not None else MAX_WORLDS
     while worlds < limit:
-        if sims is None and worlds >= 4 and time.perf_counter() > deadline:
+        if budget is not None and worlds >= 4 and time.perf_counter() > deadline:
             break
         wr = random.Random(rng.getrandbits(64))
         state = wr.getstate()

@@ -22,8 +22,9 @@ Levels:
   (common random numbers: all candidates see the same worlds).  A candidate
   is scored by the round's result for the game: in the last round the share
   of finishing first (ties split), earlier the penalty against the others'
-  mean.  ``sims`` fixes the number of worlds (deterministic for a seeded
-  ``rng``); without it the search stops at ``budget`` seconds.
+  mean.  It stops after ``sims`` worlds or ``budget`` seconds, whichever
+  comes first; with ``sims`` alone the result depends only on the seeded
+  ``rng`` (tests).
 
 >>> from core.nimmt import Nimmt
 >>> g = Nimmt.new(4, 11)
@@ -184,10 +185,12 @@ def know(view: dict[str, Any], history: Sequence[Event]) -> Knowledge:
         victims=list(view["victims"]), next_id=top_id + 1, pool=cards_of(_ALL & ~seen))
 
 
-def world(k: Knowledge, rng: random.Random | None) -> Nimmt:
+def world(k: Knowledge, rng: random.Random | None, *, this_round: bool = False) -> Nimmt:
     """One game consistent with ``k``: the pool dealt at random (``rng``) to
     the unknown part of each other hand and the draw pile.  With ``rng=None``
-    the pool is dealt in order (enough to list the legal actions)."""
+    the pool is dealt in order (enough to list the legal actions).  With
+    ``this_round`` the game ends with this round (no later deal: the
+    search plays only this round out)."""
     pool = list(k.pool)
     if rng is not None:
         rng.shuffle(pool)
@@ -204,7 +207,7 @@ def world(k: Knowledge, rng: random.Random | None) -> Nimmt:
     g = Nimmt.from_position(
         hands, {sid: cards for sid, cards in k.stacks}, bulls=k.bulls, supply=k.supply, draw=draw,
         to_move=k.to_move if k.to_move is not None else 0, seed=rng.getrandbits(32) if rng else 0,
-        round=k.round, rounds=k.rounds, scores=k.scores, start_seat=k.start_seat, played=k.played,
+        round=k.round, rounds=k.round if this_round else k.rounds, scores=k.scores, start_seat=k.start_seat, played=k.played,
         next_id=k.next_id)
     if k.phase == "steal":
         g._phase = "steal"
@@ -239,7 +242,7 @@ def normal_move(g: Nimmt, seat: int) -> Action:
             if not fit or (played and sid in played):
                 continue
             if bulls:
-                key = fit.bit_count() * 64 + _hand_heads(fit)
+                key = fit.bit_count() * 64 + (_hand_heads(fit) if fit & (fit - 1) else HEADS[fit.bit_length() - 1])
             else:
                 c = _heaviest(fit)
                 key = HEADS[c] * 128 + c
@@ -250,12 +253,13 @@ def normal_move(g: Nimmt, seat: int) -> Action:
             return Play(best_sid, cards_of(best_fit))
         if played:
             return _PASS
-        best = None
+        best_sid = -1
+        best_key = 1 << 30
         for sid, st in zip(g._sids, g._stacks):
-            key = (len(st), _hand_heads(mask_of(st)), sid)
-            if best is None or key < best:
-                best = key
-        return Take(best[2])  # type: ignore[index]
+            key = len(st) << 12 | sum(map(HEADS.__getitem__, st)) << 8 if len(st) > 1 else 1 << 12 | HEADS[st[0]] << 8
+            if key < best_key:
+                best_key, best_sid = key, sid
+        return Take(best_sid)
     if phase == "steal":
         hands = g._hands
         return Steal(min(g._victims, key=lambda v: (hands[v].bit_count(), v)))
@@ -276,6 +280,23 @@ def _heaviest(mask: int) -> int:
         if k > key:
             key, best = k, c
     return best
+
+
+def _clone(g: Nimmt) -> Nimmt:
+    """A quick independent copy of a sampled world (no log, no pending actions)."""
+    c = Nimmt.__new__(Nimmt)
+    c._log = []
+    c._pending = []
+    c.seats, c.seed, c.rounds, c.round = g.seats, g.seed, g.rounds, g.round
+    c._hands = list(g._hands)
+    c._sids = list(g._sids)
+    c._stacks = [list(st) for st in g._stacks]
+    c._draw = list(g._draw)
+    c._next_id, c._bulls, c._supply = g._next_id, list(g._bulls), g._supply
+    c._scores, c.to_move, c.over, c._phase = list(g._scores), g.to_move, g.over, g._phase
+    c._played, c._victims, c._start = list(g._played), list(g._victims), g._start
+    c._rounds_won, c._earned = list(g._rounds_won), list(g._earned)
+    return c
 
 
 def _playout(g: Nimmt) -> None:
@@ -304,9 +325,9 @@ def decide(k: Knowledge, level: str, rng: random.Random, *, sims: int | None = N
            budget: float | None = None) -> Decision:
     """The move of ``k.seat`` at ``level`` (easy / normal / hard).
 
-    Hard: ``sims`` worlds when given (deterministic for a seeded ``rng``),
-    else as many as ``budget`` seconds allow (at least a few, at most
-    :data:`MAX_WORLDS`)."""
+    Hard: at most ``sims`` worlds (:data:`MAX_WORLDS` if None) and at most
+    ``budget`` seconds (at least a few worlds); ``sims`` alone is
+    deterministic for a seeded ``rng``."""
     if k.to_move != k.seat:
         raise ValueError("not this seat's turn")
     base = world(k, None)
@@ -322,46 +343,58 @@ def decide(k: Knowledge, level: str, rng: random.Random, *, sims: int | None = N
     options = _candidates(base, k.seat)
     if len(options) == 1:
         return Decision(options[0])
-    return _search(k, options, rng, sims, DEFAULT_BUDGET if budget is None else budget)
+    if sims is None and budget is None:
+        budget = DEFAULT_BUDGET
+    return _search(k, options, rng, sims, budget)
 
 
 def _search(k: Knowledge, options: list[Action], rng: random.Random, sims: int | None,
-            budget: float) -> Decision:
+            budget: float | None) -> Decision:
+    """Sequential halving over common worlds: every candidate still in the
+    running meets the same sampled worlds; at 1/8, 1/4 and 1/2 of the worlds
+    the worse half drops out, so the finalists get every world."""
     seat = k.seat
     n = len(options)
     value = [0.0] * n
     first = [0.0] * n
     penalty = [0.0] * n
+    count = [0] * n
     last = k.round >= k.rounds
     before = k.scores[seat]
-    deadline = time.perf_counter() + budget
+    deadline = time.perf_counter() + (budget or 0.0)
     worlds = 0
     limit = sims if sims is not None else MAX_WORLDS
+    checkpoints = {max(2, limit // 8), max(3, limit // 4), max(4, limit // 2)}
+    alive = list(range(n))
+    others_seats = [p for p in range(k.seats) if p != seat]
     while worlds < limit:
-        if sims is None and worlds >= 4 and time.perf_counter() > deadline:
+        if budget is not None and worlds >= 4 and time.perf_counter() > deadline:
             break
-        wr = random.Random(rng.getrandbits(64))
-        state = wr.getstate()
-        for i, action in enumerate(options):
-            wr.setstate(state)  # every candidate meets the same world
-            g = world(k, wr)
-            g.push(seat, action)
+        sample = world(k, random.Random(rng.getrandbits(64)), this_round=True)
+        for i in alive:
+            g = _clone(sample)  # every candidate meets the same world
+            g.push(seat, options[i])
             _playout(g)
             scores = g._scores
             mine = scores[seat]
-            others = [scores[p] for p in range(k.seats) if p != seat]
+            others = [scores[p] for p in others_seats]
             best_other = min(others)
             share = 0.0 if mine > best_other else 1.0 / (1 + others.count(mine))
             pen = mine - before
             first[i] += share
             penalty[i] += pen
+            count[i] += 1
             if last:
                 value[i] += share + 0.002 * max(-20, min(20, best_other - mine))
             else:
-                gained = [scores[p] - k.scores[p] for p in range(k.seats) if p != seat]
-                value[i] += sum(gained) / len(gained) - pen
+                gained = sum(scores[p] - k.scores[p] for p in others_seats)
+                value[i] += gained / len(others_seats) - pen
         worlds += 1
-    order = sorted(range(n), key=lambda i: (-value[i], i))
-    figures = tuple(Figure(options[i], worlds, first[i] / worlds, penalty[i] / worlds, value[i] / worlds)
-                    for i in order)
-    return Decision(options[order[0]], worlds, figures)
+        if worlds in checkpoints and len(alive) > 2:
+            alive.sort(key=lambda i: (-value[i], i))
+            alive = sorted(alive[:max(2, (len(alive) + 1) // 2)])
+    finalists = sorted(alive, key=lambda i: (-value[i] / count[i], i))
+    rest = sorted((i for i in range(n) if i not in alive), key=lambda i: (-value[i] / max(1, count[i]), i))
+    figures = tuple(Figure(options[i], count[i], first[i] / max(1, count[i]), penalty[i] / max(1, count[i]),
+                           value[i] / max(1, count[i])) for i in finalists + rest)
+    return Decision(options[finalists[0]], worlds, figures)
