@@ -6,8 +6,8 @@ share is 1/seats) with a 95% interval, for 11 nimmt! the mean penalty per
 round, and the time per decision of every level (median and p99), with the
 machine load before and after.
 
-    .venv/bin/python bench/ai.py                    # the full table (about 20-30 minutes)
-    .venv/bin/python bench/ai.py --games 40 --garbage-games 200   # a quick look
+    .venv/bin/python bench/ai.py                    # the full table (about an hour on a quiet core)
+    .venv/bin/python bench/ai.py --games 20 --garbage-games 200 --garbage-hard-games 40   # a few minutes
     .venv/bin/python bench/ai.py --only nimmt --match hard:normal --games 400
 
 The tested player sits in every seat in turn (game i: seat i mod seats); all
@@ -127,7 +127,8 @@ def timing(players: Players) -> list[str]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=200, help="11 nimmt! games per match")
-    parser.add_argument("--garbage-games", type=int, default=1000, help="Garbage games per match")
+    parser.add_argument("--garbage-games", type=int, default=1000, help="Garbage games per match without hard")
+    parser.add_argument("--garbage-hard-games", type=int, default=300, help="Garbage games per match with hard")
     parser.add_argument("--worlds", type=int, default=ai.HARD_WORLDS, help="hard: simulated worlds per decision")
     parser.add_argument("--budget", type=float, default=ai.DEFAULT_BUDGET,
                         help="hard: seconds per decision at most (0: no limit)")
@@ -159,8 +160,8 @@ def main(argv: list[str] | None = None) -> None:
             players = Players("garbage", args.worlds, budget)
             for me, opponent in GARBAGE_MATCHES:
                 if wanted((me, opponent)):
-                    print(report(match("garbage", seats, me, opponent, args.garbage_games, args.seed, players)),
-                          flush=True)
+                    games = args.garbage_hard_games if "hard" in (me, opponent) else args.garbage_games
+                    print(report(match("garbage", seats, me, opponent, games, args.seed, players)), flush=True)
             timings += [line.replace("| garbage |", f"| garbage {seats} seats |") for line in timing(players)]
     print()
     print("| game | level | decisions | median | p99 | max |")
