@@ -553,7 +553,13 @@ class TableManager:
         seat = engine.to_move
         if seat is None or table.version != version or table.seats[seat].level != "hard":
             return None
-        return await self.players.think(table, seat, "hard")
+        try:
+            return await self.players.think(table, seat, "hard")
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # the table must go on: the normal level moves instead
+            log.exception("the hard search at table %s failed", table.id)
+            return None
 
     def _chooser(self, table: Table, planned: Any, version: int, timeout: bool) -> ComputerPlayer:
         """The player for this automatic move: the planned (searched) move if the
