@@ -358,13 +358,14 @@ class TablesCog(commands.Cog, name="Tables"):
         return view_of(
             TableButton.make(table.id, "join", t(lang, "table.join"), style=B.success, row=0),
             TableButton.make(table.id, "leave", t(lang, "table.leave"), row=0),
+            TableButton.make(table.id, "cpu", t(lang, "table.add_computer"), row=0),  # a normal one
             TableButton.make(table.id, "start", t(lang, "table.start"), style=B.primary, row=0),
             TableButton.make(table.id, "cancel", t(lang, "table.cancel"), style=B.danger, row=0),
-            TableButton.make(table.id, "rules", t(lang, "table.rules"), emoji="📖", row=0),
-            TableSelect.make(table.id, "cpu", t(lang, "ai.add_computer"), levels, row=1),
+            TableButton.make(table.id, "rules", t(lang, "table.rules"), emoji="📖", row=1),
             TableButton.make(table.id, "hints", t(lang, "ai.hints_button_on" if hints else "ai.hints_button_off"),
                              emoji="💡", style=B.success if hints else B.secondary, arg="off" if hints else "on",
-                             row=2),
+                             row=1),
+            TableSelect.make(table.id, "cpu", t(lang, "ai.add_computer"), levels, row=2),  # at a chosen level
         )
 
     async def _lobby_update(self, interaction: discord.Interaction, table: Table) -> None:
@@ -379,7 +380,7 @@ class TablesCog(commands.Cog, name="Tables"):
         await self._lobby_update(interaction, table)
 
     async def op_cpu(self, interaction: discord.Interaction, table: Table) -> None:
-        # the level select (a lobby posted before levels existed has a button: normal)
+        # the level menu, or the plain button (and a lobby posted before levels existed): normal
         values = (interaction.data or {}).get("values") or ["normal"]  # type: ignore[union-attr]
         await self.manager.add_computer(table, interaction.user.id, str(values[0]))
         await self._lobby_update(interaction, table)
