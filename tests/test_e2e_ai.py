@@ -88,7 +88,9 @@ async def test_hints_only_at_unrated_tables_that_turned_them_on(world, tmp_path)
         r = await t.click(mover, r.message, hint["custom_id"])
         text = ephemeral_text(r)
         assert r.ack_type == 4 and r.message.ephemeral_to == mover.id
-        assert ("simulated endings" in text) or ("simulierten Enden" in text) or ("only move" in text)
+        # in the mover's language: the move, then the search's figures (or: the only move)
+        words = ("simulierten Enden", "einziger Zug") if mover is ben else ("simulated endings", "only move")
+        assert text.startswith("💡 ") and any(w in text for w in words), text
         assert table.version == before  # a hint changes nothing
         print(f"hint answered in {time.monotonic() - started:.3f} s: {text!r}")
         # The player waiting gets no hint (and no Hint button).
