@@ -105,21 +105,29 @@ async def test_hints_only_at_unrated_tables_that_turned_them_on(world, tmp_path)
         assert game["game"] == "nimmt" and game["has_bots"] and game["rated"] is False
 
 
-async def test_garbage_hint_for_the_player_to_move(world, tmp_path):
+async def test_garbage_hint_for_the_player_to_move_and_nobody_else(world, tmp_path):
     fd = world.fd
-    ana = world.person("ana")
+    ana, ben, eve = world.person("ana"), world.person("ben"), world.person("eve")
     async with running_bot(fd, tmp_path / "bot.db", world.guild, **FAST) as bot:
-        t = await open_table(fd, ana, world.channel, "garbage new", seats=2, turn_time=0)
-        await seat_players(t, ana, [], computers=1, level="hard")
+        t = await open_table(fd, ana, world.channel, "garbage new", seats=3, turn_time=0)
+        await seat_players(t, ana, [ben], computers=1, level="hard")
         r = await t.click(ana, t.lobby, button(t.lobby, r"table:\d+:hints:0:on")["custom_id"])
         t.lobby = r.message
         await t.click(ana, t.lobby, f"table:{t.table_id}:start")
         await t.wait_thread()
         table = bot.tables.get(t.table_id)
-        await fd.wait_for(lambda: table.engine.to_move == 0 and t.table_message() is not None
+        await fd.wait_for(lambda: table.engine.to_move in (0, 1) and t.table_message() is not None
                           and button(t.table_message(), r"table:\d+:ghint:.*") is not None, timeout=20)
         message = t.table_message()
-        r = await t.click(ana, message, button(message, r"table:\d+:ghint:.*")["custom_id"])
+        hint = button(message, r"table:\d+:ghint:.*")["custom_id"]
+        mover, waiter = (ana, ben) if table.engine.to_move == 0 else (ben, ana)
+        # The hint is for the player to move: anyone else clicking the table's Hint is refused, privately.
+        r = await t.click(waiter, message, hint)
+        assert ephemeral_text(r) == "It's not your turn."
+        r = await t.click(eve, message, hint)
+        assert ephemeral_text(r) == "You're not seated at this table."
+        r = await t.click(mover, message, hint)
         text = ephemeral_text(r)
-        assert r.message.ephemeral_to == ana.id
+        assert r.message.ephemeral_to == mover.id
+        assert text.startswith("💡 ")
         assert "Draw from the stock" in text or "discard pile" in text or "Jack on slot" in text

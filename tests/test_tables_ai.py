@@ -137,6 +137,16 @@ async def test_the_hard_search_runs_outside_the_lock_and_a_change_meanwhile_wins
     await m.shutdown()
 
 
+async def test_no_hint_at_a_table_without_hints(store):
+    m = manager(store)
+    table = await lobby(m, seats=2, rounds=1)
+    await m.add_computer(table, HOST, "hard")
+    await m.start(table, HOST)
+    with pytest.raises(TableError, match="hints_off"):
+        await m.hint(table, HOST)
+    await m.shutdown()
+
+
 async def test_hints_only_when_unrated_and_never_rated(store):
     m = manager(store)
     table = await lobby(m, seats=3, rounds=1)
@@ -150,6 +160,9 @@ async def test_hints_only_when_unrated_and_never_rated(store):
     with pytest.raises(TableError, match="hints_rated"):  # the server rates computer games
         await m.set_hints(table, HOST, True)
     await store.set_guild_setting(1, "rate_bot_games", False)
+    await m.set_hints(table, HOST, True)
+    await m.set_hints(table, HOST, False)
+    assert "hints" not in table.options
     await m.set_hints(table, HOST, True)
     assert table.options["hints"] is True
     await m.start(table, HOST)
