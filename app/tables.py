@@ -385,6 +385,8 @@ class TableManager:
         if table.status == "finished":
             await self.store.close_table(table.id, "finished")
             table.ending = []
+            if self.players is not None:
+                self.players.forget(table.id)  # its replayed history is no longer needed
 
     def set_message(self, table: Table, kind: str, message_id: int | None) -> None:
         if message_id is None:
