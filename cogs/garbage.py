@@ -6,7 +6,6 @@ to move.  The engine plays every forced step; the table narrates the chain.
 """
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Any
 
@@ -17,6 +16,7 @@ from discord.ext import commands
 
 from app import render
 from app.i18n import t
+from app.text import bold, plain
 from app.tables import Table, TableError
 from cogs.coach import hint_text
 from cogs.tables import TableButton, TableMessage, TablesCog, user_lang, view_of
@@ -57,7 +57,7 @@ class GarbageUI:
                 player["slots"] = max(player["slots"], len(player["layout"]))
         names = [seat.name for seat in table.seats]
         labels = {k: t(lang, f"render.{k}") for k in render.GARBAGE_TABLE_LABELS}
-        image = await asyncio.get_running_loop().run_in_executor(None, render.render_garbage_table, view, names, labels)
+        image = await render.draw(render.render_garbage_table, view, names, labels)
         embed = discord.Embed(title=t(lang, "garbage.table_title", table=table.id),
                               description=self.summary(table, view, lang), colour=discord.Colour.dark_green())
         return TableMessage(content="", embed=embed, image=image, view=self.buttons(table, view, lang, version))
@@ -68,7 +68,7 @@ class GarbageUI:
         for seat, player in enumerate(view["players"]):
             up = sum(1 for c in player["layout"] if c is not None)
             marker = "▶ " if seat == view["to_move"] else ""
-            lines.append(marker + t(lang, "garbage.summary_player", name=discord.utils.escape_markdown(
+            lines.append(marker + t(lang, "garbage.summary_player", name=plain(
                 table.seats[seat].name), slots=player["slots"], up=up))
         if view["in_hand"]:
             lines.append(t(lang, "garbage.in_hand", card=card_name(lang, view["in_hand"])))
@@ -110,7 +110,7 @@ class GarbageUI:
         actor: int | None = None
 
         def name(seat: int) -> str:
-            return f"**{discord.utils.escape_markdown(table.seats[seat].name)}**"
+            return bold(table.seats[seat].name)
 
         def flush() -> None:
             nonlocal chain, actor
@@ -181,8 +181,9 @@ class GarbageUI:
         else:
             raise TableError("stale")
         await cog.manager.act(table, interaction.user.id, action, version=ver)
-        # The click is answered at once; the table message follows from the presenter.
-        await interaction.response.defer()
+        # The click is answered at once (unless a slow save did); the table message follows.
+        if not interaction.response.is_done():
+            await interaction.response.defer()
 
 
 class GarbageCog(commands.Cog, name="Garbage"):

@@ -19,7 +19,9 @@ from __future__ import annotations
 import random
 from typing import Any, Sequence
 
-from core import garbage_ai, nimmt_ai
+import importlib
+
+from core import registry
 from core.protocol import Event
 
 __all__ = ["LEVELS", "DEFAULT_BUDGET", "HARD_WORLDS", "supports", "know", "decide"]
@@ -27,16 +29,23 @@ __all__ = ["LEVELS", "DEFAULT_BUDGET", "HARD_WORLDS", "supports", "know", "decid
 LEVELS = ("easy", "normal", "hard")
 DEFAULT_BUDGET = 0.15  # seconds of search per hard decision, at most
 HARD_WORLDS = 60  # simulated worlds per hard decision in the bot (fewer if the budget runs out first)
-_MODULES: dict[str, Any] = {"nimmt": nimmt_ai, "garbage": garbage_ai}
+
+
+def _players(game: str) -> Any:
+    """The module of ``game``'s levelled players (its registry entry names it)."""
+    return importlib.import_module(registry.spec(game).players)
 
 
 def supports(game: str) -> bool:
     """True when ``game`` has levelled computer players."""
-    return game in _MODULES
+    try:
+        return bool(registry.spec(game).players)
+    except (KeyError, ValueError):
+        return False
 
 
 def know(game: str, view: dict[str, Any], history: Sequence[Event]) -> Any:
-    return _MODULES[game].know(view, history)
+    return _players(game).know(view, history)
 
 
 def decide(game: str, knowledge: Any, level: str, rng: random.Random, *, sims: int | None = None,
@@ -46,4 +55,4 @@ def decide(game: str, knowledge: Any, level: str, rng: random.Random, *, sims: i
     """``level``'s move.  Hard searches ``sims`` worlds and/or ``budget`` seconds,
     whichever ends first; with ``sims`` alone the result depends only on
     ``rng`` (tests); with neither, :data:`DEFAULT_BUDGET`."""
-    return _MODULES[game].decide(knowledge, level, rng, sims=sims, budget=budget)
+    return _players(game).decide(knowledge, level, rng, sims=sims, budget=budget)

@@ -109,7 +109,7 @@ async def test_the_timer_takeover_plays_at_normal_level(store):
 
 
 async def test_the_hard_search_runs_outside_the_lock_and_a_change_meanwhile_wins(store):
-    """While a hard computer thinks, the table is free (a person can cancel);
+    """While a hard computer thinks, the table is free (a moderator can stop it);
     the searched move is then dropped, not applied to the changed table."""
     m = manager(store)
     table = await lobby(m, seats=2, rounds=1)
@@ -130,10 +130,10 @@ async def test_the_hard_search_runs_outside_the_lock_and_a_change_meanwhile_wins
         await m.act(table, HOST, ai.decide("nimmt", k, "normal", m.players.rng(table, 0)).action)
     await asyncio.wait_for(thinking.wait(), 5)
     version = table.version
-    await asyncio.wait_for(m.cancel(table, HOST, can_manage=False), 1)  # the lock is free
+    await asyncio.wait_for(m.cancel(table, HOST, can_manage=True), 1)  # the lock is free: a moderator stops it
     release.set()
     await asyncio.sleep(0.1)
-    assert table.status == "cancelled" and table.version == version
+    assert table.status == "abandoned" and table.version == version
     await m.shutdown()
 
 
