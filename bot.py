@@ -1,4 +1,4 @@
-"""Card Night: a Discord bot for 11 nimmt! and Garbage.
+"""Card Night: a Discord bot for card games (the games are listed in core/registry.py).
 
 Run ``python bot.py`` with ``DISCORD_TOKEN`` in the environment or in a
 ``.env`` file beside this file.  ``python bot.py --sync-global`` publishes the
@@ -18,18 +18,33 @@ import discord
 from discord.ext import commands
 
 from app.config import Config
+from app.store import StoreUnavailable
+from core.registry import GAMES
 
 log = logging.getLogger("cardbot")
 
 INITIAL_EXTENSIONS = (
     "cogs.tables",
-    "cogs.nimmt",
-    "cogs.garbage",
+    *(spec.cog for spec in GAMES),
     "cogs.stats",
+    "cogs.after",
     "cogs.rules",
     "cogs.admin",
     "cogs.guard",
+    "cogs.night",
 )
+
+
+async def open_database(config: Config) -> Any:
+    """Open (and migrate) the database, which checkpoints its WAL itself;
+    :class:`StoreUnavailable` when it cannot be written."""
+    from app.store import Store
+
+    try:
+        config.database.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise StoreUnavailable(str(config.database), str(error)) from error
+    return await Store.open(str(config.database))
 
 
 class CardBot(commands.Bot):
@@ -39,28 +54,38 @@ class CardBot(commands.Bot):
         intents = discord.Intents.none()
         intents.guilds = True  # channels and threads; no privileged intent is needed
         intents.guild_messages = True  # to notice a deleted table message (content stays hidden)
-        super().__init__(command_prefix=commands.when_mentioned, intents=intents, help_command=None)
+        intents.voice_states = True  # a night's "Seat my voice channel" (not privileged)
+        # Nothing pings unless a message says whom (each table message names its seat).
+        super().__init__(command_prefix=commands.when_mentioned, intents=intents, help_command=None,
+                         allowed_mentions=discord.AllowedMentions.none())
         self.config = config
         self.sync_global = sync_global
         self.store: Any = None
         self.tables: Any = None
-        self._redraw_task: asyncio.Task[None] | None = None
+        self.nights: Any = None
 
     async def setup_hook(self) -> None:
-        from app.store import Store
         from app.tables import TableManager
-        from core import garbage, nimmt
 
-        self.config.database.parent.mkdir(parents=True, exist_ok=True)
-        self.store = await Store.open(str(self.config.database))  # checkpoints WAL itself
+        if self.store is None:  # the launcher opens it before connecting (open_database)
+            self.store = await open_database(self.config)
+        from app.computers import Computers
+
+        games = {spec.key: spec.engine() for spec in GAMES}
+        legacy = {spec.key: spec.computer() for spec in GAMES}
         self.tables = TableManager(
             self.store,
-            {"nimmt": nimmt.Nimmt, "garbage": garbage.Garbage},
-            {"nimmt": nimmt.greedy_player, "garbage": garbage.greedy_player},
+            games,
+            legacy,
             computer_delay=self.config.computer_delay,
             time_scale=self.config.time_scale,
             seed=self.config.table_seed,
+            players=Computers(games, budget=self.config.ai_budget, fallback=legacy),
         )
+        from app.night_host import NightHost
+
+        self.nights = NightHost(self.store, self.tables)
+        await self.nights.restore()  # before any table can finish: a night hears of it
         try:
             from app.translator import CatalogueTranslator
 
@@ -74,9 +99,13 @@ class CardBot(commands.Bot):
                 log.exception("extension %s failed to load", extension)
         restored = await self.tables.restore()
         log.info("restored %d table(s)", len(restored))
+        tables_cog = self.get_cog("Tables")
+        if tables_cog is not None:
+            # Before any timer runs: what was saved but not told yet goes out first, in
+            # order (opening a missing thread waits until connected: it needs the server cached).
+            for table in restored:
+                tables_cog.resume(table)
         self.tables.start_timers()
-        if restored:  # drawn once connected: opening a missing thread needs the server cached
-            self._redraw_task = asyncio.get_running_loop().create_task(self._redraw_restored(restored))
         if self.config.dev_guild:
             guild = discord.Object(self.config.dev_guild)
             self.tree.copy_global_to(guild=guild)
@@ -86,19 +115,11 @@ class CardBot(commands.Bot):
             synced = await self.tree.sync()
             log.info("synced %d command(s) globally", len(synced))
 
-    async def _redraw_restored(self, restored: list[Any]) -> None:
-        await self.wait_until_ready()
-        tables_cog = self.get_cog("Tables")
-        for table in restored:  # the last move before a stop may not have been drawn yet
-            if table.status == "finished":  # the game ended, its end was not shown yet
-                tables_cog.on_table_change(table, table.ending)
-                continue
-            # No thread yet: the Start was never shown, so the first ping was not sent either.
-            tables_cog.redraw(table, repost=False, ping=not table.thread_id)
-
     async def close(self) -> None:
         if self.tables is not None:
             await self.tables.shutdown()
+        if self.nights is not None:
+            await self.nights.close()
         tables_cog = self.get_cog("Tables")
         if tables_cog is not None:
             await tables_cog.stop_presenting()
@@ -122,20 +143,28 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     level = getattr(logging, config.log_level, logging.INFO)
     discord.utils.setup_logging(level=level)
-    bot = CardBot(config, sync_global=args.sync_global)
     try:
-        asyncio.run(_run(bot, config.token))
+        asyncio.run(_run(config, sync_global=args.sync_global))
     except KeyboardInterrupt:
         pass
     except discord.LoginFailure:
         log.error("Discord refused the token in DISCORD_TOKEN (login failed)")
         return 1
+    except StoreUnavailable as error:
+        print(f"Cannot use the database file {error.path} ({error.reason}). Check that the file and its "
+              "folder exist and are writable by the user running the bot, that the disk is not full, and "
+              "that no other program holds the file locked (DATABASE_PATH sets another file).", file=sys.stderr)
+        return 1
     return 0
 
 
-async def _run(bot: CardBot, token: str) -> None:
+async def _run(config: Config, *, sync_global: bool) -> None:
     import signal
 
+    store = await open_database(config)  # a database that cannot be written stops here, before Discord
+    bot = CardBot(config, sync_global=sync_global)
+    bot.store = store
+    token = config.token
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -158,7 +187,7 @@ async def _run(bot: CardBot, token: str) -> None:
 
 async def _freeze_when_ready(bot: CardBot) -> None:
     """Once started, everything loaded lives as long as the process: keep it
-    out of the garbage collector's full passes, which otherwise pause the
+    out of the cyclic collector's full passes, which otherwise pause the
     event loop for a millisecond or two (measured by bench/store.py)."""
     await bot.wait_until_ready()
     gc.collect()

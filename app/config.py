@@ -9,6 +9,7 @@
 | ``LOG_LEVEL`` | ``DEBUG``, ``INFO``, ``WARNING``... | ``INFO`` |
 | ``TIME_SCALE`` | multiplies every game timer (turn timer, pauses); tests only | ``1`` |
 | ``TABLE_SEED`` | fixed seed for every new table; tests only | random |
+| ``AI_BUDGET`` | seconds a hard computer player (or a hint) searches per decision | ``0.15`` |
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ class Config:
     log_level: str = "INFO"
     time_scale: float = 1.0
     table_seed: int | None = None
+    ai_budget: float = 0.15
 
     def __repr__(self) -> str:  # never show the token
         return (f"Config(token={'***' if self.token else None}, dev_guild={self.dev_guild}, "
@@ -58,4 +60,5 @@ class Config:
             log_level=values.get("LOG_LEVEL", "INFO").strip().upper() or "INFO",
             time_scale=num("TIME_SCALE", 1.0),
             table_seed=int(seed) if seed else None,
+            ai_budget=num("AI_BUDGET", 0.15),
         )

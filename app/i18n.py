@@ -2,8 +2,8 @@
 
 Catalogues live in ``data/locales/<lang>/*.json``; every file of a language
 is merged, and its keys are prefixed with the file's stem, so
-``data/locales/en/nimmt.json`` holding ``{"played": "..."}`` gives the key
-``nimmt.played``.  English is the source; a key missing in another language
+``data/locales/en/table.json`` holding ``{"join": "..."}`` gives the key
+``table.join``.  English is the source; a key missing in another language
 falls back to English.
 
 A value is either a template string with named placeholders or, for

@@ -60,6 +60,10 @@ recomputes both levels from ``stats`` (repair, bulk loads).
 Version 3: the same index, cheaper to keep per recorded game: one split
 trigger per table instead of one per board, and no counter statement for
 a key that stays in its bucket (see :func:`_board_triggers`).
+
+Version 4: per-game counters in one JSON column ``stats.counters`` (see
+``_V4``): a new game declares its counters in ``core.registry`` and needs no
+migration.
 """
 from __future__ import annotations
 
@@ -67,9 +71,7 @@ import re
 
 import aiosqlite
 
-#: games with fewer than this many games are left off the rating and win-rate
-#: boards (the indexed boards; other thresholds use a slower plain query).
-MIN_GAMES = 5
+from core.registry import GAMES, MIN_GAMES  # noqa: F401  (MIN_GAMES: the one threshold, re-exported)
 #: a bucket holding more entries than this splits in two.
 BUCKET_MAX = 1024
 #: bulk rebuilds cut boards into buckets of this size (room to grow).
@@ -128,8 +130,8 @@ def sort_key(board: int, on_board: str | None = None, **columns: str) -> str:
 
 
 #: numeric codes of the games in ``stats`` / ``buckets`` (kept small: they
-#: are the first column of every board index).
-GAME_CODES = {"nimmt": 0, "garbage": 1}
+#: are the first column of every board index); each game's spec holds its code.
+GAME_CODES = {spec.key: spec.code for spec in GAMES}
 
 _V1 = (
     """
@@ -507,8 +509,122 @@ _V3 = (
     *BOARD_TRIGGERS,
 )
 
+# Version 4: per-game counters without a migration per game.  The engine's
+# Result.stats of every seat are summed key by key into one JSON object per
+# stats row (``counters``); the four counter columns of version 2 are folded
+# into it (only what a row holds: a zero column was never that game's) and
+# stay behind, unused.
+_V4 = (
+    "ALTER TABLE stats ADD COLUMN counters TEXT NOT NULL DEFAULT '{}'",
+    """
+    UPDATE stats SET counters = json_patch('{}', json_object(
+        'penalty_rounds', NULLIF(rounds, 0), 'rounds_won', NULLIF(rounds_won, 0),
+        'bulls_earned', NULLIF(bulls_earned, 0), 'hands_won', NULLIF(hands_won, 0)))
+    WHERE rounds OR rounds_won OR bulls_earned OR hands_won
+    """,
+)
+
+# Version 5: tables closed as 'abandoned' (stopped by a moderator, or nobody acted for a
+# day) and ONE active table per channel, enforced by a unique partial index.
+# SQLite cannot change a CHECK in place, so ``tables`` (and ``table_actions``,
+# whose foreign key would otherwise cascade the DROP) are rebuilt; the
+# RENAME rewrites the foreign key to the new ``tables``.  Channels that
+# already hold two active tables (the race this closes) keep the running game,
+# else the newest lobby; the others are closed as abandoned.
+_TABLES_ABANDONED = (
+    """
+    CREATE TABLE tables_v (
+        id          INTEGER PRIMARY KEY,
+        guild_id    INTEGER NOT NULL,
+        channel_id  INTEGER NOT NULL,
+        game        TEXT NOT NULL,
+        status      TEXT NOT NULL DEFAULT 'lobby'
+                    CHECK (status IN ('lobby', 'playing', 'finished', 'cancelled', 'abandoned')),
+        meta        TEXT NOT NULL DEFAULT '{}',
+        created_at  REAL NOT NULL,
+        updated_at  REAL NOT NULL
+    )
+    """,
+    """
+    INSERT INTO tables_v (id, guild_id, channel_id, game, status, meta, created_at, updated_at)
+    SELECT id, guild_id, channel_id, game, status, meta, created_at, updated_at FROM tables
+    """,
+    """
+    CREATE TABLE table_actions_v (
+        table_id  INTEGER NOT NULL REFERENCES tables_v (id) ON DELETE CASCADE,
+        idx       INTEGER NOT NULL,
+        seat      INTEGER NOT NULL,
+        action    TEXT NOT NULL,
+        PRIMARY KEY (table_id, idx)
+    ) WITHOUT ROWID
+    """,
+    "INSERT INTO table_actions_v (table_id, idx, seat, action) SELECT table_id, idx, seat, action FROM table_actions",
+    "DROP TABLE table_actions",
+    "DROP TABLE tables",
+    "ALTER TABLE tables_v RENAME TO tables",
+    "ALTER TABLE table_actions_v RENAME TO table_actions",
+    """
+    UPDATE tables SET status = 'abandoned'
+    WHERE status IN ('lobby', 'playing') AND id NOT IN (
+        SELECT id FROM (
+            SELECT id, ROW_NUMBER() OVER (
+                PARTITION BY channel_id ORDER BY status = 'playing' DESC, id DESC) AS n
+            FROM tables WHERE status IN ('lobby', 'playing'))
+        WHERE n = 1)
+    """,
+    "CREATE UNIQUE INDEX tables_active_channel ON tables (channel_id)"
+    " WHERE status IN ('lobby', 'playing') AND json_extract(meta, '$.night_id') IS NULL",
+)
+
+# Version 6: head-to-head records (``Store.versus``).  The index of a
+# player's results also carries place and score, so two players' shared
+# games are read from the index alone: one range of the player with fewer
+# games, one seek into the other's range per game (no table row is read).
+# It replaces ``game_players_user`` (same leading columns, so /history keeps
+# its plan): one index per result row to write, as before.
+_VERSUS = (
+    "CREATE INDEX game_players_versus ON game_players (user_id, game_id, place, score)"
+    " WHERE user_id IS NOT NULL",
+    "DROP INDEX game_players_user",
+)
+
+# Version 7: game nights (app/nights.py).  A night's whole state is one JSON
+# ``meta`` (players, tables per round, message ids), saved as it changes; at
+# most one night is open per channel.  ``night_players`` holds the final
+# standings once the night ended (nights played / won in /stats).
+_NIGHTS = (
+    """
+    CREATE TABLE nights (
+        id          INTEGER PRIMARY KEY,
+        guild_id    INTEGER NOT NULL,
+        channel_id  INTEGER NOT NULL,
+        game        TEXT NOT NULL,
+        status      TEXT NOT NULL,
+        meta        TEXT NOT NULL,
+        created_at  REAL NOT NULL,
+        updated_at  REAL NOT NULL
+    )
+    """,
+    "CREATE UNIQUE INDEX nights_open_channel ON nights (channel_id) WHERE status != 'ended'",
+    "CREATE INDEX nights_channel ON nights (channel_id, id)",
+    """
+    CREATE TABLE night_players (
+        night_id  INTEGER NOT NULL REFERENCES nights (id) ON DELETE CASCADE,
+        user_id   INTEGER NOT NULL,
+        guild_id  INTEGER NOT NULL,
+        game      TEXT NOT NULL,
+        place     INTEGER NOT NULL,
+        points    REAL NOT NULL,
+        wins      INTEGER NOT NULL,
+        games     INTEGER NOT NULL,
+        PRIMARY KEY (night_id, user_id)
+    ) WITHOUT ROWID
+    """,
+    "CREATE INDEX night_players_user ON night_players (user_id, game, place)",
+)
+
 #: MIGRATIONS[k] brings user_version k to k + 1.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _TABLES_ABANDONED, _VERSUS, _NIGHTS)
 LATEST = len(MIGRATIONS)
 
 #: rebuild every board's buckets from ``stats`` (run with the board triggers

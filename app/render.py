@@ -2,7 +2,7 @@
 
 Pure functions from *view* dicts (what ``Game.view(seat)`` returns: plain,
 JSON-serialisable data; never game objects) to PNG bytes.  The bot calls them
-in a thread executor on every move, so they are fast (a few ms; card sprites
+through :func:`draw` (one painter thread) on every move, so they are fast (a few ms; card sprites
 are cached) and keep images modest (at most 1000 px wide, flat colours).
 
 Every word drawn comes from the ``labels`` argument, already translated by
@@ -18,7 +18,11 @@ Fonts: Pillow's embedded scalable font (no system fonts needed); see
 """
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import functools
+import itertools
+import queue
 import threading
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
@@ -28,11 +32,12 @@ from app import render_base as rb
 from app import render_cards as rc
 from app.render_base import Color, label, set_font  # noqa: F401  (set_font re-exported)
 from app.render_cards import heads  # noqa: F401  (re-exported)
+from core import registry
 
 __all__ = [
     "render_nimmt_table", "render_nimmt_hand", "render_garbage_table", "render_profile",
     "NIMMT_TABLE_LABELS", "NIMMT_HAND_LABELS", "GARBAGE_TABLE_LABELS", "PROFILE_LABELS",
-    "set_font", "heads", "warm_up",
+    "set_font", "heads", "warm_up", "draw",
 ]
 
 # --------------------------------------------------------------------------
@@ -67,6 +72,7 @@ GARBAGE_TABLE_LABELS: tuple[str, ...] = (
     "hand_no",       # {hand_no}                 e.g. "Hand {hand_no}"
     "decks",         # {count}                   e.g. "Decks: {count}"
     "status_source", # {name} {seat}             e.g. "{name}: draw from the stock or take the discard"
+    "status_draw",   # {name} {seat}             e.g. "{name}: draw from the stock" (G1: the discard does not fit)
     "status_jack",   # {name} {seat}             e.g. "{name}: choose a slot for the Jack"
     "status_over",   # (none)                    e.g. "Game over"
     "stock",         # {count}                   e.g. "Stock: {count}"
@@ -513,6 +519,8 @@ def render_garbage_table(view: Mapping[str, Any], names: Sequence[str], labels: 
     y += 36
     mover = _name(nm, to_move)
     key = {"source": "status_source", "jack": "status_jack"}.get(phase, "status_over")
+    if key == "status_source" and not (view.get("can_take_discard") and view.get("discard_top")):
+        key = "status_draw"  # G1: only offer the discard when it fits
     seat_no = (to_move + 1) if isinstance(to_move, int) else ""
     x = M
     if phase != "over" and isinstance(to_move, int):
@@ -607,14 +615,9 @@ def render_profile(profile: Mapping[str, Any], labels: Mapping[str, str]) -> byt
         (label(labels, "wins"), _num(profile.get("wins"))),
         (label(labels, "win_rate"), label(labels, "percent", value=rate) if "percent" in labels else f"{rate}%"),
     ]
-    if game == "garbage":
-        tiles.append((label(labels, "hands_won"), _num(profile.get("hands_won"))))
-    else:
-        tiles += [
-            (label(labels, "avg_penalty"), _num(profile.get("avg_penalty_per_round"))),
-            (label(labels, "rounds_won"), _num(profile.get("rounds_won"))),
-            (label(labels, "bulls_earned"), _num(profile.get("bulls_earned"))),
-        ]
+    spec = registry.spec(str(game or registry.GAMES[0].key))
+    # the figures the game declares, in its order (core.registry)
+    tiles += [(label(labels, stat.label_key), _num(profile.get(stat.key))) for stat in spec.stats]
     tiles.append((label(labels, "rating"), _num(profile.get("ordinal"))))
     cols = len(tiles) if len(tiles) <= 5 else 4
     tw = (W - 2 * pad - (cols - 1) * 10) / cols
@@ -623,7 +626,7 @@ def render_profile(profile: Mapping[str, Any], labels: Mapping[str, str]) -> byt
     H = pad + 78 + rows * (th + 10) - 10 + pad
     im = Image.new("RGB", (W, H), SLATE)
     d = ImageDraw.Draw(im)
-    accent = GOLD if game != "garbage" else (110, 190, 255)
+    accent = spec.colour
     d.rectangle((0, 0, 5, H), fill=accent)
 
     # name, game, rank
@@ -637,7 +640,7 @@ def render_profile(profile: Mapping[str, Any], labels: Mapping[str, str]) -> byt
         rb.text(d, (W - pad - 10 - rw / 2, pad + 20), rank_txt, f20, accent, anchor="mm")
     rb.text_fit(d, (pad + 6, pad + 20), str(profile.get("name") or ""), 30, TEXT,
                 W - 2 * pad - rw - 40, anchor="lm", stroke=1)
-    sub = label(labels, "game_garbage" if game == "garbage" else "game_nimmt")
+    sub = label(labels, f"game_{spec.key}")  # the game's name, given by the caller
     detail = ""
     if profile.get("mu") is not None and profile.get("sigma") is not None:
         detail = label(labels, "rating_detail", mu=_num(profile.get("mu")), sigma=_num(profile.get("sigma")))
@@ -696,3 +699,49 @@ def warm_up() -> None:
     render_nimmt_hand.__wrapped__(nimmt, {})  # type: ignore[attr-defined]
     render_garbage_table.__wrapped__(garbage, ["A"], {})  # type: ignore[attr-defined]
     render_profile.__wrapped__({"name": "A", "game": "nimmt", "win_rate": 0.5, "rank": 1}, {})  # type: ignore[attr-defined]
+
+
+# --------------------------------------------------------------------------
+# Drawing off the event loop
+
+class _Painter:
+    """One drawing thread taking the pictures that answer a click (a hand, a
+    profile card) before the background ones (table messages).  With a pool,
+    a click's picture queued behind every table picture of a busy evening
+    (the renders take turns on one lock anyway): hundreds of milliseconds,
+    sometimes past Discord's 3 seconds."""
+
+    def __init__(self) -> None:
+        self._queue: queue.PriorityQueue[tuple[int, int, Any, Callable[..., Any], tuple[Any, ...]]] = \
+            queue.PriorityQueue()
+        self._order = itertools.count()
+        self._thread: threading.Thread | None = None
+        self._start = threading.Lock()
+
+    def submit(self, urgent: bool, fn: Callable[..., Any], *args: Any) -> concurrent.futures.Future[Any]:
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self._queue.put((0 if urgent else 1, next(self._order), future, fn, args))
+        with self._start:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="painter", daemon=True)
+                self._thread.start()
+        return future
+
+    def _run(self) -> None:
+        while True:
+            _, _, future, fn, args = self._queue.get()
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(fn(*args))
+            except BaseException as error:  # handed to the awaiting coroutine
+                future.set_exception(error)
+
+
+_PAINTER = _Painter()
+
+
+async def draw(fn: Callable[..., bytes], *args: Any, urgent: bool = False) -> bytes:
+    """``fn(*args)`` (one of the renderers) in the drawing thread; ``urgent``
+    for a picture a player's click waits for."""
+    return await asyncio.wrap_future(_PAINTER.submit(urgent, fn, *args))

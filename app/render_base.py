@@ -8,9 +8,12 @@ embeds when FreeType is available) with a fallback to the bitmap default, so
 the renderer never depends on system fonts.  The embedded font only covers
 ASCII and a few symbols, so the bot ships DejaVu Sans (``data/fonts``, free
 licence beside it) and uses it when present: accents of Spanish and German,
-Greek and Cyrillic names are drawn as written.  :func:`clean` folds what the
-font in use lacks (``é`` -> ``e``, ``ß`` -> ``ss``) and replaces what cannot
-be folded by ``?``.  :func:`set_font` picks another font.
+Greek and Cyrillic names are drawn as written.  Behind it comes a fallback
+chain (:data:`FALLBACK_FONTS`: Noto Sans CJK for Chinese, Japanese and Korean,
+Noto Emoji), and each character is drawn with the first font of the chain that
+has it (:class:`ChainFont`).  :func:`clean` folds what no font has (``é`` ->
+``e``, ``ß`` -> ``ss``) and replaces what cannot be folded by ``?``.
+:func:`set_font` picks other fonts.
 """
 from __future__ import annotations
 
@@ -29,9 +32,15 @@ Color = tuple[int, int, int]
 # --------------------------------------------------------------------------
 # Fonts
 
-_SHIPPED_FONT = Path(__file__).resolve().parent.parent / "data" / "fonts" / "DejaVuSans.ttf"
+_FONTS = Path(__file__).resolve().parent.parent / "data" / "fonts"
+_SHIPPED_FONT = _FONTS / "DejaVuSans.ttf"
 SHIPPED_FONT: str | None = str(_SHIPPED_FONT) if _SHIPPED_FONT.is_file() else None
+# Tried in order for characters the main font lacks (OFL, licence beside them).
+FALLBACK_FONTS: tuple[str, ...] = tuple(
+    str(_FONTS / name) for name in ("NotoSansCJKjp-Regular-subset.otf", "NotoEmoji-Regular.ttf")
+    if (_FONTS / name).is_file())
 _FONT_PATH: str | None = SHIPPED_FONT
+_FALLBACK_PATHS: tuple[str, ...] = FALLBACK_FONTS
 _CACHES: list[Any] = []
 
 
@@ -50,25 +59,31 @@ def clear_caches() -> None:
         c.cache_clear()
 
 
-def set_font(path: str | None) -> None:
-    """Use the TrueType/OpenType font at ``path`` (``None``: Pillow's default).
+def set_font(path: str | None, fallbacks: tuple[str, ...] | None = None) -> None:
+    """Use the TrueType/OpenType font at ``path`` (``None``: Pillow's default),
+    then ``fallbacks`` for the characters it lacks (default: the shipped chain
+    behind a font file, none behind Pillow's default).
 
     Call once at start-up, e.g. with a font shipped with the bot that covers
     more scripts than Pillow's embedded one.  An unreadable font falls back to
     the default.
     """
-    global _FONT_PATH
+    global _FONT_PATH, _FALLBACK_PATHS
     _FONT_PATH = path
+    _FALLBACK_PATHS = (FALLBACK_FONTS if path else ()) if fallbacks is None else tuple(fallbacks)
     clear_caches()
 
 
+def _truetype(path: str, size: int) -> Any:
+    # Basic layout: no shaping library in the way (raqm rejects some inputs).
+    return ImageFont.truetype(path, size, layout_engine=ImageFont.Layout.BASIC)
+
+
 @cached(maxsize=64)
-def font(size: int) -> Any:
-    """A font of roughly ``size`` pixels, cached per size."""
+def _primary(size: int) -> Any:
     if _FONT_PATH:
         try:
-            # Basic layout: no shaping library in the way (raqm rejects some inputs).
-            return ImageFont.truetype(_FONT_PATH, size, layout_engine=ImageFont.Layout.BASIC)
+            return _truetype(_FONT_PATH, size)
         except OSError:
             pass
     try:
@@ -77,8 +92,73 @@ def font(size: int) -> Any:
         return ImageFont.load_default()
 
 
+@cached(maxsize=64)
+def _chain(size: int) -> tuple[Any, ...]:
+    """The main font and the fallbacks that load, at one size."""
+    fonts = [_primary(size)]
+    if _is_ft(fonts[0]):
+        for path in _FALLBACK_PATHS:
+            try:
+                fonts.append(_truetype(path, size))
+            except OSError:
+                pass
+    return tuple(fonts)
+
+
+class ChainFont:
+    """A main font with fallbacks: each character in the first font that has it.
+
+    Quacks like the ``FreeTypeFont`` the renderers use (``getlength``, ``size``,
+    ``getmetrics``); :func:`text` draws it run by run on one baseline."""
+
+    def __init__(self, fonts: tuple[Any, ...]) -> None:
+        self.fonts = fonts
+        self.main = fonts[0]
+        self.size = self.main.size
+
+    def runs(self, s: str) -> list[tuple[Any, str]]:
+        """``s`` cut into runs of one font each."""
+        return [(self.fonts[index], part) for index, part in _runs(s)]
+
+    def getlength(self, s: str, *args: Any, **kwargs: Any) -> float:
+        runs = _runs(s)
+        if len(runs) == 1:
+            return self.fonts[runs[0][0]].getlength(s, *args, **kwargs)
+        return sum(self.fonts[index].getlength(part, *args, **kwargs) for index, part in runs)
+
+    def getmetrics(self) -> tuple[int, int]:
+        return self.main.getmetrics()
+
+    def getbbox(self, s: str, *args: Any, **kwargs: Any) -> tuple[float, float, float, float]:
+        top, bottom = self.main.getbbox("Ag")[1::2]
+        return (0, top, self.getlength(s), bottom)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.main, name)
+
+
+@cached(maxsize=4096)
+def _runs(s: str) -> tuple[tuple[int, str], ...]:
+    """``s`` cut into runs drawn by one font of the chain each: (font index, text)."""
+    out: list[tuple[int, str]] = []
+    for ch in s:
+        index = _font_index(ch)
+        if out and out[-1][0] == index:
+            out[-1] = (index, out[-1][1] + ch)
+        else:
+            out.append((index, ch))
+    return tuple(out) or ((0, ""),)
+
+
+@cached(maxsize=64)
+def font(size: int) -> Any:
+    """A font of roughly ``size`` pixels (with its fallbacks), cached per size."""
+    fonts = _chain(size)
+    return ChainFont(fonts) if len(fonts) > 1 else fonts[0]
+
+
 def _is_ft(f: Any) -> bool:
-    return isinstance(f, ImageFont.FreeTypeFont)
+    return isinstance(f, (ImageFont.FreeTypeFont, ChainFont))
 
 
 def _glyph(f: Any, ch: str) -> tuple[Any, bytes]:
@@ -86,20 +166,32 @@ def _glyph(f: Any, ch: str) -> tuple[Any, bytes]:
     return mask.size, bytes(mask)
 
 
+@cached(maxsize=8192)
+def _font_index(ch: str) -> int:
+    """The first font of the chain with a real glyph for ``ch`` (0 when none has)."""
+    for index, f in enumerate(_chain(16)):
+        if index == 0 and not isinstance(f, ImageFont.FreeTypeFont):
+            return 0
+        if ch == " " or _glyph(f, ch) != _notdef(index):
+            return index
+    return 0
+
+
 @cached(maxsize=4096)
 def _covered(ch: str) -> bool:
-    """Whether the current font has a real glyph for ``ch``."""
-    f = font(16)
+    """Whether a font of the chain has a real glyph for ``ch``."""
+    f = _primary(16)
     if not _is_ft(f):
         return " " <= ch <= "~"
     if ch == " ":
         return True
-    return _glyph(f, ch) != _notdef()
+    index = _font_index(ch)
+    return index > 0 or _glyph(f, ch) != _notdef(0)
 
 
-@cached(maxsize=1)
-def _notdef() -> tuple[Any, bytes]:
-    return _glyph(font(16), "\ue000")  # private use: never in a text font
+@cached(maxsize=8)
+def _notdef(index: int = 0) -> tuple[Any, bytes]:
+    return _glyph(_chain(16)[index], "\ue000")  # private use: never in a text font
 
 
 _FOLD = {
@@ -190,6 +282,12 @@ def text(draw: ImageDraw.ImageDraw, xy: tuple[float, float], s: str, f: Any,
     """Draw already-cleaned ``s``; ``anchor`` as in Pillow (l/m/r + a/m/s/d)."""
     if not s:
         return
+    if isinstance(f, ChainFont):
+        runs = f.runs(s)
+        if len(runs) > 1:
+            _chain_text(draw, xy, runs, f, fill, anchor, stroke)
+            return
+        f = runs[0][0]
     if _is_ft(f):
         draw.text(xy, s, font=f, fill=fill, anchor=anchor,
                   stroke_width=stroke, stroke_fill=fill if stroke else None)
@@ -206,6 +304,25 @@ def text(draw: ImageDraw.ImageDraw, xy: tuple[float, float], s: str, f: Any,
     elif anchor[1] in ("s", "d"):
         y -= b
     draw.text((x, y), s, font=f, fill=fill)
+
+
+def _chain_text(draw: ImageDraw.ImageDraw, xy: tuple[float, float], runs: list[tuple[Any, str]],
+                f: ChainFont, fill: Color, anchor: str, stroke: int) -> None:
+    """Draw runs of several fonts on the main font's baseline, placed as ``anchor`` says."""
+    x, y = xy
+    total = sum(rf.getlength(part) for rf, part in runs)
+    if anchor[0] == "m":
+        x -= total / 2
+    elif anchor[0] == "r":
+        x -= total
+    ascent, descent = f.main.getmetrics()
+    v = anchor[1] if len(anchor) > 1 else "a"
+    baseline = {"a": y + ascent, "t": y + ascent, "m": y + (ascent - descent) / 2,
+                "d": y - descent, "b": y - descent}.get(v, y)
+    for rf, part in runs:
+        draw.text((x, baseline), part, font=rf, fill=fill, anchor="ls",
+                  stroke_width=stroke, stroke_fill=fill if stroke else None)
+        x += rf.getlength(part)
 
 
 def shrink(s: str, size: int, max_w: float, min_size: int = 9) -> tuple[str, Any]:

@@ -6,13 +6,11 @@ comment naming it; each ``### `` heading starts a section.  Sections are
 packed whole into pages (a section too long for one page is split between
 paragraphs), so a page never starts in the middle of a paragraph:
 
-    >>> pages = rules_pages("nimmt", "es-419")
-    >>> pages[0][0]
-    '11 nimmt!'
+    >>> pages = rules_pages(GAMES[0], "es-419")
     >>> all(len(body) <= PAGE_LIMIT for _, body in pages)
     True
-    >>> rules_pages("garbage", "de")[0][0]
-    'Garbage (auch Trash oder Müll genannt)'
+    >>> sorted(_load("de")) == sorted(GAMES)   # every registered game has its rules
+    True
 
 A language without a rules file falls back to English.
 """
@@ -23,8 +21,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from app.i18n import DEFAULT, normalise
+from core.registry import KEYS
 
-GAMES = ("nimmt", "garbage")
+GAMES = KEYS  # every game of core.registry, in its order
 RULES_DIR = Path(__file__).resolve().parent.parent / "data" / "rules"
 
 PAGE_LIMIT = 4000   # hard limit of a page body (an embed description holds 4096)
@@ -32,7 +31,7 @@ PAGE_TARGET = 2400  # soft limit: a page stops taking whole sections beyond this
 TITLE_LIMIT = 256   # embed title
 
 _COMMENT = re.compile(r"<!--(.*?)-->", re.S)
-_GAME_TAG = re.compile(r"<!--\s*game:\s*([a-z]+)\s*-->")
+_GAME_TAG = re.compile(r"<!--\s*game:\s*([a-z0-9_]+)\s*-->")
 _BLANKS = re.compile(r"\n{3,}")
 
 
@@ -118,12 +117,10 @@ def _load(lang: str) -> dict[str, tuple[str, tuple[str, ...]]]:
 
 
 def rules_pages(game: str, locale: object) -> list[tuple[str, str]]:
-    """The rules of ``game`` (``"nimmt"`` or ``"garbage"``) in the language
+    """The rules of ``game`` (a key of :mod:`core.registry`) in the language
     of ``locale`` (anything ``app.i18n.normalise`` accepts) as a list of
     ``(title, body)`` pages; each body fits an embed description.
 
-    >>> len(rules_pages("garbage", "en")) >= 2
-    True
     >>> rules_pages("chess", "en")
     Traceback (most recent call last):
     ...

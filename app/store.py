@@ -1,11 +1,11 @@
 """The bot's persistence layer: one SQLite file through aiosqlite.
 
     store = await Store.open("data/bot.db")    # migrates, starts checkpoints
-    table_id = await store.create_table(guild_id, channel_id, "nimmt", {"message": 1})
+    table_id = await store.create_table(guild_id, channel_id, game, {"message": 1})
     await store.save_table(table_id, status="playing", meta={...},
                            actions=[(0, "play 12")], first_index=0)
     game_id = await store.record_game(GameRecord(...))   # None if already recorded
-    page = await store.leaderboard("nimmt", guild_id, by="rating", page=3)
+    page = await store.leaderboard(game, guild_id, by="rating", page=3)   # game: a registry key
     await store.close()
 
 Connections.  Every SQLite call runs on an aiosqlite worker thread, never on
@@ -83,19 +83,38 @@ from app.migrations import (
     BOARD_TRIGGERS, BOARD_TRIGGER_NAMES, BOARDS, GAME_CODES, MIN_GAMES, REBUILD_BUCKETS, VALUE_EXPR,
     migrate, sort_key,
 )
+from core import registry
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-__all__ = ["Store", "TableRecord", "GameRecord", "PlayerResult", "Page", "GUILD_DEFAULTS", "ACTIVE"]
+__all__ = ["Store", "StoreUnavailable", "ChannelBusy", "TableRecord", "GameRecord", "PlayerResult", "Page", "GUILD_DEFAULTS", "ACTIVE"]
 
 ACTIVE = ("lobby", "playing")
-CLOSED = ("finished", "cancelled")
+CLOSED = ("finished", "cancelled", "abandoned")
+#: How long a write waits for a lock held by another connection or process
+#: (``busy_timeout``, ms).  Under Discord's 3 s: a click whose save meets a
+#: locked file is told "not saved" (or was deferred first, see cogs/tables.py).
+BUSY_TIMEOUT_MS = 2000
 GUILD_DEFAULTS: dict[str, Any] = {"language": None, "rate_bot_games": False}
 #: most games recorded in one transaction (group commit)
 RECORD_BATCH = 64
 BOARD_NUMBERS = {name: number for number, (name, _) in BOARDS.items()}
 _CODE_GAMES = {code: name for name, code in GAME_CODES.items()}
+
+
+class StoreUnavailable(Exception):
+    """The database file cannot be opened for writing (read-only file or
+    folder, missing folder, full disk, locked by another program...)."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+class ChannelBusy(Exception):
+    """``create_table`` in a channel that has an active table already."""
 
 
 @dataclass(frozen=True)
@@ -165,7 +184,7 @@ _PRAGMAS = (
     "PRAGMA foreign_keys = ON",
     "PRAGMA synchronous = NORMAL",
     "PRAGMA wal_autocheckpoint = 0",
-    "PRAGMA busy_timeout = 5000",
+    "PRAGMA busy_timeout = {busy_ms}",
     "PRAGMA temp_store = MEMORY",
     "PRAGMA secure_delete = FAST",
     "PRAGMA cache_size = -{cache_kib}",
@@ -211,6 +230,14 @@ _INSERT_RESULT = """
 INSERT INTO game_players (game_id, seat, user_id, name, score, place, stats)
 VALUES (?, ?, ?, ?, ?, ?, ?)
 """
+# Per-game counters (whatever the engine's Result.stats holds, declared by the
+# game's spec in core.registry) live in one JSON object per stats row, so a new
+# game needs no migration: a game's counters are added key by key.
+_ADD_COUNTERS = """(SELECT json_group_object(key, total) FROM (
+        SELECT key, SUM(value) AS total FROM (
+            SELECT key, value FROM json_each(stats.counters)
+            UNION ALL SELECT key, value FROM json_each({new})
+        ) GROUP BY key))"""
 # After the upsert the four sort keys must match the new counters: a new
 # row computes them from its own values, an existing one from the values
 # the DO UPDATE is writing (there, bare names are the OLD values).
@@ -221,21 +248,17 @@ _AFTER_UPSERT = {
     "sigma": "coalesce(excluded.sigma, sigma)",
 }
 _UPSERT_STATS = f"""
-INSERT INTO stats (game, scope, user_id, games, wins, score_sum, rounds, rounds_won,
-                   bulls_earned, hands_won, rated_games, mu, sigma, k_rating, k_wins, k_rate, k_games)
+INSERT INTO stats (game, scope, user_id, games, wins, score_sum, counters,
+                   rated_games, mu, sigma, k_rating, k_wins, k_rate, k_games)
 SELECT *, {", ".join(sort_key(board) for board in BOARDS)}
 FROM (SELECT :g AS game, :s AS scope, :u AS user_id, 1 AS games, :wins AS wins, :score AS score_sum,
-             :rounds AS rounds, :rounds_won AS rounds_won, :bulls AS bulls_earned, :hands AS hands_won,
-             :rated AS rated_games, :mu AS mu, :sigma AS sigma)
+             :counters AS counters, :rated AS rated_games, :mu AS mu, :sigma AS sigma)
 WHERE true
 ON CONFLICT (game, scope, user_id) DO UPDATE SET
     games = games + 1,
     wins = wins + excluded.wins,
     score_sum = score_sum + excluded.score_sum,
-    rounds = rounds + excluded.rounds,
-    rounds_won = rounds_won + excluded.rounds_won,
-    bulls_earned = bulls_earned + excluded.bulls_earned,
-    hands_won = hands_won + excluded.hands_won,
+    counters = {_ADD_COUNTERS.format(new="excluded.counters")},
     rated_games = rated_games + excluded.rated_games,
     mu = coalesce(excluded.mu, mu),
     sigma = coalesce(excluded.sigma, sigma),
@@ -254,10 +277,7 @@ _AFTER_UPDATE = {
 _UPDATE_COUNTERS = (
     "games = games + 1",
     "score_sum = score_sum + :score",
-    "rounds = rounds + :rounds",
-    "rounds_won = rounds_won + :rounds_won",
-    "bulls_earned = bulls_earned + :bulls",
-    "hands_won = hands_won + :hands",
+    f"counters = {_ADD_COUNTERS.format(new=':counters')}",
     "rated_games = rated_games + :rated",
     f"k_games = {sort_key(3, **_AFTER_UPDATE)}",  # games always moves
 )
@@ -387,7 +407,7 @@ WITH me AS (
     SELECT s.*, p.name FROM stats AS s JOIN players AS p ON p.user_id = s.user_id
     WHERE s.game = :g AND s.scope = :s AND s.user_id = :u
 ), rank AS ({_BOARD_SQL[0]["rank"]})
-SELECT name, games, wins, score_sum, rounds, rounds_won, bulls_earned, hands_won, rated_games,
+SELECT name, games, wins, score_sum, counters, rated_games,
        mu, sigma, k_rating, CASE WHEN k_rating IS NOT NULL THEN 1 + (SELECT ahead FROM rank) END
 FROM me
 """
@@ -401,6 +421,34 @@ WHERE gp.user_id = :u
 ORDER BY gp.game_id DESC
 LIMIT :n
 """
+_NIGHT_COLUMNS = "SELECT id, guild_id, channel_id, game, status, meta FROM nights "
+_CREATE_NIGHT = """
+INSERT INTO nights (guild_id, channel_id, game, status, meta, created_at, updated_at)
+VALUES (?, ?, ?, 'signup', ?, ?, ?) RETURNING id
+"""
+_SAVE_NIGHT = "UPDATE nights SET status = ?, meta = ?, updated_at = ? WHERE id = ?"
+_INSERT_NIGHT_PLAYER = """
+INSERT INTO night_players (night_id, user_id, guild_id, game, place, points, wins, games)
+SELECT :night, :user_id, guild_id, game, :place, :points, :wins, :games FROM nights WHERE id = :night
+ON CONFLICT (night_id, user_id) DO NOTHING
+"""
+_OPEN_NIGHTS = _NIGHT_COLUMNS + "WHERE status != 'ended' ORDER BY id"
+_NIGHT_IN_CHANNEL = _NIGHT_COLUMNS + "WHERE channel_id = ? ORDER BY status = 'ended', id DESC LIMIT 1"
+_NIGHT_RECORD = """
+SELECT count(*), sum(place = 1) FROM night_players
+WHERE user_id = :u AND game = :g AND (:guild IS NULL OR guild_id = :guild)
+"""
+_TABLE_RESULT = """
+SELECT p.seat, p.user_id, p.score, p.place FROM games AS g JOIN game_players AS p ON p.game_id = g.id
+WHERE g.table_id = ? ORDER BY p.seat
+"""
+
+
+def _night(row: Sequence[Any]) -> dict[str, Any]:
+    return {"id": row[0], "guild_id": row[1], "channel_id": row[2], "game": row[3], "status": row[4],
+            "meta": json.loads(row[5])}
+
+
 _GAME_DETAIL = """
 SELECT g.id, g.table_id, g.guild_id, g.channel_id, g.game, g.started_at, g.ended_at, g.seed,
        g.rounds, g.has_bots, g.rated, g.n_players,
@@ -478,7 +526,8 @@ class Store:
                 db = await aiosqlite.connect(path, isolation_level=None)
                 conns.append(db)
                 for pragma in _PRAGMAS:
-                    await db.execute(pragma.format(cache_kib=cache_mib * 1024, mmap_bytes=mmap_mib << 20))
+                    await db.execute(pragma.format(cache_kib=cache_mib * 1024, mmap_bytes=mmap_mib << 20,
+                                                  busy_ms=BUSY_TIMEOUT_MS))
                 if i == 0:
                     # only takes effect on a new, empty file
                     await db.execute(f"PRAGMA page_size = {int(page_size)}")
@@ -486,12 +535,22 @@ class Store:
                     if mode != "wal":
                         log.warning("journal_mode is %s, not wal", mode)
                     await db.execute("PRAGMA journal_size_limit = 67108864")
-                    await migrate(db)
+                    version = await migrate(db)
+                    # A file that opened read-only (its permissions, a read-only mount) shows
+                    # only at the first write: try one now, at start-up, and undo it.
+                    await db.execute("BEGIN IMMEDIATE")
+                    try:
+                        await db.execute(f"PRAGMA user_version = {int(version)}")
+                    finally:
+                        await db.execute("ROLLBACK")
             w, r, c = conns
             await r.execute("PRAGMA query_only = ON")
-        except BaseException:
+        except BaseException as error:
             for db in conns:
-                await db.close()
+                with contextlib.suppress(Exception):
+                    await db.close()
+            if isinstance(error, (sqlite3.Error, OSError)):
+                raise StoreUnavailable(str(path), str(error)) from error
             raise
         store = cls(w, r, c)
         if checkpoint_interval is not None:
@@ -563,10 +622,15 @@ class Store:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 result = fn(conn, *args)
+                conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                # Also when COMMIT itself failed (disk full, I/O error): the
+                # transaction is still open then, and must not swallow the
+                # next write.
+                if conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")
             return result
 
         return await db._execute(transaction)
@@ -580,10 +644,17 @@ class Store:
     # -- tables that survive a restart ---------------------------------------
 
     async def create_table(self, guild_id: int, channel_id: int, game: str, meta: dict[str, Any]) -> int:
-        """Save a new lobby; returns its id."""
+        """Save a new lobby; returns its id.  Raises :class:`ChannelBusy` when
+        the channel holds an active table already (a unique index: two
+        concurrent creations cannot both succeed, whichever process runs them)."""
         now = time.time()
         params = (guild_id, channel_id, game, json.dumps(meta), now, now)
-        return await self._write(lambda conn: int(conn.execute(_CREATE_TABLE, params).fetchone()[0]))
+        try:
+            return await self._write(lambda conn: int(conn.execute(_CREATE_TABLE, params).fetchone()[0]))
+        except sqlite3.IntegrityError as error:
+            if "tables.channel_id" not in str(error):
+                raise
+            raise ChannelBusy(channel_id) from None
 
     async def save_table(
         self,
@@ -627,9 +698,9 @@ class Store:
         return _table(rows[0]) if rows else None
 
     async def close_table(self, table_id: int, status: str) -> None:
-        """Mark a table 'finished' or 'cancelled' (it leaves ``active_tables``)."""
+        """Mark a table 'finished', 'cancelled' or 'abandoned' (it leaves ``active_tables``)."""
         if status not in CLOSED:
-            raise ValueError(f"a table closes as 'finished' or 'cancelled', not {status!r}")
+            raise ValueError(f"a table closes as one of {CLOSED}, not {status!r}")
         params = (status, time.time(), table_id)
         await self._write(lambda conn: conn.execute(_CLOSE_TABLE, params))
 
@@ -787,8 +858,8 @@ class Store:
                     changes = frozenset(names)
                 out.append((changes, {
                     "g": code, "s": scope, "u": p.user_id, "wins": won, "score": p.score,
-                    "rounds": st.get("penalty_rounds", 0), "rounds_won": st.get("rounds_won", 0),
-                    "bulls": st.get("bulls_earned", 0), "hands": st.get("hands_won", 0),
+                    "counters": json.dumps({k: int(v) for k, v in st.items()
+                                            if isinstance(v, (int, float)) and not isinstance(v, bool)}),
                     "rated": int(mu is not None), "mu": mu, "sigma": sigma,
                 }))
         return out
@@ -803,8 +874,9 @@ class Store:
         rows = list(await self._r.execute_fetchall(_PROFILE, {"g": code, "s": guild_id or 0, "b": 0, "u": user_id}))
         if not rows:
             return None
-        (name, games, wins, score_sum, rounds, rounds_won, bulls, hands_won, rated_games,
-         mu, sigma, k_rating, rank) = rows[0]
+        (name, games, wins, score_sum, counters, rated_games, mu, sigma, k_rating, rank) = rows[0]
+        counters = json.loads(counters or "{}")
+        declared = {stat.key: stat.value(score_sum, counters) for stat in registry.spec(game).stats}
         return {
             "user_id": user_id,
             "game": game,
@@ -813,10 +885,9 @@ class Store:
             "games": games,
             "wins": wins,
             "win_rate": wins / games if games else 0.0,
-            "avg_penalty_per_round": score_sum / rounds if rounds else None,
-            "rounds_won": rounds_won,
-            "bulls_earned": bulls,
-            "hands_won": hands_won,
+            "score_sum": score_sum,
+            "counters": counters,
+            **declared,  # the figures the game's spec declares (core.registry)
             "rated_games": rated_games,
             "mu": mu,
             "sigma": sigma,
@@ -966,6 +1037,62 @@ class Store:
             "standings": json.loads(r[12]),
         }
 
+    # -- game nights ---------------------------------------------------------
+
+    async def create_night(self, guild_id: int, channel_id: int, game: str, meta: dict[str, Any]) -> int:
+        """Save a new night in sign-up; raises ``LookupError`` if the channel
+        has an open night already."""
+        now = time.time()
+        params = (guild_id, channel_id, game, json.dumps(meta), now, now)
+
+        def create(conn: sqlite3.Connection) -> int:
+            try:
+                return int(conn.execute(_CREATE_NIGHT, params).fetchone()[0])
+            except sqlite3.IntegrityError:
+                raise LookupError(f"channel {channel_id} has an open night") from None
+
+        return await self._write(create)
+
+    async def save_night(self, night_id: int, status: str, meta: dict[str, Any]) -> None:
+        params = (status, json.dumps(meta), time.time(), night_id)
+        await self._write(lambda conn: conn.execute(_SAVE_NIGHT, params))
+
+    async def end_night(self, night_id: int, meta: dict[str, Any], rows: Sequence[dict[str, Any]]) -> None:
+        """Close a night and record its final standings (``rows``: user_id,
+        place, points, wins, games), in one transaction; ending twice keeps
+        the first standings."""
+        params = ("ended", json.dumps(meta), time.time(), night_id)
+
+        def end(conn: sqlite3.Connection) -> None:
+            conn.execute(_SAVE_NIGHT, params)
+            conn.executemany(_INSERT_NIGHT_PLAYER, [{"night": night_id, **row} for row in rows])
+
+        await self._write(end)
+
+    async def open_nights(self) -> list[dict[str, Any]]:
+        """Every night not ended: ``{"id", "guild_id", "channel_id", "game", "status", "meta"}``."""
+        return [_night(row) for row in await self._r.execute_fetchall(_OPEN_NIGHTS)]
+
+    async def night_in_channel(self, channel_id: int) -> dict[str, Any] | None:
+        """The channel's open night, else its last one, else None."""
+        rows = list(await self._r.execute_fetchall(_NIGHT_IN_CHANNEL, (channel_id,)))
+        return _night(rows[0]) if rows else None
+
+    async def night_record(self, user_id: int, game: str, guild_id: int | None = None) -> dict[str, int]:
+        """Nights of *game* a player finished (``played``) and topped (``won``)."""
+        rows = list(await self._r.execute_fetchall(_NIGHT_RECORD, {"u": user_id, "g": game, "guild": guild_id}))
+        played, won = rows[0]
+        return {"played": int(played or 0), "won": int(won or 0)}
+
+    async def table_result(self, table_id: int) -> list[dict[str, Any]] | None:
+        """The recorded finish of a table's game, per seat in seat order
+        (``seat``, ``user_id``, ``score``, ``place``), or None when no game
+        of that table was recorded."""
+        rows = list(await self._r.execute_fetchall(_TABLE_RESULT, (table_id,)))
+        if not rows:
+            return None
+        return [{"seat": r[0], "user_id": r[1], "score": r[2], "place": r[3]} for r in rows]
+
     # -- guild settings ------------------------------------------------------
 
     async def guild_settings(self, guild_id: int) -> dict[str, Any]:
@@ -1001,3 +1128,63 @@ class Store:
         rows = [r[0] for r in await self._r.execute_fetchall("PRAGMA integrity_check")]
         fk = list(await self._r.execute_fetchall("PRAGMA foreign_key_check"))
         return rows + [f"foreign key: {tuple(r)}" for r in fk]
+
+    # -- after the game: verification, replay, head-to-head -------------------
+
+    async def game_of_table(self, table_id: int) -> int | None:
+        """The recorded game id of a table (None if not recorded)."""
+        rows = list(await self._r.execute_fetchall(_GAME_OF_TABLE, (table_id,)))
+        return int(rows[0][0]) if rows else None
+
+    async def versus(self, user_id: int, other_id: int, game: str | None = None) -> dict[str, dict[str, Any]]:
+        """Head-to-head of two players across all servers, per game.
+
+        ``{game: {"games", "ahead", "behind", "level", "score", "other_score"}}``
+        (``ahead``: games *user_id* finished ahead of *other_id*; scores are
+        sums over the shared games).  Indexed (migration 5): the shared games
+        come from the covering index ``game_players_versus`` alone, driven by
+        the player with fewer games (their global game counts in ``stats``
+        are two primary-key reads): one index range plus one seek per game of
+        that player, one ``games`` row per shared game.
+        """
+        if game is not None:
+            _game_code(game)
+        params = {"a": user_id, "b": other_id, "game": game}
+
+        def read(conn: sqlite3.Connection) -> list[Any]:
+            conn.execute("BEGIN")
+            try:
+                counts = dict(conn.execute(_VERSUS_COUNTS, params).fetchall())
+                swap = counts.get(other_id, 0) < counts.get(user_id, 0)
+                driver, other = (other_id, user_id) if swap else (user_id, other_id)
+                rows = conn.execute(_VERSUS, {"d": driver, "o": other, "game": game}).fetchall()
+            finally:
+                conn.execute("COMMIT")
+            return [(r[0], r[1], r[3], r[2], r[4], r[6], r[5]) if swap else r for r in rows]
+
+        out: dict[str, dict[str, Any]] = {}
+        for name, games, ahead, behind, level, score, other_score in await self._read(read):
+            out[name] = {"games": games, "ahead": ahead, "behind": behind, "level": level,
+                         "score": score, "other_score": other_score}
+        return out
+
+
+_GAME_OF_TABLE = "SELECT id FROM games WHERE table_id = ?"
+_VERSUS_COUNTS = """
+SELECT user_id, SUM(games) FROM stats
+WHERE game IN (SELECT value FROM json_each(:codes)) AND scope = 0 AND user_id IN (:a, :b)
+GROUP BY user_id
+""".replace(":codes", "'" + json.dumps(sorted(GAME_CODES.values())) + "'")
+# d drives (its index range, in order); o is one seek per row of d; CROSS JOIN
+# keeps that order.  Rows: game, shared games, d ahead, o ahead, level, d's and o's score sums.
+_VERSUS = """
+SELECT g.game, COUNT(*), SUM(d.place < o.place), SUM(d.place > o.place), SUM(d.place = o.place),
+       SUM(d.score), SUM(o.score)
+FROM game_players AS d INDEXED BY game_players_versus
+CROSS JOIN game_players AS o INDEXED BY game_players_versus
+CROSS JOIN games AS g
+WHERE d.user_id = :d AND o.user_id = :o AND o.game_id = d.game_id AND g.id = d.game_id
+  AND (:game IS NULL OR g.game = :game)
+GROUP BY g.game
+ORDER BY g.game DESC
+"""

@@ -9,24 +9,69 @@ Discord: the bot's table cog listens to changes and presents them.
 Games are replayed from ``seed`` and ``log`` (the engines are
 deterministic), so a table survives a restart with nothing but its row and
 its action log.
+
+Nothing is applied before it is saved.  Every change (a move, a join, the
+start, a computer's or the timer's move, a stop) is made on a *draft*, a copy
+of the table with a copy of its engine; the draft is saved, and only once the
+store's transaction committed does it become the live table.  When the save
+fails (disk full, file locked or read-only, I/O error) the live table is as
+it was, the player is told ``errors.not_saved``, and computer turns and
+timers try again with a growing pause until the database is back.  While a
+save is slow (a lock held elsewhere), :data:`SLOW_SAVE` lets the caller
+acknowledge the click before Discord's 3 s are up.
 """
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
+import copy
 import logging
 import random
 import secrets
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Protocol
+from typing import Any, AsyncIterator, Awaitable, Callable, Mapping, Protocol
 
-from core.protocol import Event, Game
+from app.verify import commit
+from core import registry
+from core.protocol import Event, EventType, Game, to_act
+
+LEVELS = ("easy", "normal", "hard")  # computer levels (core.ai.LEVELS)
+TIMEOUT_LEVEL = "normal"  # the turn timer's takeover plays at normal level
 
 log = logging.getLogger(__name__)
 
 MISSED_TURNS_LIMIT = 3  # after this many timed-out turns in a row a computer holds the seat
 DEFAULT_TURN_TIME = 120
-NEW_TURN = ("turn", "round_start", "hand_start")  # engine events that start a turn
+
+
+def starts_turn(game: str, event: Event) -> bool:
+    """Whether an engine event starts a turn: the shared "turn" event or the
+    game's new-deal event (its spec names it)."""
+    kind = event.get("type")
+    return kind == EventType.TURN.value or kind == registry.spec(game).deal_event
+
+
+ACTIVE = ("lobby", "playing")
+IDLE_LIMIT = 24 * 3600  # seconds without a person acting before a table closes itself (abandoned)
+SWEEP_INTERVAL = 600  # seconds between looks for idle tables
+MAX_OPEN_LOBBIES = 3  # lobbies one person may host at once, across servers
+SLOW_SAVE_AFTER = 1.2  # seconds a save may take before SLOW_SAVE is called
+RETRY_FIRST, RETRY_MAX = 0.5, 30.0  # seconds between tries of an automatic move the store refused
+
+#: ``(deadline, hook)``: when a change of the current task (waiting for its
+#: table's lock, then for the store) is still not saved at ``deadline``
+#: (event-loop time), ``hook`` is awaited; the table cog sets it per click to
+#: acknowledge the click in time.  The hook must be harmless when called twice.
+SLOW_SAVE: contextvars.ContextVar[tuple[float, Callable[[], Awaitable[None]]] | None] = contextvars.ContextVar(
+    "SLOW_SAVE", default=None)
+
+
+def when_slow(hook: Callable[[], Awaitable[None]], after: float | None = None) -> None:
+    """Set this task's SLOW_SAVE hook, due ``after`` seconds from now."""
+    due = asyncio.get_running_loop().time() + (SLOW_SAVE_AFTER if after is None else after)
+    SLOW_SAVE.set((due, hook))
 
 
 class TableError(Exception):
@@ -45,6 +90,7 @@ class Seat:
     name: str
     away: bool = False  # a computer holds the seat until its owner is back
     missed: int = 0  # timed-out turns in a row
+    level: str = "normal"  # a computer seat's level: easy | normal | hard
 
     @property
     def computer(self) -> bool:
@@ -55,11 +101,14 @@ class Seat:
         return self.user_id is None or self.away
 
     def to_dict(self) -> dict[str, Any]:
-        return {"user_id": self.user_id, "name": self.name, "away": self.away, "missed": self.missed}
+        return {"user_id": self.user_id, "name": self.name, "away": self.away, "missed": self.missed,
+                "level": self.level}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "Seat":
-        return cls(data["user_id"], data["name"], bool(data.get("away")), int(data.get("missed", 0)))
+        # seats saved before levels existed are normal-level computers
+        return cls(data["user_id"], data["name"], bool(data.get("away")), int(data.get("missed", 0)),
+                   str(data.get("level") or "normal"))
 
 
 @dataclass
@@ -72,9 +121,10 @@ class Table:
     max_seats: int
     options: dict[str, Any]
     locale: str = "en"
-    status: str = "lobby"  # lobby | playing | finished | cancelled
+    status: str = "lobby"  # lobby | playing | finished | cancelled | abandoned
     seats: list[Seat] = field(default_factory=list)
     seed: int | None = None
+    shuffle: dict[str, Any] = field(default_factory=dict)  # commitment to the seed (app.verify.commit)
     log: list[tuple[int, str]] = field(default_factory=list)
     messages: dict[str, int] = field(default_factory=dict)  # lobby, thread, table
     created_at: float = 0.0
@@ -82,6 +132,13 @@ class Table:
     turn_seat: int | None = None
     turn_deadline: float | None = None
     saved: int = 0  # how many log entries the store holds
+    active_at: float = 0.0  # when a person last acted here (joined, started, moved...)
+    stopped_by: str | None = None  # who stopped the game (abandoned), None when it went idle
+    idle: bool = False  # closed because nobody acted for the idle limit
+    recorded: bool = False  # the result is in the store's statistics
+    posting: bool = False  # created by this process, its lobby message not posted yet
+    narrated: int = 0  # how many log entries the thread was told (kept in meta, set by the presenter)
+    night_id: int | None = None  # a table of a game night (app/night_host.py)
     ending: list[Event] = field(default_factory=list, repr=False)  # events of a last move not yet shown
     engine: Game | None = field(default=None, repr=False)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
@@ -112,12 +169,34 @@ class Table:
             "locale": self.locale,
             "seats": [s.to_dict() for s in self.seats],
             "seed": self.seed,
+            "shuffle": self.shuffle,
             "messages": self.messages,
             "created_at": self.created_at,
             "started_at": self.started_at,
             "turn_seat": self.turn_seat,
             "turn_deadline": self.turn_deadline,
+            "active_at": self.active_at,
+            "stopped_by": self.stopped_by,
+            "narrated": self.narrated,
+            **({"night_id": self.night_id} if self.night_id is not None else {}),
         }
+
+    def draft(self, *, engine: bool = False) -> "Table":
+        """A copy to change and save; the live table changes only by :meth:`adopt`.
+        ``messages`` stays shared: the presenter records ids on the live table."""
+        draft = copy.copy(self)
+        draft.seats = [copy.copy(s) for s in self.seats]
+        draft.log = list(self.log)
+        draft.options = dict(self.options)
+        if engine and self.engine is not None:
+            draft.engine = self.engine.copy()
+        return draft
+
+    def adopt(self, draft: "Table") -> None:
+        """Take over a saved draft's state."""
+        for name in ("status", "seats", "seed", "log", "options", "started_at", "turn_seat", "turn_deadline",
+                     "saved", "engine", "active_at", "stopped_by", "idle", "shuffle"):
+            setattr(self, name, getattr(draft, name))
 
 
 class Listener(Protocol):
@@ -141,17 +220,32 @@ class TableManager:
         time_scale: float = 1.0,
         seed: int | None = None,
         clock: Callable[[], float] = time.time,
+        players: Any = None,
+        idle_limit: float = IDLE_LIMIT,
+        sweep_interval: float = SWEEP_INTERVAL,
+        max_open_lobbies: int = MAX_OPEN_LOBBIES,
     ) -> None:
         self.store = store
         self.games = dict(games)
         self.computers = dict(computers)
+        self.players = players  # app.computers.Computers: levelled players and hints (else ``computers``)
         self.listener: Listener = listener or (lambda table, events: None)
+        #: called with a table once its game is over (recorded) or it was cancelled; may run
+        #: inside the table's lock, so a hook schedules its work and never waits on the table
+        self.closed_hooks: list[Callable[[Table], None]] = []
         self.computer_delay = computer_delay
         self.time_scale = time_scale
         self.fixed_seed = seed
         self.clock = clock
+        self.idle_limit = idle_limit
+        self.sweep_interval = sweep_interval
+        self.max_open_lobbies = max_open_lobbies
         self.tables: dict[int, Table] = {}
         self._timers: dict[int, asyncio.Task[None]] = {}
+        self._retries: dict[int, int] = {}  # table id -> automatic moves the store refused in a row
+        self._closers: set[asyncio.Task[None]] = set()
+        self._sweeper: asyncio.Task[None] | None = None
+        self._create_lock = asyncio.Lock()  # "is a table here?" and the insert, as one step
         self._closing = False
 
     # ------------------------------------------------------------------ lookup
@@ -161,7 +255,7 @@ class TableManager:
     def in_channel(self, channel_id: int) -> Table | None:
         """The active table whose lobby channel or game thread this is."""
         for table in self.tables.values():
-            if table.status in ("lobby", "playing") and channel_id in (table.channel_id, table.thread_id):
+            if table.status in ACTIVE and channel_id in (table.channel_id, table.thread_id):
                 return table
         return None
 
@@ -183,14 +277,18 @@ class TableManager:
                 status=record.status,
                 seats=[Seat.from_dict(s) for s in meta["seats"]],
                 seed=meta.get("seed"),
+                shuffle=dict(meta.get("shuffle") or {}),
                 log=[(int(seat), str(text)) for seat, text in record.actions],
                 messages={k: int(v) for k, v in meta.get("messages", {}).items()},
                 created_at=meta.get("created_at", 0.0),
                 started_at=meta.get("started_at"),
                 turn_seat=meta.get("turn_seat"),
                 turn_deadline=meta.get("turn_deadline"),
+                active_at=float(meta.get("active_at") or record.updated_at or 0.0),
+                night_id=meta.get("night_id"),
             )
             table.saved = len(table.log)
+            table.narrated = min(int(meta.get("narrated", len(table.log))), len(table.log))
             if table.status == "playing":
                 try:
                     table.engine = self.games[table.game].replay(
@@ -212,21 +310,37 @@ class TableManager:
             restored.append(table)
         return restored
 
+    def replay_events(self, table: Table, start: int) -> list[Event]:
+        """The engine's events of the log entries from ``start`` on (to tell them
+        again after a restart); the table itself is not touched."""
+        cls = self.games[table.game]
+        engine = cls.replay(len(table.seats), table.seed, self._engine_options(table), table.log[:start])
+        events: list[Event] = []
+        for seat, text in table.log[start:]:
+            events += engine.apply(seat, engine.parse(text))
+        return events
+
     def start_timers(self) -> None:
         for table in list(self.tables.values()):
             if table.status == "playing":
                 self._schedule(table)
+        if self._sweeper is None and not self._closing:
+            self._sweeper = asyncio.get_running_loop().create_task(
+                self._sweep_loop(), name="tables-idle", context=contextvars.Context())
 
     async def shutdown(self) -> None:
         self._closing = True
-        for task in self._timers.values():
+        tasks = [*self._timers.values(), *self._closers, *([self._sweeper] if self._sweeper else [])]
+        for task in tasks:
             task.cancel()
-        for task in list(self._timers.values()):
+        for task in tasks:
             try:
                 await task
             except (asyncio.CancelledError, Exception):
                 pass
         self._timers.clear()
+        self._closers.clear()
+        self._sweeper = None
 
     # ------------------------------------------------------------------ lobby
     async def create(
@@ -241,23 +355,56 @@ class TableManager:
         rounds: int | None = None,
         turn_time: int = DEFAULT_TURN_TIME,
         locale: str = "en",
+        options: Mapping[str, Any] | None = None,
+        night_id: int | None = None,
     ) -> Table:
+        """A new lobby, saved.  At most one active table per channel (also
+        when two people ask at the same instant) and ``max_open_lobbies``
+        lobbies per host.  ``options``: the game's table options (its spec's
+        ``options``, checked against their ranges); ``rounds`` is one of them,
+        kept as a keyword for the games that have it."""
+        from app.store import ChannelBusy
+
         cls = self.games[game]
         if not cls.min_seats <= seats <= cls.max_seats:
             raise TableError("bad_seats", min=cls.min_seats, max=cls.max_seats)
-        existing = self.in_channel(channel_id)
-        if existing is not None:
-            raise TableError("channel_busy", table=existing.id)
-        options: dict[str, Any] = {"turn_time": max(0, int(turn_time))}
+        chosen = dict(options or {})
         if rounds is not None:
-            options["rounds"] = int(rounds)
-        table = Table(
-            id=0, guild_id=guild_id, channel_id=channel_id, game=game, host_id=host_id,
-            max_seats=seats, options=options, locale=locale,
-            seats=[Seat(host_id, host_name)], created_at=self.clock(),
-        )
-        table.id = await self.store.create_table(guild_id, channel_id, game, table.meta())
-        self.tables[table.id] = table
+            chosen["rounds"] = rounds
+        spec = registry.spec(game)
+        table_options: dict[str, Any] = {"turn_time": max(0, int(turn_time))}
+        for name, value in chosen.items():
+            option = spec.option(name)
+            if option is None or value is None:
+                continue  # e.g. Play again under a game without that option
+            try:
+                table_options[name] = option.check(value)
+            except ValueError:
+                raise TableError("bad_option", option=name, min=option.minimum, max=option.maximum) from None
+        async with self._guarded(self._create_lock):
+            existing = self.in_channel(channel_id)
+            if existing is not None and night_id is None:  # a night opens several tables in its channel
+                raise TableError("channel_busy", table=existing.id)
+            hosted = sum(1 for t in self.tables.values()
+                         if t.status == "lobby" and t.host_id == host_id and t.night_id is None)
+            if hosted >= self.max_open_lobbies and night_id is None:
+                raise TableError("lobby_limit", count=self.max_open_lobbies)
+            now = self.clock()
+            table = Table(
+                id=0, guild_id=guild_id, channel_id=channel_id, game=game, host_id=host_id,
+                max_seats=seats, options=table_options, locale=locale,
+                seats=[Seat(host_id, host_name)], created_at=now, active_at=now, posting=True,
+                night_id=night_id,
+            )
+            try:
+                table.id = await self._slow_guard(self.store.create_table(guild_id, channel_id, game, table.meta()))
+            except ChannelBusy:  # another process of the same database got there first
+                record = await self.store.table_in_channel(channel_id)
+                raise TableError("channel_busy", table=record.id if record else "?") from None
+            except Exception as error:
+                log.warning("a new table in channel %s was not saved: %r", channel_id, error)
+                raise TableError("not_saved") from error
+            self.tables[table.id] = table
         return table
 
     def _lobby(self, table: Table) -> None:
@@ -265,30 +412,36 @@ class TableManager:
             raise TableError("not_in_lobby")
 
     async def join(self, table: Table, user_id: int, name: str) -> None:
-        async with table.lock:
+        async with self._locked(table):
             self._lobby(table)
             if table.seat_of(user_id) is not None:
                 raise TableError("already_seated")
             if len(table.seats) >= table.max_seats:
                 raise TableError("table_full")
-            table.seats.append(Seat(user_id, name))
-            await self._save(table)
+            draft = self._touch(table.draft())
+            draft.seats.append(Seat(user_id, name))
+            await self._save(table, draft)
         self.listener(table, [{"type": "lobby", "change": "join", "name": name}])
 
     async def leave(self, table: Table, user_id: int) -> None:
-        async with table.lock:
+        async with self._locked(table):
             self._lobby(table)
             index = table.seat_of(user_id)
             if index is None:
                 raise TableError("not_seated")
             if user_id == table.host_id:
                 raise TableError("host_cannot_leave")
-            name = table.seats.pop(index).name
-            await self._save(table)
+            draft = self._touch(table.draft())
+            name = draft.seats.pop(index).name
+            await self._save(table, draft)
         self.listener(table, [{"type": "lobby", "change": "leave", "name": name}])
 
-    async def add_computer(self, table: Table, user_id: int) -> None:
-        async with table.lock:
+    async def add_computer(self, table: Table, user_id: int, level: str = "normal") -> None:
+        if level not in LEVELS:
+            raise TableError("ai.bad_level")
+        if self.players is None or not self.players.supports(table.game):
+            level = "normal"  # a game without levelled players: its own computer player
+        async with self._locked(table):
             self._lobby(table)
             if user_id != table.host_id:
                 raise TableError("host_only")
@@ -296,23 +449,80 @@ class TableManager:
                 raise TableError("table_full")
             number = sum(1 for s in table.seats if s.computer) + 1
             name = f"CPU {number}"
-            table.seats.append(Seat(None, name))
-            await self._save(table)
-        self.listener(table, [{"type": "lobby", "change": "computer", "name": name}])
+            draft = self._touch(table.draft())
+            draft.seats.append(Seat(None, name, level=level))
+            await self._save(table, draft)
+        self.listener(table, [{"type": "lobby", "change": "computer", "name": name, "level": level}])
 
-    async def cancel(self, table: Table, user_id: int, *, can_manage: bool) -> None:
-        async with table.lock:
-            if table.status not in ("lobby", "playing"):
+    async def unrated(self, table: Table) -> bool:
+        """A game that cannot change ratings: computer players at a server that
+        does not rate such games (``/settings rated_computers``, see _record)."""
+        if not any(s.computer for s in table.seats):
+            return False
+        settings = await self.store.guild_settings(table.guild_id)
+        return not settings.get("rate_bot_games")
+
+    async def set_hints(self, table: Table, user_id: int, on: bool) -> None:
+        """The host turns the coach on or off in the lobby; only for unrated games."""
+        async with self._locked(table):
+            self._lobby(table)
+            if user_id != table.host_id:
+                raise TableError("host_only")
+            if on and (self.players is None or not self.players.supports(table.game)):
+                raise TableError("ai.hints_unavailable")
+            if on and not await self.unrated(table):
+                raise TableError("ai.hints_rated")
+            draft = self._touch(table.draft())
+            if on:
+                draft.options["hints"] = True
+            else:
+                draft.options.pop("hints", None)
+            await self._save(table, draft)
+
+    async def hint(self, table: Table, user_id: int) -> Any:
+        """The coach: the hard level's decision for the caller's move, with its figures."""
+        if not table.options.get("hints"):
+            raise TableError("ai.hints_off")
+        if table.status != "playing" or table.engine is None:
+            raise TableError("not_playing")
+        seat = table.seat_of(user_id)
+        if seat is None:
+            raise TableError("not_seated")
+        if table.engine.to_move != seat:
+            raise TableError("ai.hint_not_your_turn")
+        return await self.players.hint(table, seat)
+
+    async def cancel(self, table: Table, user_id: int, *, can_manage: bool, name: str | None = None) -> None:
+        """End a table: the host or a moderator cancels a lobby; only a
+        moderator (Manage Messages) stops a running game, which is then
+        closed as 'abandoned' (no result, no statistics)."""
+        async with self._locked(table):
+            if table.status not in ACTIVE:
                 raise TableError("table_closed")
-            if user_id != table.host_id and not can_manage:
-                raise TableError("cancel_denied")
-            table.status = "cancelled"
-            await self.store.close_table(table.id, "cancelled")
+            if table.status == "lobby":
+                if user_id != table.host_id and not can_manage:
+                    raise TableError("cancel_denied")
+                status = "cancelled"
+            else:
+                if not can_manage:
+                    raise TableError("stop_denied")
+                status = "abandoned"
+            draft = table.draft()
+            draft.status = status
+            draft.turn_deadline = None
+            if status == "abandoned":
+                draft.stopped_by = name or str(user_id)
+            await self._save(table, draft)
             self._drop_timer(table)
-        self.listener(table, [{"type": "cancelled"}])
+        self._forget(table)
+        if status == "cancelled":
+            self.listener(table, [{"type": "cancelled"}])
+        else:
+            self.listener(table, [{"type": "abandoned", "by": table.stopped_by}])
+        self._closed(table)
 
     async def start(self, table: Table, user_id: int) -> list[Event]:
-        async with table.lock:
+        async with self._locked(table):
             self._lobby(table)
             if user_id != table.host_id:
                 raise TableError("host_only")
@@ -321,44 +531,84 @@ class TableManager:
                 raise TableError("not_enough_players", min=cls.min_seats)
             if all(s.computer for s in table.seats):
                 raise TableError("no_humans")
-            table.seed = self.fixed_seed if self.fixed_seed is not None else secrets.randbits(48)
-            table.engine = cls.new(len(table.seats), table.seed, **self._engine_options(table))
-            table.status = "playing"
-            table.started_at = self.clock()
+            draft = self._touch(table.draft())
+            # 63 bits: the most a SQLite integer (games.seed) holds; see app/verify.py
+            draft.seed = self.fixed_seed if self.fixed_seed is not None else secrets.randbits(63)
+            draft.engine = cls.new(len(draft.seats), draft.seed, **self._engine_options(draft))
+            draft.shuffle = commit(draft.game, draft.id, draft.seed, self._engine_options(draft))
+            draft.status = "playing"
+            draft.started_at = self.clock()
             events = [{"type": "started"}]
-            self._new_turn(table)
-            await self._save(table)
+            self._new_turn(draft)
+            await self._save(table, draft)  # refused: still a lobby, startable again
         self.listener(table, events)
         self._schedule(table)
         return events
 
     async def ended(self, table: Table) -> None:
-        """The end of the game was shown: the table is closed for good."""
-        if table.status == "finished":
+        """The end of the game was shown: the table is closed for good (and
+        leaves memory; *Play again* reads it from the store)."""
+        async with table.lock:
+            if table.status != "finished":
+                return
+            if await self._close_finished(table):
+                return
+        # Still 'playing' in the store (its result or its closing was refused): try
+        # again shortly; a restart meanwhile records it (once) and shows the end again.
+        self._later(self._close_later(table))
+
+    async def _close_finished(self, table: Table) -> bool:
+        if not table.recorded:
+            await self._record(table)
+        if not table.recorded:  # closed unrecorded, the result would be lost for good
+            return False
+        try:
             await self.store.close_table(table.id, "finished")
-            table.ending = []
+        except Exception as error:
+            log.warning("table %s: closing failed (%r); trying again", table.id, error)
+            return False
+        table.ending = []
+        self._forget(table)
+        return True
+
+    async def _close_later(self, table: Table) -> None:
+        delay = RETRY_FIRST
+        while not self._closing:
+            await asyncio.sleep(delay)
+            async with table.lock:
+                if table.status != "finished" or await self._close_finished(table):
+                    return
+            delay = min(RETRY_MAX, delay * 2)
 
     def set_message(self, table: Table, kind: str, message_id: int | None) -> None:
         if message_id is None:
             table.messages.pop(kind, None)
         else:
             table.messages[kind] = message_id
+        if kind == "lobby":
+            table.posting = False
 
     async def save_messages(self, table: Table) -> None:
-        """Persist message/thread ids after the presenter (re)posted them."""
+        """Persist message/thread ids after the presenter (re)posted them.  A
+        failure is logged only: the ids live on in memory and go out with the
+        table's next save."""
         async with table.lock:
-            if table.status in ("lobby", "playing"):
-                await self._save(table)
+            if table.status in ACTIVE:
+                try:
+                    await self.store.save_table(table.id, status=table.status, meta=table.meta(), actions=(),
+                                                first_index=table.saved)
+                except Exception as error:
+                    log.warning("table %s: message ids not saved (%r)", table.id, error)
 
     # ------------------------------------------------------------------ play
     async def act(self, table: Table, user_id: int, action: Any, *, version: int | None = None) -> list[Event]:
         """A player's own action.  Validated by the engine, saved, then announced.
 
-        Raises :class:`TableError` (not seated, stale, not playing) or the
-        engine's :class:`~core.protocol.GameError` (illegal move); in both
-        cases nothing changed.
+        Raises :class:`TableError` (not seated, stale, not playing, not
+        saved) or the engine's :class:`~core.protocol.GameError` (illegal
+        move); in every case nothing changed.
         """
-        async with table.lock:
+        async with self._locked(table):
             if table.status != "playing" or table.engine is None:
                 raise TableError("not_playing")
             seat = table.seat_of(user_id)
@@ -366,19 +616,19 @@ class TableManager:
                 raise TableError("not_seated")
             if version is not None and version != table.version:
                 raise TableError("stale")
-            engine = table.engine
             if isinstance(action, str):
-                action = engine.parse(action)
-            events = self._apply(table, seat, action)  # the engine refuses a wrong turn or move
-            table.seats[seat].missed = 0
-            await self._commit(table, events)
+                action = table.engine.parse(action)
+            draft = self._touch(table.draft(engine=True))
+            events = self._apply(draft, seat, action)  # the engine refuses a wrong turn or move
+            draft.seats[seat].missed = 0
+            await self._commit(table, draft, events)
         self.listener(table, events)
         self._schedule(table)
         return events
 
     async def back(self, table: Table, user_id: int) -> None:
         """'I'm back': the owner takes the seat back from the computer."""
-        async with table.lock:
+        async with self._locked(table):
             if table.status != "playing":
                 raise TableError("not_playing")
             seat = table.seat_of(user_id)
@@ -386,23 +636,31 @@ class TableManager:
                 raise TableError("not_seated")
             if not table.seats[seat].away:
                 raise TableError("not_away")
-            table.seats[seat].away = False
-            table.seats[seat].missed = 0
-            if table.engine is not None and table.engine.to_move == seat:
-                self._new_turn(table, force=True)
-            await self._save(table)
+            draft = self._touch(table.draft())
+            draft.seats[seat].away = False
+            draft.seats[seat].missed = 0
+            if draft.engine is not None and seat in to_act(draft.engine):
+                self._new_turn(draft, force=True)
+            await self._save(table, draft)
         events = [{"type": "back", "seat": seat}]
         self.listener(table, events)
         self._schedule(table)
 
     # -------------------------------------------------------------- internals
     def _engine_options(self, table: Table) -> dict[str, Any]:
-        options = {k: v for k, v in table.options.items() if k != "turn_time"}
-        if "rounds" in options:
-            # A table may choose fewer rounds than players (RULES.md 1), never more:
-            # the lobby's choice is capped by the players who actually sat down.
-            options["rounds"] = min(int(options["rounds"]), len(table.seats))
+        options = {k: v for k, v in table.options.items() if k not in ("turn_time", "hints")}
+        spec = registry.spec(table.game)
+        for name, value in list(options.items()):
+            option = spec.option(name)
+            if option is not None and option.at_most_seats and value is not None:
+                # e.g. fewer rounds than players, never more: the lobby's choice
+                # is capped by the players who actually sat down.
+                options[name] = min(int(value), len(table.seats))
         return options
+
+    def _touch(self, draft: Table) -> Table:
+        draft.active_at = self.clock()
+        return draft
 
     def _apply(self, table: Table, seat: int, action: Any) -> list[Event]:
         assert table.engine is not None
@@ -413,45 +671,102 @@ class TableManager:
     def _new_turn(self, table: Table, force: bool = False, events: list[Event] = ()) -> None:
         engine = table.engine
         to_move = engine.to_move if engine is not None else None
-        new = force or to_move != table.turn_seat or any(e.get("type") in NEW_TURN for e in events)
+        acting = to_act(engine) if engine is not None else frozenset()
+        new = force or any(starts_turn(table.game, e) for e in events)
+        if not registry.spec(table.game).simultaneous:
+            new = new or to_move != table.turn_seat
+        elif table.turn_deadline is None and acting and table.turn_seat is None:
+            new = True  # the first turn of a simultaneous game (no event at the start)
         if not new:
             return
         table.turn_seat = to_move
         turn_time = table.options.get("turn_time", 0)
-        if to_move is None or not turn_time:
+        if not acting or not turn_time:
             table.turn_deadline = None
         else:
             table.turn_deadline = self.clock() + turn_time * self.time_scale
 
-    async def _commit(self, table: Table, events: list[Event]) -> None:
-        """Save after an action; record the result when the game ended."""
-        assert table.engine is not None
-        self._new_turn(table, events=events)
-        if table.engine.over:
-            table.turn_deadline = None
+    async def _commit(self, table: Table, draft: Table, events: list[Event]) -> None:
+        """Save a draft after an action; record the result when the game ended."""
+        assert draft.engine is not None
+        self._new_turn(draft, events=events)
+        if draft.engine.over:
+            draft.turn_deadline = None
             # The store keeps it 'playing' until the end was shown (see ended()):
             # a stop in between records and announces it at the next start.
-            await self._save(table)
+            await self._save(table, draft)
             table.status = "finished"
             await self._record(table)
+            self._closed(table)
         else:
-            await self._save(table)
+            await self._save(table, draft)
 
-    async def _save(self, table: Table) -> None:
-        new = table.log[table.saved:]
-        await self.store.save_table(
-            table.id, status=table.status, meta=table.meta(), actions=new, first_index=table.saved)
-        table.saved = len(table.log)
+    async def _save(self, table: Table, draft: Table) -> None:
+        """Save *draft*; once committed it becomes the live *table*.  Any
+        failure leaves the live table as it was and raises ``not_saved``."""
+        new = draft.log[table.saved:]
+        try:
+            await self._slow_guard(self.store.save_table(
+                table.id, status=draft.status, meta=draft.meta(), actions=new, first_index=table.saved))
+        except Exception as error:
+            log.warning("table %s: change not saved (%r); nothing changed", table.id, error)
+            raise TableError("not_saved") from error
+        draft.saved = len(draft.log)
+        table.adopt(draft)
+
+    async def _slow_guard(self, saving: Awaitable[Any]) -> Any:
+        """Await a save; when it is still running at this task's SLOW_SAVE
+        deadline, call the hook (and go on waiting)."""
+        slow = SLOW_SAVE.get()
+        if slow is None:
+            return await saving
+        task = asyncio.ensure_future(saving)
+        done, _ = await asyncio.wait({task}, timeout=max(0.0, slow[0] - asyncio.get_running_loop().time()))
+        if not done:
+            await self._call_hook(slow[1])
+        return await task
+
+    @staticmethod
+    async def _call_hook(hook: Callable[[], Awaitable[None]]) -> None:
+        SLOW_SAVE.set(None)  # once per task
+        try:
+            await hook()
+        except Exception:
+            log.warning("the slow-save hook failed", exc_info=True)
+
+    def _locked(self, table: Table) -> contextlib.AbstractAsyncContextManager[None]:
+        return self._guarded(table.lock)
+
+    @contextlib.asynccontextmanager
+    async def _guarded(self, lock: asyncio.Lock) -> AsyncIterator[None]:
+        """A table's (or the creation) lock; waiting for it counts towards
+        SLOW_SAVE (the holder may itself be waiting for a locked database)."""
+        slow = SLOW_SAVE.get()
+        if slow is None or not lock.locked():
+            await lock.acquire()
+        else:
+            acquire = asyncio.ensure_future(lock.acquire())
+            try:
+                done, _ = await asyncio.wait({acquire}, timeout=max(0.0, slow[0] - asyncio.get_running_loop().time()))
+                if not done:
+                    await self._call_hook(slow[1])
+                await acquire
+            except BaseException:
+                if acquire.done() and not acquire.cancelled() and acquire.exception() is None:
+                    lock.release()
+                else:
+                    acquire.cancel()
+                raise
+        try:
+            yield
+        finally:
+            lock.release()
 
     async def _record(self, table: Table) -> None:
         from app.store import GameRecord, PlayerResult
 
         result = table.engine.result  # type: ignore[union-attr]
         has_bots = any(s.computer for s in table.seats)
-        rated = True
-        if has_bots:
-            settings = await self.store.guild_settings(table.guild_id)
-            rated = bool(settings.get("rate_bot_games"))
         players = [
             PlayerResult(
                 user_id=seat.user_id, name=seat.name, seat=index,
@@ -460,77 +775,211 @@ class TableManager:
             )
             for index, seat in enumerate(table.seats)
         ]
-        record = GameRecord(
-            table_id=table.id, guild_id=table.guild_id, channel_id=table.channel_id, game=table.game,
-            started_at=table.started_at or table.created_at, ended_at=self.clock(), seed=table.seed,
-            rounds=result.rounds, has_bots=has_bots, rated=rated, players=players,
-        )
         try:
-            await self.store.record_game(record)
-        except Exception:  # the game itself is saved; stats can be re-derived
+            rated = True
+            if has_bots:
+                settings = await self.store.guild_settings(table.guild_id)
+                rated = bool(settings.get("rate_bot_games"))
+            if table.options.get("hints"):
+                rated = False  # the coach helped: never a rated game
+            record = GameRecord(
+                table_id=table.id, guild_id=table.guild_id, channel_id=table.channel_id, game=table.game,
+                started_at=table.started_at or table.created_at, ended_at=self.clock(), seed=table.seed,
+                rounds=result.rounds, has_bots=has_bots, rated=rated, players=players,
+            )
+            await self.store.record_game(record)  # once per table id, whatever the number of calls
+            table.recorded = True
+        except Exception:  # the game itself is saved: ended() (or the next start) records it again
             log.exception("recording the result of table %s failed", table.id)
 
+    def _closed(self, table: Table) -> None:
+        for hook in self.closed_hooks:
+            try:
+                hook(table)
+            except Exception:
+                log.exception("a closed-table hook failed for table %s", table.id)
+
+    @staticmethod
+    def _missed(table: Table, seat: int) -> Event:
+        """A timed-out turn of ``seat``: the third in a row hands it to a computer."""
+        state = table.seats[seat]
+        state.missed += 1
+        if state.missed >= MISSED_TURNS_LIMIT:
+            state.away = True
+        return {"type": "timeout", "seat": seat, "away": state.away}
+
+
+    def _forget(self, table: Table) -> None:
+        """A closed table leaves memory (its presenter keeps a reference while it shows the end)."""
+        if table.status not in ACTIVE and self.tables.get(table.id) is table:
+            del self.tables[table.id]
+            self._retries.pop(table.id, None)
+            if self.players is not None:
+                self.players.forget(table.id)  # its replayed history is no longer needed
+
+    def _later(self, coro: Awaitable[None]) -> None:
+        task = asyncio.get_running_loop().create_task(coro, context=contextvars.Context())  # type: ignore[arg-type]
+        self._closers.add(task)
+        task.add_done_callback(self._closers.discard)
+
+    # ---------------------------------------------------------- idle tables
+    async def _sweep_loop(self) -> None:
+        while not self._closing:
+            try:
+                await self.close_idle()
+            except Exception:
+                log.exception("looking for idle tables failed")
+            await asyncio.sleep(self.sweep_interval)
+
+    async def close_idle(self) -> list[Table]:
+        """Close (as 'abandoned') every table where nobody acted for ``idle_limit``."""
+        now = self.clock()
+        closed = []
+        for table in list(self.tables.values()):
+            if table.status not in ACTIVE or now - table.active_at < self.idle_limit:
+                continue
+            async with table.lock:
+                if table.status not in ACTIVE or now - table.active_at < self.idle_limit:
+                    continue
+                draft = table.draft()
+                draft.status = "abandoned" if table.status == "playing" else "cancelled"
+                draft.turn_deadline = None
+                draft.idle = True
+                try:
+                    await self._save(table, draft)
+                except TableError:
+                    continue  # the next sweep tries again
+                self._drop_timer(table)
+            log.info("table %s closed: nobody acted for %.0f s", table.id, now - table.active_at)
+            self._forget(table)
+            closed.append(table)
+            self.listener(table, [{"type": "idle", "hours": max(1, round(self.idle_limit / 3600))}])
+            self._closed(table)
+        return closed
+
+    # --------------------------------------------------------- timers, bots
     def _drop_timer(self, table: Table) -> None:
         task = self._timers.pop(table.id, None)
         if task is not None and task is not asyncio.current_task():
             task.cancel()
 
-    def _schedule(self, table: Table) -> None:
-        """Arm the one timer a table needs: a computer's move or the turn timer."""
+    def _schedule(self, table: Table, retry_in: float | None = None) -> None:
+        """Arm the one timer a table needs: a computer's move or the turn timer
+        (or, after the store refused one, the same move again in ``retry_in`` s)."""
         self._drop_timer(table)
         if self._closing or table.status != "playing" or table.engine is None:
             return
-        seat = table.engine.to_move
-        if seat is None:
+        acting = to_act(table.engine)
+        if not acting:
             return
         version = table.version
-        if table.seats[seat].automatic:
-            delay = self.computer_delay * self.time_scale
+        if any(table.seats[seat].automatic for seat in acting):
+            delay = self.computer_delay * self.time_scale if retry_in is None else retry_in
             coro = self._auto(table, version, timeout=False, delay=delay)
         elif table.turn_deadline is not None:
             delay = max(0.0, table.turn_deadline - self.clock())
+            if retry_in is not None:
+                delay = max(delay, retry_in)
             coro = self._auto(table, version, timeout=True, delay=delay)
         else:
             return
-        self._timers[table.id] = asyncio.get_running_loop().create_task(coro, name=f"table-{table.id}")
+        # A fresh context: a click's SLOW_SAVE hook must not follow into the timer.
+        self._timers[table.id] = asyncio.get_running_loop().create_task(
+            coro, name=f"table-{table.id}", context=contextvars.Context())
+
+    async def _think(self, table: Table, version: int, timeout: bool) -> Any:
+        """A hard computer's move, searched in a worker thread outside the lock
+        (on a copy of the seat's knowledge); None when there is nothing to search."""
+        engine = table.engine
+        if timeout or self.players is None or table.status != "playing" or engine is None:
+            return None
+        seat = engine.to_move
+        if seat is None or table.version != version or table.seats[seat].level != "hard":
+            return None
+        try:
+            return await self.players.think(table, seat, "hard")
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # the table must go on: the normal level moves instead
+            log.exception("the hard search at table %s failed", table.id)
+            return None
+
+    def _chooser(self, table: Table, planned: Any, version: int, timeout: bool) -> ComputerPlayer:
+        """The player for this automatic move: the planned (searched) move if the
+        table did not change meanwhile, else the seat's level (normal on a timeout)."""
+        if self.players is None:
+            return self.computers[table.game]
+
+        def choose(engine: Any, seat: int, rng: random.Random) -> Any:
+            nonlocal planned
+            if planned is not None and table.version == version:
+                action, planned = planned, None
+                return action
+            level = TIMEOUT_LEVEL if timeout else table.seats[seat].level
+            return self.players.choose(table, seat, level)
+
+        return choose
 
     async def _auto(self, table: Table, version: int, *, timeout: bool, delay: float) -> None:
         await asyncio.sleep(delay)
         try:
+            planned = await self._think(table, version, timeout)
             async with table.lock:
                 if table.status != "playing" or table.version != version or table.engine is None:
                     return
-                engine = table.engine
-                seat = engine.to_move
-                if seat is None:
+                acting = to_act(table.engine)
+                if not acting:
                     return
-                choose = self.computers[table.game]
+                draft = table.draft(engine=True)
+                engine = draft.engine
+                choose = self._chooser(draft, planned, version, timeout)
                 events: list[Event] = []
-                if timeout:
+                if timeout and registry.spec(table.game).simultaneous:
+                    # S3: every seat that has not chosen gets the computer's choice, and
+                    # the table says so before the reveal.
+                    for seat in sorted(acting):
+                        if seat not in to_act(engine) or engine.over:
+                            continue
+                        events.append(self._missed(draft, seat))
+                        rng = random.Random(f"{draft.seed}:{draft.version}")
+                        events += self._apply(draft, seat, choose(engine, seat, rng))
+                elif timeout:
+                    seat = min(acting)
                     # The computer plays the rest of this turn for the absent player.
                     while engine.to_move == seat and not engine.over:
-                        rng = random.Random(f"{table.seed}:{table.version}")
-                        step = self._apply(table, seat, choose(engine, seat, rng))
+                        rng = random.Random(f"{draft.seed}:{draft.version}")
+                        step = self._apply(draft, seat, choose(engine, seat, rng))
                         events += step
-                        if any(e.get("type") in NEW_TURN for e in step):
+                        if any(starts_turn(table.game, e) for e in step):
                             break  # that turn is over; a new one (even the same seat's) gets its own timer
-
-                    state = table.seats[seat]
-                    state.missed += 1
-                    if state.missed >= MISSED_TURNS_LIMIT:
-                        state.away = True
-                    events.append({"type": "timeout", "seat": seat, "away": state.away})
+                    events.append(self._missed(draft, seat))
                 else:
-                    rng = random.Random(f"{table.seed}:{table.version}")
-                    events += self._apply(table, seat, choose(engine, seat, rng))
-                await self._commit(table, events)
+                    # Computers (and seats a computer holds) act; people keep their own timer.
+                    for seat in sorted(acting):
+                        if seat in to_act(engine) and draft.seats[seat].automatic and not engine.over:
+                            rng = random.Random(f"{draft.seed}:{draft.version}")
+                            events += self._apply(draft, seat, choose(engine, seat, rng))
+                await self._commit(table, draft, events)
         except asyncio.CancelledError:
             raise
+        except TableError as error:
+            if error.code != "not_saved":
+                raise
+            # The store refused the move (disk full, locked...): nothing changed;
+            # the same move is tried again, less and less often, until it is saved.
+            tries = self._retries[table.id] = self._retries.get(table.id, 0) + 1
+            wait = min(RETRY_MAX, RETRY_FIRST * 2 ** (tries - 1))
+            log.warning("table %s: automatic move not saved (try %d); again in %.1f s", table.id, tries, wait)
+            if self._timers.get(table.id) is asyncio.current_task():
+                self._timers.pop(table.id, None)
+                self._schedule(table, retry_in=wait)
+            return
         except Exception:
             log.exception("automatic move at table %s failed", table.id)
             return
         finally:
             if self._timers.get(table.id) is asyncio.current_task():
                 self._timers.pop(table.id, None)
+        self._retries.pop(table.id, None)
         self.listener(table, events)
         self._schedule(table)

@@ -11,13 +11,13 @@ message; a test checks they agree)::
     )
     @app_commands.rename(game=locale_str("game", key="commands.opt_game.name"))
     @app_commands.describe(game=locale_str("Which game's rules to show", key="commands.opt_rules_game.description"))
-    @app_commands.choices(game=[Choice(name=locale_str("11 nimmt!", key="commands.choice_nimmt.name"), value="nimmt")])
+    @app_commands.choices(by=[Choice(name=locale_str("wins", key="commands.choice_wins.name"), value="wins")])
 
 Key conventions (all flat, in ``commands.json``):
 
 - ``<command>.name`` / ``<command>.description``: a top-level command or
-  group (``commands.nimmt.name``); a subcommand is ``<group>_<sub>.name``
-  (``commands.nimmt_new.name``).
+  group (``commands.settings.name``); a subcommand is ``<group>_<sub>.name``
+  (``commands.settings_language.name``).
 - ``opt_<option>.name`` / ``opt_<option>.description``: an option, shared by
   every command that has it; a command-specific description gets its own
   key (``commands.opt_rules_game.description``).
@@ -95,8 +95,8 @@ def key_kind(key: str) -> Optional[str]:
     """What a ``commands.*`` key holds under the conventions above:
     ``"name"``, ``"text"`` (description, choice name), ``"menu"`` or ``None``.
 
-    >>> [key_kind(k) for k in ("commands.nimmt_new.name", "commands.choice_wins.name",
-    ...                        "commands.opt_by.description", "commands.card.menu_name", "nimmt.title")]
+    >>> [key_kind(k) for k in ("commands.settings_language.name", "commands.choice_wins.name",
+    ...                        "commands.opt_by.description", "commands.card.menu_name", "table.join")]
     ['name', 'text', 'text', 'menu', None]
     """
     if not key.startswith("commands."):

@@ -27,6 +27,7 @@ LABELS = {
     "hand_title": "Your hand ({count})", "hand_empty": "No cards in hand", "fits": "on",
     "hand_no": "Hand {hand_no}", "decks": "Decks: {count}",
     "status_source": "{name}: draw from the stock or take the discard",
+    "status_draw": "{name}: draw from the stock",
     "status_jack": "{name}: choose a slot for the Jack", "stock": "Stock: {count}",
     "discard": "Discard: {count}", "in_hand": "In hand", "slots": "Slots: {count}",
     "game_nimmt": "11 nimmt!", "game_garbage": "Garbage", "games": "Games", "wins": "Wins",
@@ -105,6 +106,12 @@ def main() -> None:
     ap.add_argument("--save", help="directory to write the sample PNGs to")
     ap.add_argument("-n", type=int, default=30, help="warm repetitions")
     args = ap.parse_args()
+    import os
+
+    from app import render_base
+
+    fonts = [Path(p).name for p in (render_base.SHIPPED_FONT, *getattr(render_base, "FALLBACK_FONTS", ())) if p]
+    print(f"load average {os.getloadavg()[0]:.2f} (1 min) on {os.cpu_count()} cores; fonts: {', '.join(fonts)}")
     for name, fn in cases().items():
         t0 = time.perf_counter()
         png = fn()
@@ -120,6 +127,7 @@ def main() -> None:
         if args.save:
             Path(args.save).mkdir(parents=True, exist_ok=True)
             (Path(args.save) / f"{name}.png").write_bytes(png)
+    print(f"load average {os.getloadavg()[0]:.2f} (1 min) at the end")
 
 
 if __name__ == "__main__":

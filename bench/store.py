@@ -21,8 +21,10 @@ warm cache, ``--runs`` timed calls each (after warm-up), reporting median and
 p99 in milliseconds: recording a finished 4-player game with its rating
 update, leaderboard pages (first / next / previous / far, by page number and
 by keyset cursor; global, the biggest server and a mid-size server; by
-rating and by wins), an exact rank, a profile; then sustained recording
-throughput in games/s with the background WAL checkpointer running.
+rating and by wins), an exact rank, a profile, a head-to-head (``versus``)
+of two rivals with thousands of games (recorded once into the database);
+then sustained recording throughput in games/s with the background WAL
+checkpointer running.
 """
 from __future__ import annotations
 
@@ -51,6 +53,8 @@ from app.store import GameRecord, PlayerResult, Store  # noqa: E402
 OUT = ROOT / "bench" / "out"
 USER_BASE = 100_000_000_000_000_000   # snowflake-sized ids
 GUILD_BASE = 900_000_000_000_000_000
+# /versus: games of the two rivals added by ``measure`` (each, and together)
+RIVALS_A, RIVALS_B, RIVALS_SHARED = 5_000, 4_000, 2_500
 
 
 def user_id(index: int) -> int:
@@ -342,7 +346,55 @@ async def measure(path: Path, runs: int, sustained: int, seed: int = 2) -> dict[
         db.close()
         print("  exact ranks agree with a brute-force COUNT (6 players)", flush=True)
 
-        # 5. sustained recording, background checkpointer on: one game at a
+        # 5. head-to-head (/versus): two rivals with thousands of games each,
+        # recorded through the store once per database (group commit)
+        rival_a, rival_b = USER_BASE - 7919, USER_BASE - 2 * 7919
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        (have,) = db.execute("SELECT COUNT(*) FROM game_players WHERE user_id = ?", (rival_a,)).fetchone()
+        db.close()
+        if have == 0:
+            t = time.perf_counter()
+            plan = ["ab"] * RIVALS_SHARED + ["a"] * (RIVALS_A - RIVALS_SHARED) + ["b"] * (RIVALS_B - RIVALS_SHARED)
+            rnd.shuffle(plan)
+
+            def rival_game(who: str) -> GameRecord:
+                base = game_for(rnd.choice([0, big[0], mid[0]]))
+                users = [u for u in (rival_a if "a" in who else None, rival_b if "b" in who else None) if u]
+                players = [PlayerResult(u, f"rival{i}", i, 0, 1) for i, u in enumerate(users)]
+                players += [PlayerResult(p.user_id, p.name, len(players) + j, 0, 1)
+                            for j, p in enumerate(base.players[len(users):])]
+                scores = [rnd.randint(0, 30) for _ in players]
+                places = [1 + sum(o < x for o in scores) for x in scores]
+                players = [PlayerResult(p.user_id, p.name, p.seat, sc, pl, p.stats)
+                           for p, sc, pl in zip(players, scores, places)]
+                return GameRecord(**{**base.__dict__, "game": rnd.choice(["nimmt", "garbage"]), "players": players})
+
+            queue = iter([rival_game(w) for w in plan])
+
+            async def rival_worker() -> None:
+                for g in queue:
+                    await store.record_game(g)
+
+            await asyncio.gather(*(rival_worker() for _ in range(32)))
+            await store.checkpoint()
+            print(f"  recorded {len(plan):,} games of two rivals ({RIVALS_A:,} and {RIVALS_B:,} games, "
+                  f"{RIVALS_SHARED:,} together) in {time.perf_counter() - t:.1f} s", flush=True)
+        plain = samples[0]
+        for label, pair, game in (
+            (f"rivals, {RIVALS_A:,} and {RIVALS_B:,} games, {RIVALS_SHARED:,} shared", (rival_a, rival_b), None),
+            ("rivals, 11 nimmt! only", (rival_a, rival_b), "nimmt"),
+            ("rival against a player with few games", (rival_a, None), None),
+            ("two random players", (None, None), None),
+        ):
+            def call(i: int, pair=pair, game=game):
+                a = pair[0] or rnd.choice(plain)
+                b = pair[1] or rnd.choice(plain)
+                return lambda: store.versus(a, b, game)
+            results[f"versus: {label}"] = _report(f"versus: {label}", await _timed(runs, call))
+        figures = await store.versus(rival_a, rival_b)
+        assert sum(f["games"] for f in figures.values()) == RIVALS_SHARED, figures
+
+        # 6. sustained recording, background checkpointer on: one game at a
         # time, then 32 in flight (group commit); each phase on a freshly
         # opened store (closing checkpoints and resets the WAL)
         for label, in_flight in (("one at a time", 1), ("32 in flight", 32)):

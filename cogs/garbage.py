@@ -6,7 +6,6 @@ to move.  The engine plays every forced step; the table narrates the chain.
 """
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Any
 
@@ -17,9 +16,11 @@ from discord.ext import commands
 
 from app import render
 from app.i18n import t
+from app.text import bold, plain
 from app.tables import Table, TableError
+from cogs.coach import hint_text
 from cogs.guard import number
-from cogs.tables import TableButton, TableMessage, TablesCog, view_of
+from cogs.tables import TableButton, TableMessage, TablesCog, user_lang, view_of
 from core.garbage import Discard, Draw, Jack
 from core.protocol import Event, GameError
 
@@ -57,7 +58,7 @@ class GarbageUI:
                 player["slots"] = max(player["slots"], len(player["layout"]))
         names = [seat.name for seat in table.seats]
         labels = {k: t(lang, f"render.{k}") for k in render.GARBAGE_TABLE_LABELS}
-        image = await asyncio.get_running_loop().run_in_executor(None, render.render_garbage_table, view, names, labels)
+        image = await render.draw(render.render_garbage_table, view, names, labels)
         embed = discord.Embed(title=t(lang, "garbage.table_title", table=table.id),
                               description=self.summary(table, view, lang), colour=discord.Colour.dark_green())
         return TableMessage(content="", embed=embed, image=image, view=self.buttons(table, view, lang, version))
@@ -68,12 +69,14 @@ class GarbageUI:
         for seat, player in enumerate(view["players"]):
             up = sum(1 for c in player["layout"] if c is not None)
             marker = "▶ " if seat == view["to_move"] else ""
-            lines.append(marker + t(lang, "garbage.summary_player", name=discord.utils.escape_markdown(
+            lines.append(marker + t(lang, "garbage.summary_player", name=plain(
                 table.seats[seat].name), slots=player["slots"], up=up))
         if view["in_hand"]:
             lines.append(t(lang, "garbage.in_hand", card=card_name(lang, view["in_hand"])))
         if view["to_move"] is not None and table.turn_deadline and not table.seats[view["to_move"]].automatic:
             lines.append(t(lang, "table.deadline", when=f"<t:{int(table.turn_deadline)}:R>"))
+        if table.options.get("hints"):
+            lines.append(t(lang, "ai.hints_on"))
         return "\n".join(lines)[:4000]
 
     def buttons(self, table: Table, view: dict[str, Any], lang: str,
@@ -96,6 +99,8 @@ class GarbageUI:
                 items.append(TableButton.make(table.id, "gjack", t(lang, "garbage.jack_slot", slot=slot), ver=ver,
                                               arg=slot, row=1 + i // 5))
         items.append(TableButton.make(table.id, "rules", t(lang, "table.rules"), emoji="📖", row=3))
+        if table.options.get("hints") and not automatic:  # the coach, for the player to move
+            items.append(TableButton.make(table.id, "ghint", t(lang, "ai.hint"), emoji="💡", ver=ver, row=3))
         if any(s.away for s in table.seats):
             items.append(TableButton.make(table.id, "back", t(lang, "table.im_back"), row=3))
         return view_of(*items)
@@ -106,7 +111,7 @@ class GarbageUI:
         actor: int | None = None
 
         def name(seat: int) -> str:
-            return f"**{discord.utils.escape_markdown(table.seats[seat].name)}**"
+            return bold(table.seats[seat].name)
 
         def flush() -> None:
             nonlocal chain, actor
@@ -163,6 +168,11 @@ class GarbageUI:
         engine = table.engine
         if engine is None or engine.to_move != table.seat_of(interaction.user.id):
             raise GameError("not_your_turn")
+        if op == "ghint":  # the coach (unrated tables with hints on): answered privately
+            decision = await cog.manager.hint(table, interaction.user.id)
+            text = hint_text(user_lang(interaction), "garbage", decision, [s.name for s in table.seats],
+                             discard_top=engine.view(None)["discard_top"])
+            return await interaction.response.send_message(text, ephemeral=True)
         if op == "gdraw":
             action: Any = Draw()
         elif op == "gdisc":
@@ -172,8 +182,9 @@ class GarbageUI:
         else:
             raise TableError("stale")
         await cog.manager.act(table, interaction.user.id, action, version=ver)
-        # The click is answered at once; the table message follows from the presenter.
-        await interaction.response.defer()
+        # The click is answered at once (unless a slow save did); the table message follows.
+        if not interaction.response.is_done():
+            await interaction.response.defer()
 
 
 class GarbageCog(commands.Cog, name="Garbage"):

@@ -10,6 +10,7 @@ import asyncio
 import io
 import logging
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,9 +23,11 @@ from discord.ext import commands
 
 from app import render
 from app.i18n import t
+from app.text import bold, label, plain
 from app.tables import Table, TableError
+from cogs.coach import hint_text
 from cogs.guard import first, number
-from cogs.tables import TableButton, TableMessage, TableSelect, TablesCog, user_lang, view_of
+from cogs.tables import TableButton, TableMessage, TableSelect, TablesCog, update_message, user_lang, view_of
 from core.nimmt import Open, Pass, Play, Steal, Take
 from core.protocol import Event
 
@@ -33,6 +36,9 @@ log = logging.getLogger(__name__)
 PAGE = 25  # options per select menu (Discord's limit)
 PANEL_LIFETIME = 14 * 60  # an interaction token lasts 15 minutes
 PANEL_DEBOUNCE = 0.3
+HAND_IMAGES = 512  # hand pictures kept (~15 KB each): most panel redraws show a hand that did not change
+ANSWER_WITHIN = 2.0  # seconds after the click: a panel not drawn by then is deferred (Discord allows 3)
+QUICK_PLAYS = 10  # one-click buttons (card on stack) when no more pairs than this fit
 
 
 @dataclass
@@ -41,6 +47,8 @@ class _OpenPanel:
     opened: float
     lang: str
     version: int
+    stack: int | None = None  # what the player was looking at, kept by a redraw
+    page: int = 0
 
 
 def cards_text(cards: list[int]) -> str:
@@ -61,9 +69,11 @@ class NimmtUI:
         self.bot = bot
         self.open_panels: dict[tuple[int, int], _OpenPanel] = {}
         self._refreshers: dict[tuple[int, int], asyncio.Task[None]] = {}
+        self._hand_images: OrderedDict[tuple[Any, ...], bytes] = OrderedDict()
+        self._locks: dict[tuple[int, int], asyncio.Lock] = {}
 
     def lobby_lines(self, table: Table, lang: str) -> list[str]:
-        rounds = table.options.get("rounds")
+        rounds = table.options.get("rounds")  # (hints on: said by the shared lobby)
         if rounds is None:
             return [t(lang, "table.lobby_rounds_auto")]
         return [t(lang, "table.lobby_rounds", rounds=rounds)]
@@ -74,8 +84,8 @@ class NimmtUI:
 
     async def table_message(self, table: Table, lang: str) -> TableMessage:
         view = table.engine.view(None)  # type: ignore[union-attr]
-        image = await asyncio.get_running_loop().run_in_executor(
-            None, render.render_nimmt_table, view, self.names(table), labels(lang, render.NIMMT_TABLE_LABELS))
+        image = await render.draw(render.render_nimmt_table, view, self.names(table),
+                                  labels(lang, render.NIMMT_TABLE_LABELS))
         embed = discord.Embed(title=t(lang, "nimmt.table_title", table=table.id),
                               description=self.summary(table, view, lang), colour=discord.Colour.orange())
         items: list[discord.ui.Item] = []
@@ -95,17 +105,20 @@ class NimmtUI:
         lines.append(t(lang, "nimmt.summary_stacks", stacks=stacks or "-"))
         for seat, name in enumerate(self.names(table)):
             marker = "▶ " if seat == view["to_move"] else ""
-            lines.append(marker + t(lang, "nimmt.summary_player", name=discord.utils.escape_markdown(name),
-                                    cards=view["hand_counts"][seat], bulls=view["bulls"][seat],
-                                    score=view["scores"][seat]))
+            lines.append(marker + t(lang, "nimmt.summary_player", name=plain(name),
+                                    cards=t(lang, "talk.cards", count=view["hand_counts"][seat]),
+                                    bulls=t(lang, "talk.bulls", count=view["bulls"][seat]),
+                                    score=t(lang, "talk.points", count=view["scores"][seat])))
         if view["to_move"] is not None and table.turn_deadline and not table.seats[view["to_move"]].automatic:
             lines.append(t(lang, "table.deadline", when=f"<t:{int(table.turn_deadline)}:R>"))
+        if table.options.get("hints"):
+            lines.append(t(lang, "ai.hints_on"))
         text = "\n".join(lines)
         return text[:4000]
 
     # --------------------------------------------------------------- narration
     def narrate(self, table: Table, events: list[Event], lang: str) -> list[str]:
-        name = lambda seat: f"**{discord.utils.escape_markdown(table.seats[seat].name)}**"  # noqa: E731
+        name = lambda seat: bold(table.seats[seat].name)  # noqa: E731
         lines: list[str] = []
         for e in events:
             kind = e["type"]
@@ -150,13 +163,41 @@ class NimmtUI:
         return lines
 
     # ------------------------------------------------------------- hand panel
-    def panel(self, table: Table, seat: int, lang: str, *, stack: int | None = None, page: int = 0,
-              note: str | None = None) -> tuple[discord.Embed, discord.ui.View | None, bytes]:
+    def panel(self, table: Table, seat: int, lang: str, **kwargs: Any) -> tuple[discord.Embed, discord.ui.View | None, bytes]:
         """The private panel of one seat, built from that seat's view only."""
+        embed, items, view = self.panel_parts(table, seat, lang, **kwargs)
+        return embed, items, render.render_nimmt_hand(view, labels(lang, render.NIMMT_HAND_LABELS))
+
+    async def panel_drawn(self, table: Table, seat: int, lang: str, **kwargs: Any) -> tuple[
+            discord.Embed, discord.ui.View | None, bytes]:
+        """:meth:`panel` with its picture drawn in a worker thread (the loop goes on)."""
+        embed, items, view = self.panel_parts(table, seat, lang, **kwargs)
+        return embed, items, await self.hand_image(view, lang)
+
+    async def hand_image(self, view: dict[str, Any], lang: str) -> bytes:
+        """The picture of a seat's hand, drawn in a worker thread (never on the
+        event loop) before queued table pictures, or the same picture as last
+        time when nothing it shows changed."""
+        playable = view["playable"] or {}
+        key = (lang, tuple(view["hand"]), tuple(sorted((str(k), tuple(v)) for k, v in playable.items())),
+               tuple((s["id"], s["label"]) for s in view["stacks"]) if playable else ())
+        image = self._hand_images.get(key)
+        if image is not None:
+            self._hand_images.move_to_end(key)
+            return image
+        image = await render.draw(render.render_nimmt_hand, view, labels(lang, render.NIMMT_HAND_LABELS),
+                                  urgent=True)
+        self._hand_images[key] = image
+        while len(self._hand_images) > HAND_IMAGES:
+            self._hand_images.popitem(last=False)
+        return image
+
+    def panel_parts(self, table: Table, seat: int, lang: str, *, stack: int | None = None, page: int = 0,
+                    note: str | None = None) -> tuple[discord.Embed, discord.ui.View | None, dict[str, Any]]:
+        """The panel's text and controls, and the seat's view its picture is drawn from."""
         engine = table.engine
         assert engine is not None
         view = engine.view(seat)
-        image = render.render_nimmt_hand(view, labels(lang, render.NIMMT_HAND_LABELS))
         hand = view["hand"]
         embed = discord.Embed(title=t(lang, "nimmt.panel_title", table=table.id), colour=discord.Colour.orange())
         from core.nimmt import HEADS
@@ -171,10 +212,10 @@ class NimmtUI:
         if table.status != "playing" or view["to_move"] is None:
             lines.append(t(lang, "nimmt.panel_over"))
         elif view["to_move"] != seat:
-            lines.append(t(lang, "nimmt.panel_waiting", name=table.seats[view["to_move"]].name))
+            lines.append(t(lang, "nimmt.panel_waiting", name=plain(table.seats[view["to_move"]].name)))
         elif view["phase"] == "steal":
             lines.append(t(lang, "nimmt.panel_steal"))
-            options = [discord.SelectOption(label=table.seats[v].name[:100], value=str(v),
+            options = [discord.SelectOption(label=label(table.seats[v].name), value=str(v),
                                             description=t(lang, "nimmt.bull_count", count=view["bulls"][v]))
                        for v in view["victims"]]
             items.append(TableSelect.make(table.id, "nsteal", t(lang, "nimmt.choose_victim"), options, ver=ver))
@@ -189,9 +230,11 @@ class NimmtUI:
         else:
             items.extend(self._play_controls(table, view, lang, stack, page, lines))
         items.append(TableButton.make(table.id, "nrefresh", t(lang, "nimmt.refresh"), emoji="🔄", row=4))
+        if table.options.get("hints") and table.status == "playing" and view["to_move"] == seat:
+            items.append(TableButton.make(table.id, "nhint", t(lang, "ai.hint"), emoji="💡", ver=ver, row=4))
         embed.description = "\n".join(lines)[:4000]
         embed.set_image(url="attachment://hand.png")
-        return embed, view_of(*items), image
+        return embed, view_of(*items), view
 
     def _pager(self, table: Table, op: str, page: int, pages: int, lang: str) -> list[discord.ui.Item]:
         if pages <= 1:
@@ -210,17 +253,23 @@ class NimmtUI:
         turn = view["turn"]
         played = set(turn["played_stacks"])
         several = turn["several_cards"]
-        bulls = view["bulls"][seat]
         playable = {int(k): v for k, v in view["playable"].items()}
         stacks = [s for s in view["stacks"] if s["id"] not in played]
         by_id = {s["id"]: s for s in view["stacks"]}
+        # The common case in one click: a button per card that fits a stack, when they all fit.
+        pairs = [(s["id"], card) for s in stacks for card in playable.get(s["id"], [])]
+        quick = stack is None and 0 < len(pairs) <= QUICK_PLAYS
         items: list[discord.ui.Item] = []
         if played:
             lines.append(t(lang, "nimmt.panel_more", done=len(played), max=view["turn"]["max_stacks"]))
+        elif playable and several:
+            lines.append(t(lang, "nimmt.panel_turn", count=turn["max_stacks"]))
         elif playable:
-            lines.append(t(lang, "nimmt.panel_turn", count=bulls))
+            lines.append(t(lang, "talk.panel_turn_one_card"))
         else:
             lines.append(t(lang, "nimmt.panel_must_take"))
+        if quick:
+            lines.append(t(lang, "talk.panel_quick"))
         pages = max(1, -(-len(stacks) // PAGE))
         page = min(max(page, 0), pages - 1)
         options = []
@@ -233,6 +282,14 @@ class NimmtUI:
         if options:
             items.append(TableSelect.make(table.id, "nstack", t(lang, "nimmt.choose_stack"), options, ver=ver,
                                           arg=f"p{page}", row=0))
+        if quick:
+            index = {card: i for i, card in enumerate(view["hand"])}
+            for n, (sid, card) in enumerate(pairs):
+                # The button names the card by its place in the hand (never the card itself);
+                # the version pins the hand, so the place stays that card.
+                items.append(TableButton.make(
+                    table.id, "nplay", t(lang, "talk.quick_play", card=card, label=by_id[sid]["label"]), ver=ver,
+                    arg=f"{sid}.{index[card]}", style=discord.ButtonStyle.primary, row=1 + n // 5))
         if stack is not None and stack in by_id and stack not in played:
             label = by_id[stack]["label"]
             fit = playable.get(stack, [])
@@ -246,7 +303,7 @@ class NimmtUI:
                                               arg=stack, style=discord.ButtonStyle.danger, row=2))
         if turn["can_pass"]:
             items.append(TableButton.make(table.id, "npass", t(lang, "nimmt.end_turn"), ver=ver,
-                                          style=discord.ButtonStyle.success, row=2))
+                                          style=discord.ButtonStyle.success, row=3 if quick else 2))
         items.extend(self._pager(table, "npage", page, pages, lang))
         return items
 
@@ -258,50 +315,86 @@ class NimmtUI:
             raise TableError("not_playing")
         return seat
 
+    def _lock(self, key: tuple[int, int]) -> asyncio.Lock:
+        lock = self._locks.get(key)
+        if lock is None:
+            lock = self._locks[key] = asyncio.Lock()
+        return lock
+
     async def _show(self, interaction: discord.Interaction, table: Table, seat: int, *, new: bool = False,
-                    **kwargs: Any) -> None:
+                    stack: int | None = None, page: int = 0, note: str | None = None) -> None:
+        """Answer a click with the panel.  One answer or redraw of a player's panel at a
+        time: a redraw that was under way never lands after (and wipes) a fresh answer."""
         lang = user_lang(interaction)
-        version = table.version
-        embed, view, image = self.panel(table, seat, lang, **kwargs)
-        file = discord.File(io.BytesIO(image), filename="hand.png")
-        if new:
-            await interaction.response.send_message(embed=embed, view=view, file=file, ephemeral=True)
-        else:
-            await interaction.response.edit_message(embed=embed, view=view, attachments=[file])
-        # The panel keeps itself current while its interaction token lives.
-        self.open_panels[(table.id, interaction.user.id)] = _OpenPanel(interaction, time.monotonic(), lang, version)
+        key = (table.id, interaction.user.id)
+        async with self._lock(key):
+            version = table.version
+            drawing = asyncio.ensure_future(self.panel_drawn(table, seat, lang, stack=stack, page=page, note=note))
+            age = (discord.utils.utcnow() - interaction.created_at).total_seconds()
+            await asyncio.wait({drawing}, timeout=max(0.2, ANSWER_WITHIN - max(0.0, age)))
+            if not drawing.done() and not interaction.response.is_done():
+                # the machine is busy: say "thinking" in time, then answer
+                if new:
+                    await interaction.response.defer(ephemeral=True, thinking=True)
+                else:
+                    await interaction.response.defer()
+            embed, view, image = await drawing
+            file = discord.File(io.BytesIO(image), filename="hand.png")
+            if interaction.response.is_done():
+                if new:
+                    await interaction.followup.send(embed=embed, view=view, file=file, ephemeral=True)
+                else:
+                    await interaction.edit_original_response(embed=embed, view=view, attachments=[file])
+            elif new:
+                await interaction.response.send_message(embed=embed, view=view, file=file, ephemeral=True)
+            else:
+                await interaction.response.edit_message(embed=embed, view=view, attachments=[file])
+            # The panel keeps itself current while its interaction token lives.
+            self.open_panels[key] = _OpenPanel(interaction, time.monotonic(), lang, version, stack, page)
 
     def changed(self, table: Table) -> None:
-        """The table moved: redraw every open panel at it (not the mover's own,
-        which its click already redrew), so a turn shows up without a click."""
+        """The table moved: redraw every open panel at it (the mover's own too, unless its
+        click's answer shows the new state already), so a turn shows up without a click;
+        at the end each shows the game is over, once."""
         now = time.monotonic()
         for key, panel in list(self.open_panels.items()):
             if key[0] != table.id:
                 continue
-            if table.status != "playing" or now - panel.opened > PANEL_LIFETIME:
+            if now - panel.opened > PANEL_LIFETIME or (table.status != "playing" and panel.version == table.version):
                 del self.open_panels[key]
+                self._locks.pop(key, None)
                 continue
             task = self._refreshers.get(key)
             if task is None or task.done():
-                self._refreshers[key] = asyncio.get_running_loop().create_task(self._refresh(table, key))
+                task = self._refreshers[key] = asyncio.get_running_loop().create_task(self._refresh(table, key))
+                task.add_done_callback(lambda done, key=key: self._refreshers.pop(key, None)
+                                       if self._refreshers.get(key) is done else None)
 
     async def _refresh(self, table: Table, key: tuple[int, int]) -> None:
         await asyncio.sleep(PANEL_DEBOUNCE)  # a computer's moves come in bursts: draw once
-        panel = self.open_panels.get(key)
-        seat = table.seat_of(key[1])
-        if panel is None or seat is None or panel.version == table.version or table.status != "playing":
-            return
-        version = table.version
-        embed, view, image = self.panel(table, seat, panel.lang)
-        try:
-            await panel.interaction.edit_original_response(
-                embed=embed, view=view, attachments=[discord.File(io.BytesIO(image), filename="hand.png")])
-            panel.version = version
-        except (discord.HTTPException, aiohttp.ClientError, OSError, RuntimeError):
-            # Expired, dismissed, Discord trouble or shutting down: the player
-            # still has My hand and Refresh.
-            log.debug("panel %s could not be redrawn", key, exc_info=True)
-            self.open_panels.pop(key, None)
+        async with self._lock(key):
+            while True:
+                panel = self.open_panels.get(key)
+                seat = table.seat_of(key[1])
+                if panel is None or seat is None or panel.version == table.version:
+                    return
+                version = table.version
+                over = table.status != "playing"
+                embed, view, image = await self.panel_drawn(table, seat, panel.lang, stack=panel.stack,
+                                                            page=panel.page)
+                try:
+                    await panel.interaction.edit_original_response(
+                        embed=embed, view=view, attachments=[discord.File(io.BytesIO(image), filename="hand.png")])
+                    panel.version = version
+                except (discord.HTTPException, aiohttp.ClientError, OSError, RuntimeError):
+                    # Expired, dismissed, Discord trouble or shutting down: the player
+                    # still has My hand and Refresh.
+                    log.debug("panel %s could not be redrawn", key, exc_info=True)
+                    over = True
+                if over:  # nothing will change any more (or it cannot be shown): let go of it
+                    if self.open_panels.get(key) is panel:
+                        del self.open_panels[key]
+                    return
 
     async def on_component(self, cog: TablesCog, interaction: discord.Interaction, table: Table, op: str,
                            ver: int | None, arg: str | None, values: list[str]) -> None:
@@ -311,6 +404,11 @@ class NimmtUI:
             return await self._show(interaction, table, seat, new=True)
         if op == "nrefresh":
             return await self._show(interaction, table, seat)
+        if op == "nhint":  # the coach (unrated tables with hints on): a private answer of its own
+            decision = await cog.manager.hint(table, interaction.user.id)
+            view = table.engine.view(seat)  # type: ignore[union-attr]
+            text = hint_text(lang, "nimmt", decision, self.names(table), last_round=view["round"] >= view["rounds"])
+            return await interaction.response.send_message(text, ephemeral=True)
         if ver is not None and ver != table.version:
             return await self._show(interaction, table, seat, note=t(lang, "nimmt.stale_panel"))
         page = number(arg[1:]) if arg and arg.startswith("p") else 0
@@ -320,8 +418,15 @@ class NimmtUI:
             return await self._show(interaction, table, seat, page=page)
         if op == "nstack":
             return await self._show(interaction, table, seat, stack=first(values), page=page)
-        if op == "ncards":
-            action: Any = Play(number(arg, 0), tuple(number(v) for v in values))
+        if op == "nplay":  # one click: a card (by its place in the hand) on a stack
+            try:
+                stack_id, place = (number(x) for x in (arg or "").split("."))
+                card = table.engine.view(seat)["hand"][place]  # type: ignore[union-attr]
+            except (ValueError, IndexError):
+                raise TableError("stale") from None
+            action: Any = Play(stack_id, (card,))
+        elif op == "ncards":
+            action = Play(number(arg, 0), tuple(number(v) for v in values))
         elif op == "ntake":
             action = Take(number(arg, 0))
         elif op == "npass":

@@ -1,7 +1,7 @@
-"""``/rules [game]``: the rules of 11 nimmt! or Garbage, house rules included.
+"""``/rules [game]``: the rules of every game of the registry, house rules included.
 
 The answer is ephemeral, in the user's language, one embed per page with
-Previous/Next buttons and a button to the other game.  Every button is a
+Previous/Next buttons and a button to each other game.  Every button is a
 ``RulesButton`` (a ``DynamicItem``): its custom_id ``rules:<game>:<lang>:<page>``
 carries the page it leads to, so clicks keep working after a restart.
 """
@@ -18,21 +18,30 @@ from discord.ext import commands
 
 from app.i18n import normalise, t
 from app.rules import GAMES, rules_pages
+from core import registry
 
 log = logging.getLogger(__name__)
 
-CUSTOM_ID_TEMPLATE = r"rules:(?P<game>nimmt|garbage):(?P<lang>en|es|de):(?P<page>\d+)"
+CUSTOM_ID_TEMPLATE = rf"rules:(?P<game>{registry.KEY_PATTERN}):(?P<lang>en|es|de):(?P<page>\d+)"
 _CUSTOM_ID = re.compile(CUSTOM_ID_TEMPLATE)
 
-GAME_NAME_KEYS = {"nimmt": "commands.choice_nimmt.name", "garbage": "commands.choice_garbage.name"}
-COLOURS = {"nimmt": discord.Colour.from_rgb(196, 38, 46), "garbage": discord.Colour.from_rgb(46, 125, 50)}
+
+def choice_key(game: str) -> str:
+    """The catalogue key of a game's name in command choices."""
+    return f"commands.choice_{game}.name"
+
+
+def game_choices() -> list[Choice[str]]:
+    """One choice per registered game (``/rules``, ``/stats``, ``/leaderboard``)."""
+    return [Choice(name=locale_str(t("en", choice_key(spec.key)), key=choice_key(spec.key)), value=spec.key)
+            for spec in registry.GAMES]
 
 
 def custom_id(game: str, lang: str, page: int) -> str:
     """The custom_id of a button that shows ``page`` (0-based) of ``game``.
 
-    >>> custom_id("garbage", "de", 2)
-    'rules:garbage:de:2'
+    >>> custom_id("abc", "de", 2)
+    'rules:abc:de:2'
     """
     return f"rules:{game}:{lang}:{page}"
 
@@ -40,8 +49,8 @@ def custom_id(game: str, lang: str, page: int) -> str:
 def parse_custom_id(text: str) -> Optional[tuple[str, str, int]]:
     """``(game, lang, page)`` from a custom_id, or ``None`` if it is not ours.
 
-    >>> parse_custom_id("rules:nimmt:es:1"), parse_custom_id("rules:chess:en:0")
-    (('nimmt', 'es', 1), None)
+    >>> parse_custom_id(f"rules:{GAMES[0]}:es:1") == (GAMES[0], "es", 1), parse_custom_id("rules:chess:en:0")
+    (True, None)
     """
     match = _CUSTOM_ID.fullmatch(text)
     if match is None:
@@ -59,7 +68,7 @@ def build_embed(game: str, lang: str, page: int) -> tuple[discord.Embed, int]:
     pages = rules_pages(game, lang)
     page = max(0, min(page, len(pages) - 1))
     title, body = pages[page]
-    embed = discord.Embed(title=title, description=body, colour=COLOURS[game])
+    embed = discord.Embed(title=title, description=body, colour=discord.Colour.from_rgb(*registry.spec(game).colour))
     embed.set_footer(text=t(lang, "rules.footer", page=page + 1, pages=len(pages)))
     return embed, page
 
@@ -68,10 +77,11 @@ def button_specs(game: str, lang: str, page: int, pages: int) -> list[dict]:
     """What the buttons under ``page`` are: label, target custom_id, style,
     disabled.  Custom ids are unique within the message (Discord requires it).
 
-    >>> [(b["custom_id"], b["disabled"]) for b in button_specs("nimmt", "en", 0, 3)]
-    [('rules:nimmt:en:0', True), ('rules:nimmt:en:1', False), ('rules:garbage:en:0', False)]
+    >>> first, second = GAMES[:2]
+    >>> [(b["custom_id"], b["disabled"]) for b in button_specs(first, "en", 0, 3)][:3] == [
+    ...     (f"rules:{first}:en:0", True), (f"rules:{first}:en:1", False), (f"rules:{second}:en:0", False)]
+    True
     """
-    other = next(g for g in GAMES if g != game)
     specs: list[dict] = []
     if pages > 1:
         specs.append(dict(
@@ -82,10 +92,12 @@ def button_specs(game: str, lang: str, page: int, pages: int) -> list[dict]:
             label=t(lang, "rules.next"), emoji="▶️", style=discord.ButtonStyle.secondary,
             custom_id=custom_id(game, lang, min(page + 1, pages - 1)), disabled=page >= pages - 1,
         ))
-    specs.append(dict(
-        label=t(lang, "rules.other_game", game=t(lang, GAME_NAME_KEYS[other]))[:80], emoji="📖",
-        style=discord.ButtonStyle.primary, custom_id=custom_id(other, lang, 0), disabled=False,
-    ))
+    for other in GAMES:
+        if other != game:
+            specs.append(dict(
+                label=t(lang, "rules.other_game", game=t(lang, choice_key(other)))[:80], emoji="📖",
+                style=discord.ButtonStyle.primary, custom_id=custom_id(other, lang, 0), disabled=False,
+            ))
     return specs
 
 
@@ -155,16 +167,13 @@ class Rules(commands.Cog):
     @app_commands.command(
         name=locale_str("rules", key="commands.rules.name"),
         description=locale_str(
-            "Read the rules of 11 nimmt! or Garbage, including this bot's house rules",
+            "Read the rules of a game, including this bot's house rules",
             key="commands.rules.description",
         ),
     )
     @app_commands.rename(game=locale_str("game", key="commands.opt_game.name"))
     @app_commands.describe(game=locale_str("Which game's rules to show", key="commands.opt_rules_game.description"))
-    @app_commands.choices(game=[
-        Choice(name=locale_str("11 nimmt!", key="commands.choice_nimmt.name"), value="nimmt"),
-        Choice(name=locale_str("Garbage", key="commands.choice_garbage.name"), value="garbage"),
-    ])
+    @app_commands.choices(game=game_choices())
     async def rules(self, interaction: discord.Interaction, game: Optional[Choice[str]] = None) -> None:
         lang = normalise(interaction.locale)
         embed, view = build_page(game.value if game else GAMES[0], lang, 0)

@@ -4,7 +4,6 @@ The figures come from ``app.store``; this cog only asks and shows.
 """
 from __future__ import annotations
 
-import asyncio
 import io
 import logging
 import re
@@ -20,17 +19,18 @@ from discord.ext import commands
 from app import render
 from app.cooldown import Cooldown
 from app.i18n import t
+from app.text import plain
 from cogs.guard import BadInput, first
+from cogs.rules import game_choices
 from cogs.tables import reply, user_lang
+from core import registry
+from core.registry import MIN_GAMES
 
 log = logging.getLogger(__name__)
 
-GAME_CHOICES = [
-    app_commands.Choice(name=_("11 nimmt!", key="commands.choice_nimmt.name"), value="nimmt"),
-    app_commands.Choice(name=_("Garbage", key="commands.choice_garbage.name"), value="garbage"),
-]
+GAME_CHOICES = game_choices()
+DEFAULT_GAME = registry.GAMES[0].key
 BOARD_SIZE = 10
-MIN_GAMES = 5
 PROFILE_CARDS = (5, 60.0)  # profile cards a user may have drawn per this many seconds
 
 
@@ -63,7 +63,7 @@ def board_value(lang: str, by: str, row: dict[str, Any]) -> str:
 
 
 class BoardButton(discord.ui.DynamicItem[discord.ui.Button],
-                  template=r"lb:(?P<game>nimmt|garbage):(?P<scope>g|\d{1,20}):(?P<by>rating|wins|win_rate|games):(?P<page>\d{1,7})"):
+                  template=r"lb:(?P<game>" + registry.KEY_PATTERN + r"):(?P<scope>g|\d{1,20}):(?P<by>rating|wins|win_rate|games):(?P<page>\d{1,7})"):
     """Previous/next on a leaderboard; everything needed lives in the custom_id."""
 
     def __init__(self, game: str, scope: str, by: str, page: int, label: str, disabled: bool = False) -> None:
@@ -126,8 +126,8 @@ class StatsCog(commands.Cog, name="Stats"):
                     game: app_commands.Choice[str] | None = None) -> None:
         lang = user_lang(interaction)
         target = user or interaction.user
-        shown = discord.utils.escape_markdown(target.display_name)
-        key = game.value if game else "nimmt"
+        shown = plain(target.display_name)
+        key = game.value if game else DEFAULT_GAME
         await interaction.response.defer(ephemeral=True, thinking=True)
         try:
             profile = await self.bot.store.profile(target.id, key, None)
@@ -146,11 +146,21 @@ class StatsCog(commands.Cog, name="Stats"):
         embed = discord.Embed(title=t(lang, "stats.title", name=shown, game=t(lang, f"{key}.title")),
                               colour=discord.Colour.green())
         embed.description = self.profile_text(lang, key, profile)
+        try:
+            nights = await self.bot.store.night_record(target.id, key)
+        except Exception:
+            log.exception("night record of %s failed", target.id)
+            nights = {"played": 0}
+        if nights["played"]:
+            embed.description += "\n" + t(lang, "nights.stats_line", played=nights["played"], won=nights["won"])
         if local and local.get("games"):
             embed.add_field(name=t(lang, "stats.this_server"), value=self.profile_text(lang, key, local), inline=False)
         labels = {k: t(lang, f"render.{k}") for k in render.PROFILE_LABELS}
+        spec = registry.spec(key)  # the card lays out the figures the game declares
+        labels.update({stat.label_key: t(lang, stat.label) for stat in spec.stats})
+        labels[f"game_{key}"] = t(lang, spec.title_key)
         try:
-            image = await asyncio.get_running_loop().run_in_executor(None, render.render_profile, profile, labels)
+            image = await render.draw(render.render_profile, profile, labels, urgent=True)
         except Exception:  # e.g. a name the font engine cannot lay out: the figures still go out
             log.exception("profile card of %s could not be drawn", target.id)
             return await interaction.followup.send(embed=embed, ephemeral=True)
@@ -167,11 +177,11 @@ class StatsCog(commands.Cog, name="Stats"):
                            rank=rank if rank else "-"))
         else:
             lines.append(t(lang, "stats.unrated"))
-        if game == "nimmt":
-            lines.append(t(lang, "stats.nimmt_line", avg=_num(p.get("avg_penalty_per_round"), lang=lang),
-                           rounds=p.get("rounds_won") or 0, bulls=p.get("bulls_earned") or 0))
-        else:
-            lines.append(t(lang, "stats.garbage_line", hands=p.get("hands_won") or 0))
+        spec = registry.spec(game)
+        if spec.stats_line:  # the figures the game declares (core.registry)
+            figures = {stat.param: _num(p.get(stat.key), lang=lang) if stat.kind == "average" else p.get(stat.key) or 0
+                       for stat in spec.stats}
+            lines.append(t(lang, spec.stats_line, **figures))
         return "\n".join(lines)
 
     # ------------------------------------------------------------ /leaderboard
@@ -196,7 +206,7 @@ class StatsCog(commands.Cog, name="Stats"):
                           scope: app_commands.Choice[str] | None = None,
                           by: app_commands.Choice[str] | None = None) -> None:
         where = "g" if (scope and scope.value == "global") or interaction.guild_id is None else str(interaction.guild_id)
-        await self.show_board(interaction, game.value if game else "nimmt", where, by.value if by else "rating", 0)
+        await self.show_board(interaction, game.value if game else DEFAULT_GAME, where, by.value if by else "rating", 0)
 
     async def show_board(self, interaction: discord.Interaction, game: str, scope: str, by: str, page: int,
                          edit: bool = False) -> None:
@@ -217,7 +227,7 @@ class StatsCog(commands.Cog, name="Stats"):
         lines = []
         for row in board.rows:
             mark = "**" if row["user_id"] == interaction.user.id else ""
-            name = discord.utils.escape_markdown(row["name"] or str(row["user_id"]))
+            name = plain(row["name"] or str(row["user_id"]))
             lines.append(f"{mark}{row['rank']}. {name} — {board_value(lang, by, row)} "
                          f"({t(lang, 'stats.games_short', count=row['games'])}){mark}")
         embed.description = "\n".join(lines) or t(lang, "stats.board_empty")
@@ -227,9 +237,9 @@ class StatsCog(commands.Cog, name="Stats"):
             footer.append(t(lang, "stats.min_games", count=MIN_GAMES))
         embed.set_footer(text=" · ".join(footer))
         view = discord.ui.View(timeout=None)
-        view.add_item(BoardButton(game, scope, by, max(0, board.page - 1), t(lang, "nimmt.page_prev"),
+        view.add_item(BoardButton(game, scope, by, max(0, board.page - 1), t(lang, "pager.previous"),
                                   disabled=board.page <= 0))
-        view.add_item(BoardButton(game, scope, by, board.page + 1, t(lang, "nimmt.page_next"),
+        view.add_item(BoardButton(game, scope, by, board.page + 1, t(lang, "pager.next"),
                                   disabled=board.page + 1 >= board.pages))
         if edit:
             await interaction.response.edit_message(embed=embed, view=view)
@@ -244,7 +254,7 @@ class StatsCog(commands.Cog, name="Stats"):
     async def history(self, interaction: discord.Interaction, user: discord.User | None = None) -> None:
         lang = user_lang(interaction)
         target = user or interaction.user
-        shown = discord.utils.escape_markdown(target.display_name)
+        shown = plain(target.display_name)
         try:  # in a server: the games played in it (a DM shows every server's)
             games = await self.bot.store.history(target.id, limit=10, guild_id=interaction.guild_id)
         except Exception:
@@ -286,7 +296,7 @@ class StatsCog(commands.Cog, name="Stats"):
         title = t(lang, f"{detail['game']}.title")
         lines = []
         for p in detail["standings"]:
-            name = discord.utils.escape_markdown(p["name"])
+            name = plain(p["name"])
             if p.get("computer"):
                 name = t(lang, "table.computer_name", name=name)
             lines.append(t(lang, "table.standing", place=p["place"], name=name, score=p["score"]))
@@ -294,6 +304,9 @@ class StatsCog(commands.Cog, name="Stats"):
                               description="\n".join(lines), colour=discord.Colour.teal())
         embed.add_field(name=t(lang, "stats.when"), value=f"<t:{int(detail['ended_at'])}:f>")
         embed.add_field(name=t(lang, "stats.rounds"), value=str(detail.get("rounds", "-")))
+        after = interaction.client.get_cog("After")  # Replay and Verify (cogs/after.py)
+        if after is not None:
+            return await reply(interaction, embed=embed, view=after.game_view(game_id, lang))
         await reply(interaction, embed=embed)
 
 

@@ -705,6 +705,16 @@ class Garbage:
             "start_seat": self.start_seat,
         }
 
+    def revealed(self) -> dict[str, Any]:
+        """The cards no view shows (face down), for after the game is over: a
+        replay shows what lay under every slot.  Never shown during play.
+
+        >>> g = Garbage.from_position(["?AS 2H ?3S", "JD ?KH"], stock="5S", discard="KS 3C")
+        >>> g.revealed()["layouts"]
+        [['AS', '2H', '3S'], ['JD', 'KH']]
+        """
+        return {"layouts": [[TEXT[c] for c in lay] for lay in self.cards]}
+
     @property
     def result(self) -> Result | None:
         """Once over: scores = slots left (the winner 0), places, winner, hands."""

@@ -13,19 +13,95 @@ returns.
     game.view(None)                              # what the table may see
     game.result                                  # Result once over, else None
     data = game.to_dict(); Nimmt.from_dict(data) # serialise / restore
+    draft = game.copy()                          # independent copy (changed, saved, then kept)
     Nimmt.replay(seats, seed, options, log)      # from seed + action log
 
 Actions round-trip through text (``str(action)`` / ``game.parse(text)``) so
 an action log is a list of ``(seat, text)`` pairs.  Events are plain
 JSON-serialisable dicts with a ``"type"`` key; they never contain a card the
 table may not see.
+
+What an engine must provide (the whole contract):
+
+* the methods of :class:`Game` below, and a line in :mod:`core.registry`;
+* **who may act now**: ``to_act`` (a frozenset of seats).  A sequential game
+  returns ``{to_move}`` (or nothing once over); a simultaneous one (6 nimmt!:
+  everyone chooses at once) returns every seat that has not chosen yet.
+  ``to_move`` stays for sequential games; a simultaneous game's ``to_move`` is
+  the single seat that must act alone (e.g. a row choice), else None.  Use
+  :func:`to_act` to read it from any engine;
+* **secrecy of simultaneous choices**: a seat's pending choice is in its own
+  view only; every other view (and the table's, ``view(None)``) shows just
+  *whether* it has chosen, until the reveal;
+* **shared events** (:class:`EventType`): ``TURN`` when a turn passes to a
+  seat (``{"type": "turn", "seat": s}``) or, simultaneous, to several
+  (``{"type": "turn", "seats": [...]}``); ``GAME_OVER`` with ``scores``,
+  ``places``, ``winners``; and the event that starts a new deal, which the
+  game's spec names (``GameSpec.deal_event``; new engines use ``DEAL_START``:
+  ``{"type": "deal_start", "deal": n}``).  :class:`TurnEvent`,
+  :class:`DealStartEvent` and :class:`GameOverEvent` type them;
+* **phases** as an :class:`enum.Enum` whose values are strings (the value is
+  what ``view()["phase"]`` carries, so views stay JSON).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol, Sequence, runtime_checkable
+from enum import Enum
+from typing import Any, ClassVar, Protocol, Sequence, TypedDict, runtime_checkable
 
 Event = dict[str, Any]
+
+
+class EventType(str, Enum):
+    """The event types every layer above the engines may rely on."""
+
+    TURN = "turn"
+    DEAL_START = "deal_start"
+    GAME_OVER = "game_over"
+
+
+class TurnEvent(TypedDict, total=False):
+    type: str  # "turn"
+    seat: int  # sequential: the seat to move
+    seats: list[int]  # simultaneous: every seat that now chooses
+
+
+class DealStartEvent(TypedDict):
+    type: str  # "deal_start" (or the game's own ``GameSpec.deal_event``)
+    deal: int
+
+
+class GameOverEvent(TypedDict):
+    type: str  # "game_over"
+    scores: list[int]
+    places: list[int]
+    winners: list[int]
+
+
+def turn_event(seats: Sequence[int]) -> Event:
+    """The shared "turn passed to" event.
+
+    >>> turn_event([2]), turn_event([0, 1])
+    ({'type': 'turn', 'seat': 2}, {'type': 'turn', 'seats': [0, 1]})
+    """
+    if len(seats) == 1:
+        return {"type": EventType.TURN.value, "seat": int(seats[0])}
+    return {"type": EventType.TURN.value, "seats": [int(s) for s in seats]}
+
+
+def to_act(game: Any) -> frozenset[int]:
+    """Who may act now, from any engine (sequential ones have only ``to_move``).
+
+    >>> class Seq:
+    ...     to_move = 3
+    >>> sorted(to_act(Seq()))
+    [3]
+    """
+    seats = getattr(game, "to_act", None)
+    if seats is not None:
+        return frozenset(seats)
+    seat = game.to_move
+    return frozenset() if seat is None else frozenset((seat,))
 
 
 class GameError(ValueError):
@@ -109,6 +185,8 @@ class Game(Protocol):
     @property
     def to_move(self) -> int | None: ...
 
+    # Optional (simultaneous games): ``to_act: frozenset[int]``; see to_act().
+
     @property
     def over(self) -> bool: ...
 
@@ -126,6 +204,8 @@ class Game(Protocol):
     def result(self) -> Result | None: ...
 
     def to_dict(self) -> dict[str, Any]: ...
+
+    def copy(self) -> "Game": ...
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Game": ...

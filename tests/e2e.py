@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, AsyncIterator
@@ -114,13 +115,19 @@ async def open_table(fd: Any, host: Any, channel: Any, command: str, **options: 
     return table
 
 
-async def seat_players(table: Table, host: Any, players: list[Any], computers: int = 0) -> None:
+async def seat_players(table: Table, host: Any, players: list[Any], computers: int = 0,
+                       level: str = "normal") -> None:
+    """People join; the host adds computer players (normal: the button; another
+    level: the lobby's level menu)."""
     for user in players:
         r = await table.click(user, table.lobby, f"table:{table.table_id}:join")
         assert r.ack_type == 7
         table.lobby = r.message
     for _ in range(computers):
-        r = await table.click(host, table.lobby, f"table:{table.table_id}:cpu")
+        if level == "normal":
+            r = await table.click(host, table.lobby, f"table:{table.table_id}:cpu")
+        else:
+            r = await table.choose(host, table.lobby, f"tsel:{table.table_id}:cpu", [level])
         assert r.ack_type == 7
         table.lobby = r.message
 
@@ -176,6 +183,14 @@ async def play_nimmt(fd: Any, t: Table, people: dict[Any, str], table_lang: str 
     def pings(user: Any) -> int:
         return sum(1 for m in fd.messages(t.thread) if user.id in m.mentions)
 
+    def last_pinged() -> Any:
+        """Who the newest ping in the thread is for (the turn that is on now)."""
+        for message in reversed(fd.messages(t.thread)):
+            for user in people:
+                if user.id in message.mentions:
+                    return user
+        return None
+
     for _ in range(3000):
         if finished in t.lobby.text():
             return
@@ -184,10 +199,93 @@ async def play_nimmt(fd: Any, t: Table, people: dict[Any, str], table_lang: str 
             count = pings(user)
             if count > pinged[user.id]:
                 pinged[user.id] = count
-                mover = user
+                mover = last_pinged()  # several new pings (turns played before): the newest is on
         if mover is None:
             await fd.wait_for(lambda: finished in t.lobby.text()
                               or any(pings(u) > pinged[u.id] for u in people), timeout=30)
             continue
         await nimmt_turn(t, mover, lang=people[mover])
     raise AssertionError("the game did not end")
+
+
+# ------------------------------------------------------------------ what the thread says
+MOVE = {
+    "nimmt": re.compile(r"^\*\*(?P<name>(?:\\.|[^*\\])+)\*\* (?:played|took stack|ended the turn|opened stack|takes a bull)"),
+    "garbage": re.compile(r"^\*\*(?P<name>(?:\\.|[^*\\])+)\*\*: (?:drew|took)"),
+}
+NEW_TURN = ("turn", "round_start", "hand_start")
+
+
+def as_read(text: str) -> str:
+    """What Discord shows of escaped text: a backslash before punctuation shows that
+    punctuation; zero-width spaces show nothing."""
+    return re.sub(r"\\([^\w\s])", r"\1", text).replace("\u200b", "")
+
+
+def versions(message: Any) -> list[str]:
+    """The text of a message as shown now and before each of its edits."""
+    from tests.fakediscord.models import embed_text
+
+    old = ["\n".join([v["content"] or "", *(p for e in v["embeds"] for p in embed_text(e))])
+           for v in message.history]
+    return [message.text(), *old]
+
+
+def everything_shown(fd: Any, channels: list[Any], users: list[Any]) -> list[Any]:
+    """Every message any of these people can see: public ones and their own ephemerals."""
+    seen = [m for channel in channels for m in fd.messages(channel)]
+    for user in users:
+        seen += fd.ephemerals(user)
+    return seen
+
+
+def expected_pings(table: Any, options: dict[str, Any]) -> Counter:
+    """From the engine alone: how many turns of each person began (timers off)."""
+    engine = type(table.engine).replay(len(table.seats), table.seed, options, [])
+    humans = {i: s.user_id for i, s in enumerate(table.seats) if s.user_id is not None}
+    count: Counter = Counter()
+    if engine.to_move in humans:
+        count[humans[engine.to_move]] += 1
+    for seat, text in table.log:
+        events = engine.apply(seat, engine.parse(text))
+        if any(e["type"] in NEW_TURN for e in events) and engine.to_move in humans:
+            count[humans[engine.to_move]] += 1
+    return count
+
+
+def check_pings(fd: Any, t: Any, table: Any, options: dict[str, Any], game: str) -> None:
+    """Exactly one ping per turn that needs a person, naming a turn that is still on:
+    after a ping the next move told in the thread is the pinged person's."""
+    pings = [(m, u) for m, u in fd.pings()]
+    users = {s.user_id: s.name for s in table.seats if s.user_id is not None}
+    assert all(u in users for _, u in pings), "somebody not at the table was pinged"
+    assert all(m.channel_id == t.thread.id for m, _ in pings)
+    for m, u in pings:
+        assert m.content.startswith(f"<@{u}>, it's your turn."), m.content
+        assert m.mentions == [u]
+    assert Counter(u for _, u in pings) == expected_pings(table, options)
+    # Order: ping lines and move lines as the thread shows them.
+    pinged_ids = {m.id for m, _ in pings}
+    waiting: int | None = None
+    for message in fd.messages(t.thread):
+        if message.id in pinged_ids:
+            assert waiting is None, f"two pings in a row: {message.content}"
+            waiting = message.pinged[0]
+            continue
+        for line in message.content.splitlines():
+            move = MOVE[game].match(line)
+            if move and waiting is not None:
+                assert as_read(move["name"]) == users[waiting], (line, users[waiting])
+                waiting = None
+    assert waiting is None, "a ping for a turn nobody played"
+
+
+class live_engine:
+    """The engine a table holds *now*: the table swaps in a new engine object
+    once each change is saved, so a test must not keep the old one."""
+
+    def __init__(self, table: Any) -> None:
+        self._table = table
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._table.engine, name)

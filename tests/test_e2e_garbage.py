@@ -19,7 +19,7 @@ import pytest
 import pytest_asyncio
 
 from tests.conftest import make_world
-from tests.e2e import button, open_table, running_bot, seat_players
+from tests.e2e import button, check_pings, open_table, running_bot, seat_players
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -255,7 +255,8 @@ async def test_full_game(fast_world, tmp_path, seats, seed, take_discard, situat
         await fd.wait_for(lambda: "The game is over" in t.lobby.text(), timeout=10)
         order = sorted(range(seats), key=lambda s: (result.places[s], s))
         for s in order:
-            shown_name = table.seats[s].name if table.seats[s].user_id else f"🤖 {table.seats[s].name}"
+            shown_name = table.seats[s].name if table.seats[s].user_id else \
+                f"🤖 {table.seats[s].name} (computer · {table.seats[s].level})"
             assert f"{result.places[s]}. {shown_name} — {result.scores[s]}" in t.lobby.text()
         standings = [f"{result.places[s]}. **{table.seats[s].name}** — {result.scores[s]} "
                      f"slot{'' if result.scores[s] == 1 else 's'} left" for s in order]
@@ -291,6 +292,8 @@ async def test_full_game(fast_world, tmp_path, seats, seed, take_discard, situat
         assert situations <= seen, (situations - seen, done)
         # Every interaction was acknowledged once, within 3 seconds (the stand-in checks it too).
         assert all(a.latency is not None and a.latency < 3 for a in t.acks)
+        # Exactly one ping per turn that needs a person, while it is still theirs.
+        check_pings(fd, t, table, {}, "garbage")
 
 
 # --------------------------------------------------------------------------- bad inputs
@@ -356,7 +359,8 @@ async def test_bad_inputs_out_of_turn_unseated_stale_double_click(world, tmp_pat
         first, second = await asyncio.gather(t.click(ben, message, draw), t.click(ben, message, draw))
         assert sorted([first.ack_type, second.ack_type]) == [4, 6], (first.ack_type, second.ack_type)
         answer = first if first.ack_type == 4 else second
-        assert answer.ephemeral and answer.message.content == NOT_YOUR_TURN
+        # (the second click waited for the first one's save: its button is from before the draw)
+        assert answer.ephemeral and answer.message.content in (NOT_YOUR_TURN, STALE)
         assert table.log == [(1, "stock")] and table.engine.to_move == 0
         # ana is pinged and presses the Draw she still sees (ben's, from before his draw): stale,
         # nothing changes.

@@ -43,7 +43,9 @@ async def test_each_player_sees_their_language_the_table_the_servers(world, tmp_
         t0 = await open_table(fd, sofia, world.channel, "nimmt new", seats=2, rounds=1, turn_time=0)
         assert t0.lobby.embeds[0]["title"] == t("en", "table.lobby_title", game="11 nimmt!", table=t0.table_id)
         assert [b["label"] for b in t0.lobby.buttons()] == [
-            t("en", f"table.{k}") for k in ("join", "leave", "add_computer", "start", "cancel", "rules")]
+            t("en", f"table.{k}") for k in ("join", "leave", "add_computer", "start", "cancel", "rules")] + [
+            t("en", "ai.hints_button_off")]
+        assert [s["placeholder"] for s in t0.lobby.selects()] == [t("en", "ai.add_computer")]
         r = await fd.slash(dieter, world.channel, "nimmt new", seats=2)
         assert r.ephemeral and r.message.text() == t("de", "errors.channel_busy", table=t0.table_id)
         r = await t0.click(sofia, t0.lobby, f"table:{t0.table_id}:leave")
@@ -206,18 +208,21 @@ async def test_commands_are_localised(world, tmp_path):
 @pytest.mark.parametrize("locale", ["en-GB", "es-ES", "de"])
 async def test_rules_pages_in_every_language(world, tmp_path, locale):
     """/rules answers privately in the user's language; Next/Previous walk
-    every page (each within Discord's limits, which the stand-in checks), the
-    other game's button switches, and /rules game:garbage starts there."""
+    every page (each within Discord's limits, which the stand-in checks), each
+    other game's button switches, and /rules game:<game> starts there."""
+    from core.registry import KEYS
     fd = world.fd
     lang = {"en-GB": "en", "es-ES": "es", "de": "de"}[locale]
     reader = world.person("reader", locale=locale)
     async with running_bot(fd, tmp_path / "bot.db", world.guild):
-        for game, other in (("nimmt", "garbage"), ("garbage", "nimmt")):
+        for game in KEYS:
+            others = [g for g in KEYS if g != game]
+            other = others[0]
             pages = rules_pages(game, lang)
             assert len(pages) >= 2
             if lang != "en":
                 assert [p[1] for p in pages] != [p[1] for p in rules_pages(game, "en")]
-            r = await fd.slash(reader, world.channel, "rules", **({} if game == "nimmt" else {"game": game}))
+            r = await fd.slash(reader, world.channel, "rules", **({} if game == KEYS[0] else {"game": game}))
             assert r.ack_type == 4 and r.ephemeral
             message = r.message
             assert message.ephemeral_to == reader.id
@@ -228,9 +233,9 @@ async def test_rules_pages_in_every_language(world, tmp_path, locale):
                 assert embed["description"] == pages[index][1]
                 assert embed["footer"]["text"] == t(lang, "rules.footer", page=index + 1, pages=len(pages))
                 labels = [b["label"] for b in msg.buttons()]
-                assert labels == [t(lang, "rules.previous"), t(lang, "rules.next"),
-                                  t(lang, "rules.other_game", game=t(lang, f"commands.choice_{other}.name"))]
-                prev_b, next_b, _ = msg.buttons()
+                assert labels == [t(lang, "rules.previous"), t(lang, "rules.next"), *(
+                    t(lang, "rules.other_game", game=t(lang, f"commands.choice_{o}.name")) for o in others)]
+                prev_b, next_b, *_ = msg.buttons()
                 assert prev_b["disabled"] == (index == 0)
                 assert next_b["disabled"] == (index == len(pages) - 1)
 

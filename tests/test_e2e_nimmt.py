@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.e2e import button, nimmt_turn, open_table, play_nimmt, running_bot, seat_players, select
+from tests.e2e import button, check_pings, nimmt_turn, open_table, play_nimmt, running_bot, seat_players, select
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -24,9 +24,9 @@ async def test_full_game(world, tmp_path, humans, computers, rounds):
         assert r.ack_type == 7
         await t.wait_thread()
         await fd.wait_for(t.table_message, timeout=10)
+        table = bot.tables.get(t.table_id)
         await play_nimmt(fd, t, {u: "en" for u in people})
         # The standings in the thread are the engine's.
-        table = bot.tables.get(t.table_id)
         result = table.engine.result
         assert result is not None and table.status == "finished"
         log = t.log_text()
@@ -41,6 +41,8 @@ async def test_full_game(world, tmp_path, humans, computers, rounds):
                 assert m.ephemeral_to == user.id
         history = await bot.store.history(people[0].id)
         assert history and history[0]["game"] == "nimmt"
+        # Exactly one ping per turn that needs a person, while it is still theirs.
+        check_pings(fd, t, table, bot.tables._engine_options(table), "nimmt")
 
 
 async def started_table(world, bot, people, computers=0, **options):
@@ -119,7 +121,7 @@ async def test_bad_clicks_during_a_game(world, tmp_path):
         for message in [panel, t.table_message()]:
             for item in message.buttons() + message.selects():
                 parts = item["custom_id"].split(":")
-                assert parts[0] in ("table", "tsel") and len(parts) <= 5
+                assert parts[0] in ("table", "tsel", "shuf") and len(parts) <= 5  # shuf: the commitment
                 assert int(parts[1]) == t.table_id
                 if len(parts) > 3:
                     assert int(parts[3]) == table.version

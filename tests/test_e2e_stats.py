@@ -350,7 +350,7 @@ async def test_stats_history_and_boards(world, tmp_path):
         assert t("es", "stats.not_ranked") in footer(r.message)
         assert t("es", "stats.page", page=1, pages=3) in footer(r.message)
         assert "partidas)" in description(r.message)
-        assert [b["label"] for b in r.message.buttons()] == [t("es", "nimmt.page_prev"), t("es", "nimmt.page_next")]
+        assert [b["label"] for b in r.message.buttons()] == [t("es", "pager.previous"), t("es", "pager.next")]
         r = await fd.slash(sofia, world.channel, "stats", user=zoe)
         text = (await answer(r)).text()
         assert t("es", "stats.games", games=6, wins=3, rate="50 %") in text and t("es", "stats.this_server") in text

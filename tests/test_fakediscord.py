@@ -482,6 +482,32 @@ async def test_rest_failures_and_rate_limits(fake_discord: FakeDiscord) -> None:
     assert not fd.violations
 
 
+async def test_global_rate_limit_and_message_listeners(fake_discord: FakeDiscord) -> None:
+    fd = fake_discord
+    guild, chan, alice, bob = make_world(fd)
+    seen: list = []
+    fd.message_listeners.append(lambda m, kind: seen.append((kind, m.content)))
+    async with running_bot(fd) as bot:
+        channel = bot.get_channel(chan.id)
+        fd.global_rate = (3, 0.4)  # Discord's is 50 per second
+        t0 = time.monotonic()
+        await asyncio.gather(*(channel.send(f"burst {i}") for i in range(7)))
+        elapsed = time.monotonic() - t0
+        fd.global_rate = None
+        # every message lands, spaced out by discord.py after global 429s
+        assert sorted(x.content for x in fd.messages(chan)) == sorted(f"burst {i}" for i in range(7))
+        assert elapsed > 0.4
+        assert any(x.status == 429 for x in fd.requests if x.path.endswith("/messages"))
+        # interaction answers do not count against the global limit
+        fd.global_rate = (1, 30.0)
+        await channel.send("uses the only request")
+        r = await fd.slash(alice, chan, "nimmt new", seats=2)
+        assert r.ack_type == 4
+        fd.global_rate = None
+        assert ("create", "burst 0") in seen and ("create", "uses the only request") in seen
+    assert not fd.violations
+
+
 async def test_reconnect_resume_and_restart() -> None:
     async with FakeDiscord() as fd:
         guild, chan, alice, bob = make_world(fd)
@@ -676,3 +702,99 @@ async def test_validation_units_and_app_emojis(fake_discord: FakeDiscord) -> Non
         fd.set_channel_overwrite(chan, deny=discord.Permissions(use_application_commands=True))
         with pytest.raises(PermissionError):
             await fd.slash(alice, chan, "nimmt hand")
+
+
+class VoiceBot(commands.Bot):
+    """No members intent; voice states on or off."""
+
+    def __init__(self, voice: bool) -> None:
+        intents = discord.Intents.none()
+        intents.guilds = True
+        intents.voice_states = voice
+        super().__init__(command_prefix="!", intents=intents)
+        self.updates: list = []
+
+    async def on_voice_state_update(self, member, before, after) -> None:
+        self.updates.append((member.id, before.channel and before.channel.id, after.channel and after.channel.id))
+
+
+async def test_voice_states(fake_discord: FakeDiscord) -> None:
+    fd = fake_discord
+    guild = fd.add_guild("Voice Guild")
+    lounge = fd.add_channel(guild, "Lounge", type=2)
+    den = fd.add_channel(guild, "Den", type=2)
+    text = fd.add_channel(guild, "chat")
+    early, late, quiet = fd.add_user("early"), fd.add_user("late"), fd.add_user("quiet")
+    for user in (early, late, quiet):
+        fd.add_member(guild, user)
+    fd.join_voice(early, lounge)  # before the bot connects: GUILD_CREATE carries it
+    with pytest.raises(ValueError):
+        fd.join_voice(late, text)
+    bot = VoiceBot(voice=True)
+    deaf = VoiceBot(voice=False)
+    tasks = [asyncio.create_task(b.start(fd.token)) for b in (bot, deaf)]
+    try:
+        await fd.wait_ready()
+        await fd.wait_for(lambda: bot.get_guild(guild.id) and deaf.get_guild(guild.id))
+        g = bot.get_guild(guild.id)
+        assert isinstance(g.get_channel(lounge.id), discord.VoiceChannel)
+        assert set(g.get_channel(lounge.id).voice_states) == {early.id}
+        assert g.get_member(early.id) is not None  # members in voice come without the members intent
+        assert g.get_member(quiet.id) is None
+        fd.join_voice(late, lounge)
+        await fd.wait_for(lambda: (late.id, None, lounge.id) in bot.updates)
+        assert set(g.get_channel(lounge.id).voice_states) == {early.id, late.id}
+        assert g.get_member(late.id).display_name == "late"
+        fd.join_voice(early, den)
+        await fd.wait_for(lambda: (early.id, lounge.id, den.id) in bot.updates)
+        fd.leave_voice(late, guild)
+        await fd.wait_for(lambda: (late.id, lounge.id, None) in bot.updates)
+        assert set(g.get_channel(lounge.id).voice_states) == set()
+        assert set(g.get_channel(den.id).voice_states) == {early.id}
+        # without the intent a bot hears nothing of it
+        assert not deaf.updates and not deaf.get_guild(guild.id).get_channel(den.id).voice_states
+    finally:
+        for b in (bot, deaf):
+            await b.close()
+        for task in tasks:
+            task.cancel()
+
+
+async def test_who_is_pinged(fake_discord: FakeDiscord) -> None:
+    """The stand-in tells whom a message notified: allowed_mentions decide, edits never ping."""
+    fd = fake_discord
+    guild, chan, alice, bob = make_world(fd)
+    async with running_bot(fd) as bot:
+        channel = bot.get_channel(chan.id)
+        both = f"{alice.mention} {bob.mention}"
+        plain = await channel.send(both)  # no allowed_mentions: Discord pings every mention
+        none = await channel.send(both, allowed_mentions=discord.AllowedMentions.none())
+        one = await channel.send(both, allowed_mentions=discord.AllowedMentions(users=[discord.Object(bob.id)]))
+        parsed = await channel.send(both, allowed_mentions=discord.AllowedMentions(users=True))
+        silent = await channel.send(both, silent=True)
+        later = await channel.send("scores", allowed_mentions=discord.AllowedMentions.none())
+        await later.edit(content=f"scores {alice.mention}", allowed_mentions=discord.AllowedMentions.none())
+        by_id = {m.id: m for m in fd.messages(chan)}
+        assert by_id[plain.id].pinged == [alice.id, bob.id]
+        assert by_id[none.id].pinged == [] and by_id[none.id].mentions == [alice.id, bob.id]
+        assert by_id[one.id].pinged == [bob.id]
+        assert by_id[parsed.id].pinged == [alice.id, bob.id]
+        assert by_id[silent.id].pinged == []
+        assert by_id[later.id].pinged == []
+        assert [(m.id, u) for m, u in fd.pings(chan)] == [
+            (plain.id, alice.id), (plain.id, bob.id), (one.id, bob.id), (parsed.id, alice.id), (parsed.id, bob.id)]
+
+
+def test_integer_option_bounds_follow_discord():
+    """Discord takes INTEGER/NUMBER bounds within +-2**53 only; beyond that the
+    command sync fails (the stand-in reports it as a violation)."""
+    from tests.fakediscord import FakeDiscord
+
+    fd = FakeDiscord()
+
+    def command(max_value: int) -> dict:
+        return {"type": 1, "name": "pick", "description": "Pick a number", "options": [
+            {"type": 4, "name": "n", "description": "A number", "min_value": 1, "max_value": max_value}]}
+
+    assert fd._validate_command(command(2 ** 53)) == []
+    assert any("max_value" in p for p in fd._validate_command(command(2 ** 62)))

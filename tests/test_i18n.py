@@ -29,7 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 EN = "en"
 OTHERS = [lang for lang in LOCALES if lang != EN]
 PLURAL_CATEGORIES = {"zero", "one", "two", "few", "many", "other"}
-HOUSE_RULES = {"nimmt": [f"H{i}" for i in range(1, 8)], "garbage": [f"G{i}" for i in range(1, 5)]}
+HOUSE_RULES = {"nimmt": [f"H{i}" for i in range(1, 8)], "garbage": [f"G{i}" for i in range(1, 5)],
+               "take6": [f"S{i}" for i in range(1, 5)]}
 EMBED_TOTAL = 6000
 
 
@@ -467,7 +468,7 @@ def test_rules_show_every_house_rule(game, lang):
     text = "\n".join(body for _, body in rules_pages(game, lang))
     for rule in HOUSE_RULES[game]:
         assert re.search(rf"\*\*{rule}\b", text), f"{game}/{lang}: house rule {rule} is not shown in bold"
-    other = HOUSE_RULES["garbage" if game == "nimmt" else "nimmt"]
+    other = [rule for key, rules in HOUSE_RULES.items() if key != game for rule in rules]
     assert not any(re.search(rf"\b{rule}\b", text) for rule in other), "house rules of the other game leak in"
 
 
@@ -484,8 +485,8 @@ def test_translated_rules_have_the_same_sections(game, lang):
     def digest(locale):
         text = "\n".join(body for _, body in rules_pages(game, locale))
         sections = len(re.findall(r"(?m)^### ", text))
-        rule_order = re.findall(r"\*\*([HG]\d)\b", text)
-        numbers = sorted(re.findall(r"\d+", re.sub(r"[HG]\d", "", text)))
+        rule_order = re.findall(r"\*\*([HGS]\d)\b", text)
+        numbers = sorted(re.findall(r"\d+", re.sub(r"[HGS]\d", "", text)))
         return sections, rule_order, numbers
 
     assert digest(lang) == digest(EN)

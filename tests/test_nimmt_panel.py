@@ -3,8 +3,8 @@ hand or the table gets (25 options per select, 5 rows of 5 buttons)."""
 from __future__ import annotations
 
 from app.tables import Seat, Table
-from cogs.nimmt import NimmtUI
-from core.nimmt import Nimmt
+from cogs.nimmt import NimmtUI, labels
+from core.nimmt import Nimmt, Play
 
 
 def table_with(engine: Nimmt) -> Table:
@@ -81,3 +81,36 @@ def test_bull_holder_may_pick_several_cards_and_end_the_turn():
     items = check_limits(view)
     assert any(c["custom_id"].startswith("table:5:npass") for c in items)  # end the turn early
     assert not any(":ntake:" in c["custom_id"] for c in items)  # no take after a batch
+
+
+async def test_the_hand_picture_follows_the_hand_and_is_drawn_off_the_loop():
+    # Ana's picture is the same while her hand and what fits stay the same (a panel
+    # redraw after someone else's move), and a new one once a card left her hand.
+    import threading
+
+    from app import render
+
+    drawn_in: list[str] = []
+    original = render.render_nimmt_hand
+
+    def spy(view, labels):
+        drawn_in.append(threading.current_thread().name)
+        return original(view, labels)
+
+    engine = Nimmt.from_position([[5, 40, 77], [62, 63]], [[3], [30], [70]], draw=[])
+    ui = NimmtUI(bot=None)
+    render.render_nimmt_hand = spy
+    try:
+        first = await ui.hand_image(engine.view(0), "en")
+        again = await ui.hand_image(engine.view(0), "en")
+        assert again == first and len(drawn_in) == 1
+        assert drawn_in[0] != threading.main_thread().name  # a worker thread, not the event loop
+        english = labels("en", render.NIMMT_HAND_LABELS)
+        assert first == original(engine.view(0), english)
+        stack, cards = next(iter(engine.view(0)["playable"].items()))
+        engine.apply(0, Play(int(stack), (cards[0],)))
+        after = await ui.hand_image(engine.view(0), "en")
+        assert after != first and len(drawn_in) == 2
+        assert after == original(engine.view(0), english)
+    finally:
+        render.render_nimmt_hand = original

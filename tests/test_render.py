@@ -300,8 +300,8 @@ def _calls():
     for hand in (0, 12):
         v = nimmt_view(stacks=4, hand=hand)
         out.append(("nimmt_hand", render.NIMMT_HAND_LABELS, lambda L, v=v: render.render_nimmt_hand(v, L)))
-    for phase in ("source", "jack", "over"):
-        v = garbage_view(players=3, phase=phase, seat=1)
+    for phase, takeable in (("source", True), ("source", False), ("jack", False), ("over", False)):
+        v = {**garbage_view(players=3, phase=phase, seat=1), "can_take_discard": takeable}
         out.append(("garbage_table", render.GARBAGE_TABLE_LABELS,
                     lambda L, v=v: render.render_garbage_table(v, names, L)))
     for p in (PROFILE_NIMMT, PROFILE_GARBAGE):
@@ -493,3 +493,76 @@ def test_profile_numbers_follow_the_readers_style():
     assert render.render_profile(PROFILE_NIMMT, comma) != card("en")  # 4,8 instead of 4.8
     spaced = {k: t("en", f"render.{k}") for k in render.PROFILE_LABELS} | {"percent": "{value} %"}
     assert render.render_profile(PROFILE_NIMMT, spaced) != card("en")  # 42 % instead of 42%
+
+
+async def test_a_picture_a_click_waits_for_is_drawn_before_queued_table_pictures():
+    import asyncio
+    import threading
+
+    done: list[str] = []
+    gate = threading.Event()
+
+    def background(name: str) -> bytes:
+        gate.wait(5)
+        done.append(name)
+        return name.encode()
+
+    def urgent() -> bytes:
+        done.append("hand")
+        return b"hand"
+
+    tables = [asyncio.ensure_future(render.draw(background, f"table{i}")) for i in range(4)]
+    await asyncio.sleep(0.05)  # the first table picture is being drawn, three wait
+    hand = asyncio.ensure_future(render.draw(urgent, urgent=True))
+    await asyncio.sleep(0.05)
+    gate.set()
+    assert await hand == b"hand"
+    assert [await t for t in tables] == [b"table0", b"table1", b"table2", b"table3"]
+    assert done == ["table0", "hand", "table1", "table2", "table3"]
+
+
+def test_garbage_status_line_offers_the_discard_only_when_it_fits():
+    """G1: the status line says "take the discard" only when the discard may be taken."""
+    seen: set = set()
+    for takeable in (True, False):
+        keys: set = set()
+        v = {**garbage_view(players=2, phase="source", seat=0), "can_take_discard": takeable}
+        render.render_garbage_table(v, ["Ana", "Ben"], Recorder(labels_for(render.GARBAGE_TABLE_LABELS), keys))
+        seen.add(("status_source" in keys, "status_draw" in keys))
+        assert ("status_source" in keys) == takeable and ("status_draw" in keys) != takeable
+    assert len(seen) == 2
+
+
+def test_cjk_and_emoji_names_are_drawn_with_real_glyphs():
+    """Chinese, Japanese, Korean and emoji come from the fallback fonts, not as "?"."""
+    from PIL import Image, ImageDraw
+
+    assert len(render_base.FALLBACK_FONTS) == 2, "the CJK and emoji fonts are shipped"
+    for text in ("山田太郎", "김민준", "さくら", "Zoë 🎲", "李 Li"):
+        assert render_base.clean(text) == text
+
+    def drawn(s: str) -> bytes:
+        im = Image.new("L", (200, 40), 0)
+        render_base.text(ImageDraw.Draw(im), (4, 20), render_base.clean(s), render_base.font(24), 255, anchor="lm")
+        return im.tobytes()
+
+    cjk = ImageFont.truetype(render_base.FALLBACK_FONTS[0], 24)
+    for ch in ("山", "김", "さ"):
+        mine = drawn(ch)
+        assert mine != drawn("?") and sum(mine) > 0
+        # the very glyph of the CJK font, not a box of the main font
+        assert render_base.font(24).runs(ch)[0][0].getmask(ch).size == cjk.getmask(ch).size
+        assert bytes(render_base.font(24).runs(ch)[0][0].getmask(ch)) == bytes(cjk.getmask(ch))
+    # A table with CJK names: without the chain the names are "?" (what players saw before).
+    view = nimmt_view(stacks=4, seats=3)
+    names = ["山田太郎", "김민준", "🎲🎲"]
+    with_chain = render.render_nimmt_table(view, names, LABELS)
+    try:
+        render.set_font(render_base.SHIPPED_FONT, fallbacks=())
+        assert render_base.clean("山田太郎") == "?"
+        without = render.render_nimmt_table(view, names, LABELS)
+        as_marks = render.render_nimmt_table(view, ["?", "?", "?"], LABELS)
+    finally:
+        render.set_font(render_base.SHIPPED_FONT)
+    assert without == as_marks and with_chain != without
+    assert with_chain != render.render_nimmt_table(view, ["?", "?", "?"], LABELS)

@@ -202,6 +202,8 @@ class Channel:
                 applied_tags=[],
             )
         else:
+            if self.type in (2, 13):  # voice and stage channels
+                d.update(bitrate=64000, user_limit=0, rtc_region=None, video_quality_mode=1)
             d.update(
                 position=self.position,
                 topic=self.topic,
@@ -216,7 +218,7 @@ class Channel:
         return d
 
     def __repr__(self) -> str:
-        kind = {0: "text", 1: "dm", 11: "thread", 12: "private-thread", 10: "news-thread"}.get(self.type, str(self.type))
+        kind = {0: "text", 1: "dm", 2: "voice", 11: "thread", 12: "private-thread", 10: "news-thread"}.get(self.type, str(self.type))
         return f"<Channel #{self.name} {kind} id={self.id}{' deleted' if self.deleted else ''}>"
 
 
@@ -231,6 +233,7 @@ class Guild:
     members: Dict[int, Member] = field(default_factory=dict)
     joined_at: str = field(default_factory=iso)
     bot_role_id: Optional[int] = None
+    voice: Dict[int, int] = field(default_factory=dict)  # user id -> voice channel id
 
     @property
     def everyone(self) -> Role:
@@ -308,6 +311,10 @@ class Message:
     tokens: set = field(default_factory=set)
     # previous versions: list of dicts {content, embeds, components, attachments, flags}
     history: List[Dict[str, Any]] = field(default_factory=list)
+    # users Discord notified when the message was created (mentions in the content that the
+    # message's allowed_mentions let through; a reply's author when allowed); edits never add any
+    pinged: List[int] = field(default_factory=list)
+    allowed_mentions: Optional[Dict[str, Any]] = None
     _changed: Optional[asyncio.Event] = field(default=None, repr=False)
 
     # --- convenience -------------------------------------------------------

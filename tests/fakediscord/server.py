@@ -49,6 +49,7 @@ DISCORD_EPOCH_MS = 1420070400000
 # gateway intents
 INTENT_GUILDS = 1 << 0
 INTENT_GUILD_MEMBERS = 1 << 1
+INTENT_GUILD_VOICE_STATES = 1 << 7
 INTENT_GUILD_MESSAGES = 1 << 9
 INTENT_GUILD_MESSAGE_REACTIONS = 1 << 10
 INTENT_DIRECT_MESSAGES = 1 << 12
@@ -256,10 +257,20 @@ class FakeDiscord:
         ack_deadline: float = 3.0,
         bot_name: str = "FakeBot",
         host: str = "127.0.0.1",
+        global_rate: Optional[Tuple[int, float]] = None,
+        keep_history: bool = True,
     ) -> None:
         self.token = token
         self.heartbeat_interval = heartbeat_interval
         self.edit_rate = edit_rate
+        #: Discord's global limit of a bot token (50 requests/s): (requests, seconds) or None (off).
+        #: Interaction callbacks and interaction-token webhooks do not count, as on Discord.
+        self.global_rate = global_rate
+        #: False: edits keep no previous versions and replaced attachments are forgotten (long benchmarks)
+        self.keep_history = keep_history
+        #: callables ``(message, kind)`` told of every message change: kind "create", "edit" or "delete"
+        self.message_listeners: List[Callable[[Message, str], None]] = []
+        self._global_bucket = [0.0, 0]
         self.ack_deadline = ack_deadline
         self.host = host
         self.port: Optional[int] = None
@@ -468,6 +479,38 @@ class FakeDiscord:
                     self._dispatch("GUILD_ROLE_CREATE", {"guild_id": str(guild.id), "role": r.payload()}, intent=INTENT_GUILDS)
             self._dispatch("GUILD_MEMBER_ADD", {**m.payload(), "guild_id": str(guild.id)}, intent=INTENT_GUILD_MEMBERS)
         return m
+
+    def join_voice(self, user: User, channel: Channel) -> None:
+        """``user`` connects to (or moves to) voice ``channel``: VOICE_STATE_UPDATE,
+        as Discord sends it to bots with the GUILD_VOICE_STATES intent."""
+        if channel.type not in (2, 13):
+            raise ValueError(f"{channel!r} is not a voice channel")
+        guild = self.guilds[channel.guild_id]
+        if user.id not in guild.members:
+            raise PermissionError(f"{user.name} is not a member of {guild.name}")
+        guild.voice[user.id] = channel.id
+        self._dispatch("VOICE_STATE_UPDATE", self._voice_state(guild, user.id, channel.id, with_guild=True),
+                       intent=INTENT_GUILD_VOICE_STATES)
+
+    def leave_voice(self, user: User, guild: Guild) -> None:
+        """``user`` disconnects from voice in ``guild`` (channel_id null)."""
+        if guild.voice.pop(user.id, None) is None:
+            return
+        self._dispatch("VOICE_STATE_UPDATE", self._voice_state(guild, user.id, None, with_guild=True),
+                       intent=INTENT_GUILD_VOICE_STATES)
+
+    def _voice_state(self, guild: Guild, user_id: int, channel_id: Optional[int], *,
+                     with_guild: bool) -> Dict[str, Any]:
+        d: Dict[str, Any] = {
+            "channel_id": str(channel_id) if channel_id else None, "user_id": str(user_id),
+            "session_id": f"voice-{user_id}", "deaf": False, "mute": False, "self_deaf": False,
+            "self_mute": False, "self_stream": False, "self_video": False, "suppress": False,
+            "request_to_speak_timestamp": None,
+        }
+        if with_guild:  # the event names its guild and member; GUILD_CREATE's list does not
+            d["guild_id"] = str(guild.id)
+            d["member"] = guild.members[user_id].payload()
+        return d
 
     def set_channel_overwrite(self, channel: Channel, target: Union[None, User, Role, Member, Guild] = None, *,
                               allow: PermLike = 0, deny: PermLike = 0) -> None:
@@ -756,8 +799,12 @@ class FakeDiscord:
         intents = session.intents if session else ALL_PERMISSIONS
         members = list(g.members.values())
         if not intents & INTENT_GUILD_MEMBERS:
-            members = [m for m in members if m.user.id == self.bot_user.id]
+            # as Discord: without the members intent, only the bot and the people in voice channels
+            in_voice = set(g.voice) if intents & INTENT_GUILD_VOICE_STATES else set()
+            members = [m for m in members if m.user.id == self.bot_user.id or m.user.id in in_voice]
         chans = [c for c in g.channels.values() if not c.deleted]
+        voice = ([self._voice_state(g, uid, cid, with_guild=False) for uid, cid in g.voice.items()]
+                 if intents & INTENT_GUILD_VOICE_STATES else [])
         return {
             "id": str(g.id),
             "name": g.name,
@@ -795,7 +842,7 @@ class FakeDiscord:
             "large": False,
             "unavailable": False,
             "member_count": len(g.members),
-            "voice_states": [],
+            "voice_states": voice,
             "members": [m.payload() for m in members],
             "channels": [c.payload() for c in chans if not c.is_thread],
             "threads": [c.payload() for c in chans if c.is_thread and not c.archived],
@@ -1266,10 +1313,34 @@ class FakeDiscord:
                 continue
             if needs_auth and request.headers.get("Authorization") != f"Bot {self.token}":
                 raise ApiError(401, 0, "401: Unauthorized")
+            if needs_auth and self.global_rate is not None:
+                self._global_limit()
             self._maybe_fail(method, rel)
             body, files = await self._read_body(request)
             return await handler(request, *mt.groups(), body=body, files=files)
         raise ApiError(404, 0, "404: Not Found", violation=f"unknown route: {method} {rel}")
+
+    def _global_limit(self) -> None:
+        """Discord's global rate limit of a bot token: a 429 with ``global: true`` past it."""
+        limit, per = self.global_rate  # type: ignore[misc]
+        now = time.time()
+        b = self._global_bucket
+        if now >= b[0] + per:
+            b[0], b[1] = now, 0
+        if b[1] >= limit:
+            retry = max(0.001, b[0] + per - now)
+            headers = {"Via": "1.1 google", "Retry-After": str(max(1, int(retry + 0.999))),
+                       "X-RateLimit-Global": "true", "X-RateLimit-Scope": "global"}
+            raise _Raw429({"message": "You are being rate limited.", "retry_after": round(retry, 3),
+                           "global": True}, headers)
+        b[1] += 1
+
+    def _notify(self, m: Message, kind: str) -> None:
+        for listener in self.message_listeners:
+            try:
+                listener(m, kind)
+            except Exception:  # a broken listener must not break the stand-in
+                log.exception("message listener failed")
 
     def _maybe_fail(self, method: str, rel: str) -> None:
         for f in list(self._failures):
@@ -1442,6 +1513,11 @@ class FakeDiscord:
                         problems.append(f"{ow}: required option after optional ones")
                 else:
                     seen_optional = True
+                if t in (4, 10):  # INTEGER / NUMBER: bounds within Discord's +-2**53
+                    for bound in ("min_value", "max_value"):
+                        v = o.get(bound)
+                        if v is not None and not -(2 ** 53) <= v <= 2 ** 53:
+                            problems.append(f"{ow}: {bound} {v} outside -2**53..2**53")
                 ch = o.get("choices") or []
                 if len(ch) > 25:
                     problems.append(f"{ow}: more than 25 choices ({len(ch)})")
@@ -1740,6 +1816,9 @@ class FakeDiscord:
                                 **({"guild_id": str(ch.guild_id)} if ch.guild_id else {})} if ref else None),
             tts=bool(payload.get("tts")),
         )
+        am = payload.get("allowed_mentions")
+        m.allowed_mentions = am if isinstance(am, dict) else None
+        m.pinged = self._who_is_pinged(m, am)
         self._messages[m.id] = m
         self._channel_messages.setdefault(ch.id, []).append(m)
         if ephemeral_to is None:
@@ -1747,7 +1826,39 @@ class FakeDiscord:
             if ch.is_thread:
                 ch.message_count += 1
                 ch.total_message_sent += 1
+        if self.message_listeners:
+            self._notify(m, "create")
         return m
+
+    def _who_is_pinged(self, m: Message, am: Any) -> List[int]:
+        """Whom Discord notifies for a new message: user mentions in the content, filtered by
+        ``allowed_mentions`` (absent: every mention pings); the replied-to author when allowed.
+        Ephemeral and @silent messages notify nobody; nobody is notified of their own message."""
+        if m.ephemeral_to is not None or m.flags & FLAG_SUPPRESS_NOTIFICATIONS:
+            return []
+        mentioned = m.mentions
+        if not isinstance(am, dict):
+            out = list(mentioned)
+            replied = True
+        else:
+            if "users" in (am.get("parse") or []):
+                out = list(mentioned)
+            else:
+                allowed = {int(u) for u in am.get("users") or []}
+                out = [u for u in mentioned if u in allowed]
+            replied = bool(am.get("replied_user"))
+        if replied and m.message_reference:
+            target = self._messages.get(int(m.message_reference["message_id"]))
+            if target is not None and target.author.id not in out:
+                out.append(target.author.id)
+        return [u for u in out if u != m.author.id]
+
+    def pings(self, channel: Optional[Channel] = None) -> List[tuple]:
+        """``(message, user_id)`` for every notification a message caused, oldest first
+        (optionally only in one channel or thread); deleted messages included."""
+        cid = self._as_channel(channel).id if channel is not None else None
+        return [(m, u) for m in sorted(self._messages.values(), key=lambda m: m.id)
+                if cid is None or m.channel_id == cid for u in m.pinged]
 
     def _validate(self, payload: Dict[str, Any], files: List[Dict[str, Any]], *, partial: bool, where: str,
                   flags: Optional[int] = None) -> None:
@@ -1825,7 +1936,9 @@ class FakeDiscord:
                     loading_fill: bool = False, check_mentions: bool = True) -> None:
         """Apply a (partial) message edit; records the 'mention added by edit' warning."""
         old_mentions = set(m.mentions)
-        m.history.append(m.snapshot())
+        if self.keep_history:
+            m.history.append(m.snapshot())
+        old_attachments = m.attachments
         if "content" in payload:
             m.content = payload["content"] or ""
         if "embeds" in payload:
@@ -1856,8 +1969,15 @@ class FakeDiscord:
         if added and check_mentions and m.ephemeral_to is None:  # ephemeral messages never notify anyway
             self.violation(f"mention added by edit does not notify: {', '.join(f'<@{i}>' for i in sorted(added))} "
                            f"added to message {m.id} ({where}); ping with a new message")
+        if not self.keep_history:
+            kept = {a["id"] for a in m.attachments}
+            for a in old_attachments:
+                if a["id"] not in kept:
+                    self._attachments.pop(a["id"], None)
         if m.deleted is False:
             m._touch()
+        if self.message_listeners:
+            self._notify(m, "edit")
 
     async def _r_edit_message(self, request: web.Request, cid: str, mid: str, *, body: Any, files: Any) -> web.Response:
         ch = self._channel(cid, for_send=True, what="message edited in")
@@ -1880,6 +2000,11 @@ class FakeDiscord:
             return
         m.deleted = True
         m._touch()
+        if self.message_listeners:
+            self._notify(m, "delete")
+        if not self.keep_history:
+            for a in m.attachments:
+                self._attachments.pop(a["id"], None)
         if m.ephemeral_to is None:
             ch = self.channels.get(m.channel_id)
             d = {"id": str(m.id), "channel_id": str(m.channel_id)}

@@ -1,0 +1,358 @@
+"""Game nights in motion, apart from Discord: sign-up, rounds of tables
+opened through the :class:`~app.tables.TableManager`, points as each table
+finishes, the end of the night.
+
+Every change is saved (one JSON row per night, :meth:`Store.save_night`)
+before the caller answers a player.  The host learns that a table of a night
+is over from the manager's ``closed_hooks`` and reads the finish from what
+the store recorded (:meth:`Store.table_result`), so after a restart
+:meth:`NightHost.reconcile` settles a table that ended while the bot was
+down exactly as the hook would have.  One ``asyncio.Lock`` per night.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any, Awaitable, Callable
+
+from app.i18n import t
+from app.nights import (
+    ENDED, PLAYING, SIGNUP, GameEvents, Night, NightError, NightTable, Player, highlights, seat_round,
+    standings,
+)
+from app.tables import Table, TableError, TableManager
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TABLE_SIZE = 4
+
+Listener = Callable[[Night, str], None]  # kinds: "round" (started or over), "table" (one ended), "ended"
+
+
+class NightHost:
+    def __init__(self, store: Any, tables: TableManager, *, clock: Callable[[], float] = time.time) -> None:
+        self.store = store
+        self.tables = tables
+        self.clock = clock
+        self.nights: dict[int, Night] = {}
+        self._locks: dict[int, asyncio.Lock] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.listener: Listener = lambda night, kind: None
+        tables.closed_hooks.append(self._table_closed)
+
+    # ------------------------------------------------------------------ lookup
+    def lock(self, night: Night) -> asyncio.Lock:
+        return self._locks.setdefault(night.id, asyncio.Lock())
+
+    def in_channel(self, channel_id: int) -> Night | None:
+        for night in self.nights.values():
+            if night.channel_id == channel_id and night.status != ENDED:
+                return night
+        return None
+
+    def game_limits(self, game: str) -> tuple[int, int]:
+        cls = self.tables.games[game]
+        return int(cls.min_seats), int(cls.max_seats)
+
+    def can_control(self, night: Night, user_id: int, can_manage: bool) -> bool:
+        return user_id == night.organiser_id or can_manage
+
+    def _control(self, night: Night, user_id: int, can_manage: bool) -> None:
+        if not self.can_control(night, user_id, can_manage):
+            raise NightError("not_organiser")
+
+    def _open(self, night: Night) -> None:
+        if night.status == ENDED:
+            raise NightError("ended")
+
+    async def _save(self, night: Night) -> None:
+        await self.store.save_night(night.id, night.status, night.meta())
+
+    def _tell(self, night: Night, kind: str) -> None:
+        try:
+            self.listener(night, kind)
+        except Exception:
+            log.exception("night %s: listener failed (%s)", night.id, kind)
+
+    # ----------------------------------------------------------------- restore
+    async def restore(self) -> list[Night]:
+        """Load every open night (before the tables' timers start)."""
+        for row in await self.store.open_nights():
+            night = Night.from_record(row["id"], row["guild_id"], row["channel_id"], row["game"],
+                                      row["status"], row["meta"])
+            self.nights[night.id] = night
+        return list(self.nights.values())
+
+    async def reconcile(self, night: Night) -> bool:
+        """After a restart: settle tables that ended while the bot was down,
+        close lobbies a stop left unannounced to the night.  True if anything changed."""
+        changed = False
+        known = {nt.table_id for nt in night.tables}
+        for table in list(self.tables.tables.values()):
+            if table.night_id == night.id and table.id not in known and table.status == "lobby":
+                await self.tables.cancel(table, table.host_id, can_manage=True)  # seated, never told
+        for nt in list(night.playing_tables()):
+            table = self.tables.get(nt.table_id)
+            if table is None or table.status in ("finished", "cancelled"):
+                changed = await self._settle(night, nt.table_id) or changed
+        return changed
+
+    # ------------------------------------------------------------------ sign-up
+    async def create(self, *, guild_id: int, channel_id: int, game: str, organiser_id: int, organiser_name: str,
+                     table_size: int | None, rounds: int | None, turn_time: int, locale: str) -> Night:
+        if game not in self.tables.games:
+            raise NightError("bad_game")
+        low, high = self.game_limits(game)
+        size = min(max(DEFAULT_TABLE_SIZE, low), high) if table_size is None else table_size
+        if not max(2, low) <= size <= high:
+            raise NightError("bad_size", min=max(2, low), max=high)
+        if self.in_channel(channel_id) is not None:
+            raise NightError("channel_busy")
+        night = Night(id=0, guild_id=guild_id, channel_id=channel_id, game=game, organiser_id=organiser_id,
+                      table_size=size, rounds=rounds, turn_time=max(0, int(turn_time)), locale=locale,
+                      players=[Player(organiser_id, organiser_name)], created_at=self.clock())
+        try:
+            night.id = await self.store.create_night(guild_id, channel_id, game, night.meta())
+        except LookupError:
+            raise NightError("channel_busy") from None
+        self.nights[night.id] = night
+        return night
+
+    async def join(self, night: Night, user_id: int, name: str) -> None:
+        async with self.lock(night):
+            self._open(night)
+            player = night.player(user_id)
+            if player is not None and not player.left:
+                raise NightError("already_joined")
+            if player is not None:
+                player.left, player.name = False, name
+            else:
+                night.players.append(Player(user_id, name))
+            await self._save(night)
+
+    async def join_many(self, night: Night, user_id: int, can_manage: bool, people: list[tuple[int, str]]) -> int:
+        """*Seat my voice channel*: sign up everyone given; returns how many were new."""
+        async with self.lock(night):
+            self._open(night)
+            self._control(night, user_id, can_manage)
+            added = 0
+            for uid, name in people:
+                player = night.player(uid)
+                if player is None:
+                    night.players.append(Player(uid, name))
+                elif player.left:
+                    player.left = False
+                else:
+                    continue
+                added += 1
+            if added:
+                await self._save(night)
+            return added
+
+    async def leave(self, night: Night, user_id: int) -> None:
+        """Not seated again; a table of this round whose people all left is closed."""
+        async with self.lock(night):
+            self._open(night)
+            player = night.player(user_id)
+            if player is None or player.left:
+                raise NightError("not_joined")
+            player.left = True
+            await self._save(night)
+            gone = {p.user_id for p in night.players if p.left}
+            for nt in night.playing_tables():
+                people = [u for u in nt.seats if u is not None]
+                table = self.tables.get(nt.table_id)
+                if user_id in people and all(u in gone for u in people) and table is not None:
+                    try:
+                        await self.tables.cancel(table, table.host_id, can_manage=True)
+                    except TableError:
+                        pass  # finished meanwhile: it counts
+
+    async def toggle_fill(self, night: Night, user_id: int, can_manage: bool) -> bool:
+        async with self.lock(night):
+            self._open(night)
+            self._control(night, user_id, can_manage)
+            night.fill = not night.fill
+            await self._save(night)
+            return night.fill
+
+    # ------------------------------------------------------------------ rounds
+    async def ratings(self, night: Night) -> dict[int, float]:
+        out = {}
+        for player in night.active():
+            profile = await self.store.profile(player.user_id, night.game, None)
+            out[player.user_id] = float(profile["ordinal"]) if profile and profile.get("ordinal") is not None else 0.0
+        return out
+
+    async def start_round(self, night: Night, user_id: int, can_manage: bool) -> list[Table]:
+        """Seat everyone signed up at new tables (saved, still lobbies): the
+        caller then announces and starts them with :meth:`launch`."""
+        async with self.lock(night):
+            self._open(night)
+            self._control(night, user_id, can_manage)
+            if night.status == PLAYING:
+                raise NightError("round_running")
+            if night.rounds is not None and night.round >= night.rounds:
+                raise NightError("no_rounds_left", rounds=night.rounds)
+            low, high = self.game_limits(night.game)
+            ratings = await self.ratings(night)
+            # a worker thread: balancing a big night takes a noticeable moment (bench/nights.py)
+            seating = await asyncio.get_running_loop().run_in_executor(None, seat_round, night, ratings, low, high)
+            seen: set[int] = set()
+            for seats in seating:  # nobody at two tables, whatever the seating says
+                people = [u for u in seats if u is not None]
+                if seen & set(people) or len(set(people)) != len(people):
+                    raise NightError("seated_twice")
+                seen |= set(people)
+            names = night.names()
+            made: list[Table] = []
+            new: list[NightTable] = []
+            try:
+                for number, seats in enumerate(seating, start=1):
+                    host = next(u for u in seats if u is not None)
+                    table = await self.tables.create(
+                        guild_id=night.guild_id, channel_id=night.channel_id, game=night.game, host_id=host,
+                        host_name=names[host], seats=len(seats), turn_time=night.turn_time,
+                        locale=night.locale, night_id=night.id)
+                    made.append(table)
+                    for uid in seats:
+                        if uid is None:
+                            await self.tables.add_computer(table, host)
+                        elif uid != host:
+                            await self.tables.join(table, uid, names[uid])
+                    new.append(NightTable(table.id, night.round + 1, number, [s.user_id for s in table.seats]))
+            except Exception:  # nothing half-seated stays behind
+                for table in made:
+                    await self.tables.cancel(table, table.host_id, can_manage=True)
+                raise
+            night.round += 1
+            night.tables += new
+            night.status = PLAYING
+            await self._save(night)
+        self._tell(night, "round")
+        return made
+
+    async def launch(self, night: Night, announce: Callable[[Table, NightTable], Awaitable[None]]) -> None:
+        """Start every table of the round still in its lobby (at round start,
+        and after a restart between saving the seating and starting)."""
+        for nt in night.playing_tables():
+            table = self.tables.get(nt.table_id)
+            if table is None or table.status != "lobby":
+                continue
+            try:
+                await announce(table, nt)
+            except Exception:
+                log.exception("night %s: table %s could not be announced", night.id, table.id)
+            try:
+                await self.tables.start(table, table.host_id)
+            except TableError:
+                log.warning("night %s: table %s did not start", night.id, table.id, exc_info=True)
+
+    def _table_closed(self, table: Table) -> None:
+        if table.night_id is None or table.night_id not in self.nights:
+            return
+        night = self.nights[table.night_id]
+        task = asyncio.get_running_loop().create_task(self._settle_locked(night, table.id))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _settle_locked(self, night: Night, table_id: int) -> None:
+        try:
+            async with self.lock(night):
+                await self._settle(night, table_id)
+        except Exception:
+            log.exception("night %s: settling table %s failed", night.id, table_id)
+
+    async def _settle(self, night: Night, table_id: int) -> bool:
+        """A table of the night is over: its finish counts (or not, if it was
+        closed), and the round ends when it was the last one."""
+        nt = night.table(table_id)
+        if nt is None or nt.status != "playing" or night.status == ENDED:
+            return False
+        result = await self.store.table_result(table_id)
+        if result is not None and len(result) == len(nt.seats):
+            nt.status, nt.places = "done", [int(r["place"]) for r in result]
+        else:
+            nt.status = "closed"
+        kind = "table"
+        if nt.round == night.round and not night.playing_tables():
+            night.status = SIGNUP
+            kind = "round"
+            if night.rounds is not None and night.round >= night.rounds:
+                await self._end(night)
+                self._tell(night, "ended")
+                return True
+        await self._save(night)
+        self._tell(night, kind)
+        return True
+
+    async def end(self, night: Night, user_id: int, can_manage: bool) -> None:
+        """End the night now: tables still playing finish as ordinary games."""
+        async with self.lock(night):
+            self._open(night)
+            self._control(night, user_id, can_manage)
+            await self._end(night)
+        self._tell(night, "ended")
+
+    async def _end(self, night: Night) -> None:
+        for nt in night.playing_tables():
+            nt.status = "closed"
+        night.status = ENDED
+        night.ended_at = self.clock()
+        rows = [{"user_id": s.user_id, "place": s.rank, "points": s.points, "wins": s.wins, "games": s.games}
+                for s in standings(night)]
+        await self.store.end_night(night.id, night.meta(), rows)
+
+    async def save_messages(self, night: Night) -> None:
+        """Persist message ids after the cog (re)posted them."""
+        async with self.lock(night):
+            await self._save(night)
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            try:
+                await task
+            except Exception:
+                pass
+
+    # --------------------------------------------------------------- the recap
+    async def game_events(self, night: Night) -> list[GameEvents]:
+        """Every finished table's events, replayed from its saved log (in a
+        worker thread: a night's games replay in milliseconds, but not zero)."""
+        games = []
+        for nt in night.tables:
+            if nt.status != "done":
+                continue
+            record = await self.store.table(nt.table_id)
+            if record is None or record.meta.get("seed") is None:
+                continue
+            cls = self.tables.games.get(record.game)
+            if cls is None:
+                continue
+            seats = record.meta["seats"]
+            names = [t(night.locale, "table.computer_name", name=s["name"]) if s.get("user_id") is None
+                     else s["name"] for s in seats]
+            options = {k: v for k, v in record.meta.get("options", {}).items() if k != "turn_time"}
+            if "rounds" in options:
+                options["rounds"] = min(int(options["rounds"]), len(seats))
+            try:
+                events = await asyncio.get_running_loop().run_in_executor(
+                    None, _replay_events, cls, len(seats), record.meta["seed"], options, record.actions)
+            except Exception:
+                log.exception("night %s: table %s could not be replayed", night.id, nt.table_id)
+                continue
+            games.append(GameEvents(nt.round, nt.number, names, events))
+        return games
+
+    async def highlights(self, night: Night) -> list[dict[str, Any]]:
+        return highlights(await self.game_events(night))
+
+
+def _replay_events(cls: Any, seats: int, seed: int, options: dict[str, Any],
+                   actions: list[tuple[int, str]]) -> list[dict[str, Any]]:
+    game = cls.new(seats, seed, **options)
+    events: list[dict[str, Any]] = []
+    for seat, text in actions:
+        events += game.apply(seat, game.parse(text))
+    return events

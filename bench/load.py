@@ -1,0 +1,997 @@
+"""Many tables at once: the real bot under load, against the Discord stand-in.
+
+    python bench/load.py                                   # N = 100 and 500 live tables, 60 s each; restart with 1,000
+    python bench/load.py --tables 20 --seconds 20 --restart 100   # a quick check (about a minute)
+    python bench/load.py --global-rate 0                   # lift Discord's global limit (50 requests/s)
+    python bench/load.py --tables 500 --restart 0 --profile      # cProfile of the bot, top functions printed
+
+Everything runs on loopback: the stand-in (``tests/fakediscord``) and the
+simulated people live in this process; the bot is ``bot.py``'s ``main()`` in a
+child process (``python bench/load.py --child bot``, the real ``CardBot`` with
+``--sync-global``), and beside it a no-op discord.py bot (``--child noop``,
+which only acknowledges) on a second stand-in in this same process.  Every
+interaction sent to the bot is mirrored by one click at the no-op bot at the
+same moment, so the no-op bot's acknowledgement times carry the same machine
+and stand-in load: the ratio of the medians is the bot's own cost.
+
+For each N of ``--tables``:
+
+1. N tables are opened the way players do it (``/nimmt new`` or ``/garbage
+   new``, Join, Add computer player, Start), in four steps; after each step the
+   bot's resident memory is sampled: RSS per live table is the slope.
+2. For ``--seconds`` the players play at human pace: the player pinged in a
+   thread thinks (exponential, mean ``--think`` s), then clicks (0.3-1 s
+   between the clicks of one turn); 11 nimmt! players open *My hand* or use
+   their open panel (which the bot keeps current); bystanders look up
+   ``/leaderboard`` and ``/stats`` and open panels off turn.
+3. Games take minutes to end, so for "does a closed table give its memory
+   back" the hosts open N lobbies in spare channels and cancel them: tables
+   held by the bot and RSS before, with the lobbies, and after.
+
+Printed: acknowledgement latency (median, p99, max) of the bot and of the
+no-op bot; click to updated table message and to updated panel (median, p99);
+event-loop lag of the bot (a 5 ms sleeper in its loop: largest stall, p99,
+stalls over 20 ms, and the loop thread's CPU during the worst one, which tells
+work on the loop from the process being descheduled by a busy machine); CPU
+per move (engine actions, computer moves included); RSS per table; REST calls
+per second; and what went wrong: unanswered interactions, violations recorded
+by the stand-in, 429s, and tables whose saved log replays to a different
+state than the bot holds (checked in the bot process at the end).
+
+``--restart R``: R live tables are written straight into a fresh database,
+the bot starts and draws them all, is killed with SIGKILL and started again:
+time to ready (gateway READY and commands synced), to every table playable
+(a button on each table answered by the table, not by an error) and to every
+table message redrawn, under the global limit.
+
+Discord's per-channel edit bucket (5 per 5 s) is always on; ``--global-rate``
+sets the global limit of the bot token (default 50 requests per second, as on
+Discord; 0 = off).  Each run prints the machine's load average: this is a
+shared 2-core machine; figures taken while it is busy are slower.  Logs of the
+bot go to ``bench/out/load-*.log``.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+OUT = ROOT / "bench" / "out"
+
+PROBE_EVERY = 0.5  # s between the bot's probe lines
+LAG_STEP = 0.005  # s: the loop-lag sleeper
+
+
+# =========================================================================== child processes
+async def _probe(bot: Any, path: str) -> None:
+    """In the bot's process: loop lag, CPU, memory and table counts, as JSON lines."""
+    loop = asyncio.get_running_loop()
+    out = open(path, "a", buffering=1)
+    loop.add_signal_handler(signal.SIGUSR1, lambda: loop.create_task(_replay_check(bot, out)))
+    page = os.sysconf("SC_PAGE_SIZE")
+
+    def memory() -> None:
+        """Resident memory once malloc has handed freed pages back: what the live objects take."""
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+        with open("/proc/self/statm") as f:
+            rss = int(f.read().split()[1]) * page
+        out.write(json.dumps({"check": {"rss": rss, "blocks": sys.getallocatedblocks()}}) + "\n")
+
+    loop.add_signal_handler(signal.SIGUSR2, memory)
+    lags: list[float] = []
+    worst = (0.0, 0.0)  # (lag, loop-thread CPU during it)
+    last = time.perf_counter()
+    while True:
+        t0, c0 = time.perf_counter(), time.thread_time()
+        await asyncio.sleep(LAG_STEP)
+        t1 = time.perf_counter()
+        lag = t1 - t0 - LAG_STEP
+        lags.append(lag)
+        if lag > worst[0]:
+            worst = (lag, time.thread_time() - c0)
+        if t1 - last >= PROBE_EVERY:
+            last = t1
+            with open("/proc/self/statm") as f:
+                rss = int(f.read().split()[1]) * page
+            tables = bot.tables.tables if bot.tables is not None else {}
+            values = list(tables.values())
+            cog = bot.get_cog("Tables")
+            line = {
+                "t": time.time(), "rss": rss, "cpu": time.process_time(), "blocks": sys.getallocatedblocks(),
+                "lags": [round(x, 5) for x in lags], "worst": worst,
+                "held": len(values), "live": sum(1 for t in values if t.status in ("lobby", "playing")),
+                "drawn": sum(1 for t in values if t.status == "playing" and t.messages.get("table")),
+                "actions": sum(len(t.log) for t in values),
+                "presenters": len(cog.presenters) if cog is not None else 0,
+                "ready": bot.is_ready(),
+            }
+            out.write(json.dumps(line) + "\n")
+            lags, worst = [], (0.0, 0.0)
+
+
+async def _replay_check(bot: Any, out: Any) -> None:
+    """Every table the bot holds: does its saved log replay to the state the bot has?"""
+    differ: list[int] = []
+    checked = 0
+    for table in list(bot.tables.tables.values()):
+        if table.engine is None:
+            continue
+        record = await bot.store.table(table.id)
+        checked += 1
+        if record is None:
+            differ.append(table.id)
+            continue
+        cls = bot.tables.games[table.game]
+        try:
+            replay = cls.replay(len(table.seats), record.meta["seed"], bot.tables._engine_options(table),
+                                [(int(s), str(a)) for s, a in record.actions])
+        except Exception:
+            differ.append(table.id)
+            continue
+        seats = [None, *range(len(table.seats))]
+        if [replay.view(s) for s in seats] != [table.engine.view(s) for s in seats]:
+            differ.append(table.id)
+    out.write(json.dumps({"check": {"tables": checked, "differ": differ}}) + "\n")
+
+
+def child_bot() -> int:
+    """The real bot (bot.py's main) with the probe started in its loop."""
+    from tests.fakediscord.launch import patch_discord_from_env
+
+    patch_discord_from_env()
+    import bot as botmod
+
+    original = botmod.CardBot.setup_hook
+    probe_path = os.environ["LOAD_PROBE"]
+
+    async def setup_hook(self: Any) -> None:
+        await original(self)
+        asyncio.get_running_loop().create_task(_probe(self, probe_path))
+
+    botmod.CardBot.setup_hook = setup_hook  # type: ignore[method-assign]
+    profile = os.environ.get("LOAD_PROFILE")
+    if not profile:
+        return botmod.main(["--sync-global"])
+    import cProfile
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    try:
+        return botmod.main(["--sync-global"])
+    finally:
+        profiler.disable()
+        profiler.dump_stats(profile)
+
+
+def child_noop() -> int:
+    """A discord.py bot that only acknowledges: the floor of what any bot costs."""
+    import discord
+
+    from tests.fakediscord.launch import patch_discord_from_env
+
+    patch_discord_from_env()
+    channel_id = int(os.environ["NOOP_CHANNEL"])
+
+    class Noop(discord.Client):
+        async def on_ready(self) -> None:
+            view = discord.ui.View(timeout=None)
+            view.add_item(discord.ui.Button(label="Ack", custom_id="noop:ack"))
+            await self.get_partial_messageable(channel_id).send("no-op", view=view)
+
+        async def on_interaction(self, interaction: discord.Interaction) -> None:
+            await interaction.response.defer()
+
+    Noop(intents=discord.Intents.none()).run(os.environ["FAKEDISCORD_TOKEN"], log_handler=None)
+    return 0
+
+
+# =========================================================================== the driver
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def ms(values: list[float]) -> str:
+    if not values:
+        return "      -        -        -  (n=0)"
+    return (f"{1000 * statistics.median(values):7.1f} {1000 * pct(values, 0.99):8.1f} "
+            f"{1000 * max(values):8.1f}  (n={len(values)})")
+
+
+def _die_with_parent() -> None:
+    """In a child: SIGTERM when the benchmark itself goes away (Linux prctl PR_SET_PDEATHSIG)."""
+    import ctypes
+
+    ctypes.CDLL("libc.so.6").prctl(1, signal.SIGTERM)
+
+
+def load() -> str:
+    return "load average %.2f %.2f %.2f" % os.getloadavg()
+
+
+def _kind(rec: Any) -> str:
+    """What an interaction was, for the breakdown: '/leaderboard', 'nimmt:hand', 'noop:ack'..."""
+    if rec.type == 2:
+        return "/" + rec.name
+    parts = str(rec.data.get("custom_id", "")).split(":")
+    return f"{parts[0]}:{parts[2]}" if len(parts) > 2 else ":".join(parts[:2])
+
+
+def make_fd(**options: Any) -> Any:
+    from tests.fakediscord import FakeDiscord, NoAcknowledgement
+
+    class BenchDiscord(FakeDiscord):
+        """The stand-in, counting acknowledgement times and unanswered interactions."""
+
+        def __init__(self, **kw: Any) -> None:
+            super().__init__(**kw)
+            self.acks: list[float] = []
+            self.by_kind: dict[str, list[float]] = defaultdict(list)
+            self.unanswered = 0
+            self.mirror: Any = None
+            self.recording = True
+
+        async def _run_interaction(self, rec: Any, *, timeout: float | None = None) -> Any:
+            if self.mirror is not None:
+                self.mirror()
+            try:
+                result = await super()._run_interaction(rec, timeout=timeout)
+            except NoAcknowledgement:
+                self.unanswered += 1
+                raise
+            if self.recording and result.latency is not None:
+                self.acks.append(result.latency)
+                self.by_kind[_kind(rec)].append(result.latency)
+            return result
+
+    return BenchDiscord(**options)
+
+
+class Probe:
+    """Reads the bot's probe lines."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0
+        self.lines: list[dict[str, Any]] = []
+        self.checks: list[dict[str, Any]] = []
+
+    def poll(self) -> dict[str, Any] | None:
+        if self.path.exists():
+            with open(self.path) as f:
+                f.seek(self.offset)
+                data = f.read()
+            complete = data[: data.rfind("\n") + 1]
+            self.offset += len(complete)
+            for raw in complete.splitlines():
+                item = json.loads(raw)
+                (self.checks.append(item["check"]) if "check" in item else self.lines.append(item))
+        return self.lines[-1] if self.lines else None
+
+    async def next(self, timeout: float = 60) -> dict[str, Any]:
+        """The first line written after now."""
+        self.poll()
+        seen = len(self.lines)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+            self.poll()
+            if len(self.lines) > seen:
+                return self.lines[-1]
+        raise TimeoutError("the bot's probe is silent")
+
+
+@dataclass
+class Spec:
+    """One table as the players see it."""
+
+    game: str
+    channel: Any
+    host: Any
+    humans: list[Any]
+    computers: int
+    table_id: int = 0
+    thread_id: int = 0
+    table_msg: Any = None
+    table_changed: asyncio.Event = field(default_factory=asyncio.Event)
+    pings: asyncio.Queue = field(default_factory=asyncio.Queue)
+    panels: dict[int, Any] = field(default_factory=dict)  # user id -> their open panel message
+    waiting_table: list[float] = field(default_factory=list)  # times of moves not yet shown on the table
+    waiting_panels: dict[int, float] = field(default_factory=dict)  # user id -> time of a move to show
+
+    @property
+    def seats(self) -> int:
+        return len(self.humans) + self.computers
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace, label: str) -> None:
+        self.args = args
+        self.label = label
+        self.rng = random.Random(f"load:{label}")
+        rate = (args.global_rate, 1.0) if args.global_rate else None
+        self.fd = make_fd(global_rate=rate, keep_history=False)
+        self.noop = make_fd(keep_history=False, token="noop-token")
+        self.specs: list[Spec] = []
+        self.by_channel: dict[int, Spec] = {}
+        self.guilds: list[Any] = []
+        self.bystanders: dict[int, list[Any]] = {}
+        self.table_times: list[float] = []
+        self.panel_times: list[float] = []  # the mover's own panel: its click's answer, image included
+        self.other_panel_times: list[float] = []  # other players' open panels, redrawn by the bot
+        self.moves = 0
+        self.redrawn: dict[int, float] = {}
+        self.redraw_since: float | None = None
+        self.stop = False
+        self.fast = False
+        self.undrawn = 0
+        self.procs: list[subprocess.Popen] = []
+        self.tmp = Path(tempfile.mkdtemp(prefix="cardnight-load-"))
+        self.db = self.tmp / "bot.db"
+        self.probe = Probe(self.tmp / "probe.jsonl")
+        self.bot: subprocess.Popen | None = None
+        self.spawned_at = 0.0
+        self.fd.message_listeners.append(self.on_message)
+
+    # -------------------------------------------------------------- world
+    def build(self, count: int, per_guild: int = 50) -> None:
+        fd, rng = self.fd, self.rng
+        for index in range(count):
+            if index % per_guild == 0:
+                guild = fd.add_guild(f"Night {len(self.guilds) + 1}", locale="en-US")
+                self.guilds.append(guild)
+                watchers = []
+                for b in range(3):
+                    user = fd.add_user(f"watcher{len(self.guilds)}-{b}")
+                    fd.add_member(guild, user)
+                    watchers.append(user)
+                self.bystanders[guild.id] = watchers
+            guild = self.guilds[-1]
+            channel = fd.add_channel(guild, f"table-{index}")
+            game = "nimmt" if index % 2 == 0 else "garbage"
+            seats = rng.choice((4, 5))
+            computers = rng.choice((0, 1, 1, 2))
+            humans = []
+            for h in range(seats - computers):
+                user = fd.add_user(f"p{index}-{h}")
+                fd.add_member(guild, user)
+                humans.append(user)
+            spec = Spec(game, channel, humans[0], humans, computers)
+            self.specs.append(spec)
+            self.by_channel[channel.id] = spec
+
+    def on_message(self, m: Any, kind: str) -> None:
+        channel = self.fd.channels.get(m.channel_id)
+        if channel is None:
+            return
+        # A table plays in its thread, or in its channel when no thread could be opened.
+        spec = self.by_channel.get(channel.parent_id if channel.is_thread else channel.id)
+        if spec is None:
+            return
+        now = time.perf_counter()
+        if m.ephemeral_to is not None:
+            if kind == "edit" and m.ephemeral_to in spec.waiting_panels:
+                self.other_panel_times.append(now - spec.waiting_panels.pop(m.ephemeral_to))
+            return
+        if channel.is_thread:
+            spec.thread_id = channel.id
+        if kind != "delete" and any(a.get("filename") == "table.png" for a in m.attachments):
+            spec.table_msg = m
+            spec.table_changed.set()
+            for t0 in spec.waiting_table:
+                self.table_times.append(now - t0)
+            spec.waiting_table.clear()
+            if self.redraw_since is not None and spec.table_id not in self.redrawn:
+                self.redrawn[spec.table_id] = now - self.redraw_since
+        if kind == "create":
+            humans = {u.id: u for u in spec.humans}
+            for uid in m.mentions:
+                if uid in humans:
+                    spec.pings.put_nowait(uid)
+
+    # -------------------------------------------------------------- processes
+    def spawn_bot(self, name: str) -> None:
+        OUT.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, **self.fd.env(), "DISCORD_TOKEN": self.fd.token, "DATABASE_PATH": str(self.db),
+               "LOG_LEVEL": "WARNING", "LOAD_PROBE": str(self.probe.path), "PYTHONPATH": str(ROOT)}
+        env.pop("DEV_GUILD", None)
+        if self.args.profile:
+            env["LOAD_PROFILE"] = str(OUT / f"load-{self.label}.prof")
+        log = open(OUT / f"load-{self.label}-{name}.log", "w")
+        self.spawned_at = time.perf_counter()
+        self.bot = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--child", "bot"],
+                                    cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                    preexec_fn=_die_with_parent)
+        self.procs.append(self.bot)
+
+    async def start_noop(self) -> None:
+        await self.noop.start()
+        guild = self.noop.add_guild("No-op")
+        channel = self.noop.add_channel(guild, "noop")
+        user = self.noop.add_user("clicker")
+        self.noop.add_member(guild, user)
+        env = {**os.environ, **self.noop.env(), "NOOP_CHANNEL": str(channel.id), "PYTHONPATH": str(ROOT)}
+        proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--child", "noop"], cwd=ROOT,
+                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                preexec_fn=_die_with_parent)
+        self.procs.append(proc)
+        message = await self.noop.wait_for(lambda: next(iter(self.noop.messages(channel)), None), timeout=30)
+        tasks: set[asyncio.Task] = set()
+
+        def mirror() -> None:
+            task = asyncio.get_running_loop().create_task(self.noop.click(user, message, "noop:ack"))
+            tasks.add(task)
+            task.add_done_callback(lambda t: (tasks.discard(t), t.cancelled() or t.exception()))
+
+        self.fd.mirror = mirror
+
+    async def wait_bot_ready(self, timeout: float = 120) -> None:
+        await self.fd.wait_for(lambda: self.fd.connected, timeout=timeout, interval=0.01)
+
+    async def stop_bot(self, sig: int = signal.SIGTERM) -> None:
+        if self.bot is None:
+            return
+        self.bot.send_signal(sig)
+        for _ in range(300):
+            if self.bot.poll() is not None:
+                break
+            await asyncio.sleep(0.1)
+        else:
+            self.bot.kill()
+        self.bot = None
+
+    async def close(self) -> None:
+        self.stop = True
+        await self.stop_bot()
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+        await self.fd.stop()
+        await self.noop.stop()
+
+    async def memory(self) -> int:
+        """The bot's RSS after malloc_trim (freed memory handed back)."""
+        return (await self.replay_check(signal.SIGUSR2))["rss"]
+
+    async def replay_check(self, sig: int = signal.SIGUSR1) -> dict[str, Any]:
+        assert self.bot is not None
+        before = len(self.probe.checks)
+        self.bot.send_signal(sig)
+        for _ in range(600):
+            await asyncio.sleep(0.1)
+            self.probe.poll()
+            if len(self.probe.checks) > before:
+                return self.probe.checks[-1]
+        return {"tables": 0, "differ": ["no answer"]}
+
+    # -------------------------------------------------------------- people
+    async def open_table(self, spec: Spec) -> None:
+        fd = self.fd
+        options = {"seats": spec.seats}
+        if spec.game == "nimmt":
+            options["rounds"] = 1
+        r = await fd.slash(spec.host, spec.channel, f"{spec.game} new", **options)
+        lobby = r.message
+        spec.table_id = int(lobby.buttons()[0]["custom_id"].split(":")[1])
+        for user in spec.humans[1:]:
+            r = await fd.click(user, lobby, f"table:{spec.table_id}:join")
+        for _ in range(spec.computers):
+            r = await fd.click(spec.host, lobby, f"table:{spec.table_id}:cpu")
+        await fd.click(spec.host, lobby, f"table:{spec.table_id}:start")
+
+    async def open_lobbies(self) -> list[tuple[Spec, Any]]:
+        """A lobby per table in a spare channel of its server, opened by the table's host."""
+        spares = [(spec, self.fd.add_channel(self.fd.guild_of(spec.channel), f"spare-{i}"))
+                  for i, spec in enumerate(self.specs)]
+        sem = asyncio.Semaphore(16)
+
+        async def one(spec: Spec, channel: Any) -> tuple[Spec, Any]:
+            async with sem:
+                return spec, (await self.fd.slash(spec.host, channel, "garbage new", seats=4)).message
+
+        return await asyncio.gather(*(one(spec, channel) for spec, channel in spares))
+
+    async def cancel_lobbies(self, lobbies: list[tuple[Spec, Any]]) -> None:
+        sem = asyncio.Semaphore(16)
+
+        async def one(spec: Spec, lobby: Any) -> None:
+            async with sem:
+                table_id = lobby.buttons()[0]["custom_id"].split(":")[1]
+                await self.fd.click(spec.host, lobby, f"table:{table_id}:cancel")
+
+        await asyncio.gather(*(one(spec, lobby) for spec, lobby in lobbies))
+
+    async def pause(self, low: float, high: float) -> None:
+        await asyncio.sleep(0.01 if self.fast else self.rng.uniform(low, high))
+
+    async def think(self) -> None:
+        await asyncio.sleep(0.02 if self.fast else min(30.0, self.rng.expovariate(1 / self.args.think)))
+
+    def moved(self, spec: Spec, user: Any) -> float:
+        t0 = time.perf_counter()
+        self.moves += 1
+        spec.waiting_table.append(t0)
+        for other in spec.humans:
+            if other.id != user.id and other.id in spec.panels:
+                spec.waiting_panels.setdefault(other.id, t0)
+        return t0
+
+    def unmoved(self, spec: Spec, t0: float) -> None:
+        self.moves -= 1
+        if t0 in spec.waiting_table:
+            spec.waiting_table.remove(t0)
+        for uid, t in list(spec.waiting_panels.items()):
+            if t == t0:
+                del spec.waiting_panels[uid]
+
+    async def player(self, spec: Spec) -> None:
+        users = {u.id: u for u in spec.humans}
+        while not self.stop:
+            try:
+                uid = await asyncio.wait_for(spec.pings.get(), 1.0)
+            except asyncio.TimeoutError:
+                continue
+            await self.think()
+            if self.stop:
+                return
+            try:
+                if spec.game == "nimmt":
+                    await self.nimmt_turn(spec, users[uid])
+                else:
+                    await self.garbage_turn(spec, users[uid])
+            except (LookupError, PermissionError, ValueError):
+                pass  # the message moved on under the player (a stale panel): they wait for the next ping
+            except AssertionError:
+                pass  # unanswered: counted by the stand-in
+
+    async def nimmt_turn(self, spec: Spec, user: Any) -> None:
+        from app.i18n import t as translate
+        from tests.e2e import button, select
+
+        fd = self.fd
+        panel = spec.panels.get(user.id)
+        if panel is None or panel.deleted or self.rng.random() < 0.3:
+            while spec.table_msg is None:
+                await asyncio.sleep(0.1)
+            r = await fd.click(user, spec.table_msg, f"table:{spec.table_id}:hand")
+            panel = r.message
+            spec.panels[user.id] = panel
+            await self.pause(0.3, 1.0)
+        no_fit = translate("en", "nimmt.stack_no_fit")
+        for _ in range(30):
+            steal = select(panel, r"tsel:\d+:nsteal:.*")
+            opener = select(panel, r"tsel:\d+:nopen:.*")
+            cards = select(panel, r"tsel:\d+:ncards:.*")
+            stacks = select(panel, r"tsel:\d+:nstack:.*")
+            end = button(panel, r"table:\d+:npass:.*")
+            take = button(panel, r"table:\d+:ntake:.*")
+            fitting = [o for o in (stacks or {}).get("options", []) if o.get("description") != no_fit]
+            move = True
+            if steal:
+                self.moved(spec, user)
+                r = await fd.select(user, panel, steal["custom_id"], [steal["options"][0]["value"]])
+            elif opener:
+                self.moved(spec, user)
+                r = await fd.select(user, panel, opener["custom_id"], [opener["options"][0]["value"]])
+            elif cards:
+                values = [o["value"] for o in cards["options"]][: cards["max_values"]]
+                self.moved(spec, user)
+                r = await fd.select(user, panel, cards["custom_id"], values)
+            elif fitting and not take:
+                move = False
+                r = await fd.select(user, panel, stacks["custom_id"], [self.rng.choice(fitting)["value"]])
+            elif end:
+                self.moved(spec, user)
+                r = await fd.click(user, panel, end["custom_id"])
+            elif take:
+                self.moved(spec, user)
+                r = await fd.click(user, panel, take["custom_id"])
+            elif stacks:
+                move = False
+                r = await fd.select(user, panel, stacks["custom_id"], [stacks["options"][0]["value"]])
+            else:
+                return  # no controls: not (or no longer) this player's turn
+            if move and r.latency is not None:
+                self.panel_times.append(r.latency)
+            panel = r.message
+            spec.panels[user.id] = panel
+            await self.pause(0.3, 1.0)
+
+    async def garbage_turn(self, spec: Spec, user: Any) -> None:
+        fd = self.fd
+        for _ in range(12):
+            message = spec.table_msg
+            ops = [b for b in (message.buttons() if message is not None else [])
+                   if not b["disabled"] and b["custom_id"].split(":")[2] in ("gdraw", "gdisc", "gjack")]
+            if not ops:
+                if not await self.table_change(spec, 5):
+                    return
+                continue
+            choice = self.rng.choice(ops)
+            spec.table_changed.clear()
+            t0 = self.moved(spec, user)
+            r = await fd.click(user, message, choice["custom_id"])
+            if r.ack_type != 6:  # refused (an old button, not this player's turn): look again
+                self.unmoved(spec, t0)
+                if not await self.table_change(spec, 5):
+                    return
+                continue
+            # A drawn Jack asks for a slot: the table message shows it; otherwise the turn is over.
+            if not await self.table_change(spec, 10, cleared=True):
+                return
+            after = spec.table_msg
+            if not any(b["custom_id"].split(":")[2] == "gjack" and not b["disabled"] for b in after.buttons()):
+                return
+            await self.pause(0.3, 1.0)
+
+    async def table_change(self, spec: Spec, timeout: float, cleared: bool = False) -> bool:
+        if not cleared:
+            spec.table_changed.clear()
+        try:
+            await asyncio.wait_for(spec.table_changed.wait(), timeout)
+            return True
+        except asyncio.TimeoutError:
+            return False
+
+    async def bystander(self, guild: Any) -> None:
+        fd = self.fd
+        watchers = self.bystanders[guild.id]
+        specs = [s for s in self.specs if s.channel.guild_id == guild.id]
+        while not self.stop:
+            await asyncio.sleep(self.rng.expovariate(1 / self.args.bystander))
+            if self.stop or self.fast:
+                return
+            kind = self.rng.random()
+            try:
+                if kind < 0.4:
+                    await fd.slash(self.rng.choice(watchers), self.rng.choice(specs).channel, "leaderboard")
+                elif kind < 0.7:
+                    await fd.slash(self.rng.choice(watchers), self.rng.choice(specs).channel, "stats")
+                else:  # a seated player opens their hand off turn
+                    spec = self.rng.choice([s for s in specs if s.game == "nimmt"] or specs)
+                    if spec.game == "nimmt" and spec.table_msg is not None and not spec.table_msg.deleted:
+                        user = self.rng.choice(spec.humans)
+                        r = await fd.click(user, spec.table_msg, f"table:{spec.table_id}:hand")
+                        spec.panels[user.id] = r.message
+            except (LookupError, PermissionError, ValueError, AssertionError):
+                pass
+
+    # -------------------------------------------------------------- phases
+    async def open_tables(self, specs: list[Spec], concurrency: int = 16) -> None:
+        queue: asyncio.Queue = asyncio.Queue()
+        for spec in specs:
+            queue.put_nowait(spec)
+
+        async def worker() -> None:
+            while not queue.empty():
+                await self.open_table(queue.get_nowait())
+
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        try:
+            await self.fd.wait_for(lambda: all(s.table_msg is not None for s in specs), timeout=120, interval=0.2)
+        except TimeoutError:
+            self.undrawn = sum(1 for s in specs if s.table_msg is None)  # reported; the rest is measured anyway
+
+
+async def run_load(args: argparse.Namespace, n: int) -> dict[str, Any]:
+    bench = Bench(args, f"n{n}")
+    fd = bench.fd
+    await fd.start()
+    report: dict[str, Any] = {"n": n}
+    try:
+        bench.build(n)
+        await bench.start_noop()
+        bench.spawn_bot("run")
+        await bench.wait_bot_ready()
+        await fd.wait_commands(timeout=60)
+        await asyncio.sleep(2)  # discord.py's on_ready and the GC freeze
+        rss = [(0, await bench.memory())]
+        steps = sorted({max(1, n * k // 4) for k in (1, 2, 3, 4)})
+        opened = 0
+        t_open = time.perf_counter()
+        for step in steps:
+            await bench.open_tables(bench.specs[opened:step])
+            opened = step
+            await asyncio.sleep(1.5)
+            rss.append((opened, await bench.memory()))
+        report["open_s"] = time.perf_counter() - t_open
+        # ---- play
+        fd.acks.clear()
+        fd.by_kind.clear()
+        bench.noop.acks.clear()
+        bench.table_times.clear()
+        bench.panel_times.clear()
+        bench.other_panel_times.clear()
+        requests_before = len(fd.requests)
+        first = await bench.probe.next()
+        players = [asyncio.create_task(bench.player(s)) for s in bench.specs]
+        watchers = [asyncio.create_task(bench.bystander(g)) for g in bench.guilds]
+        load_start = os.getloadavg()
+        t0 = time.perf_counter()
+        await asyncio.sleep(args.seconds)
+        elapsed = time.perf_counter() - t0
+        last = await bench.probe.next()
+        lines = [x for x in bench.probe.lines if first["t"] < x["t"] <= last["t"]]
+        lags = [lag for x in lines for lag in x["lags"]]
+        worst = max((tuple(x["worst"]) for x in lines), default=(0.0, 0.0))
+        rest = fd.requests[requests_before:]
+        bot_rest = [r for r in rest if not r.path.startswith(("/interactions/", "/webhooks/"))]
+        report.update(
+            load_start=load_start, load_end=os.getloadavg(), seconds=elapsed,
+            acks=list(fd.acks), by_kind={k: list(v) for k, v in fd.by_kind.items()}, noop=list(bench.noop.acks), table=list(bench.table_times),
+            panel=list(bench.panel_times), other_panels=list(bench.other_panel_times),
+            lags=lags, worst=worst, moves=last["actions"] - first["actions"], cpu=last["cpu"] - first["cpu"],
+            player_moves=bench.moves, rss=rss, rest_per_s=len(bot_rest) / elapsed,
+            all_rest_per_s=len(rest) / elapsed, live=last["live"], undrawn=bench.undrawn,
+            no_thread=sum(1 for spec in bench.specs if spec.table_msg is not None and not spec.thread_id),
+        )
+        # ---- close: do closed tables give their memory back?  Games take minutes to end, so N lobbies
+        # are opened in spare channels and cancelled by their hosts.
+        bench.stop = True
+        for task in players + watchers:
+            task.cancel()
+        await asyncio.gather(*players, *watchers, return_exceptions=True)
+        fd.global_rate = None  # not measured
+        await asyncio.sleep(2)
+        before = await bench.probe.next()
+        before["rss"] = await bench.memory()
+        lobbies = await bench.open_lobbies()
+        await asyncio.sleep(1)
+        opened_line = await bench.probe.next()
+        opened_line["rss"] = await bench.memory()
+        await bench.cancel_lobbies(lobbies)
+        await asyncio.sleep(2)
+        after = await bench.probe.next()
+        after["rss"] = await bench.memory()
+        report["close"] = {"lobbies": len(lobbies), "held": [before["held"], opened_line["held"], after["held"]],
+                           "live": [before["live"], opened_line["live"], after["live"]],
+                           "rss": [before["rss"], opened_line["rss"], after["rss"]]}
+        report["check"] = await bench.replay_check()
+        report["unanswered"] = fd.unanswered + bench.noop.unanswered
+        report["violations"] = list(fd.violations) + list(bench.noop.violations)
+        report["429"] = sum(1 for r in fd.requests if r.status == 429)
+    finally:
+        await bench.close()
+    if args.profile:
+        import pstats
+
+        path = OUT / f"load-{bench.label}.prof"
+        if path.exists():
+            print(f"\nprofile of the bot at N={n} ({path.relative_to(ROOT)}), top functions by own time:")
+            pstats.Stats(str(path)).sort_stats("tottime").print_stats(18)
+    return report
+
+
+def print_load(args: argparse.Namespace, r: dict[str, Any]) -> None:
+    n = r["n"]
+    print(f"\n== {n} live tables ({n - n // 2} 11 nimmt!, {n // 2} Garbage; 4-5 seats, 0-2 computers), "
+          f"{r['seconds']:.0f} s of play, think {args.think:g} s; "
+          f"load average at start {r['load_start'][0]:.2f}, at end {r['load_end'][0]:.2f}")
+    print(f"   opened in {r['open_s']:.0f} s; live at the end of play: {r['live']}; table message never shown: "
+          f"{r['undrawn']}; playing in the channel (no thread): {r['no_thread']}")
+    print(f"{'':38} {'median':>7} {'p99':>8} {'max':>8}  (ms)")
+    print(f"{'ack, bot':38} {ms(r['acks'])}")
+    print(f"{'ack, no-op bot (same moment)':38} {ms(r['noop'])}")
+    if r["acks"] and r["noop"]:
+        print(f"{'   ratio of medians':38} {statistics.median(r['acks']) / statistics.median(r['noop']):7.2f}")
+    for kind, values in sorted(r["by_kind"].items(), key=lambda kv: -len(kv[1])):
+        print(f"{'   ' + kind:38} {ms(values)}")
+    print(f"{'click -> table message updated':38} {ms(r['table'])}")
+    print(f"{'click -> own panel updated (image)':38} {ms(r['panel'])}")
+    print(f"{'click -> others panels updated':38} {ms(r['other_panels'])}")
+    lags = r["lags"]
+    worst, worst_cpu = r["worst"]
+    over = sum(1 for x in lags if x > 0.020)
+    print(f"event loop lag: largest {1000 * worst:.1f} ms (loop thread on CPU {1000 * worst_cpu:.1f} ms of it), "
+          f"p99 {1000 * pct(lags, 0.99):.1f} ms, {over} of {len(lags)} samples over 20 ms")
+    moves = r["moves"]
+    print(f"moves: {moves} engine actions ({moves / r['seconds']:.1f}/s; {r['player_moves']} by the simulated "
+          f"players), bot CPU {r['cpu']:.1f} s = {1000 * r['cpu'] / max(1, moves):.2f} ms per move")
+    print(f"REST calls of the bot: {r['rest_per_s']:.1f}/s under the global limit, "
+          f"{r['all_rest_per_s']:.1f}/s with interaction answers")
+    points = [p for p in r["rss"] if p[0] > 0]  # from the first step on: start-up allocations (fonts, pools) excluded
+    xs = [p[0] for p in points]
+    ys = [p[1] for p in points]
+    mx, my = statistics.mean(xs), statistics.mean(ys)
+    slope = sum((x - mx) * (y - my) for x, y in points) / max(1e-9, sum((x - mx) ** 2 for x in xs))
+    print("RSS (after malloc_trim): " + ", ".join(f"{x} tables {y / 2**20:.1f} MiB" for x, y in r["rss"])
+          + f"  -> {slope / 1024:.1f} KiB per live table")
+    c = r["close"]
+    mib = [x / 2**20 for x in c["rss"]]
+    print(f"close: {c['lobbies']} lobbies opened then cancelled: tables held {c['held'][0]} -> {c['held'][1]} -> "
+          f"{c['held'][2]} (live {c['live'][0]} -> {c['live'][1]} -> {c['live'][2]}); RSS {mib[0]:.1f} -> "
+          f"{mib[1]:.1f} -> {mib[2]:.1f} MiB")
+    check = r["check"]
+    print(f"wrong: {r['unanswered']} unanswered, {len(r['violations'])} violations, {r['429']} 429s, "
+          f"{len(check['differ'])} of {check['tables']} tables differ from a replay of their saved log")
+    for v in r["violations"][:5]:
+        print(f"   violation: {v}")
+
+
+# --------------------------------------------------------------------------- restart
+async def seed_tables(bench: Bench, count: int) -> None:
+    from app.store import Store
+    from core import garbage, nimmt
+
+    games = {"nimmt": (nimmt.Nimmt, nimmt.greedy_player), "garbage": (garbage.Garbage, garbage.greedy_player)}
+    store = await Store.open(str(bench.db))
+    now = time.time()
+    try:
+        for spec in bench.specs:
+            cls, player = games[spec.game]
+            seats = [{"user_id": u.id, "name": u.name, "away": False, "missed": 0} for u in spec.humans]
+            seats += [{"user_id": None, "name": f"CPU {i + 1}", "away": False, "missed": 0}
+                      for i in range(spec.computers)]
+            options: dict[str, Any] = {"turn_time": 600}
+            engine_options: dict[str, Any] = {}
+            if spec.game == "nimmt":
+                options["rounds"] = engine_options["rounds"] = 1
+            seed = bench.rng.getrandbits(48)
+            engine = cls.new(len(seats), seed, **engine_options)
+            log: list[tuple[int, str]] = []
+            rng = random.Random(seed)
+            for _ in range(bench.rng.randrange(4, 30)):
+                seat = engine.to_move
+                if seat is None or engine.over:
+                    break
+                action = player(engine, seat, rng)
+                engine.apply(seat, action)
+                log.append((seat, str(action)))
+            if engine.over:
+                continue
+            meta = {"host_id": spec.host.id, "max_seats": len(seats), "options": options, "locale": "en",
+                    "seats": seats, "seed": seed, "messages": {}, "created_at": now, "started_at": now,
+                    "turn_seat": engine.to_move, "turn_deadline": now + 600}
+            spec.table_id = await store.create_table(spec.channel.guild_id, spec.channel.id, spec.game, meta)
+            await store.save_table(spec.table_id, status="playing", meta=meta, actions=log)
+    finally:
+        await store.close()
+    bench.specs = [s for s in bench.specs if s.table_id]
+
+
+async def playable(bench: Bench, spec: Spec, deadline: float) -> float | None:
+    """Click a button of the table until the table (not an error) answers; returns the time.
+
+    The button is *Rules*: the bot answers it only for a table it has restored
+    (an unknown table gets a line of text).  *My hand* would also draw 500
+    hand pictures at once, which measures the painter, not the restart."""
+    fd = bench.fd
+    while time.perf_counter() < deadline:
+        message = spec.table_msg
+        try:
+            r = await fd.click(spec.humans[0], message, f"table:{spec.table_id}:rules")
+            if r.message is not None and r.message.embeds:
+                return time.perf_counter()
+        except (LookupError, PermissionError, ValueError, AssertionError):
+            pass
+        await asyncio.sleep(0.2)
+    return None
+
+
+async def run_restart(args: argparse.Namespace, count: int) -> dict[str, Any]:
+    bench = Bench(args, f"restart{count}")
+    fd = bench.fd
+    await fd.start()
+    rate = fd.global_rate
+    fd.global_rate = None  # drawing the tables the first time is not what is measured
+    report: dict[str, Any] = {"count": count, "load_start": os.getloadavg()}
+    try:
+        bench.build(count)
+        await seed_tables(bench, count)
+        report["tables"] = len(bench.specs)
+        bench.spawn_bot("first")
+        await bench.wait_bot_ready()
+        await fd.wait_for(lambda: all(s.table_msg is not None for s in bench.specs), timeout=600, interval=0.2)
+        await fd.wait_for(lambda: (bench.probe.poll() or {}).get("drawn", 0) >= len(bench.specs), timeout=300)
+        await asyncio.sleep(2)
+        assert bench.bot is not None
+        bench.bot.send_signal(signal.SIGKILL)
+        bench.bot.wait()
+        await fd.wait_for(lambda: not fd.connected, timeout=30)
+        fd.global_rate = rate
+        bench.redrawn.clear()
+        bench.spawn_bot("again")
+        start = bench.spawned_at
+        bench.redraw_since = start
+        bench.probe.lines.clear()
+        await bench.wait_bot_ready()
+        report["ready_s"] = time.perf_counter() - start
+        deadline = time.perf_counter() + 120
+        sem = asyncio.Semaphore(64)
+
+        async def one(spec: Spec) -> float | None:
+            async with sem:
+                return await playable(bench, spec, deadline)
+
+        done = await asyncio.gather(*(one(s) for s in bench.specs))
+        answered = [x for x in done if x is not None]
+        report["playable_s"] = (max(answered) - start) if answered else float("nan")
+        report["playable"] = len(answered)
+        try:
+            await fd.wait_for(lambda: len(bench.redrawn) >= len(bench.specs), timeout=300, interval=0.2)
+        except TimeoutError:
+            pass
+        report["redrawn"] = len(bench.redrawn)
+        report["redrawn_s"] = max(bench.redrawn.values(), default=float("nan"))
+        report["check"] = await bench.replay_check()
+        report["unanswered"] = fd.unanswered
+        report["violations"] = list(fd.violations)
+        report["429"] = sum(1 for r in fd.requests if r.status == 429)
+        report["load_end"] = os.getloadavg()
+    finally:
+        await bench.close()
+    return report
+
+
+def print_restart(args: argparse.Namespace, r: dict[str, Any]) -> None:
+    limit = f"global limit {args.global_rate}/s" if args.global_rate else "no global limit"
+    print(f"\n== restart with {r['tables']} live tables saved (SIGKILL, then start again; {limit}); "
+          f"load average at start {r['load_start'][0]:.2f}, at end {r['load_end'][0]:.2f}")
+    print(f"   start -> ready (gateway READY, commands synced): {r['ready_s']:.2f} s")
+    print(f"   start -> every table playable (a button answered by the table): {r['playable_s']:.2f} s "
+          f"({r['playable']} of {r['tables']})")
+    print(f"   start -> every table message redrawn: {r['redrawn_s']:.1f} s ({r['redrawn']} of {r['tables']})")
+    check = r["check"]
+    print(f"   wrong: {r['unanswered']} unanswered, {len(r['violations'])} violations, {r['429']} 429s, "
+          f"{len(check['differ'])} of {check['tables']} tables differ from a replay of their saved log")
+    for v in r["violations"][:5]:
+        print(f"   violation: {v}")
+
+
+async def main_async(args: argparse.Namespace) -> None:
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, {load()}; "
+          f"global limit {args.global_rate or 'off'}/s, per-channel edits 5 per 5 s")
+    for n in args.tables:
+        report = await run_load(args, n)
+        print_load(args, report)
+        sys.stdout.flush()
+    if args.restart:
+        report = await run_restart(args, args.restart)
+        print_restart(args, report)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    ap.add_argument("--tables", type=lambda s: [int(x) for x in s.split(",")], default=[100, 500],
+                    help="live tables, comma-separated (default 100,500)")
+    ap.add_argument("--seconds", type=float, default=60, help="seconds of play per N (default 60)")
+    ap.add_argument("--think", type=float, default=4.0, help="mean thinking time before a turn, s (default 4)")
+    ap.add_argument("--bystander", type=float, default=5.0,
+                    help="mean seconds between lookups of each of 3 bystanders per server (default 5)")
+    ap.add_argument("--restart", type=int, default=1000, help="live tables for the restart figure (0 = skip)")
+    ap.add_argument("--global-rate", type=int, default=50, help="global requests/s of the bot token (0 = off)")
+    ap.add_argument("--profile", action="store_true", help="cProfile the bot; print its top functions")
+    ap.add_argument("--child", choices=("bot", "noop"), help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child == "bot":
+        return child_bot()
+    if args.child == "noop":
+        return child_noop()
+    asyncio.run(main_async(args))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

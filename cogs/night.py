@@ -1,0 +1,510 @@
+"""Game nights: ``/night start``, ``/night standings``, the sign-up message,
+the night standings message and the recap.  Thin: each click is one call on
+the :class:`~app.night_host.NightHost`; tables are opened through the table
+manager and then shown by the table cog exactly like ``/nimmt new`` tables.
+
+Buttons are ``night:<id>:<op>`` DynamicItems, so they keep working after a
+restart.
+"""
+from __future__ import annotations
+
+import asyncio
+import io
+import logging
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import discord
+from discord import app_commands
+from discord.app_commands import locale_str as _
+from discord.ext import commands
+
+from app.i18n import has, t
+from app.night_host import NightHost
+from app.nights import ENDED, PLAYING, Night, NightError, NightTable, Standing, standings
+from app.tables import Table, TableError
+from cogs.tables import TRANSIENT, reply, user_lang
+
+log = logging.getLogger(__name__)
+
+SHOWN_ROWS = 30  # standings lines in a message (the recap image shows the top too)
+RETRIES = 3
+
+
+def points_text(value: float, lang: str) -> str:
+    """>>> points_text(7.0, "en"), points_text(2.5, "de")
+    ('7', '2,5')
+    """
+    text = f"{value:.0f}" if float(value).is_integer() else f"{value:.1f}"
+    return text.replace(".", t(lang, "stats.decimal_mark"))
+
+
+def escape(name: str) -> str:
+    return discord.utils.escape_mentions(discord.utils.escape_markdown(name))
+
+
+class NightButton(discord.ui.DynamicItem[discord.ui.Button],
+                  template=r"night:(?P<id>\d{1,20}):(?P<op>[a-z_]{1,16})"):
+    def __init__(self, night_id: int, op: str, label: str = "-",
+                 style: discord.ButtonStyle = discord.ButtonStyle.secondary, row: int | None = None,
+                 emoji: str | None = None) -> None:
+        super().__init__(discord.ui.Button(label=label[:80], style=style, row=row, emoji=emoji,
+                                           custom_id=f"night:{night_id}:{op}"))
+        self.night_id, self.op = night_id, op
+
+    @classmethod
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button, match: re.Match[str], /):
+        return cls(int(match["id"]), match["op"])
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        cog: NightCog = interaction.client.get_cog("Night")  # type: ignore[assignment]
+        await cog.route(interaction, self.night_id, self.op)
+
+
+@dataclass
+class _Presenter:
+    signup: bool = False
+    standings: bool = False
+    recap: bool = False
+    task: asyncio.Task[None] | None = None
+
+
+def can_manage(interaction: discord.Interaction) -> bool:
+    perms = interaction.permissions
+    return bool(perms.manage_events or perms.manage_messages or perms.administrator)
+
+
+class NightCog(commands.Cog, name="Night"):
+    night = app_commands.Group(name=_("night", key="nights.cmd_night.name"),
+                               description=_("Game nights: many tables at once, one standings",
+                                             key="nights.cmd_night.description"),
+                               guild_only=True)
+
+    def __init__(self, bot: Any) -> None:
+        self.bot = bot
+        self.host: NightHost = getattr(bot, "nights", None)  # type: ignore[assignment]
+        self.presenters: dict[int, _Presenter] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._startup: asyncio.Task[None] | None = None
+
+    async def cog_load(self) -> None:
+        self.bot.add_dynamic_items(NightButton)
+        self._set_game_choices()
+        if isinstance(self.host, NightHost):
+            self.host.listener = self.on_night_change
+            self._startup = asyncio.get_running_loop().create_task(self._resume())
+
+    async def cog_unload(self) -> None:
+        self.bot.remove_dynamic_items(NightButton)
+        await self.stop_presenting()
+
+    async def stop_presenting(self) -> None:
+        tasks = [p.task for p in self.presenters.values() if p.task] + list(self._tasks)
+        if self._startup is not None:
+            tasks.append(self._startup)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _set_game_choices(self) -> None:
+        """The games a night can be played in: whatever the bot's table manager hosts."""
+        games = list(getattr(self.bot.tables, "games", {}) or {})
+        uis = getattr(self.bot.get_cog("Tables"), "uis", None)
+        if uis:  # a game the bot can host and show
+            games = [key for key in games if key in uis]
+        choices = []
+        for key in games:
+            choice_key = f"commands.choice_{key}.name"
+            english = t("en", choice_key) if has(choice_key) else t("en", f"{key}.title")
+            choices.append(app_commands.Choice(name=_(english, key=choice_key), value=key))
+        for command in self.night.commands:
+            param = getattr(command, "_params", {}).get("game")
+            if param is not None and choices:
+                param.choices = choices[:25]
+
+    # ------------------------------------------------------------- commands
+    @night.command(name=_("start", key="nights.cmd_night_start.name"),
+                   description=_("Open a game night in this channel: sign-up, then rounds of tables",
+                                 key="nights.cmd_night_start.description"))
+    @app_commands.rename(game=_("game", key="commands.opt_game.name"),
+                         table_size=_("table_size", key="nights.opt_table_size.name"),
+                         rounds=_("rounds", key="commands.opt_rounds.name"),
+                         turn_time=_("turn_time", key="commands.opt_turn_time.name"))
+    @app_commands.describe(game=_("Which game the night plays", key="nights.opt_night_game.description"),
+                           table_size=_("Players per table (as even as possible within the game's limits)",
+                                        key="nights.opt_table_size.description"),
+                           rounds=_("Rounds of the night (default: until the organiser ends it)",
+                                    key="nights.opt_night_rounds.description"),
+                           turn_time=_("Seconds per turn before the computer plays for you (0 = no timer)",
+                                       key="commands.opt_turn_time.description"))
+    async def start(self, interaction: discord.Interaction, game: str,
+                    table_size: app_commands.Range[int, 2, 12] | None = None,
+                    rounds: app_commands.Range[int, 1, 20] | None = None,
+                    turn_time: app_commands.Range[int, 0, 3600] = 120) -> None:
+        lang = user_lang(interaction)
+        tables = self.bot.get_cog("Tables")
+        channel = interaction.channel
+        if interaction.guild_id is None or channel is None:
+            return await reply(interaction, t(lang, "errors.guild_only"))
+        if isinstance(channel, discord.Thread) or getattr(channel, "type", None) not in (
+                discord.ChannelType.text, discord.ChannelType.news):
+            return await reply(interaction, t(lang, "errors.text_channel_only"))
+        missing = tables.missing_permissions(interaction)
+        if missing:
+            names = ", ".join(t(lang, f"perms.{name}") for name in missing)
+            return await reply(interaction, t(lang, "errors.missing_permissions", permissions=names))
+        orphan = self.host.in_channel(channel.id)
+        try:
+            if orphan is not None and not orphan.messages.get("signup"):
+                night = orphan  # saved, but a stop came before its message was posted: post it now
+            else:
+                night_lang = await tables.table_language(interaction)
+                night = await self.host.create(
+                    guild_id=interaction.guild_id, channel_id=channel.id, game=game,
+                    organiser_id=interaction.user.id, organiser_name=interaction.user.display_name,
+                    table_size=table_size, rounds=rounds, turn_time=turn_time, locale=night_lang)
+        except NightError as error:
+            return await reply(interaction, self.error_text(lang, error))
+        response = await interaction.response.send_message(embed=self.signup_embed(night),
+                                                           view=self.signup_view(night))
+        message_id = getattr(response, "message_id", None)
+        if message_id is None:
+            message_id = (await interaction.original_response()).id
+        night.messages["signup"] = message_id
+        await self.host.save_messages(night)
+
+    @night.command(name=_("standings", key="nights.cmd_night_standings.name"),
+                   description=_("The standings of this channel's current or last game night",
+                                 key="nights.cmd_night_standings.description"))
+    async def standings_command(self, interaction: discord.Interaction) -> None:
+        lang = user_lang(interaction)
+        night = self.host.in_channel(interaction.channel_id or 0)
+        if night is None:
+            row = await self.bot.store.night_in_channel(interaction.channel_id or 0)
+            if row is not None:
+                night = Night.from_record(row["id"], row["guild_id"], row["channel_id"], row["game"],
+                                          row["status"], row["meta"])
+        if night is None:
+            return await reply(interaction, t(lang, "nights.error_no_night"))
+        await reply(interaction, embed=self.standings_embed(night, lang))
+
+    # ---------------------------------------------------------------- clicks
+    def error_text(self, lang: str, error: Exception) -> str:
+        if isinstance(error, NightError):
+            return t(lang, f"nights.error_{error.code}", **error.params)
+        if isinstance(error, TableError):
+            return t(lang, f"errors.{error.code}", **error.params)
+        return t(lang, "errors.unexpected")
+
+    async def route(self, interaction: discord.Interaction, night_id: int, op: str) -> None:
+        lang = user_lang(interaction)
+        try:
+            night = self.host.nights.get(night_id)
+            if night is None or night.status == ENDED:
+                raise NightError("ended")
+            handler = getattr(self, f"op_{op}", None)
+            if handler is None:
+                raise NightError("ended")
+            await handler(interaction, night)
+        except (NightError, TableError) as error:
+            await reply(interaction, self.error_text(lang, error))
+        except discord.HTTPException:
+            log.warning("Discord refused an answer at night %s (%s)", night_id, op, exc_info=True)
+        except Exception:
+            log.exception("click %s at night %s failed", op, night_id)
+            await reply(interaction, t(lang, "errors.unexpected"))
+
+    async def _update(self, interaction: discord.Interaction, night: Night) -> None:
+        await interaction.response.edit_message(embed=self.signup_embed(night), view=self.signup_view(night))
+
+    async def op_join(self, interaction: discord.Interaction, night: Night) -> None:
+        await self.host.join(night, interaction.user.id, interaction.user.display_name)
+        await self._update(interaction, night)
+
+    async def op_leave(self, interaction: discord.Interaction, night: Night) -> None:
+        await self.host.leave(night, interaction.user.id)
+        await self._update(interaction, night)
+
+    async def op_fill(self, interaction: discord.Interaction, night: Night) -> None:
+        await self.host.toggle_fill(night, interaction.user.id, can_manage(interaction))
+        await self._update(interaction, night)
+
+    async def op_voice(self, interaction: discord.Interaction, night: Night) -> None:
+        if not self.host.can_control(night, interaction.user.id, can_manage(interaction)):
+            raise NightError("not_organiser")
+        voice = getattr(interaction.user, "voice", None)
+        channel = getattr(voice, "channel", None)
+        if channel is None:
+            raise NightError("no_voice")
+        people: list[tuple[int, str]] = []
+        guild = interaction.guild
+        for user_id in channel.voice_states:
+            member = guild.get_member(user_id) if guild is not None else None
+            if member is None and guild is not None:
+                try:
+                    member = await guild.fetch_member(user_id)
+                except discord.HTTPException:
+                    continue
+            if member is None or member.bot:
+                continue
+            people.append((member.id, member.display_name))
+        await self.host.join_many(night, interaction.user.id, can_manage(interaction), people)
+        await self._update(interaction, night)
+
+    async def op_start(self, interaction: discord.Interaction, night: Night) -> None:
+        await self.host.start_round(night, interaction.user.id, can_manage(interaction))
+        await self._update(interaction, night)
+        self._spawn(self._launch(night))
+
+    async def op_end(self, interaction: discord.Interaction, night: Night) -> None:
+        await self.host.end(night, interaction.user.id, can_manage(interaction))
+        await self._update(interaction, night)
+
+    # ------------------------------------------------------------ messages
+    def signup_embed(self, night: Night) -> discord.Embed:
+        lang = night.locale
+        game = t(lang, f"{night.game}.title")
+        embed = discord.Embed(title=t(lang, "nights.title", game=game), colour=discord.Colour.gold())
+        timer = (t(lang, "table.timer_off") if not night.turn_time
+                 else t(lang, "table.timer_seconds", count=night.turn_time))
+        rounds = (t(lang, "nights.rounds_open") if night.rounds is None
+                  else t(lang, "nights.rounds_fixed", rounds=night.rounds))
+        lines = [t(lang, "nights.organiser", organiser=f"<@{night.organiser_id}>"),
+                 t(lang, "nights.table_size", size=night.table_size),
+                 rounds,
+                 t(lang, "table.lobby_timer", timer=timer),
+                 t(lang, "nights.fill_on" if night.fill else "nights.fill_off", size=night.table_size),
+                 self.status_line(night, lang)]
+        embed.description = "\n".join(lines)
+        people = night.active()
+        names = [escape(p.name) for p in people]
+        value = ", ".join(names)
+        if len(value) > 1000:
+            value = value[:990].rsplit(", ", 1)[0] + " …"
+        embed.add_field(name=t(lang, "nights.signed_up", count=len(people)), value=value or "-", inline=False)
+        return embed
+
+    def status_line(self, night: Night, lang: str) -> str:
+        if night.status == ENDED:
+            return t(lang, "nights.status_ended")
+        if night.status == PLAYING:
+            return t(lang, "nights.status_playing", round=night.round)
+        if night.round:
+            return t(lang, "nights.status_between", round=night.round)
+        return t(lang, "nights.status_signup")
+
+    def signup_view(self, night: Night) -> discord.ui.View | None:
+        if night.status == ENDED:
+            return None
+        lang = night.locale
+        B = discord.ButtonStyle
+        view = discord.ui.View(timeout=None)
+        for item in (
+            NightButton(night.id, "join", t(lang, "nights.join"), B.success, 0),
+            NightButton(night.id, "leave", t(lang, "nights.leave"), B.secondary, 0),
+            NightButton(night.id, "voice", t(lang, "nights.voice"), B.secondary, 0, "🔊"),
+            NightButton(night.id, "fill", t(lang, "nights.fill"), B.secondary, 1, "🤖"),
+            NightButton(night.id, "start", t(lang, "nights.start_round"), B.primary, 1),
+            NightButton(night.id, "end", t(lang, "nights.end"), B.danger, 1),
+        ):
+            view.add_item(item)
+        return view
+
+    def standing_line(self, row: Standing, lang: str) -> str:
+        line = t(lang, "nights.standing", rank=row.rank, name=escape(row.name),
+                 points=points_text(row.points, lang), wins=row.wins, games=row.games)
+        return line + (" " + t(lang, "nights.left_mark") if row.left else "")
+
+    def standings_embed(self, night: Night, lang: str) -> discord.Embed:
+        game = t(lang, f"{night.game}.title")
+        embed = discord.Embed(title=t(lang, "nights.standings_title", game=game), colour=discord.Colour.gold())
+        lines = [t(lang, "nights.points_rule"), ""]
+        if night.status == PLAYING:
+            playing = [self.table_ref(nt, lang) for nt in night.playing_tables()]
+            lines.append(t(lang, "nights.round_playing", round=night.round, tables=", ".join(playing) or "-"))
+        elif night.status == ENDED:
+            lines.append(t(lang, "nights.status_ended"))
+        elif night.round:
+            lines.append(t(lang, "nights.round_done", round=night.round))
+        rows = standings(night)
+        if rows:
+            lines.append("")
+            lines += [self.standing_line(row, lang) for row in rows[:SHOWN_ROWS]]
+            if len(rows) > SHOWN_ROWS:
+                lines.append(t(lang, "nights.more", count=len(rows) - SHOWN_ROWS))
+        else:
+            lines.append(t(lang, "nights.no_results"))
+        embed.description = "\n".join(lines)[:4000]
+        return embed
+
+    def table_ref(self, nt: NightTable, lang: str) -> str:
+        """"Table 2 (#its-thread)", or a link to its message until the thread is open."""
+        table = self.bot.tables.get(nt.table_id)
+        name = t(lang, "nights.table_number", number=nt.number)
+        if table is None:
+            return name
+        if table.thread_id:
+            return f"{name} (<#{table.thread_id}>)"
+        lobby = table.messages.get("lobby")
+        if lobby:
+            return f"[{name}](https://discord.com/channels/{table.guild_id}/{table.channel_id}/{lobby})"
+        return name
+
+    # ------------------------------------------------------------ presenting
+    def on_night_change(self, night: Night, kind: str) -> None:
+        presenter = self.presenters.setdefault(night.id, _Presenter())
+        presenter.signup = True
+        if night.round:
+            presenter.standings = True
+        if kind == "ended":
+            presenter.recap = True
+        if presenter.task is None or presenter.task.done():
+            presenter.task = asyncio.get_running_loop().create_task(self._present(night, presenter))
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def where(self, night: Night) -> discord.PartialMessageable:
+        return self.bot.get_partial_messageable(night.channel_id, guild_id=night.guild_id,
+                                                type=discord.ChannelType.text)
+
+    async def _present(self, night: Night, presenter: _Presenter) -> None:
+        failures = 0
+        while presenter.signup or presenter.standings or presenter.recap:
+            try:  # one step at a time, standings first: the recap follows the final standings
+                if presenter.standings:
+                    presenter.standings = False
+                    await self._show_standings(night)
+                elif presenter.signup:
+                    presenter.signup = False
+                    await self._show_signup(night)
+                elif presenter.recap:
+                    presenter.recap = False
+                    await self._post_recap(night)
+                failures = 0
+            except TRANSIENT as error:
+                failures += 1
+                log.warning("night %s: message update failed (%r), try %d", night.id, error, failures)
+                if failures > RETRIES:
+                    return
+                presenter.signup = presenter.standings = True
+                presenter.recap = presenter.recap or (night.status == ENDED and "recap" not in night.messages)
+                await asyncio.sleep(0.5 * failures)
+            except Exception:
+                log.exception("night %s: presenting failed", night.id)
+                return
+
+    async def _show_signup(self, night: Night) -> None:
+        message_id = night.messages.get("signup")
+        if not message_id:
+            return
+        try:
+            await self.where(night).get_partial_message(message_id).edit(
+                embed=self.signup_embed(night), view=self.signup_view(night))
+        except discord.NotFound:
+            log.info("night %s: the sign-up message is gone", night.id)
+
+    async def _show_standings(self, night: Night) -> None:
+        embed = self.standings_embed(night, night.locale)
+        message_id = night.messages.get("standings")
+        if message_id:
+            try:
+                await self.where(night).get_partial_message(message_id).edit(embed=embed)
+                return
+            except discord.NotFound:
+                pass
+        sent = await self.where(night).send(embed=embed)
+        night.messages["standings"] = sent.id
+        await self.host.save_messages(night)
+
+    async def _post_recap(self, night: Night) -> None:
+        if "recap" in night.messages:
+            return
+        from app import render_night
+
+        lang = night.locale
+        rows = standings(night)
+        lines = [self.highlight_text(h, lang) for h in await self.host.highlights(night)]
+        data = {
+            "title": t(lang, "nights.recap_title", game=t(lang, f"{night.game}.title")),
+            "subtitle": t(lang, "nights.recap_subtitle", rounds=night.round, players=len(rows)),
+            "podium": [(r.rank, r.name, points_text(r.points, lang)) for r in rows[:3]],
+            "header": (t(lang, "nights.col_rank"), t(lang, "nights.col_name"), t(lang, "nights.col_points"),
+                       t(lang, "nights.col_wins"), t(lang, "nights.col_games")),
+            "rows": [(r.rank, r.name, points_text(r.points, lang), r.wins, r.games) for r in rows[:12]],
+            "highlights_title": t(lang, "nights.highlights"),
+            "highlights": lines,
+        }
+        try:
+            image: bytes | None = await asyncio.get_running_loop().run_in_executor(
+                None, render_night.render_recap, data)
+        except Exception:  # e.g. a name the font engine cannot lay out: the text still goes out
+            log.exception("night %s: the recap picture could not be drawn", night.id)
+            image = None
+        embed = discord.Embed(title=data["title"], colour=discord.Colour.gold())
+        text = [t(lang, "nights.recap_winner", name=escape(rows[0].name)) if rows else t(lang, "nights.no_results")]
+        text += [self.standing_line(row, lang) for row in rows[:10]]
+        if lines:
+            text += ["", f"**{data['highlights_title']}**", *(escape(line) for line in lines)]
+        embed.description = "\n".join(text)[:4000]
+        if image is None:
+            sent = await self.where(night).send(embed=embed)
+        else:
+            embed.set_image(url="attachment://night.png")
+            sent = await self.where(night).send(embed=embed, file=discord.File(io.BytesIO(image), "night.png"))
+        night.messages["recap"] = sent.id
+        try:
+            await self.bot.store.save_night(night.id, night.status, night.meta())
+        except Exception:
+            log.exception("night %s: recap id not saved", night.id)
+
+    def highlight_text(self, h: dict[str, Any], lang: str) -> str:
+        return t(lang, f"nights.hl_{h['kind']}", name=h["name"], value=h["value"], round=h["round"],
+                 table=h["table"])
+
+    # ------------------------------------------------------------- tables
+    async def _announce(self, night: Night, table: Table, nt: NightTable) -> None:
+        """The table's own message in the channel (its thread opens from it)."""
+        if table.messages.get("lobby"):
+            return
+        tables = self.bot.get_cog("Tables")
+        lang = night.locale
+        mentions = " ".join(f"<@{u}>" for u in nt.seats if u is not None)
+        content = t(lang, "nights.table_intro", round=nt.round, number=nt.number, players=mentions)
+        sent = await self.where(night).send(
+            content=content, embed=tables.lobby_embed(table),
+            allowed_mentions=discord.AllowedMentions(users=True, everyone=False, roles=False))
+        self.bot.tables.set_message(table, "lobby", sent.id)
+        await self.bot.tables.save_messages(table)
+
+    async def _launch(self, night: Night) -> None:
+        async def announce(table: Table, nt: NightTable) -> None:
+            for attempt in range(RETRIES):
+                try:
+                    return await self._announce(night, table, nt)
+                except TRANSIENT:
+                    await asyncio.sleep(0.5 * (attempt + 1))
+
+        await self.host.launch(night, announce)
+        self.on_night_change(night, "round")  # the thread links in the standings
+
+    async def _resume(self) -> None:
+        """After a start: settle what ended while the bot was down, start
+        tables seated but not started, show every open night again."""
+        await self.bot.wait_until_ready()
+        for night in list(self.host.nights.values()):
+            try:
+                async with self.host.lock(night):
+                    await self.host.reconcile(night)
+                if night.status == PLAYING:
+                    await self._launch(night)
+                self.on_night_change(night, "ended" if night.status == ENDED else "resume")
+            except Exception:
+                log.exception("night %s could not be resumed", night.id)
+
+
+async def setup(bot: Any) -> None:
+    await bot.add_cog(NightCog(bot))

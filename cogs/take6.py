@@ -1,0 +1,322 @@
+"""6 nimmt! at the table: ``/take6 new``, the public table message and the
+private hand panel.
+
+Everyone chooses at once (``Take6.to_act`` is a set of seats).  The table
+message shows the rows and who has chosen (never what); each player's panel
+has one button per card of their hand and, when their card is lower than
+every row (S2), one button per row.  Everything shown comes from
+``Take6.view(seat)`` or ``view(None)``; the rules live in ``core.take6``.
+
+Custom ids never hold a card: a card button carries the deal, the turn and
+the card's place in the sorted hand (``d<deal>t<turn>i<index>``), a row
+button ``d<deal>t<turn>r<row>``; anything else is a panel from an earlier
+moment, which refreshes itself instead of acting.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+import discord
+from discord import app_commands
+from discord.app_commands import locale_str as _
+from discord.ext import commands
+
+from app.i18n import has, t
+from app.render_take6 import TAKE6_TABLE_LABELS, render_take6_table
+from app.tables import Table, TableError
+from app.text import plain
+from cogs.tables import TableButton, TableMessage, TablesCog, reply, user_lang, view_of
+from core.protocol import Event, GameError
+from core.take6 import HEADS, ROW_LABELS, Choose, PickRow
+
+log = logging.getLogger(__name__)
+
+KEY = "take6"
+PANEL_LIFETIME = 14 * 60  # an interaction token lasts 15 minutes
+PANEL_DEBOUNCE = 0.3
+_ARG = re.compile(r"d(?P<deal>\d+)t(?P<turn>\d+)(?P<kind>[ir])(?P<n>\d+)")
+
+
+@dataclass
+class _OpenPanel:
+    interaction: discord.Interaction
+    opened: float
+    lang: str
+    version: int
+
+
+def card_text(card: int) -> str:
+    """A card with its ox heads when it has more than one.
+
+    >>> card_text(7), card_text(55)
+    ('7', '55 (7🐮)')
+    """
+    return str(card) if HEADS[card] == 1 else f"{card} ({HEADS[card]}🐮)"
+
+
+def cards_text(cards: list[int]) -> str:
+    return ", ".join(str(c) for c in cards)
+
+
+class Take6UI:
+    key = KEY
+
+    def __init__(self, bot: Any) -> None:
+        self.bot = bot
+        self.open_panels: dict[tuple[int, int], _OpenPanel] = {}
+        self._refreshers: dict[tuple[int, int], asyncio.Task[None]] = {}
+
+    def lobby_lines(self, table: Table, lang: str) -> list[str]:
+        deals = table.options.get("deals")
+        if deals:
+            return [t(lang, "take6.lobby_deals", count=deals)]
+        return [t(lang, "take6.lobby_limit", limit=table.options.get("limit", 66))]
+
+    def name(self, table: Table, seat: int) -> str:
+        return f"**{plain(table.seats[seat].name)}**"
+
+    # ------------------------------------------------------------ table message
+    async def table_message(self, table: Table, lang: str) -> TableMessage:
+        view = table.engine.view(None)  # type: ignore[union-attr]
+        labels = {k: t(lang, f"take6.r_{k}") for k in TAKE6_TABLE_LABELS}
+        names = [seat.name for seat in table.seats]
+        image = await asyncio.get_running_loop().run_in_executor(None, render_take6_table, view, names, labels)
+        embed = discord.Embed(title=t(lang, "take6.table_title", table=table.id),
+                              description=self.summary(table, view, lang), colour=discord.Colour.orange())
+        items: list[discord.ui.Item] = []
+        if table.status == "playing":
+            items.append(TableButton.make(table.id, "hand", t(lang, "take6.my_hand"),
+                                          style=discord.ButtonStyle.primary, emoji="🃏"))
+            items.append(TableButton.make(table.id, "rules", t(lang, "table.rules"), emoji="📖"))
+            if any(seat.away for seat in table.seats):
+                items.append(TableButton.make(table.id, "back", t(lang, "table.im_back")))
+        return TableMessage(content="", embed=embed, image=image, view=view_of(*items) if items else None)
+
+    def summary(self, table: Table, view: dict[str, Any], lang: str) -> str:
+        """The table as text (screen readers, notifications): rows, and who has chosen, never what."""
+        lines = [t(lang, "take6.summary_deal", deal=view["deal"], turn=view["turn"])]
+        for r, cards in enumerate(view["rows"]):
+            lines.append(t(lang, "take6.summary_row", row=ROW_LABELS[r], cards=" · ".join(map(str, cards)),
+                           heads=view["row_heads"][r]))
+        acting = set(view["to_act"])
+        for seat in range(view["seats"]):
+            chosen = t(lang, "take6.summary_chosen" if view["chosen"][seat] else "take6.summary_choosing")
+            marker = "▶ " if seat in acting else ""
+            lines.append(marker + t(lang, "take6.summary_player", name=plain(
+                table.seats[seat].name), cards=view["hand_counts"][seat], chosen=chosen,
+                pile=view["pile_sizes"][seat], score=view["scores"][seat]))
+        if view["phase"] == "row" and view["to_move"] is not None:
+            lines.append(t(lang, "take6.summary_row_choice", name=plain(
+                table.seats[view["to_move"]].name), card=view["pending"][0][1]))
+        if acting and table.turn_deadline and any(not table.seats[s].automatic for s in acting):
+            lines.append(t(lang, "table.deadline", when=f"<t:{int(table.turn_deadline)}:R>"))
+        return "\n".join(lines)[:4000]
+
+    # --------------------------------------------------------------- narration
+    def narrate(self, table: Table, events: list[Event], lang: str) -> list[str]:
+        """The reveal card by card: what was shown, where each card went, who took what."""
+        name = lambda seat: self.name(table, seat)  # noqa: E731
+        lines: list[str] = []
+        for e in events:
+            kind = e["type"]
+            if kind == "deal_start":
+                rows = ", ".join(f"**{ROW_LABELS[r]}** {c}" for r, c in enumerate(e["rows"]))
+                lines.append(t(lang, "take6.deal_start", deal=e["deal"], rows=rows))
+            elif kind == "reveal":
+                lines.append(t(lang, "take6.reveal", cards=", ".join(f"{name(s)} {c}" for s, c in e["cards"])))
+            elif kind == "placed":
+                lines.append(t(lang, "take6.placed", name=name(e["seat"]), card=e["card"], row=ROW_LABELS[e["row"]]))
+            elif kind == "sixth":
+                lines.append(t(lang, "take6.sixth", name=name(e["seat"]), card=e["card"], row=ROW_LABELS[e["row"]],
+                               cards=cards_text(e["cards"]), count=e["heads"]))
+            elif kind == "row_choice":
+                lines.append(t(lang, "take6.row_choice", name=name(e["seat"]), card=e["card"]))
+            elif kind == "took_row":
+                lines.append(t(lang, "take6.took_row", name=name(e["seat"]), card=e["card"],
+                               row=ROW_LABELS[e["row"]], cards=cards_text(e["cards"]), count=e["heads"]))
+            elif kind == "deal_over":
+                lines.append(t(lang, "take6.deal_over", deal=e["deal"]))
+                for seat, penalty in enumerate(e["penalties"]):
+                    lines.append(t(lang, "take6.deal_line", name=name(seat), count=penalty, total=e["scores"][seat]))
+            elif kind == "game_over":
+                winners = ", ".join(name(s) for s in e["winners"])
+                lines.append(t(lang, "take6.game_over", names=winners, count=len(e["winners"])))
+                for seat in sorted(range(len(e["scores"])), key=lambda s: (e["places"][s], s)):
+                    lines.append(t(lang, "table.standing", place=e["places"][seat], name=name(seat),
+                                   score=e["scores"][seat]))
+        return lines
+
+    # ------------------------------------------------------------- hand panel
+    def panel(self, table: Table, seat: int, lang: str, note: str | None = None
+              ) -> tuple[discord.Embed, discord.ui.View]:
+        """The private panel of one seat, from that seat's view only."""
+        engine = table.engine
+        assert engine is not None
+        view = engine.view(seat)
+        hand = view["hand"]
+        embed = discord.Embed(title=t(lang, "take6.panel_title", table=table.id), colour=discord.Colour.orange())
+        lines = [t(lang, "take6.panel_hand", count=len(hand), cards=" · ".join(card_text(c) for c in hand) or "-"),
+                 t(lang, "take6.panel_pile", count=view["my_pile_heads"])]
+        if note:
+            lines.insert(0, note)
+        items: list[discord.ui.Item] = []
+        tag = f"d{view['deal']}t{view['turn']}"
+        if table.status != "playing" or view["phase"] == "over":
+            lines.append(t(lang, "take6.panel_over"))
+        elif view["phase"] == "choose" and seat in view["to_act"]:
+            lines.append(t(lang, "take6.panel_choose"))
+            for index, card in enumerate(hand):  # one click per card; the id names its place, not the card
+                heads = HEADS[card]
+                style = discord.ButtonStyle.danger if heads >= 5 else (
+                    discord.ButtonStyle.primary if heads > 1 else discord.ButtonStyle.secondary)
+                items.append(TableButton.make(table.id, "sixcard", card_text(card), arg=f"{tag}i{index}",
+                                              style=style, row=index // 5))
+        elif view["phase"] == "choose":
+            waiting = ", ".join(plain(table.seats[s].name) for s in view["to_act"])
+            lines.append(t(lang, "take6.panel_chosen", card=view["my_choice"], names=waiting or "-"))
+        elif view["to_move"] == seat:
+            lines.append(t(lang, "take6.panel_row", card=view["pending"][0][1]))
+            for r, cards in enumerate(view["rows"]):
+                items.append(TableButton.make(
+                    table.id, "sixrow", t(lang, "take6.row_button", row=ROW_LABELS[r], count=view["row_heads"][r]),
+                    arg=f"{tag}r{r}", style=discord.ButtonStyle.danger, row=2))
+        else:
+            lines.append(t(lang, "take6.panel_row_wait", name=plain(
+                table.seats[view["to_move"]].name), card=view["pending"][0][1]))
+        items.append(TableButton.make(table.id, "sixrefresh", t(lang, "take6.refresh"), emoji="🔄", row=4))
+        embed.description = "\n".join(lines)[:4000]
+        return embed, view_of(*items)
+
+    def _seat(self, table: Table, interaction: discord.Interaction) -> int:
+        seat = table.seat_of(interaction.user.id)
+        if seat is None:
+            raise TableError("not_seated")
+        if table.status != "playing":
+            raise TableError("not_playing")
+        return seat
+
+    async def _show(self, interaction: discord.Interaction, table: Table, seat: int, *, new: bool = False,
+                    note: str | None = None) -> None:
+        lang = user_lang(interaction)
+        version = table.version
+        embed, view = self.panel(table, seat, lang, note)
+        if new:
+            await interaction.response.send_message(embed=embed, view=view, ephemeral=True)
+        else:
+            await interaction.response.edit_message(embed=embed, view=view)
+        # The panel keeps itself current while its interaction token lives.
+        self.open_panels[(table.id, interaction.user.id)] = _OpenPanel(interaction, time.monotonic(), lang, version)
+
+    def changed(self, table: Table) -> None:
+        """The table moved: redraw every open panel at it (a reveal may ask for a row)."""
+        now = time.monotonic()
+        for key, panel in list(self.open_panels.items()):
+            if key[0] != table.id:
+                continue
+            if table.status != "playing" or now - panel.opened > PANEL_LIFETIME:
+                del self.open_panels[key]
+                continue
+            task = self._refreshers.get(key)
+            if task is None or task.done():
+                self._refreshers[key] = asyncio.get_running_loop().create_task(self._refresh(table, key))
+
+    async def _refresh(self, table: Table, key: tuple[int, int]) -> None:
+        await asyncio.sleep(PANEL_DEBOUNCE)
+        panel = self.open_panels.get(key)
+        seat = table.seat_of(key[1])
+        if panel is None or seat is None or panel.version == table.version or table.status != "playing":
+            return
+        version = table.version
+        embed, view = self.panel(table, seat, panel.lang)
+        try:
+            await panel.interaction.edit_original_response(embed=embed, view=view)
+            panel.version = version
+        except (discord.HTTPException, aiohttp.ClientError, OSError, RuntimeError):
+            log.debug("panel %s could not be redrawn", key, exc_info=True)
+            self.open_panels.pop(key, None)
+
+    async def on_component(self, cog: TablesCog, interaction: discord.Interaction, table: Table, op: str,
+                           ver: int | None, arg: str | None, values: list[str]) -> None:
+        seat = self._seat(table, interaction)
+        lang = user_lang(interaction)
+        if op == "hand":
+            return await self._show(interaction, table, seat, new=True)
+        if op == "sixrefresh":
+            return await self._show(interaction, table, seat)
+        match = _ARG.fullmatch(arg or "")
+        engine = table.engine
+        assert engine is not None
+        view = engine.view(seat)
+        if (match is None or op not in ("sixcard", "sixrow") or int(match["deal"]) != view["deal"]
+                or int(match["turn"]) != view["turn"] or (match["kind"] == "i") != (op == "sixcard")):
+            return await self._show(interaction, table, seat, note=t(lang, "take6.stale_panel"))
+        n = int(match["n"])
+        if op == "sixcard":
+            if n >= len(view["hand"]) or seat not in view["to_act"] or view["phase"] != "choose":
+                return await self._show(interaction, table, seat, note=t(lang, "take6.stale_panel"))
+            card = view["hand"][n]
+            action: Any = Choose(card)
+            note = t(lang, "take6.chose_note", card=card)
+        else:
+            action = PickRow(n)
+            note = None
+        try:
+            events = await cog.manager.act(table, interaction.user.id, action)
+        except GameError as error:
+            key = f"take6.err_{error.code}"
+            if has(key):
+                return await reply(interaction, t(lang, key))
+            raise
+        if note is None:
+            note = "\n".join(self.narrate(table, [e for e in events if e["type"] == "took_row"], lang)) or None
+        await self._show(interaction, table, seat, note=note)
+
+
+class Take6Cog(commands.Cog, name="Take6"):
+    """6 nimmt! tables."""
+
+    take6 = app_commands.Group(name=_("take6", key="commands.take6.name"),
+                               description=_("Play 6 nimmt! (2-10 players, everyone at once)",
+                                             key="commands.take6.description"),
+                               guild_only=True)
+
+    def __init__(self, bot: Any) -> None:
+        self.bot = bot
+        self.ui = Take6UI(bot)
+
+    async def cog_load(self) -> None:
+        tables: TablesCog = self.bot.get_cog("Tables")
+        tables.register(self.ui)
+
+    @take6.command(name=_("new", key="commands.take6_new.name"),
+                   description=_("Open a 6 nimmt! table in this channel", key="commands.take6_new.description"))
+    @app_commands.describe(
+        seats=_("Number of seats (2-10)", key="commands.opt_take6_seats.description"),
+        points=_("Points that end the game (default 66)", key="commands.opt_limit.description"),
+        deals=_("Play this many deals instead of a point limit", key="commands.opt_deals.description"),
+        turn_time=_("Seconds per turn before the computer plays for you (0 = no timer)",
+                    key="commands.opt_turn_time.description"),
+    )
+    @app_commands.rename(
+        seats=_("seats", key="commands.opt_seats.name"),
+        points=_("points", key="commands.opt_limit.name"),
+        deals=_("deals", key="commands.opt_deals.name"),
+        turn_time=_("turn_time", key="commands.opt_turn_time.name"),
+    )
+    async def new(self, interaction: discord.Interaction, seats: app_commands.Range[int, 2, 10] = 4,
+                  points: app_commands.Range[int, 10, 200] | None = None,
+                  deals: app_commands.Range[int, 1, 20] | None = None,
+                  turn_time: app_commands.Range[int, 0, 3600] = 120) -> None:
+        tables: TablesCog = self.bot.get_cog("Tables")
+        options = {"deals": deals} if deals is not None else {"limit": points}
+        await tables.create_table(interaction, KEY, seats=seats, rounds=None, turn_time=turn_time, options=options)
+
+
+async def setup(bot: Any) -> None:
+    await bot.add_cog(Take6Cog(bot))

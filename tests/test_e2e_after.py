@@ -1,0 +1,372 @@
+"""After the game, end to end: the shuffle commitment a table shows at the
+start is the hash of the seed its final standings reveal; ``/verify`` checks
+a real game and catches a tampered log or seed; Replay pages through a whole
+game with every hand, telling the same story the thread told; ``/versus``
+counts shared games across servers."""
+from __future__ import annotations
+
+import hashlib
+import re
+import sqlite3
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from app.i18n import t
+from app.store import GameRecord, PlayerResult
+from core.garbage import TEXT, Garbage
+from core.nimmt import Nimmt
+from tests.conftest import make_world
+from tests.e2e import button, open_table, play_nimmt, running_bot, seat_players
+from tests.test_e2e_garbage import play_garbage
+
+pytestmark = pytest.mark.timeout(600)
+
+SHORT = re.compile(r"Shuffle commitment \(SHA-256\): ([0-9a-f]{12})…")
+FULL = re.compile(r"`([0-9a-f]{64})`")
+
+
+@pytest_asyncio.fixture
+async def fast_world():
+    """``world`` with a generous edit rate (whole games redraw the table often)."""
+    async with make_world(edit_rate=(10_000, 1.0)) as made:
+        yield made
+
+
+def footer(message: Any) -> str:
+    return (message.embeds[0].get("footer") or {}).get("text", "") if message.embeds else ""
+
+
+def description(message: Any) -> str:
+    return message.embeds[0].get("description") or ""
+
+
+def thread_story(fd: Any, t_: Any, game: str) -> list[str]:
+    """The moves as the thread told them: every narrated line except pings,
+    the start line and computer take-overs."""
+    started = t("en", "table.game_started", game=t("en", f"{game}.title"))
+    shuffle = (t("en", "after.narrate_commitment", sha="").split("`")[0],
+               t("en", "after.narrate_revealed", seed=0, nonce="").split(" 0")[0])
+    lines = []
+    for message in fd.messages(t_.thread):
+        if not message.content or message.attachments or message.embeds:
+            continue
+        for line in message.content.splitlines():
+            if line == started or line.startswith(shuffle) or message.mentions and re.match(r"<@\d+>", line):
+                continue
+            lines.append(line)
+    return lines
+
+
+def revealed(lobby_text: str) -> tuple[int, str, str]:
+    seed = int(re.search(r"Seed: (\d+)", lobby_text).group(1))
+    nonce = re.search(r"Nonce: ([0-9a-f]{32})", lobby_text).group(1)
+    sha = re.search(r"\(SHA-256\): ([0-9a-f]{64})", lobby_text).group(1)
+    return seed, nonce, sha
+
+
+def sha256_of(game: str, table_id: int, seed: int, nonce: str) -> str:
+    """The commitment as README.md tells a player to compute it."""
+    return hashlib.sha256(f"cardnight-shuffle-v1|{game}|{table_id}|{seed}|{nonce}".encode()).hexdigest()
+
+
+async def start_game(fd: Any, world: Any, game: str, host: Any, others: list[Any], computers: int,
+                     **options: Any) -> Any:
+    t_ = await open_table(fd, host, world.channel, f"{game} new", turn_time=0, **options)
+    await seat_players(t_, host, others, computers)
+    r = await t_.click(host, t_.lobby, f"table:{t_.table_id}:start")
+    assert r.ack_type == 7, r
+    await t_.wait_thread()
+    await fd.wait_for(t_.table_message, timeout=10)
+    return t_
+
+
+async def check_commitment_during_play(fd: Any, world: Any, t_: Any, user: Any, secret: int) -> str:
+    """The table message shows the short commitment; its button and /verify
+    show the full one, and nothing reveals the seed while the game is on."""
+    message = await fd.wait_for(lambda: (m := t_.table_message()) and SHORT.search(footer(m)) and m, timeout=10)
+    short = SHORT.search(footer(message)).group(1)
+    r = await fd.click(user, message, f"shuf:{t_.table_id}")
+    assert r.ack_type == 4 and r.ephemeral, r
+    full = FULL.search(r.message.text()).group(1)
+    assert full.startswith(short)
+    assert t("en", "after.commitment_pending") in r.message.text()
+    r = await fd.slash(user, t_.thread, "verify")  # in the table's thread: this table
+    assert r.ephemeral and full in r.message.text() and "Seed" not in r.message.text()
+    r = await fd.slash(user, world.channel, "verify", table=t_.table_id)
+    assert r.ephemeral and full in r.message.text()
+    assert str(secret) not in r.message.text() + footer(message)
+    return full
+
+
+async def page_through(fd: Any, user: Any, t_: Any, engine: Any, seats: int, seed: int, options: dict[str, Any],
+                       log: list[tuple[int, str]], hands: bool) -> list[str]:
+    """Open Replay under the final standings and press Next to the end.  Every
+    page is checked against the engine replayed here from the revealed seed;
+    returns the narration of all pages in order."""
+    replay_button = button(t_.lobby, r"rply:\d+:0:o")
+    assert replay_button, t_.lobby.buttons()
+    r = await fd.click(user, t_.lobby, replay_button["custom_id"])
+    assert r.ack_type == 4 and r.ephemeral and r.message.ephemeral_to == user.id, r
+    page = r.message
+    game = engine.new(seats, seed, **options)
+    story: list[str] = []
+    for step in range(len(log) + 1):
+        if step:
+            seat, text = log[step - 1]
+            game.apply(seat, game.parse(text))
+        assert footer(page) == t("en", "after.replay_footer", step=step, count=len(log)), footer(page)
+        assert any(a["filename"] == "replay.png" and a["data"][:4] == b"\x89PNG" for a in page.attachments)
+        head, summary, shown = description(page).split("\n\n")
+        head_lines = head.splitlines()
+        if step:
+            assert head_lines[0].startswith(f"Move {step} of {len(log)}: "), head_lines[0]
+            story += head_lines[1:]
+        else:
+            assert head_lines == [t("en", "after.replay_deal", count=len(log))]
+        table = game.view(None)
+        hand_lines = shown.splitlines()[1:]
+        for s in range(seats):
+            if hands:  # every hand, as the engine dealt and played it
+                cards = ", ".join(str(c) for c in game.view(s)["hand"]) or "-"
+                assert hand_lines[s].endswith(f": {cards}"), (step, s, hand_lines[s], cards)
+            else:  # Garbage: every layout as it lay, the face-down cards in brackets
+                layout = " ".join(c or f"[{TEXT[game.cards[s][k]]}]"
+                                  for k, c in enumerate(table["players"][s]["layout"]))
+                assert hand_lines[s].endswith(f": {layout}"), (step, s, hand_lines[s], layout)
+        if "stacks" in table:
+            for stack in table["stacks"]:
+                assert f"**{stack['label']}** {stack['top']} " in summary, (step, summary)
+        if step < len(log):
+            r = await fd.click(user, page, button(page, rf"rply:\d+:{step + 1}:n")["custom_id"])
+            assert r.ack_type == 7, r
+            page = r.message
+    assert game.over
+    assert button(page, r"rply:\d+:\d+:n") is None  # Next is disabled on the last step
+    # The other buttons: back to the first step, and round jumps forward.
+    r = await fd.click(user, page, button(page, r"rply:\d+:0:f")["custom_id"])
+    assert footer(r.message) == t("en", "after.replay_footer", step=0, count=len(log))
+    jump = button(r.message, r"rply:\d+:\d+:s")
+    r = await fd.click(user, r.message, jump["custom_id"])
+    assert footer(r.message) == t("en", "after.replay_footer", step=int(jump["custom_id"].split(":")[2]),
+                                  count=len(log))
+    return story
+
+
+async def game_id_from_history(fd: Any, user: Any, channel: Any) -> tuple[int, Any]:
+    r = await fd.slash(user, channel, "history")
+    options = r.message.selects()[0]["options"]
+    game_id = int(options[0]["value"])
+    r = await fd.select(user, r.message, r.message.selects()[0]["custom_id"], [str(game_id)])
+    assert f"game #{game_id}" in r.message.text()
+    return game_id, r.message
+
+
+# --------------------------------------------------------------------------- tests
+async def test_nimmt_commitment_reveal_verify_tamper_and_replay(world, tmp_path):
+    fd = world.fd
+    ana, ben = world.person("ana"), world.person("ben")
+    database = tmp_path / "bot.db"
+    async with running_bot(fd, database, world.guild) as bot:
+        t_ = await start_game(fd, world, "nimmt", ana, [ben], computers=2, seats=4, rounds=2)
+        live = bot.tables.get(t_.table_id)
+        full = await check_commitment_during_play(fd, world, t_, ben, live.seed)
+        await play_nimmt(fd, t_, {ana: "en", ben: "en"})
+
+        # The final standings reveal seed and nonce, and they hash to the commitment shown at the start.
+        await fd.wait_for(lambda: button(t_.lobby, r"rply:\d+:0:o"), timeout=10)
+        seed, nonce, sha = revealed(t_.lobby.text())
+        assert sha == full == sha256_of("nimmt", t_.table_id, seed, nonce)
+        thread = t_.log_text()  # the thread keeps both, in messages that are never edited
+        assert t("en", "after.narrate_commitment", sha=full) in thread
+        assert t("en", "after.narrate_revealed", seed=seed, nonce=nonce) in thread
+        assert thread.index(full) < thread.index("Game over!") < thread.index(nonce)
+        final = await fd.wait_for(lambda: (m := t_.table_message()) and str(seed) in footer(m) and m, timeout=10)
+        assert SHORT.search(footer(final)).group(1) == full[:12]
+
+        # /verify on the game (its number from /history) and its Verify button agree: all good.
+        game_id, shown = await game_id_from_history(fd, ana, world.channel)
+        assert button(shown, rf"vrfy:{game_id}")
+        record = await bot.store.table(t_.table_id)
+        log = list(record.actions)
+        r = await fd.click(ana, shown, button(shown, rf"rply:{game_id}:0:o")["custom_id"])  # Replay from /history
+        assert r.ack_type == 4 and r.ephemeral and r.message.ephemeral_to == ana.id
+        assert footer(r.message) == t("en", "after.replay_footer", step=0, count=len(log))
+        r = await fd.click(ana, r.message, button(r.message, rf"rply:{game_id}:{len(log)}:l")["custom_id"])
+        assert r.ack_type == 7 and footer(r.message) == t("en", "after.replay_footer", step=len(log), count=len(log))
+        ok = t("en", "after.verify_ok")
+        for r in (await fd.slash(ben, world.channel, "verify", game=game_id),
+                  await fd.click(ben, t_.lobby, f"vrfy:{game_id}")):
+            await r.settled()
+            text = (r.followups[0] if r.followups else r.message).text()
+            assert ok in text and full in text and str(seed) in text, text
+            assert t("en", "after.replay_ok", count=len(log)) in text
+
+        # Replay from the standings message: every step, every hand, the thread's story.
+        story = await page_through(fd, ben, t_, Nimmt, 4, seed, {"rounds": 2}, log, hands=True)
+        assert story == thread_story(fd, t_, "nimmt")
+
+        async def verify_text() -> str:
+            r = await fd.slash(ana, world.channel, "verify", game=game_id)
+            await r.settled()
+            return (r.followups[0] if r.followups else r.message).text()
+
+        # Tampering with the store is caught: a move of the log, then the seed.
+        db = sqlite3.connect(database, isolation_level=None)
+        idx = len(log) // 2  # a move in the middle now names a stack that does not exist
+        (action,) = db.execute("SELECT action FROM table_actions WHERE table_id = ? AND idx = ?",
+                               (t_.table_id, idx)).fetchone()
+        db.execute("UPDATE table_actions SET action = 'take 99' WHERE table_id = ? AND idx = ?", (t_.table_id, idx))
+        text = await verify_text()
+        assert t("en", "after.verify_failed") in text and ok not in text
+        assert t("en", "after.hash_ok") in text  # the seed still matches; the moves do not
+        assert t("en", "after.problem_illegal_move", step=idx + 1, count=len(log)) in text, text
+        r = await fd.click(ana, t_.lobby, f"rply:{game_id}:0:o")  # nothing to replay, and it says why
+        assert r.ephemeral and r.message.text() == t("en", "after.replay_broken", id=game_id)
+        db.execute("UPDATE table_actions SET action = ? WHERE table_id = ? AND idx = ?", (action, t_.table_id, idx))
+        assert ok in await verify_text()
+        # a recorded score that the moves do not lead to
+        db.execute("UPDATE game_players SET score = score + 1 WHERE game_id = ? AND seat = 0", (game_id,))
+        text = await verify_text()
+        assert t("en", "after.hash_ok") in text and t("en", "after.problem_result_differs", count=len(log)) in text
+        db.execute("UPDATE game_players SET score = score - 1 WHERE game_id = ? AND seat = 0", (game_id,))
+
+        db.execute("UPDATE games SET seed = seed + 1 WHERE id = ?", (game_id,))
+        db.execute("UPDATE tables SET meta = json_set(meta, '$.seed', json_extract(meta, '$.seed') + 1) WHERE id = ?",
+                   (t_.table_id,))
+        text = await verify_text()
+        assert t("en", "after.verify_failed") in text and t("en", "after.hash_bad") in text, text
+        db.execute("UPDATE tables SET meta = json_set(meta, '$.seed', json_extract(meta, '$.seed') - 1) WHERE id = ?",
+                   (t_.table_id,))
+        text = await verify_text()  # only the game record changed: the two disagree
+        assert t("en", "after.problem_seed_differs", table=seed) in text, text
+        db.execute("UPDATE games SET seed = seed - 1 WHERE id = ?", (game_id,))
+        db.close()
+
+    # After a restart the buttons under the standings still work.
+    async with running_bot(fd, database, world.guild):
+        r = await fd.click(ana, t_.lobby, f"vrfy:{game_id}")
+        await r.settled()
+        assert ok in (r.followups[0] if r.followups else r.message).text()
+        r = await fd.click(ana, t_.lobby, f"rply:{game_id}:0:o")
+        assert r.ephemeral and footer(r.message) == t("en", "after.replay_footer", step=0, count=len(log))
+
+
+async def test_garbage_replay_shows_every_layout_and_the_thread_story(fast_world, tmp_path):
+    world = fast_world
+    fd = world.fd
+    ana = world.person("ana")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, table_seed=1121) as bot:
+        t_ = await start_game(fd, world, "garbage", ana, [], computers=1, seats=2)
+        await check_commitment_during_play(fd, world, t_, ana, 1121)
+        await play_garbage(t_, bot, [ana], take_discard=False)
+        await fd.wait_for(lambda: button(t_.lobby, r"rply:\d+:0:o"), timeout=10)
+        seed, nonce, sha = revealed(t_.lobby.text())
+        assert seed == 1121 and sha == sha256_of("garbage", t_.table_id, seed, nonce)
+        log = list((await bot.store.table(t_.table_id)).actions)
+        story = await page_through(fd, ana, t_, Garbage, 2, seed, {}, log, hands=False)
+        assert story == thread_story(fd, t_, "garbage")
+
+
+async def test_versus_counts_shared_games_across_servers(world, tmp_path):
+    fd = world.fd
+    ana, ben, cid = world.person("ana"), world.person("ben"), world.person("cid")
+    other = fd.add_guild("Elsewhere")
+    # (game, guild, [(user, score, place)]) -- counted by hand below
+    games = [
+        ("nimmt", world.guild.id, [(ana, 10, 1), (ben, 20, 2), (cid, 30, 3)]),
+        ("nimmt", other.id, [(ana, 25, 3), (ben, 5, 1), (cid, 12, 2)]),
+        ("nimmt", other.id, [(ana, 8, 1), (ben, 8, 1)]),
+        ("nimmt", world.guild.id, [(ana, 3, 1), (cid, 9, 2)]),  # without ben
+        ("garbage", world.guild.id, [(ana, 0, 1), (ben, 4, 2)]),
+        ("garbage", other.id, [(ben, 0, 1), (ana, 2, 2), (cid, 3, 3)]),
+        ("garbage", other.id, [(ben, 0, 1), (cid, 1, 2)]),  # without ana
+    ]
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        for i, (game, guild, players) in enumerate(games):
+            made = await bot.store.record_game(GameRecord(
+                table_id=5_000 + i, guild_id=guild, channel_id=1, game=game, started_at=1.0, ended_at=2.0 + i,
+                seed=1, rounds=1, has_bots=False, rated=True,
+                players=[PlayerResult(u.id, u.name, s, score, place) for s, (u, score, place) in enumerate(players)]))
+            assert made is not None
+
+        async def versus(caller: Any, **options: Any) -> str:
+            r = await fd.slash(caller, world.channel, "versus", **options)
+            assert r.ack_type == 4 and r.ephemeral
+            return r.message.text()
+
+        text = await versus(ana, user=ben)
+        # 11 nimmt!: 3 together; ana ahead once (10 < 20), ben once (5 < 25), level once; penalties 43 / 33
+        assert t("en", "after.versus_games", count=3) in text
+        assert t("en", "after.versus_ahead", name="ben", ahead=1, behind=1, level=1) in text
+        assert t("en", "after.versus_score_nimmt", name="ben", mine="14.3", theirs="11.0") in text
+        # Garbage: 2 together, one each
+        assert t("en", "after.versus_games", count=2) in text
+        assert text.index("11 nimmt!") < text.index("Garbage")
+
+        text = await versus(ben, user=ana, game="garbage")
+        assert "11 nimmt!" not in text and t("en", "after.versus_games", count=2) in text
+        assert t("en", "after.versus_ahead", name="ana", ahead=1, behind=1, level=0) in text
+
+        text = await versus(cid, user=ana, game="nimmt")  # cid: 3 shared games, ahead in one
+        assert t("en", "after.versus_ahead", name="ana", ahead=1, behind=2, level=0) in text
+        assert t("en", "after.versus_score_nimmt", name="ana", mine="17.0", theirs="12.7") in text
+
+        assert t("en", "after.versus_self") in await versus(ana, user=ana)
+        # these games were recorded without moves (no table behind them): Replay and /verify say so
+        game_id, shown = await game_id_from_history(fd, ana, world.channel)
+        r = await fd.click(ana, shown, f"rply:{game_id}:0:o")
+        assert r.ephemeral and r.message.text() == t("en", "after.no_moves", id=game_id)
+        r = await fd.slash(ana, world.channel, "verify", game=game_id)
+        await r.settled()
+        assert (r.followups[0] if r.followups else r.message).text() == t("en", "after.no_moves", id=game_id)
+        r = await fd.slash(ana, world.channel, "verify", game=999_999)
+        await r.settled()
+        assert (r.followups[0] if r.followups else r.message).text() == t("en", "stats.no_such_game")
+        loner = world.person("dee")
+        assert t("en", "after.versus_none", name="dee") in await versus(ana, user=loner)
+        # Spanish caller: the same figures in Spanish
+        es = world.person("eva", locale="es-ES")
+        await bot.store.record_game(GameRecord(
+            table_id=6_000, guild_id=world.guild.id, channel_id=1, game="nimmt", started_at=1.0, ended_at=9.0,
+            seed=1, rounds=1, has_bots=False, rated=True,
+            players=[PlayerResult(es.id, "eva", 0, 7, 1), PlayerResult(ana.id, "ana", 1, 12, 2)]))
+        text = await versus(es, user=ana)
+        assert t("es", "after.versus_score_nimmt", name="ana", mine="7,0", theirs="12,0") in text
+        # ... and from the side of the player with more games (the store reads from eva's few)
+        text = await versus(ana, user=es, game="nimmt")
+        assert t("en", "after.versus_games", count=1) in text
+        assert t("en", "after.versus_ahead", name="eva", ahead=0, behind=1, level=0) in text
+        assert t("en", "after.versus_score_nimmt", name="eva", mine="12.0", theirs="7.0") in text
+
+
+async def test_take6_replay_through_simultaneous_turns(world, tmp_path):
+    """A game where everyone chooses at once replays one choice per page: the
+    hands as the engine holds them, and the same story the thread told."""
+    from core.take6 import Take6
+    from tests.test_e2e_take6 import card_buttons, open_panel, row_buttons, started
+
+    fd = world.fd
+    ana = world.person("ana")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        tbl, table = await started(world, bot, [ana], computers=2, deals=1, turn_time=0)
+        await check_commitment_during_play(fd, world, tbl, ana, table.seed)
+        seat = table.seat_of(ana.id)
+        for _ in range(100):
+            if table.status != "playing":
+                break
+            if seat in table.engine.to_act:
+                panel = await open_panel(tbl, ana)
+                choice = (row_buttons(panel) or card_buttons(panel))[0]
+                assert (await tbl.click(ana, panel, choice["custom_id"])).ack_type == 7
+            else:
+                await fd.wait_for(lambda: table.status != "playing" or seat in table.engine.to_act, timeout=10)
+        await fd.wait_for(lambda: button(tbl.lobby, r"rply:\d+:0:o"), timeout=10)
+        seed, nonce, sha = revealed(tbl.lobby.text())
+        assert sha == sha256_of("take6", tbl.table_id, seed, nonce)
+        record = await bot.store.table(tbl.table_id)
+        log = list(record.actions)
+        options = record.meta["shuffle"]["options"]
+        story = await page_through(fd, ana, tbl, Take6, 3, seed, options, log, hands=True)
+        assert story == thread_story(fd, tbl, "take6")

@@ -1,0 +1,455 @@
+"""The real bot when its database fails mid-game, when people click at the
+same instant, and when a game has to be stopped.
+
+Faults are injected where SQLite reports them (tests/faults.py): commits
+refused as on a full disk, a failing device or a read-only file, and the
+write lock held by another connection to the file.  Each test checks that
+what a player was told matches what the game shows, that the game goes on
+once the database is back, and that a restart keeps everything that was
+acknowledged.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from app.i18n import t as translate
+from tests.e2e import button, open_table, play_nimmt, running_bot, seat_players, select
+from tests.faults import DISK_FULL, IO_ERROR, READ_ONLY, failing_commits, held_lock
+
+pytestmark = pytest.mark.timeout(120)
+
+ROOT = Path(__file__).resolve().parent.parent
+NOT_SAVED = translate("en", "faults.not_saved")
+
+
+def text_of(r) -> str:
+    """The private answer a click or command got (its followup after a deferral)."""
+    message = r.followups[-1] if r.followups else r.message
+    return message.text()
+
+
+async def started(fd, world, people, computers=0, **options):
+    t = await open_table(fd, people[0], world.channel, "nimmt new", seats=len(people) + computers,
+                         turn_time=0, **options)
+    await seat_players(t, people[0], people[1:], computers)
+    r = await t.click(people[0], t.lobby, f"table:{t.table_id}:start")
+    assert r.ack_type == 7
+    await t.wait_thread()
+    await fd.wait_for(t.table_message, timeout=10)
+    return t
+
+
+async def first_move(t, user):
+    """Open the hand and make the first move it offers (pick a stack first if
+    needed); returns the answer to the click that made the move."""
+    r = await t.click(user, t.table_message(), f"table:{t.table_id}:hand")
+    assert r.ack_type == 4 and r.ephemeral
+    panel = r.message
+    no_fit = translate("en", "nimmt.stack_no_fit")
+    for _ in range(3):
+        for op in ("nsteal", "nopen"):
+            menu = select(panel, rf"tsel:\d+:{op}:.*")
+            if menu:
+                return await t.choose(user, panel, menu["custom_id"], [menu["options"][0]["value"]])
+        cards = select(panel, r"tsel:\d+:ncards:.*")
+        if cards:
+            return await t.choose(user, panel, cards["custom_id"], [cards["options"][0]["value"]])
+        for op in ("ntake", "npass"):
+            b = button(panel, rf"table:\d+:{op}:.*")
+            if b:
+                return await t.click(user, panel, b["custom_id"])
+        stacks = select(panel, r"tsel:\d+:nstack:.*")
+        fitting = [o for o in stacks["options"] if o.get("description") != no_fit] or stacks["options"]
+        r = await t.choose(user, panel, stacks["custom_id"], [fitting[0]["value"]])
+        assert r.ack_type == 7
+        panel = r.message
+    raise AssertionError("no move offered")
+
+
+async def quiet(fd, bot, t):
+    """Until the bot has shown everything of the table (narration sent, table message drawn)."""
+    cog = bot.get_cog("Tables")
+
+    def idle():
+        p = cog.presenters.get(t.table_id)
+        return p is None or (not p.lines and not p.table_dirty and all(
+            task is None or task.done() for task in (p.sender, p.updater)))
+    await fd.wait_for(idle, timeout=15)
+
+
+def to_move(bot, t, people):
+    table = bot.tables.get(t.table_id)
+    seat = table.engine.to_move
+    return next(p for p in people if p.id == table.seats[seat].user_id)
+
+
+@pytest.mark.parametrize("fault", [DISK_FULL, IO_ERROR, READ_ONLY])
+async def test_a_refused_move_is_told_and_not_played_and_a_restart_keeps_what_was_told(world, tmp_path, fault):
+    fd = world.fd
+    people = [world.person("ana"), world.person("ben")]
+    db = tmp_path / "bot.db"
+    async with running_bot(fd, db, world.guild) as bot:
+        t = await started(fd, world, people)
+        table = bot.tables.get(t.table_id)
+        disk = failing_commits(bot.store)
+        for _ in range(2):
+            mover = to_move(bot, t, people)
+            await quiet(fd, bot, t)
+            version, narration, shown = table.version, t.log_text(), t.table_message().text()
+            disk.error = fault
+            r = await first_move(t, mover)
+            assert r.ack_type == 4 and r.ephemeral and r.message.content == NOT_SAVED
+            assert disk.refused >= 1
+            # Nothing happened, for the player, the others and the store alike.
+            await asyncio.sleep(0.3)
+            assert table.version == version and t.log_text() == narration and t.table_message().text() == shown
+            assert (await bot.store.table(t.table_id)).actions == table.log
+            disk.error = None
+            r = await first_move(t, mover)  # the disk is fine again: the same move goes through
+            assert r.ack_type == 7 and table.version > version
+            await fd.wait_for(lambda: t.log_text() != narration, timeout=10)
+        told = list(table.log)
+    async with running_bot(fd, db, world.guild) as bot:  # a restart: every acknowledged move is there
+        table = bot.tables.get(t.table_id)
+        assert table.log == told and table.status == "playing"
+        r = await first_move(t, to_move(bot, t, people))  # and the game goes on
+        assert r.ack_type == 7 and table.version > len(told)
+
+
+async def test_a_lock_held_elsewhere_defers_the_click_and_answers_truthfully(world, tmp_path):
+    fd = world.fd
+    people = [world.person("ana"), world.person("ben")]
+    db = tmp_path / "bot.db"
+    async with running_bot(fd, db, world.guild) as bot:
+        t = await started(fd, world, people)
+        table = bot.tables.get(t.table_id)
+        mover = to_move(bot, t, people)
+        version = table.version
+        # Locked for longer than Discord waits: acknowledged in time, then told "not saved".
+        with held_lock(db):
+            r = await first_move(t, mover)
+            assert r.ack_type == 6  # (the stand-in fails the test if no answer came within 3 s)
+            await r.settled(timeout=15)
+        assert text_of(r) == NOT_SAVED and r.followups[-1].ephemeral
+        assert table.version == version and (await bot.store.table(t.table_id)).actions == table.log
+        # Locked a little longer than the deferral: acknowledged, then the move is saved and shown.
+        await quiet(fd, bot, t)
+        narration = t.log_text()
+        lock = held_lock(db)
+        lock.__enter__()
+        asyncio.get_running_loop().call_later(1.6, lock.__exit__, None, None, None)
+        r = await first_move(t, mover)
+        assert r.ack_type == 6
+        await r.settled(timeout=15)
+        assert table.version > version and not r.followups  # the panel itself was redrawn
+        assert (await bot.store.table(t.table_id)).actions == table.log
+        # ... showing the move, as the thread narrates it.
+        await fd.wait_for(lambda: t.log_text() != narration, timeout=10)
+        move = t.log_text()[len(narration):].strip().splitlines()[0]
+        assert move and move in r.message.text()
+        told = list(table.log)
+    async with running_bot(fd, db, world.guild) as bot:  # a restart keeps the move it was told about
+        assert bot.tables.get(t.table_id).log == told
+
+
+async def test_a_computer_waits_for_a_locked_database_and_plays_once_it_is_free(world, tmp_path):
+    fd = world.fd
+    ana = world.person("ana")
+    db = tmp_path / "bot.db"
+    async with running_bot(fd, db, world.guild, computer_delay=1.0) as bot:
+        t = await started(fd, world, [ana], computers=1)
+        table = bot.tables.get(t.table_id)
+        await fd.wait_for(lambda: table.engine.to_move == 0, timeout=10)
+        r = await first_move(t, ana)
+        assert r.ack_type == 7 and table.engine.to_move == 1  # the computer is next, in a second
+        await quiet(fd, bot, t)
+        pings = sum(1 for m in fd.messages(t.thread) if ana.id in m.mentions)
+        version = table.version
+        with held_lock(db):
+            await asyncio.sleep(4)  # the computer's move meets the lock, more than once
+            frozen = table.version
+        assert frozen == version
+        # Free again: the computer plays by itself and ana is called back, nothing lost.
+        await fd.wait_for(lambda: table.version > version and table.engine.to_move == 0, timeout=15)
+        await fd.wait_for(lambda: sum(1 for m in fd.messages(t.thread) if ana.id in m.mentions) > pings,
+                          timeout=10)
+        assert (await bot.store.table(t.table_id)).actions == table.log
+
+
+async def test_a_start_that_was_not_saved_leaves_a_lobby_that_starts_later(world, tmp_path):
+    fd = world.fd
+    ana, ben = world.person("ana"), world.person("ben")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        disk = failing_commits(bot.store)
+        disk.error = READ_ONLY
+        r = await fd.slash(ana, world.channel, "nimmt new", seats=2, turn_time=0)
+        assert r.ack_type == 4 and r.ephemeral and r.message.content == NOT_SAVED
+        assert bot.tables.in_channel(world.channel.id) is None  # nothing blocks the channel
+        disk.error = None
+        t = await open_table(fd, ana, world.channel, "nimmt new", seats=2, turn_time=0)
+        await seat_players(t, ana, [ben])
+        disk.error = READ_ONLY
+        r = await t.click(ana, t.lobby, f"table:{t.table_id}:start")
+        assert r.ack_type == 4 and r.message.content == NOT_SAVED
+        table = bot.tables.get(t.table_id)
+        assert table.status == "lobby" and table.engine is None and fd.threads(world.channel) == []
+        lobby = fd.message(t.lobby.id)
+        assert button(lobby, rf"table:{t.table_id}:start") and "already started" not in lobby.text()
+        disk.error = None
+        r = await t.click(ana, lobby, f"table:{t.table_id}:start")
+        assert r.ack_type == 7
+        await t.wait_thread()
+        assert (await bot.store.table(t.table_id)).status == "playing"
+
+
+async def test_two_new_tables_at_the_same_instant_give_one_table(world, tmp_path):
+    fd = world.fd
+    ana, ben = world.person("ana"), world.person("ben")
+    busy = "There is already a table in this channel"
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        for pair in ((ana, ben), (ana, ana)):
+            results = await asyncio.gather(*(fd.slash(u, world.channel, "nimmt new", seats=2) for u in pair))
+            lobbies = [r for r in results if not r.ephemeral]
+            refused = [r for r in results if r.ephemeral]
+            assert len(lobbies) == 1 and len(refused) == 1 and busy in refused[0].message.content
+            posted = [m for m in fd.messages(world.channel) if m.buttons()]
+            assert posted[-1].id == lobbies[0].message.id
+            table_id = int(re.match(r"table:(\d+):join", lobbies[0].message.buttons()[0]["custom_id"]).group(1))
+            assert [r.id for r in await bot.store.active_tables()] == [table_id]
+            r = await fd.click(pair[0] if lobbies[0] is results[0] else pair[1], lobbies[0].message,
+                               f"table:{table_id}:cancel")
+            assert r.ack_type == 7
+        assert len([m for m in fd.messages(world.channel) if m.buttons() or m.embeds]) == 2
+
+
+async def test_two_play_again_clicks_at_once_open_one_rematch(world, tmp_path):
+    fd = world.fd
+    ana, ben = world.person("ana"), world.person("ben")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        t = await started(fd, world, [ana, ben], rounds=1)
+        await play_nimmt(fd, t, {ana: "en", ben: "en"})
+        lobby = fd.message(t.lobby.id)
+        again = button(lobby, rf"table:{t.table_id}:again")["custom_id"]
+        results = await asyncio.gather(fd.click(ana, lobby, again), fd.click(ben, lobby, again))
+        public = [r for r in results if not r.ephemeral]
+        assert len(public) == 1 and "already a table" in [r for r in results if r.ephemeral][0].message.text()
+        assert len(await bot.store.active_tables()) == 1
+
+
+async def test_moderators_stop_a_running_game_and_the_channel_is_free(world, tmp_path):
+    fd = world.fd
+    ana, ben = world.person("ana"), world.person("ben")
+    mod = world.person("mod", manage_messages=True)
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        r = await fd.slash(ana, world.channel, "table stop")
+        assert r.ephemeral and r.message.content == translate("en", "faults.no_table_here")
+        t = await started(fd, world, [ana, ben])
+        r = await first_move(t, to_move(bot, t, [ana, ben]))
+        r = await fd.slash(ana, t.thread, "table stop")  # the host, once the game runs: no
+        assert r.ephemeral and r.message.content == translate("en", "faults.stop_denied")
+        r = await fd.slash(ben, world.channel, "nimmt new")
+        assert r.ephemeral and "already a table" in r.message.content
+        r = await fd.slash(mod, t.thread, "table stop")
+        assert r.ephemeral and r.message.content == translate("en", "faults.stopped", table=t.table_id)
+        line = translate("en", "faults.stopped_by", name="mod")
+        await fd.wait_message(t.thread, line)
+        await fd.wait_for(lambda: line in fd.message(t.lobby.id).text(), timeout=10)
+        record = await bot.store.table(t.table_id)
+        assert record.status == "abandoned"
+        assert await bot.store.history(ana.id) == []  # not a result: no statistics, no rating
+        # The table message loses its buttons; the channel takes a new table.
+        await fd.wait_for(lambda: not t.table_message().buttons(), timeout=10)
+        again = await open_table(fd, ben, world.channel, "nimmt new", seats=2)
+        # The host cancels their own lobby with the same command.
+        r = await fd.slash(ben, world.channel, "table stop")
+        assert r.message.content == translate("en", "faults.lobby_cancelled", table=again.table_id)
+        await fd.wait_for(lambda: "cancelled" in fd.message(again.lobby.id).text(), timeout=10)
+        assert bot.tables.tables == {}
+
+
+async def test_a_game_nobody_plays_for_a_day_closes_itself_after_a_restart(world, tmp_path):
+    fd = world.fd
+    ana, ben = world.person("ana"), world.person("ben")
+    db = tmp_path / "bot.db"
+    async with running_bot(fd, db, world.guild) as bot:
+        t = await started(fd, world, [ana, ben])
+        hours = round(bot.tables.idle_limit / 3600)
+    # Stopped; the last move is more than a day old when it starts again.
+    conn = sqlite3.connect(db)
+    meta = json.loads(conn.execute("SELECT meta FROM tables WHERE id = ?", (t.table_id,)).fetchone()[0])
+    meta["active_at"] = time.time() - hours * 3600 - 60
+    conn.execute("UPDATE tables SET meta = ? WHERE id = ?", (json.dumps(meta), t.table_id))
+    conn.commit()
+    conn.close()
+    async with running_bot(fd, db, world.guild) as bot:
+        line = translate("en", "faults.idle_closed", count=hours)
+        await fd.wait_message(t.thread, line, timeout=15)
+        await fd.wait_for(lambda: line in fd.message(t.lobby.id).text(), timeout=10)
+        assert (await bot.store.table(t.table_id)).status == "abandoned" and bot.tables.tables == {}
+        await open_table(fd, ana, world.channel, "nimmt new", seats=2)  # the channel is free
+
+
+async def test_one_person_hosts_a_few_lobbies_at_most(world, tmp_path):
+    fd = world.fd
+    ana, ben = world.person("ana"), world.person("ben")
+    channels = [world.channel] + [fd.add_channel(world.guild, f"games-{i}") for i in range(4)]
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        limit = bot.tables.max_open_lobbies
+        opened = [await open_table(fd, ana, channel, "nimmt new") for channel in channels[:limit]]
+        r = await fd.slash(ana, channels[limit], "nimmt new")
+        assert r.ephemeral and r.message.content == translate("en", "faults.lobby_limit", count=limit)
+        await open_table(fd, ben, channels[limit], "nimmt new")  # someone else may
+        r = await fd.click(ana, opened[0].lobby, f"table:{opened[0].table_id}:cancel")
+        assert r.ack_type == 7
+        await open_table(fd, ana, channels[limit + 1], "nimmt new")
+
+
+async def test_opening_and_cancelling_tables_does_not_grow_memory(world, tmp_path):
+    fd = world.fd
+    ana = world.person("ana")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        cog = bot.get_cog("Tables")
+        for _ in range(25):
+            t = await open_table(fd, ana, world.channel, "nimmt new", seats=2)
+            r = await t.click(ana, t.lobby, f"table:{t.table_id}:cancel")
+            assert r.ack_type == 7 and "cancelled" in r.message.text()
+        await asyncio.sleep(0.2)
+        assert bot.tables.tables == {} and cog.presenters == {}
+
+
+def test_a_read_only_database_at_start_up_is_one_clear_line(tmp_path):
+    folder = tmp_path / "data"
+    folder.mkdir()
+    database = folder / "bot.db"
+    sqlite3.connect(database).execute("CREATE TABLE x (y)").connection.close()
+    database.chmod(0o444)
+    folder.chmod(0o555)
+    env = {**os.environ, "DISCORD_TOKEN": "not-used", "DATABASE_PATH": str(database)}
+    command = [sys.executable, "bot.py"]
+    if os.geteuid() == 0:  # root writes anyway: run as an unprivileged user (a user namespace)
+        command = ["unshare", "--user", *command]
+    try:
+        run = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    finally:
+        folder.chmod(0o755)
+    own = [line for line in run.stderr.splitlines() if "discord.client" not in line]  # library notices
+    assert run.returncode == 1, run.stderr
+    assert "Traceback" not in run.stderr + run.stdout
+    assert len(own) == 1 and str(database) in own[0] and "writable" in own[0] and "readonly" in own[0]
+
+
+async def test_a_refused_garbage_move_is_told_and_the_table_goes_on(world, tmp_path):
+    fd = world.fd
+    ana, ben = world.person("ana"), world.person("ben")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, table_seed=5) as bot:
+        t = await open_table(fd, ana, world.channel, "garbage new", seats=2, turn_time=0)
+        await seat_players(t, ana, [ben])
+        await t.click(ana, t.lobby, f"table:{t.table_id}:start")
+        await t.wait_thread()
+        table = bot.tables.get(t.table_id)
+
+        def draw_button():
+            message = t.table_message()
+            found = message and button(message, rf"table:{t.table_id}:gdraw:{table.version}")
+            return (message, found["custom_id"]) if found else None
+
+        message, draw = await fd.wait_for(draw_button, timeout=10)
+        mover = ana if table.seats[table.engine.to_move].user_id == ana.id else ben
+        disk = failing_commits(bot.store)
+        disk.error = DISK_FULL
+        r = await t.click(mover, message, draw)
+        assert r.ack_type == 4 and r.ephemeral and r.message.content == NOT_SAVED
+        assert table.log == [] and (await bot.store.table(t.table_id)).actions == []
+        disk.error = None
+        r = await t.click(mover, message, draw)  # the same button, still current: it works now
+        assert r.ack_type == 6 and table.log and table.log[0][1] == "stock"
+        assert (await bot.store.table(t.table_id)).actions == table.log
+
+
+async def test_a_lobby_saved_before_a_stop_is_posted_for_its_host_only(world, tmp_path):
+    """The bot stopped between saving a lobby and posting it: the host's next
+    /new posts that lobby; nobody else is handed it."""
+    from app.store import Store
+
+    fd = world.fd
+    ana, ben = world.person("ana"), world.person("ben")
+    db = tmp_path / "bot.db"
+    store = await Store.open(str(db), checkpoint_interval=None)
+    meta = {"host_id": ana.id, "max_seats": 3, "options": {"turn_time": 0}, "locale": "en",
+            "seats": [{"user_id": ana.id, "name": "ana", "away": False, "missed": 0}], "messages": {},
+            "created_at": time.time(), "active_at": time.time()}
+    orphan = await store.create_table(world.guild.id, world.channel.id, "nimmt", meta)
+    await store.close()
+    async with running_bot(fd, db, world.guild) as bot:
+        r = await fd.slash(ben, world.channel, "nimmt new")
+        assert r.ephemeral and "already a table" in r.message.content
+        r = await fd.slash(ana, world.channel, "nimmt new")
+        assert r.ack_type == 4 and not r.ephemeral
+        assert button(r.message, rf"table:{orphan}:join")
+        assert bot.tables.get(orphan).messages["lobby"] == r.message.id
+        r = await fd.slash(ana, world.channel, "nimmt new")  # posted now: no second copy
+        assert r.ephemeral and "already a table" in r.message.content
+
+
+async def test_a_kill_while_a_save_waits_for_another_process_loses_only_what_nobody_was_told(world, tmp_path):
+    """The bot in its own process; this test process holds the write lock.  A
+    click is acknowledged ("thinking"), the bot is SIGKILLed before the store
+    answered: after the restart the move is not there, nobody read it
+    anywhere, and the same player plays it again."""
+    from tests.test_e2e_restart import BotProcess, table_row
+
+    fd = world.fd
+    ana, ben = world.person("ana"), world.person("ben")
+    db = tmp_path / "bot.db"
+    bot = BotProcess(fd, world.guild, db, tmp_path / "bot.log")
+    try:
+        await bot.start()
+        t = await started(fd, world, [ana, ben])
+        await asyncio.sleep(0.5)  # the start's narration and table message are out
+        _, meta, saved = table_row(db, t.table_id)
+        mover = ana if meta["seats"][meta["turn_seat"]]["user_id"] == ana.id else ben
+        narration = t.log_text()
+        with held_lock(db):
+            r = await first_move(t, mover)
+            assert r.ack_type == 6  # acknowledged in time; the move is not told yet
+            await bot.kill()
+        assert not r.followups or text_of(r) == NOT_SAVED
+        assert table_row(db, t.table_id)[2] == saved  # not in the store...
+        await bot.start()
+        await asyncio.sleep(1.0)
+        assert t.log_text() == narration  # ...nor in the thread, after the restart either
+        r = await first_move(t, mover)  # the same player is to move and plays
+        assert r.ack_type == 7
+        await fd.wait_for(lambda: t.log_text() != narration, timeout=10)
+        assert table_row(db, t.table_id)[2] > saved
+    finally:
+        bot.finalize()
+
+
+async def test_new_tables_while_the_database_is_locked_are_answered_in_time(world, tmp_path):
+    fd = world.fd
+    people = [world.person(name) for name in ("ana", "ben", "cleo")]
+    channels = [world.channel] + [fd.add_channel(world.guild, f"games-{i}") for i in range(2)]
+    db = tmp_path / "bot.db"
+    async with running_bot(fd, db, world.guild) as bot:
+        with held_lock(db):  # each creation waits for the store, the later ones also for each other
+            results = await asyncio.gather(*(fd.slash(p, c, "nimmt new", seats=2)
+                                              for p, c in zip(people, channels)))
+            assert [r.ack_type for r in results] == [5, 5, 5]  # "thinking...", within 3 s
+            for r in results:
+                await r.settled(timeout=20)
+        for r in results:
+            assert text_of(r) == NOT_SAVED and not r.message.buttons()
+        assert bot.tables.tables == {} and await bot.store.active_tables() == []
+        for p, c in zip(people, channels):  # the database is free: every channel takes its table
+            await open_table(fd, p, c, "nimmt new", seats=2)

@@ -1,0 +1,326 @@
+"""A game night end to end: ``/night start``, sign-up by voice channel and by
+Join, two rounds of three 11 nimmt! tables each (4, 4, 3), the standings
+message after every table, a restart of the bot in the middle of round 2,
+the recap, and ``/stats`` showing the night.  Players only type slash
+commands and click; the games are played out by the turn timer (people who
+do not move get a computer), so the night runs in seconds.  A last test
+SIGKILLs the bot (in a subprocess) in the middle of a round."""
+from __future__ import annotations
+
+import re
+import sqlite3
+from typing import Any
+
+import discord
+import pytest
+
+from app.i18n import t
+from app.nights import place_points
+from tests.e2e import running_bot
+from tests.test_e2e_restart import BotProcess, table_row
+
+pytestmark = pytest.mark.timeout(240)
+
+NAMES = ["ana", "ben", "cleo", "dan", "eve", "finn", "gus", "hana", "ivo", "jo", "kim"]
+GAME = "11 nimmt!"
+FAST = dict(computer_delay=0.01, time_scale=0.02, table_seed=7)
+
+
+def text_of(result: Any) -> str:
+    message = result.message if result.ack_type == 4 else (result.followups[-1] if result.followups else result.message)
+    assert message.ephemeral, message
+    return message.text()
+
+
+def standings_message(fd: Any, channel: Any, game: str = GAME) -> Any | None:
+    title = t("en", "nights.standings_title", game=game)
+    for message in fd.messages(channel):
+        if any(e.get("title") == title for e in message.embeds):
+            return message
+    return None
+
+
+def standings_rows(message: Any) -> list[tuple[int, str, str, int, int]]:
+    """(rank, name, points, wins, games) as the message shows them."""
+    rows = []
+    for line in message.embeds[0]["description"].splitlines():
+        m = re.fullmatch(r"\*\*(\d+)\.\*\* (\S+) — ([\d.]+) points · wins: (\d+) · games: (\d+)(?: \(left\))?", line)
+        if m:
+            rows.append((int(m[1]), m[2], m[3], int(m[4]), int(m[5])))
+    return rows
+
+
+def round_tables(fd: Any, channel: Any, round_no: int) -> dict[int, tuple[Any, list[int]]]:
+    """Table number -> (its message in the channel, the people pinged there)."""
+    out = {}
+    for message in fd.messages(channel):
+        m = re.match(rf"Game night, round {round_no}, table (\d+): ", message.content or "")
+        if m:
+            out[int(m[1])] = (message, message.mentions)
+    return out
+
+
+def table_id_of(message: Any) -> int:
+    return int(re.search(r"table #(\d+)", message.text())[1])
+
+
+async def play_round(fd: Any, world: Any, round_no: int, users: dict[int, Any]) -> None:
+    """Wait for the round's three tables to end; after each one, the
+    standings message counts that table's game for each of its players."""
+    channel = world.channel
+    tables = await fd.wait_for(lambda: (lambda r: r if len(r) == 3 else None)(round_tables(fd, channel, round_no)),
+                               timeout=20)
+    finished = t("en", "table.finished")
+    done: set[int] = set()
+    while len(done) < 3:
+        await fd.wait_for(lambda: any(finished in m.text() and n not in done for n, (m, _) in tables.items()),
+                          timeout=60)
+        for number, (message, people) in tables.items():
+            if number in done or finished not in message.text():
+                continue
+            done.add(number)
+
+            def counted() -> bool:
+                msg = standings_message(fd, channel)
+                rows = {row[1]: row for row in standings_rows(msg)} if msg is not None else {}
+                return all(rows.get(users[u].name, (0, "", "", 0, 0))[4] == round_no for u in people)
+
+            await fd.wait_for(counted, timeout=20)
+
+
+async def test_a_game_night_of_eleven(world, tmp_path):
+    fd = world.fd
+    people = [world.person(name) for name in NAMES]
+    ana = people[0]
+    users = {u.id: u for u in people}
+    voice = fd.add_channel(world.guild, "Lounge", type=2)
+    db = tmp_path / "bot.db"
+    async with running_bot(fd, db, world.guild, **FAST) as bot:
+        for person in people[:6]:  # the organiser and five friends are in voice
+            fd.join_voice(person, voice)
+        r = await fd.slash(ana, world.channel, "night start", game="nimmt", table_size=4, rounds=2, turn_time=1)
+        assert r.ack_type == 4 and not r.ephemeral
+        signup = r.message
+        night_id = int(re.match(r"night:(\d+):join", signup.buttons()[0]["custom_id"])[1])
+        assert t("en", "nights.title", game=GAME) in signup.text()
+
+        # refusals are private and clear
+        again = await fd.slash(people[1], world.channel, "night start", game="nimmt")
+        assert again.ephemeral and t("en", "nights.error_channel_busy") in again.message.text()
+        r = await fd.click(ana, signup, f"night:{night_id}:join")
+        assert t("en", "nights.error_already_joined") in text_of(r)
+        r = await fd.click(people[1], signup, f"night:{night_id}:start")
+        assert t("en", "nights.error_not_organiser") in text_of(r)
+        r = await fd.click(people[1], signup, f"night:{night_id}:voice")
+        assert t("en", "nights.error_not_organiser") in text_of(r)
+        r = await fd.click(ana, signup, f"night:{night_id}:start")  # only the organiser is signed up
+        assert t("en", "nights.error_too_few", min=2) in text_of(r)
+
+        r = await fd.click(ana, signup, f"night:{night_id}:voice")
+        assert r.ack_type == 7
+        assert t("en", "nights.signed_up", count=6) in r.message.text()
+        for person in people[6:]:
+            r = await fd.click(person, signup, f"night:{night_id}:join")
+            assert r.ack_type == 7
+        assert t("en", "nights.signed_up", count=11) in signup.text()
+        for person in people:
+            assert person.name in signup.text()
+
+        r = await fd.click(ana, signup, f"night:{night_id}:start")
+        assert r.ack_type == 7 and t("en", "nights.status_playing", round=1) in signup.text()
+        r = await fd.click(ana, signup, f"night:{night_id}:start")
+        assert t("en", "nights.error_round_running") in text_of(r)
+
+        tables1 = await fd.wait_for(lambda: (lambda x: x if len(x) == 3 else None)(
+            round_tables(fd, world.channel, 1)), timeout=20)
+        sizes = sorted(len(p) for _, p in tables1.values())
+        assert sizes == [3, 4, 4]
+        seated = [u for _, p in tables1.values() for u in p]
+        assert sorted(seated) == sorted(users)  # everyone once, nobody twice
+        await fd.wait_for(lambda: len(fd.threads(world.channel)) >= 3, timeout=20)  # every table in its thread
+        await play_round(fd, world, 1, users)
+        after1 = standings_rows(await fd.wait_for(lambda: standings_message(fd, world.channel), timeout=10))
+        assert len(after1) == 11 and all(row[4] == 1 for row in after1)
+        assert t("en", "nights.points_rule") in standings_message(fd, world.channel).text()
+        # points per place: the winners of a table of 4 got 4 (or a shared share of the places)
+        ids = {u.name: u.id for u in people}
+        for number, (message, pinged) in tables1.items():
+            record = await bot.store.table_result(table_id_of(message))
+            points = place_points([row["place"] for row in record])
+            shown = {row[1]: float(row[2]) for row in after1}
+            for row, pts in zip(record, points):
+                assert shown[users[row["user_id"]].name] == pts
+        await fd.wait_for(lambda: t("en", "nights.status_between", round=1) in signup.text(), timeout=10)
+
+        # round 2 seats by the night standings: the leaders meet the leaders
+        r = await fd.click(ana, signup, f"night:{night_id}:start")
+        assert r.ack_type == 7
+        tables2 = await fd.wait_for(lambda: (lambda x: x if len(x) == 3 else None)(
+            round_tables(fd, world.channel, 2)), timeout=20)
+        order = [ids[row[1]] for row in after1]
+        by_number = [sorted(tables2[n][1]) for n in sorted(tables2)]
+        assert by_number == [sorted(order[:4]), sorted(order[4:8]), sorted(order[8:])]
+        # let the round get going, then stop the bot in the middle of it
+        await fd.wait_for(lambda: sum(1 for th in fd.threads(world.channel)) >= 6, timeout=20)
+        await fd.wait_for(lambda: any(bot.tables.get(table_id_of(m)) is not None
+                                      and bot.tables.get(table_id_of(m)).version > 5 for m, _ in tables2.values()),
+                          timeout=20)
+        ended_before = [n for n, (m, _) in tables2.items() if t("en", "table.finished") in m.text()]
+    assert len(ended_before) < 3
+
+    async with running_bot(fd, db, world.guild, **FAST) as bot:
+        await play_round(fd, world, 2, users)
+        recap = await fd.wait_for(lambda: next((m for m in fd.messages(world.channel)
+                                                if any(a.get("filename") == "night.png" for a in m.attachments)),
+                                               None), timeout=30)
+        assert t("en", "nights.recap_title", game=GAME) in recap.text()
+        assert recap.attachments[0]["data"][:8] == b"\x89PNG\r\n\x1a\n"
+        final = standings_rows(standings_message(fd, world.channel))
+        assert len(final) == 11 and all(row[4] == 2 for row in final)
+        assert t("en", "nights.status_ended") in standings_message(fd, world.channel).text()
+        await fd.wait_for(lambda: t("en", "nights.status_ended") in signup.text(), timeout=10)
+        assert not signup.buttons()  # the night is over: no more buttons
+        assert t("en", "nights.recap_winner", name=final[0][1]) in recap.text()
+
+        # /night standings and /stats show the night
+        r = await fd.slash(people[5], world.channel, "night standings")
+        assert r.ephemeral and final[0][1] in r.message.text()
+        winner = users[ids[final[0][1]]]
+        r = await fd.slash(winner, world.channel, "stats")
+        await r.settled(timeout=10)
+        shown = (r.followups[0] if r.followups else r.message).text()
+        assert t("en", "nights.stats_line", played=1, won=1) in shown
+        last = users[ids[final[-1][1]]]
+        if final[-1][0] != 1:
+            r = await fd.slash(last, world.channel, "stats")
+            await r.settled(timeout=10)
+            assert t("en", "nights.stats_line", played=1, won=0) in (r.followups[0] if r.followups else r.message).text()
+        # the night's games count as ordinary games
+        history = await bot.store.history(winner.id)
+        assert len(history) == 2
+
+
+async def test_a_garbage_night_late_arrivals_leaving_languages_and_a_moderator_ending_it(world, tmp_path):
+    fd = world.fd
+    ana, ben, cleo = world.person("ana"), world.person("ben"), world.person("cleo")
+    sol = world.person("sol", locale="es-ES")
+    mia = world.person("mia", permissions=discord.Permissions(manage_events=True))
+    dora = world.person("@everyone *dora*")  # a name is text: never a ping, never formatting
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, **FAST) as bot:
+        # the games on offer are the bot's own
+        night_cmd = next(c for c in fd.commands(world.guild) if c["name"] == "night")
+        start_opts = next(o for o in night_cmd["options"] if o["name"] == "start")["options"]
+        offered = {c["value"] for c in next(o for o in start_opts if o["name"] == "game")["choices"]}
+        assert offered == set(bot.tables.games)
+
+        r = await fd.slash(sol, world.channel, "night standings")
+        assert r.ephemeral and t("es", "nights.error_no_night") in r.message.text()
+        r = await fd.slash(ana, world.channel, "night start", game="garbage", table_size=7)
+        assert r.ephemeral and t("en", "nights.error_bad_size", min=2, max=6) in r.message.text()
+        r = await fd.slash(ana, world.channel, "night start", game="garbage", table_size=3, turn_time=1)
+        signup = r.message
+        night_id = int(re.match(r"night:(\d+):join", signup.buttons()[0]["custom_id"])[1])
+        assert t("en", "nights.title", game="Garbage") in signup.text()
+        r = await fd.click(ana, signup, f"night:{night_id}:voice")  # not in a voice channel
+        assert t("en", "nights.error_no_voice") in text_of(r)
+        for person in (ben, cleo, sol):
+            assert (await fd.click(person, signup, f"night:{night_id}:join")).ack_type == 7
+        r = await fd.click(sol, signup, f"night:{night_id}:join")
+        assert t("es", "nights.error_already_joined") in text_of(r)  # each in their own language
+        r = await fd.click(sol, signup, f"night:{night_id}:fill")
+        assert t("es", "nights.error_not_organiser") in text_of(r)
+        r = await fd.click(dora, signup, f"night:{night_id}:leave")
+        assert t("en", "nights.error_not_joined") in text_of(r)
+        r = await fd.click(ana, signup, f"night:{night_id}:fill")
+        assert t("en", "nights.fill_on", size=3) in signup.text()
+
+        assert (await fd.click(ana, signup, f"night:{night_id}:start")).ack_type == 7
+        tables1 = await fd.wait_for(lambda: (lambda x: x if len(x) == 2 else None)(
+            round_tables(fd, world.channel, 1)), timeout=20)
+        for message, pinged in tables1.values():  # 2 people and a computer at each table
+            assert len(pinged) == 2 and message.text().count(t("en", "table.computer_name", name="CPU 1")) == 1
+        # between the rounds: ben leaves, dora arrives late
+        assert (await fd.click(ben, signup, f"night:{night_id}:leave")).ack_type == 7
+        assert (await fd.click(dora, signup, f"night:{night_id}:join")).ack_type == 7
+        field = signup.embeds[0]["fields"][0]["value"]
+        assert "ben" not in field and "@\u200beveryone \\*dora\\*" in field
+        await fd.wait_for(lambda: t("en", "nights.status_between", round=1) in signup.text(), timeout=60)
+        rows = await fd.wait_for(lambda: (lambda r: r if len(r) == 4 else None)(
+            standings_rows(standings_message(fd, world.channel, "Garbage"))), timeout=10)
+        assert sorted(row[1] for row in rows) == ["ana", "ben", "cleo", "sol"]  # ben's game counts
+        assert t("en", "nights.left_mark") in next(line for line in standings_message(
+            fd, world.channel, "Garbage").embeds[0]["description"].splitlines() if "ben" in line)
+
+        assert (await fd.click(ana, signup, f"night:{night_id}:start")).ack_type == 7
+        tables2 = await fd.wait_for(lambda: (lambda x: x if len(x) == 2 else None)(
+            round_tables(fd, world.channel, 2)), timeout=20)
+        seated = sorted(u for _, p in tables2.values() for u in p)
+        assert seated == sorted([ana.id, cleo.id, sol.id, dora.id])  # ben is not seated again
+
+        r = await fd.click(mia, signup, f"night:{night_id}:end")  # Manage Events may end it
+        assert r.ack_type == 7 and not signup.buttons()
+        recap = await fd.wait_for(lambda: next((m for m in fd.messages(world.channel)
+                                                if any(a.get("filename") == "night.png" for a in m.attachments)),
+                                               None), timeout=30)
+        assert t("en", "nights.recap_title", game="Garbage") in recap.text()
+        assert t("en", "nights.highlights") in recap.text()
+
+        r = await fd.slash(sol, world.channel, "night standings")
+        assert r.ephemeral and t("es", "nights.standings_title", game=t("es", "garbage.title")) in r.message.text()
+        assert t("es", "nights.status_ended") in r.message.text()
+        again = await fd.slash(sol, world.channel, "night start", game="nimmt")  # the channel is free again
+        assert again.ack_type == 4 and not again.ephemeral
+
+
+class FastBotProcess(BotProcess):
+    """The bot in a subprocess (so it can be SIGKILLed), with quick timers."""
+
+    def env(self) -> dict[str, str]:
+        return {**super().env(), "COMPUTER_DELAY": "0.01", "TIME_SCALE": "0.02"}
+
+
+async def test_a_night_survives_a_kill_mid_round(world, tmp_path):
+    fd = world.fd
+    people = [world.person(name) for name in NAMES[:5]]
+    bot = FastBotProcess(fd, world.guild, tmp_path / "kill.db", tmp_path / "kill.log")
+    try:
+        await bot.start()
+        r = await fd.slash(people[0], world.channel, "night start", game="nimmt", table_size=2, rounds=1,
+                           turn_time=1)
+        signup = r.message
+        night_id = int(re.match(r"night:(\d+):join", signup.buttons()[0]["custom_id"])[1])
+        for person in people[1:]:
+            assert (await fd.click(person, signup, f"night:{night_id}:join")).ack_type == 7
+        assert (await fd.click(people[0], signup, f"night:{night_id}:start")).ack_type == 7
+        tables = await fd.wait_for(lambda: (lambda x: x if len(x) == 2 else None)(
+            round_tables(fd, world.channel, 1)), timeout=20)
+        assert sorted(len(p) for _, p in tables.values()) == [2, 3]
+        ids = [table_id_of(m) for m, _ in tables.values()]
+        # SIGKILL once both games are under way and neither is over
+        await fd.wait_for(lambda: all(table_row(bot.database, i)[2] >= 3 for i in ids), timeout=20)
+        assert all(table_row(bot.database, i)[0] == "playing" for i in ids)
+        await bot.kill()
+        await bot.start()
+        recap = await fd.wait_for(lambda: next((m for m in fd.messages(world.channel)
+                                                if any(a.get("filename") == "night.png" for a in m.attachments)),
+                                               None), timeout=60)
+        assert t("en", "nights.recap_title", game=GAME) in recap.text()
+        boards = [m for m in fd.messages(world.channel)
+                  if any(e.get("title") == t("en", "nights.standings_title", game=GAME) for e in m.embeds)]
+        assert len(boards) == 1  # the same standings message, kept up to date across the kill
+        rows = standings_rows(boards[0])
+        assert sorted(row[1] for row in rows) == sorted(p.name for p in people)
+        assert all(row[4] == 1 for row in rows)
+        con = sqlite3.connect(f"file:{bot.database}?mode=ro", uri=True)
+        try:
+            games = con.execute(f"SELECT table_id, count(*) FROM games WHERE table_id IN ({ids[0]}, {ids[1]}) "
+                                "GROUP BY table_id").fetchall()
+            recorded = con.execute("SELECT user_id, place FROM night_players WHERE night_id = ?",
+                                   (night_id,)).fetchall()
+        finally:
+            con.close()
+        assert sorted(n for _, n in games) == [1, 1]  # each game recorded once
+        assert sorted(u for u, _ in recorded) == sorted(p.id for p in people)
+        await bot.stop()
+    finally:
+        bot.finalize()

@@ -1,0 +1,205 @@
+"""6 nimmt! played end to end: slash commands and clicks against the Discord
+stand-in, the real discord.py client running the real bot.  Everyone chooses
+at once; the table shows who has chosen, never what."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from app.i18n import t
+from tests.e2e import button, live_engine, open_table, running_bot, seat_players
+
+pytestmark = pytest.mark.timeout(300)
+
+
+async def started(world, bot, people, computers=0, **options):
+    fd = world.fd
+    tbl = await open_table(fd, people[0], world.channel, "take6 new", seats=len(people) + computers, **options)
+    await seat_players(tbl, people[0], people[1:], computers)
+    r = await tbl.click(people[0], tbl.lobby, f"table:{tbl.table_id}:start")
+    assert r.ack_type == 7
+    await tbl.wait_thread()
+    await fd.wait_for(tbl.table_message, timeout=10)
+    return tbl, bot.tables.get(tbl.table_id)
+
+
+def summary_line(message, name: str) -> str:
+    text = message.embeds[0]["description"]
+    return next(line for line in text.splitlines() if re.match(rf"(▶ )?{name}: ", line))
+
+
+async def open_panel(tbl, user):
+    r = await tbl.click(user, tbl.table_message(), f"table:{tbl.table_id}:hand")
+    assert r.ack_type == 4 and r.ephemeral and r.message.ephemeral_to == user.id, r
+    return r.message
+
+
+def card_buttons(panel):
+    return [b for b in panel.buttons() if re.fullmatch(r"table:\d+:sixcard:\d+:d\d+t\d+i\d+", b["custom_id"])]
+
+
+def row_buttons(panel):
+    return [b for b in panel.buttons() if re.fullmatch(r"table:\d+:sixrow:\d+:d\d+t\d+r\d", b["custom_id"])]
+
+
+async def test_full_game_three_seats_with_a_computer(world, tmp_path):
+    """Two people and a computer play a one-deal game by clicking their cards;
+    the table shows who has chosen but not what; a card below every row asks
+    its player for a row (S2); the end lands in /stats and /history."""
+    fd = world.fd
+    ana, ben = world.person("ana"), world.person("ben")
+    # seed 0: playing their lowest cards, a person's card is below every row in turn 3
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, table_seed=0) as bot:
+        tbl, table = await started(world, bot, [ana, ben], computers=1, deals=1, turn_time=0)
+        assert "Deals: 1" in tbl.lobby.text()
+        engine = live_engine(table)
+        seat = {ana.id: table.seat_of(ana.id), ben.id: table.seat_of(ben.id)}
+        pinged = await fd.wait_for(lambda: any(ana.id in m.mentions and ben.id in m.mentions
+                                               for m in fd.messages(tbl.thread)), timeout=10)
+        assert pinged  # a simultaneous turn pings everyone who chooses
+
+        # -- one simultaneous turn, looked at closely: Ana chooses, Ben has not yet
+        panel = await open_panel(tbl, ana)
+        second = await open_panel(tbl, ana)  # an older panel, left open
+        hand = engine.view(seat[ana.id])["hand"]
+        cards = card_buttons(panel)
+        # one button per card; its id names a place in the hand (d<deal>t<turn>i<index>), never the card
+        assert [b["label"].split(" ")[0] for b in cards] == [str(c) for c in hand]
+        r = await tbl.click(ana, panel, cards[0]["custom_id"])
+        assert r.ack_type == 7 and f"You chose the {hand[0]}" in r.message.text()
+        assert not card_buttons(r.message)  # chosen: no second choice
+        r = await tbl.click(ana, second, card_buttons(second)[1]["custom_id"])  # the other panel's next card
+        assert r.ack_type == 7 and "Waiting for: ben" in r.message.text()
+        assert hand[1] in engine.view(seat[ana.id])["hand"]  # nothing changed
+        chosen_text = t("en", "take6.summary_chosen")
+        await fd.wait_for(lambda: chosen_text in summary_line(tbl.table_message(), "ana"), timeout=10)
+        line = summary_line(tbl.table_message(), "ana")
+        assert str(hand[0]) not in line.replace("9 in hand", "")  # who has chosen, not what
+        assert t("en", "take6.summary_choosing") in summary_line(tbl.table_message(), "ben")
+        ben_panel = await open_panel(tbl, ben)
+        shown = [int(b["label"].split(" ")[0]) for b in card_buttons(ben_panel)]
+        assert shown == engine.view(seat[ben.id])["hand"] and hand[0] not in shown
+        hand_line = next(x for x in ben_panel.text().splitlines() if x.startswith("Your hand ("))
+        assert hand[0] not in [int(n) for n in re.findall(r"\b\d+\b", hand_line.split(":", 1)[1])]
+
+        # -- then everyone plays their lowest card whenever asked, until the end
+        row_asked = False
+        for _ in range(200):
+            if table.status != "playing":
+                break
+            acted = False
+            for user in (ana, ben):
+                s = seat[user.id]
+                if s not in engine.to_act:
+                    continue
+                panel = await open_panel(tbl, user)
+                rows = row_buttons(panel)
+                if rows:
+                    row_asked = True
+                    assert "is lower than every row" in panel.text()
+                    assert "picks the row to take" in tbl.log_text() or "picks the row" in tbl.table_message().text()
+                    r = await tbl.click(user, panel, rows[1]["custom_id"])
+                    assert r.ack_type == 7
+                    await fd.wait_for(lambda: f"**{user.name}** takes row B" in tbl.log_text(), timeout=10)
+                else:
+                    r = await tbl.click(user, panel, card_buttons(panel)[0]["custom_id"])
+                    assert r.ack_type == 7
+                acted = True
+            if not acted:
+                await fd.wait_for(lambda: table.status != "playing" or any(
+                    seat[u.id] in engine.to_act for u in (ana, ben)), timeout=10)
+        assert table.status == "finished" and row_asked
+        await fd.wait_for(lambda: t("en", "table.finished") in fd.message(tbl.lobby.id).text(), timeout=10)
+        log = tbl.log_text()
+        assert "🔔 Revealed:" in log and "Deal 1 is over." in log and "Game over!" in log
+        result = engine.result
+        for s, person in enumerate(table.seats):
+            name = person.name if person.user_id else f"{person.name}"
+            assert f"{result.places[s]}. **{name}** — {result.scores[s]}" in log
+        # every interaction was answered once, within Discord's 3 seconds
+        assert all(a.latency is not None and a.latency < 3 for a in tbl.acks)
+
+        # -- the end is recorded: /stats shows the declared figures, /history the game
+        r = await fd.slash(ana, world.channel, "stats", game="take6")
+        await r.settled(timeout=10)
+        msg = r.followups[0] if r.followups else r.message
+        won = int(result.places[seat[ana.id]] == 1)
+        deals_won = result.stats[seat[ana.id]]["deals_won"]
+        rows = result.stats[seat[ana.id]]["rows_taken"]
+        text = msg.text()
+        assert t("en", "stats.title", name="ana", game="6 nimmt!") in text
+        assert t("en", "stats.games", games=1, wins=won, rate=f"{100 * won}%") in text
+        assert t("en", "take6.stats_line", avg=f"{result.scores[seat[ana.id]]:.1f}", deals=deals_won,
+                 rows=rows) in text, text
+        assert any(a["filename"] == "profile.png" for a in msg.attachments)
+        history = await bot.store.history(ben.id)
+        assert history and history[0]["game"] == "take6"
+        r = await fd.slash(ana, world.channel, "leaderboard", game="take6", by="wins")
+        await r.settled(timeout=10)
+        board = (r.followups[0] if r.followups else r.message).text()
+        assert "ana" in board and "ben" in board
+
+
+async def test_timeout_chooses_for_who_has_not_and_three_misses_hand_the_seat_over(world, tmp_path):
+    """S3: when the timer runs out, the computer chooses for every seat that
+    has not chosen and the table says so; the third miss in a row hands the
+    seat to a computer until its owner is back."""
+    fd = world.fd
+    ana, ben = world.person("ana"), world.person("ben")
+    # TIME_SCALE 0.02: the table's 120-second turn timer runs out after 2.4 s.
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, time_scale=0.02) as bot:
+        tbl, table = await started(world, bot, [ana, ben], deals=2, turn_time=120)
+        assert "Time runs out" in tbl.table_message().text()
+        engine = live_engine(table)
+        ana_seat, ben_seat = table.seat_of(ana.id), table.seat_of(ben.id)
+        for _ in range(60):
+            if "ben missed three turns in a row" in tbl.log_text():
+                break
+            if ana_seat in engine.to_act:
+                panel = await open_panel(tbl, ana)
+                buttons = row_buttons(panel) or card_buttons(panel)
+                if buttons:
+                    await tbl.click(ana, panel, buttons[0]["custom_id"])
+            else:
+                await fd.wait_for(lambda: ana_seat in engine.to_act or "missed three" in tbl.log_text(), timeout=10)
+        log = tbl.log_text()
+        assert log.count("Time ran out for ben") == 2 and "ben missed three turns in a row" in log
+        assert "Time ran out for ana" not in log
+        # the time-out is told before the reveal it causes
+        first = log.index("Time ran out for ben")
+        assert log.find("🔔 Revealed:", first) > first
+        assert table.seats[ben_seat].away and not table.seats[ana_seat].away
+        await fd.wait_for(lambda: button(tbl.table_message(), rf"table:{tbl.table_id}:back"), timeout=10)
+        r = await tbl.click(ben, tbl.table_message(), f"table:{tbl.table_id}:back")
+        assert "Welcome back" in (r.followups[-1] if r.followups else r.message).text()
+        assert not table.seats[ben_seat].away
+
+
+async def test_a_row_choice_that_times_out_takes_the_fewest_heads_row(world, tmp_path):
+    """S2: the player whose card is below every row lets the timer run out:
+    the row with the fewest ox heads is taken for them."""
+    fd = world.fd
+    ana, ben = world.person("ana"), world.person("ben")
+    # seed 1: both playing their lowest card, one of them is below every row in turn 1
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, time_scale=0.02, table_seed=1) as bot:
+        tbl, table = await started(world, bot, [ana, ben], deals=1, turn_time=120)
+        engine = live_engine(table)
+        for _ in range(60):
+            if engine.phase.value == "row" or table.status != "playing":
+                break
+            for user in (ana, ben):  # both play their lowest card at once
+                if table.seat_of(user.id) in engine.to_act and engine.phase.value == "choose":
+                    panel = await open_panel(tbl, user)
+                    if card_buttons(panel):
+                        await tbl.click(user, panel, card_buttons(panel)[0]["custom_id"])
+            await fd.wait_for(lambda: engine.phase.value == "row" or all(
+                table.seat_of(u.id) in engine.to_act for u in (ana, ben)), timeout=10)
+        assert engine.phase.value == "row"
+        chooser = table.seats[engine.to_move].name
+        view = engine.view(None)
+        heads = view["row_heads"]
+        best = min(range(4), key=lambda r: (heads[r], len(view["rows"][r]), r))
+        label = "ABCD"[best]
+        await fd.wait_for(lambda: f"**{chooser}** takes row {label}" in tbl.log_text(), timeout=10)
+        assert f"Time ran out for {chooser}" in tbl.log_text()

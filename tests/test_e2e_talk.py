@@ -1,0 +1,342 @@
+"""What the bot says, end to end: a name is shown as typed and never pings or
+links; a turn that needs a person pings that person exactly once, while it is
+still their turn; the thread's narration is the engine's log, even across
+SIGKILLs."""
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+import pytest
+
+from core.nimmt import Nimmt
+from tests.e2e import (MOVE, as_read, check_pings, everything_shown, nimmt_turn, open_table, play_nimmt, running_bot,
+                       seat_players, versions)
+from tests.test_e2e_restart import bots  # noqa: F401  (fixture)
+
+pytestmark = pytest.mark.timeout(600)
+
+HOSTILE = "<@{victim}> [x](https://example.com) **b**"
+MASKED_LINK = re.compile(r"(?<!\\)\[[^\]\n]*(?<!\\)\]\((?:<)?https?:")
+
+
+# ------------------------------------------------------------------ names are text
+async def test_a_name_with_a_mention_and_a_link_neither_pings_nor_links(world, tmp_path):
+    fd = world.fd
+    victim = world.person("vic")  # never plays
+    hostile = HOSTILE.format(victim=victim.id)
+    mallory = world.person("mallory", nick=hostile)
+    ana = world.person("ana")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        t = await open_table(fd, mallory, world.channel, "nimmt new", seats=3, rounds=1, turn_time=0)
+        await seat_players(t, mallory, [ana], computers=1)
+        r = await t.click(mallory, t.lobby, f"table:{t.table_id}:start")
+        assert r.ack_type == 7
+        await t.wait_thread()
+        table = bot.tables.get(t.table_id)
+        assert table.seats[0].name == hostile
+        # At mallory's turn ana's panel says whom it waits for.
+        await fd.wait_for(t.table_message, timeout=10)
+        for _ in range(5):
+            await fd.wait_for(lambda: table.engine.to_move is not None
+                              and table.seats[table.engine.to_move].user_id is not None, timeout=10)
+            if table.seats[table.engine.to_move].user_id == mallory.id:
+                break
+            await nimmt_turn(t, ana)
+        r = await t.click(ana, t.table_message(), f"table:{t.table_id}:hand")
+        assert r.ack_type == 4 and f"Waiting for {hostile}." in as_read(r.message.text()), r.message.text()
+        await play_nimmt(fd, t, {mallory: "en", ana: "en"})
+        await fd.wait_for(lambda: "Game over!" in t.log_text(), timeout=10)
+        for command, options in (("stats", {"user": mallory}), ("leaderboard", {"by": "games"}),
+                                 ("history", {"user": mallory})):
+            r = await fd.slash(ana, world.channel, command, **options)
+            await r.settled()
+            assert r.ack_type in (4, 5)
+            answer = r.followups[-1] if r.ack_type == 5 and r.followups else r.message
+            assert hostile in as_read(answer.text()), (command, answer.text())
+
+        assert not any(u == victim.id for _, u in fd.pings()), "the name pinged someone"
+        shown = everything_shown(fd, [world.channel, t.thread], [mallory, ana, victim])
+        named = [m for m in shown if "example" in m.text()]
+        assert len(named) > 10  # the name is shown: lobby, narration, panels, stats...
+        for text in (text for m in shown for text in versions(m)):
+            assert f"<@{victim.id}>" not in text, text
+            assert not MASKED_LINK.search(text), text
+            assert "https://example.com" not in text, text
+        # The name reads as typed once Discord's markdown drops the escapes, bold in narration.
+        assert f"**{hostile}**" in as_read(t.log_text())
+        # Every ping went to a seat, once per turn.
+        check_pings(fd, t, table, {"rounds": 1}, "nimmt")
+
+
+# ------------------------------------------------------------------ one ping per turn
+@pytest.mark.parametrize("humans,computers,rounds", [(4, 0, 1)], ids=["4-people"])
+async def test_nimmt_pings_once_per_turn(world, tmp_path, humans, computers, rounds):
+    """(The full games of tests/test_e2e_nimmt.py and test_e2e_garbage.py check their pings too.)"""
+    fd = world.fd
+    people = [world.person(name) for name in ("ana", "ben", "cleo", "dan")[:humans]]
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        t = await open_table(fd, people[0], world.channel, "nimmt new", seats=humans + computers,
+                             rounds=rounds, turn_time=0)
+        await seat_players(t, people[0], people[1:], computers)
+        r = await t.click(people[0], t.lobby, f"table:{t.table_id}:start")
+        assert r.ack_type == 7
+        await t.wait_thread()
+        table = bot.tables.get(t.table_id)
+        await fd.wait_for(t.table_message, timeout=10)
+        await play_nimmt(fd, t, {u: "en" for u in people})
+        await fd.wait_for(lambda: "The game is over" in t.lobby.text(), timeout=10)
+        reposts = sum(1 for m in fd.messages(t.thread, include_deleted=True) if m.deleted)
+        # Each new round reposts the table message: the bot's own deletions of the old one
+        # never count as a user's (which would redraw it and ping again).
+        assert reposts >= rounds - 1
+        check_pings(fd, t, table, bot.tables._engine_options(table), "nimmt")
+        # Words agree with their numbers: no "up to 0 stacks", no "1 cards, 1 bulls, 1 points".
+        panels = [x for u in people for m in fd.ephemerals(u) for x in versions(m)]
+        assert panels and not any("up to 0" in x for x in panels)
+        summaries = [x for m in fd.messages(t.thread, include_deleted=True) if m.embeds for x in versions(m)]
+        assert any(" 0 bulls, 0 points" in x for x in summaries)
+        assert not any(re.search(r"\b1 (cards|bulls|points)\b", x) for x in summaries)
+
+
+# ------------------------------------------------------------------ narration across kills
+def told_moves(text: str) -> list[str]:
+    return [line for line in text.splitlines() if MOVE["nimmt"].match(line)]
+
+
+def moves_of_the_log(database: Any, table_id: int) -> list[str]:
+    """The move lines the engine's log stands for, from the saved log alone."""
+    import json
+    import sqlite3
+
+    from app.i18n import t
+
+    con = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+    try:
+        meta = json.loads(con.execute("SELECT meta FROM tables WHERE id = ?", (table_id,)).fetchone()[0])
+        log = con.execute("SELECT seat, action FROM table_actions WHERE table_id = ? ORDER BY idx",
+                          (table_id,)).fetchall()
+    finally:
+        con.close()
+    names = [f"**{s['name']}**" for s in meta["seats"]]
+    options = {k: v for k, v in meta["options"].items() if k != "turn_time"}
+    engine = Nimmt.replay(len(names), meta["seed"], options, [])
+    lines = []
+    for seat, text in log:
+        for e in engine.apply(seat, engine.parse(text)):
+            if e["type"] == "played":
+                lines.append(t("en", "nimmt.played", name=names[e["seat"]], label=e["label"], onto=e["onto"],
+                               cards=", ".join(str(c) for c in e["cards"])))
+            elif e["type"] == "took":
+                lines.append(t("en", "nimmt.took", name=names[e["seat"]], label=e["label"], top=e["top"],
+                               count=e["count"]))
+            elif e["type"] == "passed":
+                lines.append(t("en", "nimmt.passed", name=names[e["seat"]]))
+            elif e["type"] == "opened":
+                lines.append(t("en", "nimmt.opened", name=names[e["seat"]], label=e["label"], card=e["card"]))
+    return lines
+
+
+async def test_narration_after_kills_is_the_log_in_order_once(world, bots, tmp_path):
+    """The bot is SIGKILLed right after acknowledging moves whose narration Discord
+    has not taken yet: after each restart those lines are posted, and at the end the
+    thread tells every move of the engine's log, in order, once."""
+    from tests.test_e2e_restart import Run, people_of
+
+    fd = world.fd
+    people = people_of(world)
+    bot = bots(fd, world.guild, tmp_path / "talk.db", tmp_path / "talk.log")
+    await bot.start()
+    held: list[int] = []  # moves that were not told when the bot died
+
+    async def kill_before_telling(run: Run, event: str, payload: Any) -> Any:
+        if event != "click" or len(held) >= 3 or run.clicks < 3 * (len(held) + 1):
+            return None
+        user, panel, (kind, custom_id, values) = payload
+        if not re.search(r":(ncards|ntake|npass|nsteal|nopen):", custom_id):
+            return None
+        before = len(told_moves(run.thread_text()))
+        # Discord fails the narration once (discord.py waits a second): the bot dies meanwhile.
+        fd.fail_next("POST", rf"/channels/{run.thread.id}/messages$", status=500)
+        r = await run.interact(user, panel, kind, custom_id, values)
+        assert r.ack_type == 7, r
+        await run.bot.kill()
+        if len(told_moves(run.thread_text())) == before:
+            held.append(run.clicks)
+        await run.bot.start()
+        # The lost lines come back after the restart, before anything else is told.
+        await fd.wait_for(lambda: len(told_moves(run.thread_text())) > before, timeout=10)
+        return r.message
+
+    run = Run(world, bot, people, hook=kill_before_telling)
+    await run.open("talk")
+    await run.start()
+    await run.play()
+    text = await run.finish_shown()
+    await bot.stop()
+    assert len(held) >= 2, held
+    expected = moves_of_the_log(bot.database, run.table_id)
+    assert told_moves(text) == expected
+    fd.assert_clean()
+
+
+# ------------------------------------------------------------------ the panel
+async def _two_people(world: Any, bot: Any, seed_names=("ana", "ben")) -> tuple[Any, Any, list[Any]]:
+    fd = world.fd
+    people = [world.person(name) for name in seed_names]
+    t = await open_table(fd, people[0], world.channel, "nimmt new", seats=2, rounds=1, turn_time=0)
+    await seat_players(t, people[0], people[1:])
+    r = await t.click(people[0], t.lobby, f"table:{t.table_id}:start")
+    assert r.ack_type == 7
+    await t.wait_thread()
+    await fd.wait_for(t.table_message, timeout=10)
+    return t, bot.tables.get(t.table_id), people
+
+
+async def test_one_click_plays_a_card(world, tmp_path):
+    """A panel offers a button per card that fits a stack (when they fit in the panel):
+    one click plays that card there."""
+    fd = world.fd
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        t, table, people = await _two_people(world, bot)
+        for _ in range(30):
+            user = next(u for u in people if table.seat_of(u.id) == table.engine.to_move)
+            r = await t.click(user, t.table_message(), f"table:{t.table_id}:hand")
+            quick = [b for b in r.message.buttons() if ":nplay:" in (b["custom_id"] or "")]
+            if quick and not table.engine.view(table.engine.to_move)["turn"]["several_cards"]:
+                break
+            await nimmt_turn(t, user, r.message)
+        else:
+            pytest.fail("no panel offered one-click plays")
+        panel = r.message
+        view = table.engine.view(table.seat_of(user.id))
+        pairs = sorted((int(s), c) for s, cards in view["playable"].items() for c in cards)
+        labels = {s["id"]: s["label"] for s in view["stacks"]}
+        assert sorted(b["label"] for b in quick) == sorted(f"{c} → {labels[s]}" for s, c in pairs)
+        assert "Click a card below to play it at once" in panel.text()
+        choice = quick[-1]
+        card, label = choice["label"].split(" → ")
+        version = table.version
+        r = await t.click(user, panel, choice["custom_id"])
+        assert r.ack_type == 7 and table.version == version + 1
+        assert f"played {card} on stack {label}" in r.message.text()
+        assert int(card) not in table.engine.view(table.seat_of(user.id))["hand"]
+        await fd.wait_for(lambda: f"played {card} on stack {label}" in t.log_text(), timeout=10)
+
+
+async def test_a_redraw_under_way_does_not_wipe_a_fresh_answer(world, tmp_path):
+    """ana's open panel is being redrawn (Discord is slow to take the edit) when she
+    refreshes it and picks a stack: the stack's controls stay."""
+    from tests.e2e import button, select
+
+    fd = world.fd
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        t, table, (ana, ben) = await _two_people(world, bot)
+        while table.engine.to_move != table.seat_of(ben.id):
+            await nimmt_turn(t, ana)
+        r = await t.click(ana, t.table_message(), f"table:{t.table_id}:hand")
+        panel = r.message
+        assert "Waiting for ben" in panel.text()
+        # The next redraw of ana's panel fails once: discord.py tries again a second later.
+        fd.fail_next("PATCH", r"/webhooks/\d+/[^/]+/messages/@original$", status=500)
+        await nimmt_turn(t, ben)
+        assert table.engine.to_move == table.seat_of(ana.id)
+        await fd.wait_for(lambda: any(req.status == 500 for req in fd.requests), timeout=5)
+        r = await t.click(ana, panel, f"table:{t.table_id}:nrefresh")
+        assert r.ack_type == 7 and r.latency < 3
+        stacks = select(panel, r"tsel:\d+:nstack:.*")
+        assert stacks, panel.text()
+        chosen = stacks["options"][0]
+        r = await t.choose(ana, panel, stacks["custom_id"], [chosen["value"]])
+        assert r.ack_type == 7
+
+        def controls() -> bool:
+            return bool(select(panel, rf"tsel:\d+:ncards:\d+:{chosen['value']}")
+                        or button(panel, rf"table:\d+:ntake:\d+:{chosen['value']}"))
+
+        assert controls(), panel.text()
+        await fd.wait_for(lambda: sum(1 for req in fd.requests if "@original" in req.path) >= 2, timeout=5)
+        await asyncio.sleep(0.5)
+        assert controls(), "the redraw wiped the chosen stack"
+
+
+async def test_open_panels_say_the_game_is_over(world, tmp_path):
+    fd = world.fd
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        t, table, people = await _two_people(world, bot)
+        await play_nimmt(fd, t, {u: "en" for u in people})
+        for user in people:
+            latest = [m for m in fd.ephemerals(user) if any(a["filename"] == "hand.png" for a in m.attachments)][-1]
+            await fd.wait_for(lambda: "The game is over." in latest.text(), timeout=5)
+            assert "Waiting for" not in latest.text()
+
+
+async def test_clicks_are_answered_while_tables_are_redrawn_after_a_kill(world, bots, tmp_path):
+    """Three games in progress, SIGKILL, start: while the bot tells and redraws every
+    table, each player to move gets their hand at once (within Discord's 3 s)."""
+    from tests.test_e2e_restart import Run, people_of
+
+    fd = world.fd
+    people = people_of(world)
+    bot = bots(fd, world.guild, tmp_path / "busy.db", tmp_path / "busy.log")
+    await bot.start()
+    runs = []
+    for n in range(3):
+        run = Run(world, bot, people)
+        await run.open(f"busy-{n}")
+        await run.start()
+        for _ in range(2 + n):
+            await run.step(await run.mover())
+        runs.append(run)
+    # The narration of the last moves is still held back when the bot dies.
+    for run in runs:
+        fd.fail_next("POST", rf"/channels/{run.thread.id}/messages$", status=500)
+    user = await runs[-1].mover()
+    await runs[-1].step(user)
+    await bot.kill()
+    await bot.start()
+    answers = []
+    for run in runs:
+        user = await run.mover()
+        message = run.table_message()
+        r = await fd.click(user, message, f"table:{run.table_id}:hand")  # NoAcknowledgement if late
+        answers.append(r)
+        assert r.ack_type in (4, 5) and r.ephemeral, r
+    assert all(r.latency < 3 for r in answers), [r.latency for r in answers]
+    for r in answers:
+        await r.settled()
+        shown = r.followups[-1] if r.ack_type == 5 and r.followups else r.message
+        assert "Your hand" in shown.text(), shown.text()
+    await bot.stop()
+    fd.assert_clean()
+
+
+async def test_a_slow_panel_is_still_answered_in_time(world, tmp_path, monkeypatch):
+    """When drawing a hand takes longer than Discord waits (a busy machine), the click
+    is answered "thinking" in time and the panel follows."""
+    import time
+
+    from app import render
+
+    fd = world.fd
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        t, table, people = await _two_people(world, bot)
+        draw = render.render_nimmt_hand
+
+        def slow(*args: Any) -> bytes:
+            time.sleep(2.5)  # in the panel's worker thread: the bot's loop goes on
+            return draw(*args)
+
+        monkeypatch.setattr(render, "render_nimmt_hand", slow)
+        user = people[0]
+        r = await t.click(user, t.table_message(), f"table:{t.table_id}:hand")
+        assert r.ack_type == 5 and r.ephemeral and r.latency < 3, r
+        await r.settled(timeout=10)
+        panel = r.followups[-1] if r.followups else r.message
+        assert "Your hand" in panel.text() and panel.ephemeral_to == user.id
+        r = await t.click(user, panel, f"table:{t.table_id}:nrefresh")
+        assert r.ack_type == 6 and r.latency < 3, r
+        await r.settled(timeout=10)
+        assert any(a["filename"] == "hand.png" for a in panel.attachments)
+        monkeypatch.undo()

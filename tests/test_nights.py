@@ -1,0 +1,337 @@
+"""Game nights without Discord: seating, points, standings, highlights
+(``app.nights``), and the night host driving real tables on a real store
+(``app.night_host``): rounds, leaving, computers, a restart, the record."""
+from __future__ import annotations
+
+import asyncio
+import random
+
+import pytest
+
+from app import render_night
+from app.night_host import NightHost
+from app.nights import (
+    GameEvents, Night, NightError, NightTable, Player, balance, highlights, place_points, seat_round, snake,
+    spread, standings, table_sizes,
+)
+from app.store import Store
+from app.tables import TableManager
+from core import garbage, nimmt
+from core.protocol import places_from_scores
+
+GAMES = {"nimmt": nimmt.Nimmt, "garbage": garbage.Garbage}
+COMPUTERS = {"nimmt": nimmt.greedy_player, "garbage": garbage.greedy_player}
+
+
+def night_of(n: int, size: int = 4, **kw) -> Night:
+    return Night(1, 1, 1, "nimmt", 1, size, players=[Player(u, f"p{u}") for u in range(1, n + 1)], **kw)
+
+
+# ---------------------------------------------------------------- seating
+@pytest.mark.parametrize("size", range(2, 8))
+def test_table_sizes_are_even_within_limits_and_never_one(size):
+    for n in range(2, 60):
+        sizes = table_sizes(n, size, 2, 7)
+        assert sum(sizes) == n
+        assert max(sizes) - min(sizes) <= 1
+        assert min(sizes) >= 2
+        k = -(-n // size)  # as few tables as the size allows...
+        if n // k >= 2:
+            assert len(sizes) == k and max(sizes) <= size
+        else:  # ...unless one would seat a lone player: then one table fewer, one seat more
+            assert len(sizes) == k - 1 and max(sizes) <= size + 1
+
+
+def test_table_sizes_examples_and_refusals():
+    assert table_sizes(11, 4) == [4, 4, 3]
+    assert table_sizes(8, 4) == [4, 4]
+    assert table_sizes(3, 2) == [3]  # never a table of one: three play together
+    assert table_sizes(7, 7) == [7]
+    with pytest.raises(NightError) as few:
+        table_sizes(1, 4)
+    assert few.value.code == "too_few"
+
+
+def test_round_one_balances_average_ratings():
+    spreads, naive = [], []
+    for trial in range(200):
+        rng = random.Random(trial)
+        ratings = {u: rng.gauss(10, 5) for u in range(1, 12)}
+        tables = seat_round(night_of(11), ratings, 2, 7)
+        assert sorted(len(t) for t in tables) == [3, 4, 4]
+        seated = [u for t in tables for u in t]
+        assert sorted(seated) == list(range(1, 12))  # everyone, once
+        spreads.append(spread(tables, ratings))
+        order = list(ratings)
+        rng.shuffle(order)
+        naive.append(spread([order[:4], order[4:8], order[8:]], ratings))
+    spreads.sort()
+    naive.sort()
+    # ratings spread by 5 points (one standard deviation): the tables' averages
+    # end up within about 0.2 of each other (median), within 1.5 always;
+    # a random seating is 20 times worse
+    assert spreads[100] < 0.3 and spreads[-1] < 1.5
+    assert spreads[100] * 10 < naive[100]
+
+
+def test_snake_then_balance_keeps_sizes_and_people():
+    ratings = {u: float(u * u % 17) for u in range(1, 23)}
+    sizes = table_sizes(22, 5)
+    snaked = snake(sorted(ratings, key=lambda u: -ratings[u]), sizes)
+    balanced = balance(snaked, ratings)
+    assert [len(t) for t in balanced] == [len(t) for t in snaked] == sizes
+    assert sorted(u for t in balanced for u in t) == sorted(ratings)
+    assert spread(balanced, ratings) <= spread(snaked, ratings)
+
+
+def finished(night: Night, round_no: int, tables: list[list[int]], places: list[list[int]]) -> None:
+    for number, (seats, pl) in enumerate(zip(tables, places), start=1):
+        night.tables.append(NightTable(100 * round_no + number, round_no, number, list(seats), "done", list(pl)))
+    night.round = round_no
+
+
+def test_later_rounds_seat_by_night_standings_and_skip_who_left():
+    night = night_of(9)
+    finished(night, 1, [[1, 2, 3], [4, 5, 6], [7, 8, 9]], [[1, 2, 3], [3, 1, 2], [2, 3, 1]])
+    # standings: winners 1, 5, 9 (3 points), seconds 2, 6, 7 (2), thirds 3, 4, 8 (1)
+    order = [s.user_id for s in standings(night)]
+    assert order[:3] == [1, 5, 9] and set(order[3:6]) == {2, 6, 7}
+    night.players.append(Player(10, "late"))  # signed up between rounds
+    night.player(3).left = True
+    tables = seat_round(night, {}, 2, 7)
+    seated = [u for t in tables for u in t]
+    assert 3 not in seated and sorted(seated) == [1, 2, 4, 5, 6, 7, 8, 9, 10]
+    assert sorted(len(t) for t in tables) == [3, 3, 3]
+    # the leaders meet the leaders; the latecomer (no points yet) sits at the last table
+    assert set(tables[0]) == {1, 5, 9} and 10 in tables[-1]
+
+
+def test_computers_fill_only_when_asked():
+    night = night_of(5)
+    assert all(u is not None for t in seat_round(night, {}, 2, 7) for u in t)
+    night.fill = True
+    tables = seat_round(night, {}, 2, 7)
+    assert [len(t) for t in tables] == [4, 4]
+    assert sorted(u for t in tables for u in t if u is not None) == [1, 2, 3, 4, 5]
+    assert all(any(u is not None for u in t) for t in tables)  # a person at every table
+    alone = night_of(1, fill=True)
+    assert seat_round(alone, {}, 2, 7) == [[1, None, None, None]]
+    with pytest.raises(NightError):
+        seat_round(night_of(1), {}, 2, 7)
+
+
+# ----------------------------------------------------------------- points
+def test_points_per_place_and_ties_share():
+    assert place_points([1, 2, 3, 4]) == [4, 3, 2, 1]
+    assert place_points([2, 1, 2]) == [1.5, 3, 1.5]
+    rng = random.Random(3)
+    for _ in range(300):
+        n = rng.randint(2, 7)
+        places = places_from_scores([rng.randint(0, 4) for _ in range(n)])
+        points = place_points(places)
+        assert sum(points) == n * (n + 1) / 2  # ties move no points to anyone else
+        for a in range(n):
+            for b in range(n):
+                if places[a] < places[b]:
+                    assert points[a] > points[b]
+                if places[a] == places[b]:
+                    assert points[a] == points[b]
+
+
+def test_standings_order_and_shared_ranks():
+    night = night_of(6)
+    finished(night, 1, [[1, 2, 3], [4, 5, 6]], [[1, 2, 3], [1, 2, 3]])
+    finished(night, 2, [[1, 4], [2, 5], [3, 6]], [[1, 1], [2, 1], [1, 2]])
+    night.tables.append(NightTable(999, 2, 4, [6, 5], "closed", None))  # a closed table gives nothing
+    rows = {s.user_id: s for s in standings(night)}
+    assert rows[1].points == 3 + 1.5 and rows[4].points == 3 + 1.5
+    assert rows[1].wins == rows[4].wins == 2 and rows[1].rank == rows[4].rank == 1
+    assert rows[5].points == 2 + 2 and rows[5].wins == 1
+    assert rows[2].points == 2 + 1 and rows[3].points == 1 + 2
+    ranked = standings(night)
+    assert [s.points for s in ranked] == sorted((s.points for s in ranked), reverse=True)
+    assert all(s.games == 2 for s in ranked)
+
+
+# ------------------------------------------------------------- highlights
+def test_highlights_from_events():
+    a = GameEvents(1, 1, ["ann", "bo", "cy"], [
+        {"type": "took", "seat": 0, "count": 4}, {"type": "bull", "seat": 0, "source": "supply"},
+        {"type": "took", "seat": 2, "count": 6}, {"type": "bull", "seat": 2, "source": "player", "victim": 0},
+        {"type": "bull", "seat": 2, "source": "supply"},
+        {"type": "round_over", "out": 1}, {"type": "round_over", "out": 1},
+    ])
+    b = GameEvents(1, 2, ["dee", "eli"], [
+        {"type": "drew", "seat": 0}, {"type": "drew", "seat": 1}, {"type": "drew", "seat": 0},
+        {"type": "hand_won", "seat": 0}, {"type": "hand_start"},
+        {"type": "drew", "seat": 1}, {"type": "hand_won", "seat": 1},
+    ])
+    found = {h["kind"]: h for h in highlights([a, b])}
+    assert found["biggest_stack"] == {"kind": "biggest_stack", "name": "cy", "value": 6, "round": 1, "table": 1}
+    assert found["most_bulls"]["name"] == "cy" and found["most_bulls"]["value"] == 2  # ann's was taken
+    assert found["most_rounds"]["name"] == "bo" and found["most_rounds"]["value"] == 2
+    assert found["fastest_hand"]["name"] == "eli" and found["fastest_hand"]["value"] == 1
+    assert highlights([GameEvents(1, 1, ["x"], [{"type": "something_new"}])]) == []
+
+
+# ------------------------------------------------------- the host, for real
+@pytest.fixture
+async def store(tmp_path):
+    s = await Store.open(str(tmp_path / "n.db"), checkpoint_interval=None)
+    yield s
+    await s.close()
+
+
+def make(store):
+    # people who do not move time out at once; then a computer plays for them
+    tables = TableManager(store, GAMES, COMPUTERS, computer_delay=0.0, time_scale=0.0005, seed=5)
+    return tables, NightHost(store, tables)
+
+
+async def new_night(host, game="nimmt", size=4, rounds=None, people=5, turn_time=1):
+    night = await host.create(guild_id=1, channel_id=10, game=game, organiser_id=1, organiser_name="p1",
+                              table_size=size, rounds=rounds, turn_time=turn_time, locale="en")
+    for u in range(2, people + 1):
+        await host.join(night, u, f"p{u}")
+    return night
+
+
+async def launch(host, night):
+    async def announce(table, nt):
+        return None
+
+    await host.launch(night, announce)
+
+
+async def until(predicate, timeout=20.0):
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not predicate():
+        assert loop.time() < end, "timed out"
+        await asyncio.sleep(0.01)
+
+
+async def test_refusals(store):
+    tables, host = make(store)
+    with pytest.raises(NightError, match="bad_size"):
+        await host.create(guild_id=1, channel_id=10, game="garbage", organiser_id=1, organiser_name="o",
+                          table_size=7, rounds=None, turn_time=0, locale="en")
+    night = await new_night(host, people=1)
+    with pytest.raises(NightError, match="channel_busy"):
+        await new_night(host)
+    with pytest.raises(NightError, match="already_joined"):
+        await host.join(night, 1, "p1")
+    with pytest.raises(NightError, match="not_joined"):
+        await host.leave(night, 99)
+    with pytest.raises(NightError, match="too_few"):
+        await host.start_round(night, 1, False)
+    await host.join(night, 2, "p2")
+    with pytest.raises(NightError, match="not_organiser"):
+        await host.start_round(night, 2, False)
+    with pytest.raises(NightError, match="not_organiser"):
+        await host.end(night, 2, False)
+    await host.start_round(night, 2, True)  # a moderator may
+    with pytest.raises(NightError, match="round_running"):
+        await host.start_round(night, 1, False)
+    await host.end(night, 1, False)
+    with pytest.raises(NightError, match="ended"):
+        await host.join(night, 3, "p3")
+    await tables.shutdown()
+
+
+async def test_a_short_night_with_computers_leaving_and_the_record(store):
+    tables, host = make(store)
+    told = []
+    host.listener = lambda night, kind: told.append(kind)
+    night = await new_night(host, game="garbage", size=3, rounds=2, people=4)
+    await host.toggle_fill(night, 1, False)
+    made = await host.start_round(night, 1, False)
+    assert sorted(len(t.seats) for t in made) == [3, 3]
+    assert sum(1 for t in made for s in t.seats if s.computer) == 2
+    assert all(t.night_id == night.id for t in made)
+    # p4 leaves; their table plays on (p4 played it) but p4 is not seated again
+    await host.leave(night, 4)
+    tables.start_timers()
+    await launch(host, night)
+    assert all(t.status != "lobby" and t.started_at for t in made)  # every table started at once
+    await until(lambda: night.status == "signup")
+    assert "round" in told and {nt.status for nt in night.tables} == {"done"}
+    assert {s.user_id for s in standings(night)} == {1, 2, 3, 4}
+    await host.join(night, 5, "p5")  # latecomers, between rounds
+    await host.join(night, 6, "p6")
+    made = await host.start_round(night, 1, False)
+    seated = {s.user_id for t in made for s in t.seats if not s.computer}
+    assert seated == {1, 2, 3, 5, 6}
+    await launch(host, night)
+    await until(lambda: night.status == "ended" and told[-1] == "ended")  # (ended is saved, then told)
+    final = standings(night)
+    winners = [s.user_id for s in final if s.rank == 1]
+    for s in final:
+        record = await store.night_record(s.user_id, "garbage")
+        assert record == {"played": 1, "won": int(s.user_id in winners)}
+    assert await store.night_record(1, "nimmt") == {"played": 0, "won": 0}
+    row = await store.night_in_channel(10)
+    assert row["status"] == "ended" and Night.from_record(
+        row["id"], row["guild_id"], row["channel_id"], row["game"], row["status"], row["meta"]).round == 2
+    events = await host.game_events(night)
+    assert len(events) == 4 and all(e.events for e in events)
+    await tables.shutdown()
+
+
+async def test_a_table_whose_people_all_left_is_closed(store):
+    tables, host = make(store)
+    night = await new_night(host, people=4, size=2, turn_time=0)
+    made = await host.start_round(night, 1, False)
+    await launch(host, night)  # no turn timer and no computers: nobody moves
+    lonely = next(nt for nt in night.tables if 1 not in nt.seats)
+    for u in lonely.seats:
+        await host.leave(night, u)
+    await until(lambda: night.table(lonely.table_id).status == "closed")
+    assert (await store.table(lonely.table_id)).status == "abandoned"  # a game was under way: no result
+    assert tables.get(lonely.table_id) is None  # a closed table leaves memory
+    assert night.status == "playing"  # the organiser's table still plays
+    assert len(made) == 2
+    await tables.shutdown()
+
+
+async def test_a_restart_settles_tables_that_ended_meanwhile(store):
+    tables, host = make(store)
+    night = await new_night(host, people=4, size=2, rounds=1)
+    await host.start_round(night, 1, False)
+    tables.closed_hooks.clear()  # the night does not hear of the ends (as if the bot stopped first)
+    await launch(host, night)
+    tables.start_timers()
+    await until(lambda: all(tables.get(nt.table_id).status == "finished" for nt in night.tables))
+    await tables.shutdown()
+    assert night.status == "playing"
+    # a new start on the same database: the tables restore, the night settles them
+    tables2, host2 = make(store)
+    await host2.restore()
+    await tables2.restore()
+    again = host2.nights[night.id]
+    assert again.status == "playing" and again.round == 1
+    async with host2.lock(again):
+        assert await host2.reconcile(again)
+    assert again.status == "ended" and all(nt.status == "done" for nt in again.tables)
+    assert len(standings(again)) == 4
+    await tables2.shutdown()
+
+
+def test_recap_image_podium_rows_and_highlights():
+    from io import BytesIO
+
+    from PIL import Image
+
+    def size(data):
+        png = render_night.render_recap(data)
+        assert png[:8] == b"\x89PNG\r\n\x1a\n"
+        return Image.open(BytesIO(png)).size
+
+    rows = [(i + 1, f"player {i} " + "Ω" * i, f"{12 - i}", i % 3, 2) for i in range(12)]
+    full = {"title": "Recap", "subtitle": "2 rounds", "podium": [r[:3] for r in rows[:3]],
+            "header": ("#", "Player", "Points", "Wins", "Games"), "rows": rows,
+            "highlights_title": "Highlights", "highlights": ["Biggest stack: x, 9 cards", "🐂 " * 80]}
+    empty = {"title": "Recap", "subtitle": "0 rounds", "podium": [], "rows": [], "highlights": []}
+    w, h = size(full)
+    w0, h0 = size(empty)  # a night ended before any table finished still gets its picture
+    assert w == w0 and h > h0 + 12 * 30
