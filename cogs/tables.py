@@ -350,6 +350,23 @@ class TablesCog(commands.Cog, name="Tables"):
             await reply(interaction, t(lang, "errors.unexpected"))
 
     # ---------------------------------------------------------------- lobby
+    def hosting_refusal(self, interaction: discord.Interaction) -> str | None:
+        """Why tables cannot be hosted where this command was used (in the
+        user's language), or None: a server's text channel where the bot has
+        every permission it needs."""
+        lang = user_lang(interaction)
+        channel = interaction.channel
+        if interaction.guild_id is None or channel is None:
+            return t(lang, "errors.guild_only")
+        if isinstance(channel, discord.Thread) or getattr(channel, "type", None) not in (
+                discord.ChannelType.text, discord.ChannelType.news):
+            return t(lang, "errors.text_channel_only")
+        missing = self.missing_permissions(interaction)
+        if missing:
+            names = ", ".join(t(lang, f"perms.{name}") for name in missing)
+            return t(lang, "errors.missing_permissions", permissions=names)
+        return None
+
     def missing_permissions(self, interaction: discord.Interaction) -> list[str]:
         perms = interaction.app_permissions
         return [name for name in NEEDED_PERMISSIONS if not getattr(perms, name, False)]
@@ -364,15 +381,10 @@ class TablesCog(commands.Cog, name="Tables"):
         """``/<game> new`` (and *Play again*): post a lobby in this channel."""
         lang = user_lang(interaction)
         channel = interaction.channel
-        if interaction.guild_id is None or channel is None:
-            return await reply(interaction, t(lang, "errors.guild_only"))
-        if isinstance(channel, discord.Thread) or getattr(channel, "type", None) not in (
-                discord.ChannelType.text, discord.ChannelType.news):
-            return await reply(interaction, t(lang, "errors.text_channel_only"))
-        missing = self.missing_permissions(interaction)
-        if missing:
-            names = ", ".join(t(lang, f"perms.{name}") for name in missing)
-            return await reply(interaction, t(lang, "errors.missing_permissions", permissions=names))
+        refusal = self.hosting_refusal(interaction)
+        if refusal is not None:
+            return await reply(interaction, refusal)
+        assert channel is not None and interaction.guild_id is not None
         defer_when_slow(interaction)
         try:
             table_lang = await self.table_language(interaction)
