@@ -35,6 +35,7 @@ INITIAL_EXTENSIONS = (
     "cogs.after",
     "cogs.rules",
     "cogs.admin",
+    "cogs.guard",
     "cogs.night",
 )
 
@@ -77,13 +78,18 @@ class CardBot(commands.Bot):
 
         if self.store is None:  # the launcher opens it before connecting (open_database)
             self.store = await open_database(self.config)
+        from app.computers import Computers
+
+        games = {spec.key: spec.engine() for spec in GAMES}
+        legacy = {spec.key: spec.computer() for spec in GAMES}
         self.tables = TableManager(
             self.store,
-            {spec.key: spec.engine() for spec in GAMES},
-            {spec.key: spec.computer() for spec in GAMES},
+            games,
+            legacy,
             computer_delay=self.config.computer_delay,
             time_scale=self.config.time_scale,
             seed=self.config.table_seed,
+            players=Computers(games, budget=self.config.ai_budget, fallback=legacy),
         )
         from app.night_host import NightHost
 

@@ -11,6 +11,7 @@
 | ``TABLE_SEED`` | fixed seed for every new table; tests only | random |
 | ``SHARD_COUNT`` | shards of the whole bot (every process sets the same number) | unset: one unsharded process |
 | ``SHARD_IDS`` | the shards this process runs, e.g. ``0,1`` (needs ``SHARD_COUNT``) | all of ``SHARD_COUNT`` |
+| ``AI_BUDGET`` | seconds a hard computer player (or a hint) searches per decision | ``0.15`` |
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ class Config:
     log_level: str = "INFO"
     time_scale: float = 1.0
     table_seed: int | None = None
+    ai_budget: float = 0.15
     shard_count: int | None = None
     shard_ids: tuple[int, ...] | None = None
 
@@ -94,6 +96,7 @@ class Config:
             table_seed=int(seed) if seed else None,
             shard_count=shard_count,
             shard_ids=shard_ids,
+            ai_budget=num("AI_BUDGET", 0.15),
         )
 
 

@@ -218,6 +218,7 @@ class _Interaction:
         self.choices: Optional[List[Dict[str, Any]]] = None
         self.changed = asyncio.Event()
         self.edit_count_at_ack = 0
+        self.claim: Optional[Dict[str, Any]] = None  # forged component shown in the payload's message
 
     @property
     def latency(self) -> Optional[float]:
@@ -2254,6 +2255,8 @@ class FakeDiscord:
         }
         if rec.message is not None:
             d["message"] = self._message_payload(rec.message)
+            if rec.claim is not None:  # a forged click (see ``forge``)
+                d["message"]["components"] = [*(rec.message.components or []), rec.claim]
         return d
 
     async def _run_interaction(self, rec: _Interaction, *, timeout: Optional[float] = None) -> InteractionResult:
@@ -2519,10 +2522,36 @@ class FakeDiscord:
             data["resolved"] = resolved
         return await self._component_interaction(user, m, ch, guild, data, f"select {custom_id!r}={vals}")
 
+    async def forge(self, user: User, message: Union[Message, int], custom_id: str, *, component_type: int = 2,
+                    values: Optional[Sequence[str]] = None, claimed: bool = True) -> InteractionResult:
+        """A component interaction as a modified client or a self-bot can send it: any ``custom_id`` (up to
+        100 characters) and any string ``values``, checked against nothing the message offers.
+
+        ``claimed=True``: the copy of the message in the payload also carries the forged component (an extra
+        action row), the worst case, so that the bot's own routing reaches its handlers; ``claimed=False``:
+        the message exactly as stored (discord.py then finds no such component on it)."""
+        m, ch, guild = self._component_source(user, message)
+        if not 1 <= len(custom_id) <= 100:
+            raise ValueError("Discord refuses a custom_id outside 1..100 characters")
+        data: Dict[str, Any] = {"custom_id": custom_id, "component_type": component_type}
+        vals = [str(v) for v in (values or [])]
+        if component_type != 2:
+            data["values"] = vals
+        claim: Optional[Dict[str, Any]] = None
+        if claimed:
+            if component_type == 2:
+                part: Dict[str, Any] = {"type": 2, "style": 2, "label": "forged", "custom_id": custom_id}
+            else:
+                part = {"type": component_type, "custom_id": custom_id, "min_values": 0, "max_values": max(1, len(vals)),
+                        "options": [{"label": v[:100] or "-", "value": v[:100] or "-"} for v in vals[:25]]}
+            claim = {"type": 1, "components": [part]}
+        return await self._component_interaction(user, m, ch, guild, data, f"forged {custom_id!r}={vals}", claim=claim)
+
     async def _component_interaction(self, user: User, m: Message, ch: Channel, guild: Guild, data: Dict[str, Any],
-                                     name: str) -> InteractionResult:
+                                     name: str, claim: Optional[Dict[str, Any]] = None) -> InteractionResult:
         rec = _Interaction(self, id=self._next_id(), type=3, user=user, channel=ch, guild=guild, data=data,
                            message=m, name=name)
+        rec.claim = claim
         if m.ephemeral_to is not None:
             m.tokens.add(rec.token)
         return await self._run_interaction(rec)
