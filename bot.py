@@ -28,6 +28,10 @@ log = logging.getLogger("cardbot")
 #: 10 + 38 a second stays under Discord's global 50/s, so no 429 stops the bot's
 #: answers to clicks, and a table's start (thread, lobby, narration, ping, picture) goes at once
 REQUEST_BURST = 10
+#: seconds between WAL checkpoints in the process running shard 0 (or the only process)
+CHECKPOINT_INTERVAL = 30.0
+#: ... and in the other processes of a shard cluster (a backstop)
+CHECKPOINT_BACKSTOP = 300.0
 
 INITIAL_EXTENSIONS = (
     "cogs.tables",
@@ -36,6 +40,7 @@ INITIAL_EXTENSIONS = (
     "cogs.after",
     "cogs.rules",
     "cogs.admin",
+    "cogs.guard",
     "cogs.night",
 )
 
@@ -49,13 +54,17 @@ async def open_database(config: Config) -> Any:
         config.database.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise StoreUnavailable(str(config.database), str(error)) from error
-    return await Store.open(str(config.database))
+    # WAL checkpoints of a shared file are the job of one process (the one running shard 0):
+    # SQLite runs one checkpoint at a time, more would only compete for it. The other
+    # processes check rarely, so the WAL cannot grow without end while that one is down.
+    interval = CHECKPOINT_INTERVAL if config.runs_shard_zero else CHECKPOINT_BACKSTOP
+    return await Store.open(str(config.database), checkpoint_interval=interval)
 
 
 class CardBot(commands.Bot):
     """The bot: owns the store and the table manager; cogs do the talking."""
 
-    def __init__(self, config: Config, *, sync_global: bool = False) -> None:
+    def __init__(self, config: Config, *, sync_global: bool = False, **options: Any) -> None:
         intents = discord.Intents.none()
         intents.guilds = True  # channels and threads; no privileged intent is needed
         intents.guild_messages = True  # to notice a deleted table message (content stays hidden)
@@ -64,7 +73,7 @@ class CardBot(commands.Bot):
         # No message cache: nothing reads it (a deleted table message is noticed from the raw
         # event), and 1,000 cached messages with their embeds are ~10 KB per table at 500 tables.
         super().__init__(command_prefix=commands.when_mentioned, intents=intents, help_command=None,
-                         allowed_mentions=discord.AllowedMentions.none(), max_messages=None)
+                         allowed_mentions=discord.AllowedMentions.none(), max_messages=None, **options)
         self.config = config
         self.sync_global = sync_global
         self.store: Any = None
@@ -80,18 +89,24 @@ class CardBot(commands.Bot):
         render.start_pool()  # the drawing process warms up while the tables are restored
         if self.store is None:  # the launcher opens it before connecting (open_database)
             self.store = await open_database(self.config)
+        from app.computers import Computers
+
+        games = {spec.key: spec.engine() for spec in GAMES}
+        legacy = {spec.key: spec.computer() for spec in GAMES}
         self.tables = TableManager(
             self.store,
-            {spec.key: spec.engine() for spec in GAMES},
-            {spec.key: spec.computer() for spec in GAMES},
+            games,
+            legacy,
             computer_delay=self.config.computer_delay,
             time_scale=self.config.time_scale,
             seed=self.config.table_seed,
+            players=Computers(games, budget=self.config.ai_budget, fallback=legacy),
         )
         from app.night_host import NightHost
 
         self.nights = NightHost(self.store, self.tables)
-        await self.nights.restore()  # before any table can finish: a night hears of it
+        # Each process resumes only the servers of its shards (Discord sends it no others).
+        await self.nights.restore(owns=self.config.owns_guild)  # before any table can finish: a night hears of it
         try:
             from app.translator import CatalogueTranslator
 
@@ -103,7 +118,7 @@ class CardBot(commands.Bot):
                 await self.load_extension(extension)
             except Exception:
                 log.exception("extension %s failed to load", extension)
-        restored = await self.tables.restore()
+        restored = await self.tables.restore(owns=self.config.owns_guild)
         log.info("restored %d table(s)", len(restored))
         tables_cog = self.get_cog("Tables")
         if tables_cog is not None:
@@ -111,13 +126,15 @@ class CardBot(commands.Bot):
             # order (opening a missing thread waits until connected: it needs the server cached).
             for table in restored:
                 tables_cog.resume(table)
-        self.tables.start_timers()
-        if self.config.dev_guild:
+        self.tables.start_timers()  # the idle sweep too: each process closes its own tables
+        if not self.config.runs_shard_zero:
+            log.info("shards %s: commands are synced by the process running shard 0", self.config.shard_ids)
+        elif self.config.dev_guild:
             guild = discord.Object(self.config.dev_guild)
             self.tree.copy_global_to(guild=guild)
             synced = await self.tree.sync(guild=guild)
             log.info("synced %d command(s) to the development server", len(synced))
-        if self.sync_global:
+        if self.sync_global and self.config.runs_shard_zero:
             synced = await self.tree.sync()
             log.info("synced %d command(s) globally", len(synced))
 
@@ -140,12 +157,51 @@ class CardBot(commands.Bot):
         log.info("ready as %s in %d server(s)", self.user, len(self.guilds))
 
 
+class ShardedCardBot(CardBot, commands.AutoShardedBot):
+    """The bot running some shards of a cluster (``SHARD_COUNT``/``SHARD_IDS``)."""
+
+    def __init__(self, config: Config, *, sync_global: bool = False) -> None:
+        super().__init__(config, sync_global=sync_global, shard_count=config.shard_count,
+                         shard_ids=list(config.shard_ids) if config.shard_ids is not None else None)
+        self._concurrency: int | None = None
+        self._identify_locks: dict[int, asyncio.Lock] = {}
+        self._identified: dict[int, float] = {}
+
+    async def before_identify_hook(self, shard_id: int | None, *, initial: bool = False) -> None:
+        """Discord lets ``max_concurrency`` shards IDENTIFY per 5 s (bucket
+        ``shard_id % max_concurrency``); discord.py's default waits 5 s before
+        every shard but the first."""
+        if self._concurrency is None:
+            try:
+                _, _, limit = await self.http.get_bot_gateway()
+                self._concurrency = max(1, int(limit.get("max_concurrency") or 1))
+            except Exception:
+                self._concurrency = 1
+        key = (shard_id or 0) % self._concurrency
+        loop = asyncio.get_running_loop()
+        async with self._identify_locks.setdefault(key, asyncio.Lock()):
+            last = self._identified.get(key)
+            if last is not None and loop.time() - last < 5.0:
+                await asyncio.sleep(5.0 - (loop.time() - last))
+            self._identified[key] = loop.time()
+
+
+def make_bot(config: Config, *, sync_global: bool = False) -> CardBot:
+    """An unsharded bot, or one running the shards ``config`` names."""
+    cls = ShardedCardBot if config.sharded else CardBot
+    return cls(config, sync_global=sync_global)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sync-global", action="store_true",
                         help="publish the slash commands to every server, then keep running")
     args = parser.parse_args(argv)
-    config = Config.from_env()
+    try:
+        config = Config.from_env()
+    except ValueError as error:
+        print(f"Bad setting: {error}", file=sys.stderr)
+        return 2
     if not config.token:
         print("DISCORD_TOKEN is not set: put DISCORD_TOKEN=<your bot token> in the environment "
               "or in a .env file next to bot.py.", file=sys.stderr)
@@ -171,7 +227,7 @@ async def _run(config: Config, *, sync_global: bool) -> None:
     import signal
 
     store = await open_database(config)  # a database that cannot be written stops here, before Discord
-    bot = CardBot(config, sync_global=sync_global)
+    bot = make_bot(config, sync_global=sync_global)
     bot.store = store
     token = config.token
     loop = asyncio.get_running_loop()

@@ -10,6 +10,9 @@
 | ``TIME_SCALE`` | multiplies every game timer (turn timer, pauses); tests only | ``1`` |
 | ``TABLE_SEED`` | fixed seed for every new table; tests only | random |
 | ``REQUESTS_PER_SECOND`` | the bot's pace of requests Discord counts (its global limit is 50/s; 0 = no pacing) | ``38`` |
+| ``SHARD_COUNT`` | shards of the whole bot (every process sets the same number) | unset: one unsharded process |
+| ``SHARD_IDS`` | the shards this process runs, e.g. ``0,1`` (needs ``SHARD_COUNT``) | all of ``SHARD_COUNT`` |
+| ``AI_BUDGET`` | seconds a hard computer player (or a hint) searches per decision | ``0.15`` |
 """
 from __future__ import annotations
 
@@ -30,11 +33,32 @@ class Config:
     log_level: str = "INFO"
     time_scale: float = 1.0
     table_seed: int | None = None
+    ai_budget: float = 0.15
     requests_per_second: float = 38.0
+    shard_count: int | None = None
+    shard_ids: tuple[int, ...] | None = None
+
+    @property
+    def sharded(self) -> bool:
+        return self.shard_count is not None
+
+    @property
+    def runs_shard_zero(self) -> bool:
+        """The process that does what must happen once for the whole bot
+        (command sync, WAL checkpoints): the unsharded one, or the one running shard 0."""
+        return self.shard_count is None or 0 in (self.shard_ids or (0,))
+
+    def owns_guild(self, guild_id: int) -> bool:
+        """Whether this process runs the shard of ``guild_id`` (Discord's routing)."""
+        if self.shard_count is None:
+            return True
+        shard = shard_of(guild_id, self.shard_count)
+        return self.shard_ids is None or shard in self.shard_ids
 
     def __repr__(self) -> str:  # never show the token
         return (f"Config(token={'***' if self.token else None}, dev_guild={self.dev_guild}, "
-                f"database={str(self.database)!r}, computer_delay={self.computer_delay})")
+                f"database={str(self.database)!r}, computer_delay={self.computer_delay}, "
+                f"shard_count={self.shard_count}, shard_ids={self.shard_ids})")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, dotenv: Path | None = ROOT / ".env") -> "Config":
@@ -52,6 +76,18 @@ class Config:
         guild = values.get("DEV_GUILD", "").strip()
         seed = values.get("TABLE_SEED", "").strip()
         db = values.get("DATABASE_PATH", "").strip()
+        count_raw = values.get("SHARD_COUNT", "").strip()
+        ids_raw = values.get("SHARD_IDS", "").strip()
+        shard_count = int(count_raw) if count_raw else None
+        shard_ids = tuple(int(part) for part in ids_raw.split(",") if part.strip()) if ids_raw else None
+        if shard_count is None and shard_ids is not None:
+            raise ValueError("SHARD_IDS needs SHARD_COUNT (the shards of the whole bot)")
+        if shard_count is not None:
+            if shard_count < 1:
+                raise ValueError(f"SHARD_COUNT must be at least 1, not {shard_count}")
+            bad = [i for i in shard_ids or () if not 0 <= i < shard_count]
+            if bad or (shard_ids is not None and (not shard_ids or len(set(shard_ids)) != len(shard_ids))):
+                raise ValueError(f"SHARD_IDS must be distinct numbers from 0 to {shard_count - 1}, not {ids_raw!r}")
         return cls(
             token=values.get("DISCORD_TOKEN", "").strip() or None,
             dev_guild=int(guild) if guild else None,
@@ -61,4 +97,12 @@ class Config:
             time_scale=num("TIME_SCALE", 1.0),
             table_seed=int(seed) if seed else None,
             requests_per_second=num("REQUESTS_PER_SECOND", 38.0),
+            shard_count=shard_count,
+            shard_ids=shard_ids,
+            ai_budget=num("AI_BUDGET", 0.15),
         )
+
+
+def shard_of(guild_id: int, shard_count: int) -> int:
+    """The shard Discord sends a server's events to: ``(guild_id >> 22) % shard_count``."""
+    return (int(guild_id) >> 22) % shard_count

@@ -76,9 +76,12 @@ class NightHost:
             log.exception("night %s: listener failed (%s)", night.id, kind)
 
     # ----------------------------------------------------------------- restore
-    async def restore(self) -> list[Night]:
-        """Load every open night (before the tables' timers start)."""
+    async def restore(self, owns: Callable[[int], bool] | None = None) -> list[Night]:
+        """Load every open night (before the tables' timers start); with ``owns``
+        only those of the servers it accepts."""
         for row in await self.store.open_nights():
+            if owns is not None and not owns(row["guild_id"]):
+                continue
             night = Night.from_record(row["id"], row["guild_id"], row["channel_id"], row["game"],
                                       row["status"], row["meta"])
             self.nights[night.id] = night

@@ -96,6 +96,9 @@ CLOSED = ("finished", "cancelled", "abandoned")
 #: (``busy_timeout``, ms).  Under Discord's 3 s: a click whose save meets a
 #: locked file is told "not saved" (or was deferred first, see cogs/tables.py).
 BUSY_TIMEOUT_MS = 2000
+#: How long opening waits for the lock: another process of a shard cluster may
+#: be migrating the same file (processes started together migrate it once).
+OPEN_BUSY_TIMEOUT_MS = 30000
 GUILD_DEFAULTS: dict[str, Any] = {"language": None, "rate_bot_games": False}
 #: most games recorded in one transaction (group commit)
 RECORD_BATCH = 64
@@ -529,6 +532,7 @@ class Store:
                     await db.execute(pragma.format(cache_kib=cache_mib * 1024, mmap_bytes=mmap_mib << 20,
                                                   busy_ms=BUSY_TIMEOUT_MS))
                 if i == 0:
+                    await db.execute(f"PRAGMA busy_timeout = {OPEN_BUSY_TIMEOUT_MS}")
                     # only takes effect on a new, empty file
                     await db.execute(f"PRAGMA page_size = {int(page_size)}")
                     mode = list(await db.execute_fetchall("PRAGMA journal_mode = WAL"))[0][0]
@@ -543,6 +547,7 @@ class Store:
                         await db.execute(f"PRAGMA user_version = {int(version)}")
                     finally:
                         await db.execute("ROLLBACK")
+                    await db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             w, r, c = conns
             await r.execute("PRAGMA query_only = ON")
         except BaseException as error:

@@ -37,6 +37,9 @@ from app.verify import commit
 from core import registry
 from core.protocol import Event, EventType, Game, to_act
 
+LEVELS = ("easy", "normal", "hard")  # computer levels (core.ai.LEVELS)
+TIMEOUT_LEVEL = "normal"  # the turn timer's takeover plays at normal level
+
 log = logging.getLogger(__name__)
 
 MISSED_TURNS_LIMIT = 3  # after this many timed-out turns in a row a computer holds the seat
@@ -87,6 +90,7 @@ class Seat:
     name: str
     away: bool = False  # a computer holds the seat until its owner is back
     missed: int = 0  # timed-out turns in a row
+    level: str = "normal"  # a computer seat's level: easy | normal | hard
 
     @property
     def computer(self) -> bool:
@@ -97,11 +101,14 @@ class Seat:
         return self.user_id is None or self.away
 
     def to_dict(self) -> dict[str, Any]:
-        return {"user_id": self.user_id, "name": self.name, "away": self.away, "missed": self.missed}
+        return {"user_id": self.user_id, "name": self.name, "away": self.away, "missed": self.missed,
+                "level": self.level}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "Seat":
-        return cls(data["user_id"], data["name"], bool(data.get("away")), int(data.get("missed", 0)))
+        # seats saved before levels existed are normal-level computers
+        return cls(data["user_id"], data["name"], bool(data.get("away")), int(data.get("missed", 0)),
+                   str(data.get("level") or "normal"))
 
 
 @dataclass
@@ -178,7 +185,7 @@ class Table:
         """A copy to change and save; the live table changes only by :meth:`adopt`.
         ``messages`` stays shared: the presenter records ids on the live table."""
         draft = copy.copy(self)
-        draft.seats = [Seat(s.user_id, s.name, s.away, s.missed) for s in self.seats]
+        draft.seats = [copy.copy(s) for s in self.seats]
         draft.log = list(self.log)
         draft.options = dict(self.options)
         if engine and self.engine is not None:
@@ -213,6 +220,7 @@ class TableManager:
         time_scale: float = 1.0,
         seed: int | None = None,
         clock: Callable[[], float] = time.time,
+        players: Any = None,
         idle_limit: float = IDLE_LIMIT,
         sweep_interval: float = SWEEP_INTERVAL,
         max_open_lobbies: int = MAX_OPEN_LOBBIES,
@@ -220,6 +228,7 @@ class TableManager:
         self.store = store
         self.games = dict(games)
         self.computers = dict(computers)
+        self.players = players  # app.computers.Computers: levelled players and hints (else ``computers``)
         self.listener: Listener = listener or (lambda table, events: None)
         #: called with a table once its game is over (recorded) or it was cancelled; may run
         #: inside the table's lock, so a hook schedules its work and never waits on the table
@@ -251,10 +260,13 @@ class TableManager:
         return None
 
     # ---------------------------------------------------------------- restore
-    async def restore(self) -> list[Table]:
-        """Load every lobby and game from the store and replay it."""
+    async def restore(self, owns: Callable[[int], bool] | None = None) -> list[Table]:
+        """Load every lobby and game from the store and replay it; with ``owns``
+        only those of the servers it accepts (a shard cluster: this process's servers)."""
         restored = []
         for record in await self.store.active_tables():
+            if owns is not None and not owns(record.guild_id):
+                continue
             meta = record.meta
             table = Table(
                 id=record.id,
@@ -427,7 +439,11 @@ class TableManager:
             await self._save(table, draft)
         self.listener(table, [{"type": "lobby", "change": "leave", "name": name}])
 
-    async def add_computer(self, table: Table, user_id: int) -> None:
+    async def add_computer(self, table: Table, user_id: int, level: str = "normal") -> None:
+        if level not in LEVELS:
+            raise TableError("ai.bad_level")
+        if self.players is None or not self.players.supports(table.game):
+            level = "normal"  # a game without levelled players: its own computer player
         async with self._locked(table):
             self._lobby(table)
             if user_id != table.host_id:
@@ -437,9 +453,47 @@ class TableManager:
             number = sum(1 for s in table.seats if s.computer) + 1
             name = f"CPU {number}"
             draft = self._touch(table.draft())
-            draft.seats.append(Seat(None, name))
+            draft.seats.append(Seat(None, name, level=level))
             await self._save(table, draft)
-        self.listener(table, [{"type": "lobby", "change": "computer", "name": name}])
+        self.listener(table, [{"type": "lobby", "change": "computer", "name": name, "level": level}])
+
+    async def unrated(self, table: Table) -> bool:
+        """A game that cannot change ratings: computer players at a server that
+        does not rate such games (``/settings rated_computers``, see _record)."""
+        if not any(s.computer for s in table.seats):
+            return False
+        settings = await self.store.guild_settings(table.guild_id)
+        return not settings.get("rate_bot_games")
+
+    async def set_hints(self, table: Table, user_id: int, on: bool) -> None:
+        """The host turns the coach on or off in the lobby; only for unrated games."""
+        async with self._locked(table):
+            self._lobby(table)
+            if user_id != table.host_id:
+                raise TableError("host_only")
+            if on and (self.players is None or not self.players.supports(table.game)):
+                raise TableError("ai.hints_unavailable")
+            if on and not await self.unrated(table):
+                raise TableError("ai.hints_rated")
+            draft = self._touch(table.draft())
+            if on:
+                draft.options["hints"] = True
+            else:
+                draft.options.pop("hints", None)
+            await self._save(table, draft)
+
+    async def hint(self, table: Table, user_id: int) -> Any:
+        """The coach: the hard level's decision for the caller's move, with its figures."""
+        if not table.options.get("hints"):
+            raise TableError("ai.hints_off")
+        if table.status != "playing" or table.engine is None:
+            raise TableError("not_playing")
+        seat = table.seat_of(user_id)
+        if seat is None:
+            raise TableError("not_seated")
+        if table.engine.to_move != seat:
+            raise TableError("ai.hint_not_your_turn")
+        return await self.players.hint(table, seat)
 
     async def cancel(self, table: Table, user_id: int, *, can_manage: bool, name: str | None = None) -> None:
         """End a table: the host or a moderator cancels a lobby; only a
@@ -597,7 +651,7 @@ class TableManager:
 
     # -------------------------------------------------------------- internals
     def _engine_options(self, table: Table) -> dict[str, Any]:
-        options = {k: v for k, v in table.options.items() if k != "turn_time"}
+        options = {k: v for k, v in table.options.items() if k not in ("turn_time", "hints")}
         spec = registry.spec(table.game)
         for name, value in list(options.items()):
             option = spec.option(name)
@@ -729,6 +783,8 @@ class TableManager:
             if has_bots:
                 settings = await self.store.guild_settings(table.guild_id)
                 rated = bool(settings.get("rate_bot_games"))
+            if table.options.get("hints"):
+                rated = False  # the coach helped: never a rated game
             record = GameRecord(
                 table_id=table.id, guild_id=table.guild_id, channel_id=table.channel_id, game=table.game,
                 started_at=table.started_at or table.created_at, ended_at=self.clock(), seed=table.seed,
@@ -761,6 +817,8 @@ class TableManager:
         if table.status not in ACTIVE and self.tables.get(table.id) is table:
             del self.tables[table.id]
             self._retries.pop(table.id, None)
+            if self.players is not None:
+                self.players.forget(table.id)  # its replayed history is no longer needed
 
     def _later(self, coro: Awaitable[None]) -> None:
         task = asyncio.get_running_loop().create_task(coro, context=contextvars.Context())  # type: ignore[arg-type]
@@ -832,9 +890,43 @@ class TableManager:
         self._timers[table.id] = asyncio.get_running_loop().create_task(
             coro, name=f"table-{table.id}", context=contextvars.Context())
 
+    async def _think(self, table: Table, version: int, timeout: bool) -> Any:
+        """A hard computer's move, searched in a worker thread outside the lock
+        (on a copy of the seat's knowledge); None when there is nothing to search."""
+        engine = table.engine
+        if timeout or self.players is None or table.status != "playing" or engine is None:
+            return None
+        seat = engine.to_move
+        if seat is None or table.version != version or table.seats[seat].level != "hard":
+            return None
+        try:
+            return await self.players.think(table, seat, "hard")
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # the table must go on: the normal level moves instead
+            log.exception("the hard search at table %s failed", table.id)
+            return None
+
+    def _chooser(self, table: Table, planned: Any, version: int, timeout: bool) -> ComputerPlayer:
+        """The player for this automatic move: the planned (searched) move if the
+        table did not change meanwhile, else the seat's level (normal on a timeout)."""
+        if self.players is None:
+            return self.computers[table.game]
+
+        def choose(engine: Any, seat: int, rng: random.Random) -> Any:
+            nonlocal planned
+            if planned is not None and table.version == version:
+                action, planned = planned, None
+                return action
+            level = TIMEOUT_LEVEL if timeout else table.seats[seat].level
+            return self.players.choose(table, seat, level)
+
+        return choose
+
     async def _auto(self, table: Table, version: int, *, timeout: bool, delay: float) -> None:
         await asyncio.sleep(delay)
         try:
+            planned = await self._think(table, version, timeout)
             async with table.lock:
                 if table.status != "playing" or table.version != version or table.engine is None:
                     return
@@ -843,7 +935,7 @@ class TableManager:
                     return
                 draft = table.draft(engine=True)
                 engine = draft.engine
-                choose = self.computers[table.game]
+                choose = self._chooser(draft, planned, version, timeout)
                 events: list[Event] = []
                 if timeout and registry.spec(table.game).simultaneous:
                     # S3: every seat that has not chosen gets the computer's choice, and

@@ -2,6 +2,7 @@
 
     python bench/engine.py                          # best of 5 runs of 0.6 s per line
     python bench/engine.py --seconds 2 --repeat 3
+    python bench/engine.py --clock cpu              # CPU time: steadier on a busy machine
 
 For 2, 4 and 7 seats, plays whole games (all rounds) with ``random_player``
 for every seat and prints
@@ -28,18 +29,23 @@ import random
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+#: ``wall``: elapsed time (what a player waits for); ``cpu``: this process's
+#: CPU time, which other jobs on a busy machine disturb much less.
+CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.process_time}
 
 from core.nimmt import Nimmt, random_player  # noqa: E402
 
 
-def run(seats: int, seconds: float, checked: bool) -> tuple[float, float, float]:
+def run(seats: int, seconds: float, checked: bool, clock: Callable[[], float] = time.perf_counter,
+        ) -> tuple[float, float, float]:
     """Play games until ``seconds`` have passed; returns (actions/s, games/s, actions/game)."""
     actions = games = 0
     rng = random.Random(seats)
     player = random_player
-    clock = time.perf_counter
     seed = 0
     start = clock()
     deadline = start + seconds
@@ -60,18 +66,22 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description="11 nimmt! engine throughput with the random player")
     ap.add_argument("--seconds", type=float, default=0.6, help="time per run (default 0.6)")
     ap.add_argument("--repeat", type=int, default=5, help="runs per line, the best is shown (default 5)")
+    ap.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
+                    help="wall time (default) or this process's CPU time (steadier on a busy machine)")
     args = ap.parse_args(argv)
     load = ", load average %.2f %.2f %.2f" % os.getloadavg() if hasattr(os, "getloadavg") else ""
     print(f"python {sys.version.split()[0]}, random_player, one core, "
-          f"best (and median) of {args.repeat} x {args.seconds:g} s per line{load}")
+          f"best (and median) of {args.repeat} x {args.seconds:g} s ({args.clock} clock) per line{load}")
     print(f"{'seats':>5} {'path':>6} {'actions/s':>12} {'games/s':>10} {'actions/game':>13} {'typical actions/s':>18}")
     for seats in (2, 4, 7):
         for checked in (True, False):
-            runs = sorted(run(seats, args.seconds, checked) for _ in range(args.repeat))
+            runs = sorted(run(seats, args.seconds, checked, CLOCKS[args.clock]) for _ in range(args.repeat))
             aps, gps, apg = runs[-1]
             typical = runs[len(runs) // 2][0]
             print(f"{seats:>5} {'apply' if checked else 'push':>6} {aps:>12,.0f} {gps:>10,.1f} {apg:>13.1f}"
                   f" {typical:>18,.0f}")
+    if hasattr(os, "getloadavg"):
+        print("load average %.2f %.2f %.2f at the end" % os.getloadavg())
 
 
 if __name__ == "__main__":

@@ -18,7 +18,9 @@ from app import render
 from app.i18n import t
 from app.text import bold, plain
 from app.tables import Table, TableError
-from cogs.tables import TableButton, TableMessage, TablesCog, view_of
+from cogs.coach import hint_text
+from cogs.guard import number
+from cogs.tables import TableButton, TableMessage, TablesCog, user_lang, view_of
 from core.garbage import Discard, Draw, Jack
 from core.protocol import Event, GameError
 
@@ -73,6 +75,8 @@ class GarbageUI:
             lines.append(t(lang, "garbage.in_hand", card=card_name(lang, view["in_hand"])))
         if view["to_move"] is not None and table.turn_deadline and not table.seats[view["to_move"]].automatic:
             lines.append(t(lang, "table.deadline", when=f"<t:{int(table.turn_deadline)}:R>"))
+        if table.options.get("hints"):
+            lines.append(t(lang, "ai.hints_on"))
         return "\n".join(lines)[:4000]
 
     def buttons(self, table: Table, view: dict[str, Any], lang: str,
@@ -95,6 +99,8 @@ class GarbageUI:
                 items.append(TableButton.make(table.id, "gjack", t(lang, "garbage.jack_slot", slot=slot), ver=ver,
                                               arg=slot, row=1 + i // 5))
         items.append(TableButton.make(table.id, "rules", t(lang, "table.rules"), emoji="📖", row=3))
+        if table.options.get("hints") and not automatic:  # the coach, for the player to move
+            items.append(TableButton.make(table.id, "ghint", t(lang, "ai.hint"), emoji="💡", ver=ver, row=3))
         if any(s.away for s in table.seats):
             items.append(TableButton.make(table.id, "back", t(lang, "table.im_back"), row=3))
         return view_of(*items)
@@ -162,12 +168,17 @@ class GarbageUI:
         engine = table.engine
         if engine is None or engine.to_move != table.seat_of(interaction.user.id):
             raise GameError("not_your_turn")
+        if op == "ghint":  # the coach (unrated tables with hints on): answered privately
+            decision = await cog.manager.hint(table, interaction.user.id)
+            text = hint_text(user_lang(interaction), "garbage", decision, [s.name for s in table.seats],
+                             discard_top=engine.view(None)["discard_top"])
+            return await interaction.response.send_message(text, ephemeral=True)
         if op == "gdraw":
             action: Any = Draw()
         elif op == "gdisc":
             action = Discard()
         elif op == "gjack":
-            action = Jack(int(arg or 0))
+            action = Jack(number(arg, 0))
         else:
             raise TableError("stale")
         await cog.manager.act(table, interaction.user.id, action, version=ver)

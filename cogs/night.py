@@ -145,15 +145,10 @@ class NightCog(commands.Cog, name="Night"):
         lang = user_lang(interaction)
         tables = self.bot.get_cog("Tables")
         channel = interaction.channel
-        if interaction.guild_id is None or channel is None:
-            return await reply(interaction, t(lang, "errors.guild_only"))
-        if isinstance(channel, discord.Thread) or getattr(channel, "type", None) not in (
-                discord.ChannelType.text, discord.ChannelType.news):
-            return await reply(interaction, t(lang, "errors.text_channel_only"))
-        missing = tables.missing_permissions(interaction)
-        if missing:
-            names = ", ".join(t(lang, f"perms.{name}") for name in missing)
-            return await reply(interaction, t(lang, "errors.missing_permissions", permissions=names))
+        refusal = tables.hosting_refusal(interaction)
+        if refusal is not None:
+            return await reply(interaction, refusal)
+        assert channel is not None and interaction.guild_id is not None
         orphan = self.host.in_channel(channel.id)
         try:
             if orphan is not None and not orphan.messages.get("signup"):

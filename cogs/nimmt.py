@@ -25,6 +25,8 @@ from app import render
 from app.i18n import t
 from app.text import bold, label, plain
 from app.tables import Table, TableError
+from cogs.coach import hint_text
+from cogs.guard import first, number
 from cogs.tables import TableButton, TableMessage, TableSelect, TablesCog, update_message, user_lang, view_of
 from core.nimmt import Open, Pass, Play, Steal, Take
 from core.protocol import Event
@@ -74,7 +76,7 @@ class NimmtUI:
         self._locks: dict[tuple[int, int], asyncio.Lock] = {}
 
     def lobby_lines(self, table: Table, lang: str) -> list[str]:
-        rounds = table.options.get("rounds")
+        rounds = table.options.get("rounds")  # (hints on: said by the shared lobby)
         if rounds is None:
             return [t(lang, "table.lobby_rounds_auto")]
         return [t(lang, "table.lobby_rounds", rounds=rounds)]
@@ -112,6 +114,8 @@ class NimmtUI:
                                     score=t(lang, "talk.points", count=view["scores"][seat])))
         if view["to_move"] is not None and table.turn_deadline and not table.seats[view["to_move"]].automatic:
             lines.append(t(lang, "table.deadline", when=f"<t:{int(table.turn_deadline)}:R>"))
+        if table.options.get("hints"):
+            lines.append(t(lang, "ai.hints_on"))
         text = "\n".join(lines)
         return text[:4000]
 
@@ -229,6 +233,8 @@ class NimmtUI:
         else:
             items.extend(self._play_controls(table, view, lang, stack, page, lines))
         items.append(TableButton.make(table.id, "nrefresh", t(lang, "nimmt.refresh"), emoji="🔄", row=4))
+        if table.options.get("hints") and table.status == "playing" and view["to_move"] == seat:
+            items.append(TableButton.make(table.id, "nhint", t(lang, "ai.hint"), emoji="💡", ver=ver, row=4))
         embed.description = "\n".join(lines)[:4000]
         embed.set_image(url="attachment://hand.png")
         return embed, view_of(*items), view
@@ -402,34 +408,37 @@ class NimmtUI:
             return await self._show(interaction, table, seat, new=True)
         if op == "nrefresh":
             return await self._show(interaction, table, seat)
+        if op == "nhint":  # the coach (unrated tables with hints on): a private answer of its own
+            decision = await cog.manager.hint(table, interaction.user.id)
+            view = table.engine.view(seat)  # type: ignore[union-attr]
+            text = hint_text(lang, "nimmt", decision, self.names(table), last_round=view["round"] >= view["rounds"])
+            return await interaction.response.send_message(text, ephemeral=True)
         if ver is not None and ver != table.version:
             return await self._show(interaction, table, seat, note=t(lang, "nimmt.stale_panel"))
-        page = int(arg[1:]) if arg and arg.startswith("p") else 0
+        page = number(arg[1:]) if arg and arg.startswith("p") else 0
         if op == "npage":
             return await self._show(interaction, table, seat, page=page)
         if op == "nopage":
             return await self._show(interaction, table, seat, page=page)
         if op == "nstack":
-            return await self._show(interaction, table, seat, stack=int(values[0]), page=page)
+            return await self._show(interaction, table, seat, stack=first(values), page=page)
         if op == "nplay":  # one click: a card (by its place in the hand) on a stack
             try:
-                stack_id, place = (int(x) for x in (arg or "").split("."))
-                if place < 0:
-                    raise IndexError(place)
+                stack_id, place = (number(x) for x in (arg or "").split("."))
                 card = table.engine.view(seat)["hand"][place]  # type: ignore[union-attr]
             except (ValueError, IndexError):
                 raise TableError("stale") from None
             action: Any = Play(stack_id, (card,))
         elif op == "ncards":
-            action = Play(int(arg or 0), tuple(int(v) for v in values))
+            action = Play(number(arg, 0), tuple(number(v) for v in values))
         elif op == "ntake":
-            action = Take(int(arg or 0))
+            action = Take(number(arg, 0))
         elif op == "npass":
             action = Pass()
         elif op == "nsteal":
-            action = Steal(int(values[0]))
+            action = Steal(first(values))
         elif op == "nopen":
-            action = Open(int(values[0]))
+            action = Open(first(values))
         else:
             raise TableError("stale")
         try:

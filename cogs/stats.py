@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import logging
 import re
+import time
 from datetime import datetime, timezone
 from typing import Any
 
@@ -16,8 +17,10 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from app import render
+from app.cooldown import Cooldown
 from app.i18n import t
 from app.text import plain
+from cogs.guard import BadInput, first
 from cogs.rules import game_choices
 from cogs.tables import reply, user_lang
 from core import registry
@@ -28,6 +31,7 @@ log = logging.getLogger(__name__)
 GAME_CHOICES = game_choices()
 DEFAULT_GAME = registry.GAMES[0].key
 BOARD_SIZE = 10
+PROFILE_CARDS = (5, 60.0)  # profile cards a user may have drawn per this many seconds
 
 
 def _pct(value: float | None, lang: str = "en") -> str:
@@ -69,7 +73,8 @@ class BoardButton(discord.ui.DynamicItem[discord.ui.Button],
 
     @classmethod
     async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button, match: re.Match[str], /):
-        return cls(match["game"], match["scope"], match["by"], int(match["page"]), item.label or "-")
+        # (a forged custom_id may sit on a select: no label then)
+        return cls(match["game"], match["scope"], match["by"], int(match["page"]), getattr(item, "label", None) or "-")
 
     async def callback(self, interaction: discord.Interaction) -> None:
         cog: StatsCog = interaction.client.get_cog("Stats")  # type: ignore[assignment]
@@ -92,12 +97,17 @@ class HistorySelect(discord.ui.DynamicItem[discord.ui.Select], template=r"hist:(
 
     async def callback(self, interaction: discord.Interaction) -> None:
         cog: StatsCog = interaction.client.get_cog("Stats")  # type: ignore[assignment]
-        await cog.show_game(interaction, int(self.item.values[0]))
+        try:
+            game_id = first(getattr(self.item, "values", ()))  # (a forged button has none)
+        except BadInput:
+            return await reply(interaction, t(user_lang(interaction), "guard.bad_input"))
+        await cog.show_game(interaction, game_id)
 
 
 class StatsCog(commands.Cog, name="Stats"):
     def __init__(self, bot: Any) -> None:
         self.bot = bot
+        self.cards = Cooldown(*PROFILE_CARDS)
 
     async def cog_load(self) -> None:
         self.bot.add_dynamic_items(BoardButton, HistorySelect)
@@ -128,6 +138,10 @@ class StatsCog(commands.Cog, name="Stats"):
         if not profile or not profile.get("games"):
             return await interaction.followup.send(
                 t(lang, "stats.no_games", name=shown, game=t(lang, f"{key}.title")), ephemeral=True)
+        wait = self.cards.take(interaction.user.id)
+        if wait is not None:
+            return await interaction.followup.send(
+                t(lang, "guard.cooldown", when=f"<t:{int(time.time() + wait) + 1}:R>"), ephemeral=True)
         profile = {**profile, "name": target.display_name, "game": key}
         embed = discord.Embed(title=t(lang, "stats.title", name=shown, game=t(lang, f"{key}.title")),
                               colour=discord.Colour.green())
@@ -197,6 +211,8 @@ class StatsCog(commands.Cog, name="Stats"):
     async def show_board(self, interaction: discord.Interaction, game: str, scope: str, by: str, page: int,
                          edit: bool = False) -> None:
         lang = user_lang(interaction)
+        if scope != "g" and scope != str(interaction.guild_id):
+            return await reply(interaction, t(lang, "guard.other_server"))  # a forged id: another server's board
         guild_id = None if scope == "g" else int(scope)
         store = self.bot.store
         try:
@@ -239,13 +255,14 @@ class StatsCog(commands.Cog, name="Stats"):
         lang = user_lang(interaction)
         target = user or interaction.user
         shown = plain(target.display_name)
-        try:
-            games = await self.bot.store.history(target.id, limit=10)
+        try:  # in a server: the games played in it (a DM shows every server's)
+            games = await self.bot.store.history(target.id, limit=10, guild_id=interaction.guild_id)
         except Exception:
             log.exception("history of %s failed", target.id)
             return await reply(interaction, t(lang, "errors.unexpected"))
         if not games:
-            return await reply(interaction, t(lang, "stats.no_history", name=shown))
+            empty_key = "guard.no_history" if interaction.guild_id else "stats.no_history"
+            return await reply(interaction, t(lang, empty_key, name=shown))
         lines = []
         options = []
         for g in games:
@@ -258,7 +275,8 @@ class StatsCog(commands.Cog, name="Stats"):
             options.append(discord.SelectOption(
                 label=t(lang, "stats.history_option", game=title, place=g["place"], players=g["players"])[:100],
                 description=f"{stamp} · {g['score']}"[:100], value=str(g["game_id"])))
-        embed = discord.Embed(title=t(lang, "stats.history_title", name=shown),
+        title_key = "guard.history_title" if interaction.guild_id else "stats.history_title"
+        embed = discord.Embed(title=t(lang, title_key, name=shown),
                               description="\n".join(lines), colour=discord.Colour.teal())
         view = discord.ui.View(timeout=None)
         view.add_item(HistorySelect(target.id, options, t(lang, "stats.history_pick")))
@@ -273,6 +291,8 @@ class StatsCog(commands.Cog, name="Stats"):
             return await reply(interaction, t(lang, "errors.unexpected"))
         if not detail:
             return await reply(interaction, t(lang, "stats.no_such_game"))
+        if interaction.guild_id is not None and detail["guild_id"] != interaction.guild_id:
+            return await reply(interaction, t(lang, "guard.other_server"))
         title = t(lang, f"{detail['game']}.title")
         lines = []
         for p in detail["standings"]:

@@ -26,8 +26,9 @@ from discord.ext import commands
 
 from app import budget
 from app.i18n import has, normalise, t
-from app.tables import Table, TableError, TableManager, starts_turn, when_slow
+from app.tables import LEVELS, Table, TableError, TableManager, starts_turn, when_slow
 from app.text import plain
+from cogs.guard import INT64_MAX, BadInput
 from core import registry
 from core.protocol import Event, GameError, to_act
 
@@ -118,7 +119,8 @@ class TableSelect(discord.ui.DynamicItem[discord.ui.Select], template=r"tsel:" +
 
     async def callback(self, interaction: discord.Interaction) -> None:
         cog: TablesCog = interaction.client.get_cog("Tables")  # type: ignore[assignment]
-        await cog.route(interaction, self.table_id, self.op, self.ver, self.arg, list(self.item.values))
+        values = list(getattr(self.item, "values", ()))  # (a forged button has none)
+        await cog.route(interaction, self.table_id, self.op, self.ver, self.arg, values)
 
 
 def view_of(*items: discord.ui.Item) -> discord.ui.View:
@@ -308,7 +310,9 @@ class TablesCog(commands.Cog, name="Tables"):
 
     # --------------------------------------------------------------- errors
     def error_text(self, lang: str, error: Exception) -> str:
-        if isinstance(error, TableError):
+        if isinstance(error, TableError):  # a code with a dot names its own catalogue key
+            if "." in error.code:
+                return t(lang, error.code, **error.params)
             key = f"faults.{error.code}"
             return t(lang, key if has(key) else f"errors.{error.code}", **error.params)
         if isinstance(error, GameError):
@@ -322,6 +326,8 @@ class TablesCog(commands.Cog, name="Tables"):
         lang = user_lang(interaction)
         defer_when_slow(interaction)
         try:
+            if table_id > INT64_MAX:
+                raise BadInput(table_id)
             if op == "again":  # the only button of a finished table
                 return await self.op_again(interaction, table_id)
             table = self.manager.get(table_id)
@@ -335,6 +341,9 @@ class TablesCog(commands.Cog, name="Tables"):
                 await ui.on_component(self, interaction, table, op, ver, arg, values)
         except (TableError, GameError) as error:
             await reply(interaction, self.error_text(lang, error))
+        except BadInput:
+            log.info("click %s at table %s carried values the bot never made: %r %r", op, table_id, arg, values)
+            await reply(interaction, t(lang, "guard.bad_input"))
         except discord.HTTPException:
             log.warning("Discord refused an answer at table %s (%s)", table_id, op, exc_info=True)
         except Exception:
@@ -342,6 +351,23 @@ class TablesCog(commands.Cog, name="Tables"):
             await reply(interaction, t(lang, "errors.unexpected"))
 
     # ---------------------------------------------------------------- lobby
+    def hosting_refusal(self, interaction: discord.Interaction) -> str | None:
+        """Why tables cannot be hosted where this command was used (in the
+        user's language), or None: a server's text channel where the bot has
+        every permission it needs."""
+        lang = user_lang(interaction)
+        channel = interaction.channel
+        if interaction.guild_id is None or channel is None:
+            return t(lang, "errors.guild_only")
+        if isinstance(channel, discord.Thread) or getattr(channel, "type", None) not in (
+                discord.ChannelType.text, discord.ChannelType.news):
+            return t(lang, "errors.text_channel_only")
+        missing = self.missing_permissions(interaction)
+        if missing:
+            names = ", ".join(t(lang, f"perms.{name}") for name in missing)
+            return t(lang, "errors.missing_permissions", permissions=names)
+        return None
+
     def missing_permissions(self, interaction: discord.Interaction) -> list[str]:
         perms = interaction.app_permissions
         return [name for name in NEEDED_PERMISSIONS if not getattr(perms, name, False)]
@@ -351,20 +377,15 @@ class TablesCog(commands.Cog, name="Tables"):
         return normalise(settings.get("language") or interaction.guild_locale)
 
     async def create_table(self, interaction: discord.Interaction, game: str, *, seats: int,
-                           rounds: int | None, turn_time: int, computers: int = 0,
+                           rounds: int | None, turn_time: int, computers: int | Sequence[str] = 0,
                            invite: Sequence[int] = (), options: dict[str, Any] | None = None) -> None:
         """``/<game> new`` (and *Play again*): post a lobby in this channel."""
         lang = user_lang(interaction)
         channel = interaction.channel
-        if interaction.guild_id is None or channel is None:
-            return await reply(interaction, t(lang, "errors.guild_only"))
-        if isinstance(channel, discord.Thread) or getattr(channel, "type", None) not in (
-                discord.ChannelType.text, discord.ChannelType.news):
-            return await reply(interaction, t(lang, "errors.text_channel_only"))
-        missing = self.missing_permissions(interaction)
-        if missing:
-            names = ", ".join(t(lang, f"perms.{name}") for name in missing)
-            return await reply(interaction, t(lang, "errors.missing_permissions", permissions=names))
+        refusal = self.hosting_refusal(interaction)
+        if refusal is not None:
+            return await reply(interaction, refusal)
+        assert channel is not None and interaction.guild_id is not None
         defer_when_slow(interaction)
         try:
             table_lang = await self.table_language(interaction)
@@ -382,9 +403,9 @@ class TablesCog(commands.Cog, name="Tables"):
                 return await reply(interaction, self.error_text(lang, error))
             table = orphan
             table.posting = True
-        for _ in range(computers):
+        for level in (["normal"] * computers if isinstance(computers, int) else computers):
             try:
-                await self.manager.add_computer(table, table.host_id)
+                await self.manager.add_computer(table, table.host_id, level)
             except TableError:
                 break  # not saved: the lobby opens with fewer computers; the host may add them
         content = None
@@ -434,6 +455,8 @@ class TablesCog(commands.Cog, name="Tables"):
                 t(lang, "table.lobby_seats", taken=len(table.seats), seats=table.max_seats),
                 t(lang, "table.lobby_timer", timer=timer),
                 *self.uis[table.game].lobby_lines(table, lang)]
+        if table.options.get("hints"):
+            desc.append(t(lang, "ai.hints_on"))
         if stopped:
             desc.insert(0, stopped)
         elif table.status == "cancelled":
@@ -450,7 +473,8 @@ class TablesCog(commands.Cog, name="Tables"):
     def seat_name(self, table: Table, index: int) -> str:
         seat = table.seats[index]
         if seat.computer:
-            return t(table.locale, "table.computer_name", name=seat.name)
+            return t(table.locale, "ai.computer_seat", name=seat.name,
+                     level=t(table.locale, f"ai.level_{seat.level}"))
         return plain(seat.name)
 
     @staticmethod
@@ -464,14 +488,27 @@ class TablesCog(commands.Cog, name="Tables"):
             return None
         lang = table.locale
         B = discord.ButtonStyle
-        return view_of(
-            TableButton.make(table.id, "join", t(lang, "table.join"), style=B.success),
-            TableButton.make(table.id, "leave", t(lang, "table.leave")),
-            TableButton.make(table.id, "cpu", t(lang, "table.add_computer")),
-            TableButton.make(table.id, "start", t(lang, "table.start"), style=B.primary),
-            TableButton.make(table.id, "cancel", t(lang, "table.cancel"), style=B.danger),
-            TableButton.make(table.id, "rules", t(lang, "table.rules"), emoji="📖"),
-        )
+        hints = bool(table.options.get("hints"))
+        levels = [discord.SelectOption(label=t(lang, "ai.add_level", level=t(lang, f"ai.level_{level}")),
+                                       value=level, description=t(lang, f"ai.desc_{level}"), emoji="🤖")
+                  for level in LEVELS]
+        items: list[discord.ui.Item] = [
+            TableButton.make(table.id, "join", t(lang, "table.join"), style=B.success, row=0),
+            TableButton.make(table.id, "leave", t(lang, "table.leave"), row=0),
+            TableButton.make(table.id, "cpu", t(lang, "table.add_computer"), row=0),  # a normal one
+            TableButton.make(table.id, "start", t(lang, "table.start"), style=B.primary, row=0),
+            TableButton.make(table.id, "cancel", t(lang, "table.cancel"), style=B.danger, row=0),
+            TableButton.make(table.id, "rules", t(lang, "table.rules"), emoji="📖", row=1),
+        ]
+        players = self.manager.players
+        if players is not None and players.supports(table.game):  # levels and the coach
+            items += [
+                TableButton.make(table.id, "hints", t(lang, "ai.hints_button_on" if hints else "ai.hints_button_off"),
+                                 emoji="💡", style=B.success if hints else B.secondary,
+                                 arg="off" if hints else "on", row=1),
+                TableSelect.make(table.id, "cpu", t(lang, "ai.add_computer"), levels, row=2),  # at a chosen level
+            ]
+        return view_of(*items)
 
     def closed_line(self, table: Table) -> str | None:
         """Why a table closed early: stopped by a moderator, or nobody played."""
@@ -494,7 +531,14 @@ class TablesCog(commands.Cog, name="Tables"):
         await self._lobby_update(interaction, table)
 
     async def op_cpu(self, interaction: discord.Interaction, table: Table) -> None:
-        await self.manager.add_computer(table, interaction.user.id)
+        # the level menu, or the plain button (and a lobby posted before levels existed): normal
+        values = (interaction.data or {}).get("values") or ["normal"]  # type: ignore[union-attr]
+        await self.manager.add_computer(table, interaction.user.id, str(values[0]))
+        await self._lobby_update(interaction, table)
+
+    async def op_hints(self, interaction: discord.Interaction, table: Table) -> None:
+        custom_id = str((interaction.data or {}).get("custom_id", ""))  # type: ignore[union-attr]
+        await self.manager.set_hints(table, interaction.user.id, custom_id.endswith(":on"))
         await self._lobby_update(interaction, table)
 
     async def op_start(self, interaction: discord.Interaction, table: Table) -> None:
@@ -555,13 +599,67 @@ class TablesCog(commands.Cog, name="Tables"):
             raise TableError("not_seated")
         await self.create_table(
             interaction, game, seats=max_seats, rounds=options.get("rounds"),
-            turn_time=options.get("turn_time", 0), computers=sum(1 for s in seats if s.computer),
+            turn_time=options.get("turn_time", 0), computers=[s.level for s in seats if s.computer],
             invite=[s.user_id for s in seats if s.user_id not in (None, interaction.user.id)],
-            options={k: v for k, v in options.items() if k not in ("rounds", "turn_time")})
+            options={k: v for k, v in options.items() if k not in ("rounds", "turn_time", "hints")})
 
     async def op_back(self, interaction: discord.Interaction, table: Table) -> None:
         await self.manager.back(table, interaction.user.id)
         await reply(interaction, t(user_lang(interaction), "table.welcome_back"))
+
+    # ------------------------------------------------- /join /start /leave
+    # The same manager calls as the lobby's buttons, on the table of the
+    # channel (or game thread) the command is used in.
+    @app_commands.command(name=_("join", key="commands.join.name"),
+                          description=_("Take a seat at the table of this channel or thread",
+                                        key="commands.join.description"))
+    @app_commands.guild_only()
+    async def join_command(self, interaction: discord.Interaction) -> None:
+        await self._lobby_command(interaction, "join")
+
+    @app_commands.command(name=_("start", key="commands.start.name"),
+                          description=_("Start the table of this channel or thread (host)",
+                                        key="commands.start.description"))
+    @app_commands.guild_only()
+    async def start_command(self, interaction: discord.Interaction) -> None:
+        await self._lobby_command(interaction, "start")
+
+    @app_commands.command(name=_("leave", key="commands.leave.name"),
+                          description=_("Leave the table of this channel or thread before it starts",
+                                        key="commands.leave.description"))
+    @app_commands.guild_only()
+    async def leave_command(self, interaction: discord.Interaction) -> None:
+        await self._lobby_command(interaction, "leave")
+
+    async def _lobby_command(self, interaction: discord.Interaction, op: str) -> None:
+        lang = user_lang(interaction)
+        table = self.manager.in_channel(interaction.channel_id) if interaction.channel_id else None
+        if table is None:
+            return await reply(interaction, t(lang, "slash.no_table"))
+        user = interaction.user
+        defer_when_slow(interaction)  # a save that waits for the database acknowledges first
+        try:
+            if op == "join":
+                await self.manager.join(table, user.id, user.display_name)
+            elif op == "leave":
+                await self.manager.leave(table, user.id)
+            else:
+                await self.manager.start(table, user.id)
+        except (TableError, GameError) as error:
+            return await reply(interaction, self.error_text(lang, error))
+        except Exception:
+            log.exception("/%s at table %s failed", op, table.id)
+            return await reply(interaction, t(lang, "errors.unexpected"))
+        done = {"join": "joined", "leave": "left", "start": "started"}[op]
+        await reply(interaction, t(lang, f"slash.{done}", table=table.id))
+        lobby_id = table.messages.get("lobby")
+        if op != "start" and lobby_id:  # (a start redraws the lobby when its thread is open)
+            channel = self.bot.get_partial_messageable(table.channel_id)
+            try:
+                await channel.get_partial_message(lobby_id).edit(embed=self.lobby_embed(table),
+                                                                 view=self.lobby_view(table))
+            except TRANSIENT:
+                log.info("lobby message of table %s could not be updated", table.id, exc_info=True)
 
     # ------------------------------------------------------------ presenting
     def on_table_change(self, table: Table, events: list[Event]) -> None:

@@ -613,18 +613,19 @@ class Nimmt:
             idx = self._sids.index(sid)
         except ValueError:
             return "no_such_stack"
+        cards = action.cards
         played = self._played
+        if len(cards) == 1 and (not played or (len(played) < self._bulls[seat] and sid not in played)):
+            # the common case (one card on a stack this turn may still play), checked quickly
+            c = cards[0]
+            if c.__class__ is int and c > 0 and (self._hands[seat] & WINDOW[self._stacks[idx][-1]]) >> c & 1:
+                return idx
+            if c.__class__ is not int or not 1 <= c <= 100 or not self._hands[seat] >> c & 1:
+                return "card_not_in_hand"
+            return "does_not_fit"
         if sid in played:
             return "stack_already_played"
-        cards = action.cards
         b = self._bulls[seat]
-        if len(cards) == 1 and not played:         # the common case, checked quickly
-            c = cards[0]
-            if type(c) is not int or not 1 <= c <= 100 or not self._hands[seat] >> c & 1:
-                return "card_not_in_hand"
-            if not WINDOW[self._stacks[idx][-1]] >> c & 1:
-                return "does_not_fit"
-            return idx
         if not cards:
             return "empty_batch"
         if len(played) >= (b or 1):
@@ -728,66 +729,20 @@ class Nimmt:
     def apply(self, seat: int, action: Action) -> list[Event]:
         """Validate and apply; returns public events.  Raises IllegalAction
         (with a stable ``code``) and leaves the state unchanged on a bad action.
+
+        The check (``_check_play`` / ``_check``) never mutates, and the change
+        is the one ``push`` makes (``_play`` / ``_other``): there is one rule
+        body, checked or not.
         """
-        if seat.__class__ is int and seat == self.to_move and self._phase is PLAY:
-            t = action.__class__
-            if t is Play:
-                cards = action.cards
-                sid = action.stack
-                sids = self._sids
-                played = self._played
-                if len(cards) == 1 and sid in sids and (
-                        not played or (len(played) < self._bulls[seat] and sid not in played)):
-                    # The hot path: one card on a stack the turn may still play,
-                    # checked (as in _check_play) and laid (as in _play) in one go.
-                    c = cards[0]
-                    st = self._stacks[sids.index(sid)]
-                    top = st[-1]
-                    hand = self._hands[seat]
-                    if c.__class__ is int and c > 0 and (hand & WINDOW[top]) >> c & 1:
-                        self._pending.append((seat, action))
-                        st.append(c)
-                        hand ^= 1 << c
-                        self._hands[seat] = hand
-                        event = {"type": "played", "seat": seat, "stack": sid,
-                                 "label": _LABELS[sid] if sid < 4096 else stack_label(sid),
-                                 "onto": top, "cards": [c], "top": c}
-                        if hand:                       # the rest as in _play
-                            b = self._bulls[seat]
-                            if b > 1:
-                                played.append(sid)
-                                if len(played) < b:
-                                    # H4: the player may go on while an unplayed stack still takes a card
-                                    for sid2, st2 in zip(sids, self._stacks):
-                                        if hand & WINDOW[st2[-1]] and sid2 not in played:
-                                            return [event]
-                                self._played = []
-                            # (with one bull or none ``played`` was empty and stays so)
-                            p = seat + 1
-                            if p == self.seats:
-                                p = 0
-                            self.to_move = p
-                            return [event, {"type": "turn", "seat": p}]
-                        ev: list[Event] = [event]
-                        self._end_round(seat, ev)
-                        return ev
-                r = self._check_play(seat, action)     # any other batch: one look-up of the stack
-                if r.__class__ is not str:
-                    ev = []
-                    self._pending.append((seat, action))
-                    self._play(seat, action, ev, r)
-                    return ev
-            elif t is Take:
-                if not self._played and action.stack in self._sids:
-                    ev = []
-                    self._pending.append((seat, action))
-                    self._take(seat, action.stack, ev)
-                    return ev
-            elif t is Pass and self._played:
-                self._pending.append((seat, action))
-                ev = [{"type": "passed", "seat": seat}]
-                self._next_turn(ev)
-                return ev
+        if action.__class__ is Play and seat.__class__ is int and seat == self.to_move and self._phase is PLAY:
+            # the hot path: a play by the seat to move; the check also finds the stack
+            idx = self._check_play(seat, action)
+            if idx.__class__ is str:
+                raise IllegalAction(idx, f"{idx}: {action!s} by seat {seat}", seat=seat, action=str(action))
+            ev: list[Event] = []
+            self._pending.append((seat, action))
+            self._play(seat, action, ev, idx)  # type: ignore[arg-type]
+            return ev
         code = self._check(seat, action)
         if code is not None:
             raise IllegalAction(code, f"{code}: {action!s} by seat {seat}", seat=seat, action=str(action))
@@ -822,12 +777,17 @@ class Nimmt:
             self._open(seat, action.card, ev)
 
     def _play(self, seat: int, action: Play, ev: list[Event] | None, idx: int) -> None:
-        # (apply inlines this for a single card; keep the two in step)
+        """Lay a legal batch on the stack at ``idx``: the one body of a play,
+        used by ``apply`` (after its check) and ``push``."""
         sid = action.stack
         cards = action.cards
         st = self._stacks[idx]
         top = st[-1]
-        if len(cards) > 1:
+        if len(cards) == 1:                    # the common case, kept short
+            c = cards[0]
+            st.append(c)
+            hand = self._hands[seat] ^ 1 << c
+        else:
             # laid in ascending order counted from the top, highest ends on top;
             # the cards are sorted, so only a batch on both sides of the top
             # (wrapping past 100) needs reordering
@@ -836,10 +796,8 @@ class Nimmt:
             mask = 0
             for c in cards:
                 mask |= 1 << c
-        else:
-            mask = 1 << cards[0]
-        st.extend(cards)
-        hand = self._hands[seat] ^ mask
+            st.extend(cards)
+            hand = self._hands[seat] ^ mask
         self._hands[seat] = hand
         if ev is not None:
             ev.append({"type": "played", "seat": seat, "stack": sid,
@@ -847,7 +805,8 @@ class Nimmt:
                        "onto": top, "cards": list(cards), "top": cards[-1]})
         if hand:
             b = self._bulls[seat]
-            if b:
+            if b > 1:
+                # (with one bull or none a turn is one batch: ``played`` stays empty)
                 played = self._played
                 played.append(sid)
                 if len(played) < b:

@@ -105,6 +105,7 @@ class GameSpec:
     default_seats: int
     options: tuple[OptionSpec, ...] = ()
     computers: Mapping[str, str] = field(default_factory=dict)  # level -> "module:function"
+    players: str = ""  # module of levelled computer players (easy/normal/hard, ``know``/``decide``), if any
     default_level: str = "normal"
     stats: tuple[StatSpec, ...] = ()
     simultaneous: bool = False  # everyone acts at once (``to_act`` holds several seats)
@@ -139,6 +140,7 @@ GAMES: tuple[GameSpec, ...] = (
         options=(OptionSpec("rounds", 1, 7, None, at_most_seats=True,
                             label_key="table.lobby_rounds", default_key="table.lobby_rounds_auto"),),
         computers={"random": "core.nimmt:random_player", "normal": "core.nimmt:greedy_player"},
+        players="core.nimmt_ai",
         stats=(StatSpec("avg_penalty_per_round", "avg_penalty", "average", per="penalty_rounds", param="avg"),
                StatSpec("rounds_won", "rounds_won", param="rounds"),
                StatSpec("bulls_earned", "bulls_earned", param="bulls")),
@@ -148,6 +150,7 @@ GAMES: tuple[GameSpec, ...] = (
         key="garbage", code=1, engine_path="core.garbage:Garbage", cog="cogs.garbage",
         min_seats=2, max_seats=6, default_seats=4,
         computers={"random": "core.garbage:random_player", "normal": "core.garbage:greedy_player"},
+        players="core.garbage_ai",
         stats=(StatSpec("hands_won", "hands_won", param="hands"),),
         stats_line="stats.garbage_line", deal_event="hand_start", rules_section="2", colour=(46, 125, 50),
     ),

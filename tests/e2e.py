@@ -115,13 +115,19 @@ async def open_table(fd: Any, host: Any, channel: Any, command: str, **options: 
     return table
 
 
-async def seat_players(table: Table, host: Any, players: list[Any], computers: int = 0) -> None:
+async def seat_players(table: Table, host: Any, players: list[Any], computers: int = 0,
+                       level: str = "normal") -> None:
+    """People join; the host adds computer players (normal: the button; another
+    level: the lobby's level menu)."""
     for user in players:
         r = await table.click(user, table.lobby, f"table:{table.table_id}:join")
         assert r.ack_type == 7
         table.lobby = r.message
     for _ in range(computers):
-        r = await table.click(host, table.lobby, f"table:{table.table_id}:cpu")
+        if level == "normal":
+            r = await table.click(host, table.lobby, f"table:{table.table_id}:cpu")
+        else:
+            r = await table.choose(host, table.lobby, f"tsel:{table.table_id}:cpu", [level])
         assert r.ack_type == 7
         table.lobby = r.message
 

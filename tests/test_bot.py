@@ -34,12 +34,15 @@ async def test_the_token_never_reaches_the_log_even_at_debug_level(tmp_path):
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "tests.fakediscord.launch", "bot:main", cwd=ROOT, env=env,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+    # Read as it is written: a full pipe would block the verbose bot mid-log.
+    reading = asyncio.ensure_future(proc.stdout.read())
     try:
         await fd.wait_ready(timeout=30)
         await fd.wait_commands(timeout=30)
     finally:
         proc.terminate()
-        output, _ = await asyncio.wait_for(proc.communicate(), timeout=30)
+        output = await asyncio.wait_for(reading, timeout=30)
+        await asyncio.wait_for(proc.wait(), timeout=30)
         await fd.stop()
     text = output.decode("utf-8", "replace")
     assert "synced" in text and "DEBUG" in text  # it did log, verbosely

@@ -255,7 +255,8 @@ async def test_full_game(fast_world, tmp_path, seats, seed, take_discard, situat
         await fd.wait_for(lambda: "The game is over" in t.lobby.text(), timeout=10)
         order = sorted(range(seats), key=lambda s: (result.places[s], s))
         for s in order:
-            shown_name = table.seats[s].name if table.seats[s].user_id else f"🤖 {table.seats[s].name}"
+            shown_name = table.seats[s].name if table.seats[s].user_id else \
+                f"🤖 {table.seats[s].name} (computer · {table.seats[s].level})"
             assert f"{result.places[s]}. {shown_name} — {result.scores[s]}" in t.lobby.text()
         standings = [f"{result.places[s]}. **{table.seats[s].name}** — {result.scores[s]} "
                      f"slot{'' if result.scores[s] == 1 else 's'} left" for s in order]

@@ -43,7 +43,9 @@ async def test_each_player_sees_their_language_the_table_the_servers(world, tmp_
         t0 = await open_table(fd, sofia, world.channel, "nimmt new", seats=2, rounds=1, turn_time=0)
         assert t0.lobby.embeds[0]["title"] == t("en", "table.lobby_title", game="11 nimmt!", table=t0.table_id)
         assert [b["label"] for b in t0.lobby.buttons()] == [
-            t("en", f"table.{k}") for k in ("join", "leave", "add_computer", "start", "cancel", "rules")]
+            t("en", f"table.{k}") for k in ("join", "leave", "add_computer", "start", "cancel", "rules")] + [
+            t("en", "ai.hints_button_off")]
+        assert [s["placeholder"] for s in t0.lobby.selects()] == [t("en", "ai.add_computer")]
         r = await fd.slash(dieter, world.channel, "nimmt new", seats=2)
         assert r.ephemeral and r.message.text() == t("de", "errors.channel_busy", table=t0.table_id)
         r = await t0.click(sofia, t0.lobby, f"table:{t0.table_id}:leave")

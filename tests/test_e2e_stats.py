@@ -160,7 +160,7 @@ async def test_stats_history_and_boards(world, tmp_path):
         assert msg.ephemeral_to == ana.id
         assert t("en", "stats.no_games", name="ana", game="11 nimmt!") in msg.text()
         r = await fd.slash(ana, world.channel, "history")
-        assert r.ephemeral and t("en", "stats.no_history", name="ana") in r.message.text()
+        assert r.ephemeral and t("en", "guard.no_history", name="ana") in r.message.text()
 
         # -- one real game, through clicks
         game = await full_game(fd, world.channel, ana, [ben])
@@ -361,7 +361,7 @@ async def test_stats_history_and_boards(world, tmp_path):
         r = await fd.slash(sofia, world.channel, "leaderboard", by="rating")
         assert all(re.search(r" — -?\d+,\d \(\d+ partidas\)", line) for line in description(r.message).splitlines())
         r = await fd.slash(sofia, world.channel, "history", user=ben)
-        assert r.message.embeds[0]["title"] == t("es", "stats.history_title", name="ben")
+        assert r.message.embeds[0]["title"] == t("es", "guard.history_title", name="ben")
         assert select(r.message, r"hist:\d+")["placeholder"] == t("es", "stats.history_pick")
 
         # the real game is still recorded once: once in the history, once in the counts

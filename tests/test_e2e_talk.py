@@ -336,7 +336,8 @@ async def test_a_slow_panel_is_still_answered_in_time(world, tmp_path, monkeypat
         panel = r.followups[-1] if r.followups else r.message
         assert "Your hand" in panel.text() and panel.ephemeral_to == user.id
         r = await t.click(user, panel, f"table:{t.table_id}:nrefresh")
-        assert r.ack_type == 6 and r.latency < 3, r
+        # the same hand: its picture is reused (answered at once, 7), else deferred in time (6)
+        assert r.ack_type in (6, 7) and r.latency < 3, r
         await r.settled(timeout=10)
         assert any(a["filename"] == "hand.png" for a in panel.attachments)
         monkeypatch.undo()

@@ -218,6 +218,7 @@ class _Interaction:
         self.choices: Optional[List[Dict[str, Any]]] = None
         self.changed = asyncio.Event()
         self.edit_count_at_ack = 0
+        self.claim: Optional[Dict[str, Any]] = None  # forged component shown in the payload's message
 
     @property
     def latency(self) -> Optional[float]:
@@ -258,8 +259,14 @@ class FakeDiscord:
         host: str = "127.0.0.1",
         global_rate: Optional[Tuple[int, float]] = None,
         keep_history: bool = True,
+        shard_count: int = 1,
+        max_concurrency: int = 1,
     ) -> None:
         self.token = token
+        #: the shard count ``GET /gateway/bot`` recommends; sessions route by the shard they IDENTIFY with
+        self.shard_count = shard_count
+        #: ``session_start_limit.max_concurrency``: shards that may IDENTIFY together per 5 s
+        self.max_concurrency = max_concurrency
         self.heartbeat_interval = heartbeat_interval
         self.edit_rate = edit_rate
         #: Discord's global limit of a bot token (50 requests/s): (requests, seconds) or None (off).
@@ -296,6 +303,8 @@ class FakeDiscord:
         self.requests: List[RequestLog] = []
         self.intents: Optional[int] = None
         self.identify_count = 0
+        #: the ``shard`` of every IDENTIFY, in order (None: unsharded)
+        self.identified_shards: List[Optional[list]] = []
         self.resume_count = 0
         self.heartbeats = 0
         self._sessions: Dict[str, _Session] = {}
@@ -389,6 +398,34 @@ class FakeDiscord:
         self._last_id = sid
         return sid
 
+    def _id_on_shard(self, shard: int, shard_count: int) -> int:
+        """A fresh snowflake whose timestamp puts it on ``shard`` of ``shard_count``
+        (``(id >> 22) % shard_count``): the next millisecond that lands there."""
+        if not 0 <= shard < shard_count:
+            raise ValueError(f"shard {shard} is not one of 0..{shard_count - 1}")
+        sid = self._next_id()
+        ms, low = sid >> 22, sid & ((1 << 22) - 1)
+        while ms % shard_count != shard:  # a later millisecond: still unique and increasing
+            ms += 1
+        sid = (ms << 22) | low
+        self._last_id = sid
+        return sid
+
+    def shard_of(self, guild: Union["Guild", int, None], shard_count: Optional[int] = None) -> int:
+        """The shard Discord sends this server's events to (DMs: shard 0)."""
+        if guild is None:
+            return 0
+        gid = guild if isinstance(guild, int) else guild.id
+        return (gid >> 22) % (shard_count or self.shard_count)
+
+    @staticmethod
+    def _session_gets(s: "_Session", guild_id: Optional[int]) -> bool:
+        """Discord's routing: a server's events go to the session of its shard, DMs to shard 0."""
+        shard_id, count = (s.shard or [0, 1])[:2]
+        if guild_id is None:
+            return shard_id == 0
+        return (guild_id >> 22) % count == shard_id
+
     def violation(self, text: str) -> None:
         log.warning("fakediscord violation: %s", text)
         self.violations.append(text)
@@ -419,8 +456,9 @@ class FakeDiscord:
         return u
 
     def add_guild(self, name: str = "Test Guild", *, locale: str = "en-US", owner: Optional[User] = None,
-                  bot_permissions: PermLike = None, everyone_permissions: PermLike = None) -> Guild:
-        gid = self._next_id()
+                  bot_permissions: PermLike = None, everyone_permissions: PermLike = None,
+                  shard: Optional[int] = None, shard_count: Optional[int] = None) -> Guild:
+        gid = self._next_id() if shard is None else self._id_on_shard(shard, shard_count or self.shard_count)
         owner = owner or self.owner
         g = Guild(id=gid, name=name, locale=locale, owner_id=owner.id)
         g.roles[gid] = Role(id=gid, guild_id=gid, name="@everyone",
@@ -434,7 +472,7 @@ class FakeDiscord:
         g.members[owner.id] = Member(user=owner, guild_id=gid)
         g.members[self.bot_user.id] = Member(user=self.bot_user, guild_id=gid, roles=[bot_role.id])
         if self._live_sessions():
-            self._dispatch("GUILD_CREATE", None, transform=lambda s, _: self._guild_payload(g, s))
+            self._dispatch("GUILD_CREATE", None, transform=lambda s, _: self._guild_payload(g, s), guild_id=gid)
         return g
 
     def add_role(self, guild: Guild, name: str, permissions: PermLike = 0) -> Role:
@@ -603,8 +641,24 @@ class FakeDiscord:
             raise TimeoutError(f"timed out after {timeout}s waiting for the bot to IDENTIFY and receive READY + "
                                f"GUILD_CREATE.{self._diagnostics()}") from e
 
-    def _has_ready_session(self) -> bool:
-        return any(s.ready and s.conn is not None and not s.conn.closed for s in self._live_sessions())
+    def _has_ready_session(self, guild_id: Optional[int] = None, *, any_guild: bool = True) -> bool:
+        return any(s.ready and s.conn is not None and not s.conn.closed
+                   and (any_guild or self._session_gets(s, guild_id)) for s in self._live_sessions())
+
+    def ready_shards(self) -> Dict[int, int]:
+        """Shard id -> ready, connected sessions identified with it (unsharded sessions count as shard 0)."""
+        out: Dict[int, int] = {}
+        for s in self._live_sessions():
+            if s.ready and s.conn is not None and not s.conn.closed:
+                shard_id = (s.shard or [0, 1])[0]
+                out[shard_id] = out.get(shard_id, 0) + 1
+        return out
+
+    async def wait_shards(self, shard_ids: Iterable[int], timeout: float = 10) -> None:
+        """Wait until every one of ``shard_ids`` has a ready, connected session."""
+        wanted = set(shard_ids)
+        await self.wait_for(lambda: wanted <= set(self.ready_shards()), timeout,
+                            what=f"ready sessions for shards {sorted(wanted)}")
 
     @property
     def connected(self) -> bool:
@@ -947,9 +1001,14 @@ class FakeDiscord:
         return out
 
     def _dispatch(self, event: str, data: Any, *, intent: Optional[int] = None,
-                  transform: Optional[Callable[[_Session, Any], Any]] = None) -> None:
+                  transform: Optional[Callable[[_Session, Any], Any]] = None,
+                  guild_id: Optional[int] = None) -> None:
+        if guild_id is None and isinstance(data, dict) and data.get("guild_id"):
+            guild_id = int(data["guild_id"])
         for s in self._live_sessions():
             if intent is not None and not s.intents & intent:
+                continue
+            if not self._session_gets(s, guild_id):
                 continue
             d = transform(s, data) if transform else data
             if d is None:
@@ -1075,13 +1134,19 @@ class FakeDiscord:
             if conn.session is not None:
                 await self._close_conn(conn, 4005)
                 return
+            shard = d.get("shard")
+            if shard is not None and not (isinstance(shard, list) and len(shard) == 2
+                                          and all(isinstance(x, int) for x in shard) and 0 <= shard[0] < shard[1]):
+                await self._close_conn(conn, 4010)  # Invalid shard
+                return
             self.identify_count += 1
+            self.identified_shards.append(shard)
             self.intents = int(d.get("intents") or 0)
-            s = _Session(uuid.uuid4().hex, self.intents, d.get("shard"))
+            s = _Session(uuid.uuid4().hex, self.intents, shard)
             self._sessions[s.id] = s
             s.conn = conn
             conn.session = s
-            guilds = [g for g in self.guilds.values() if self.bot_user.id in g.members]
+            guilds = [g for g in self.guilds.values() if self.bot_user.id in g.members and self._session_gets(s, g.id)]
             ready = {
                 "v": 10,
                 "user": {**self.bot_user.payload(), "verified": True, "mfa_enabled": False, "email": None,
@@ -1384,9 +1449,10 @@ class FakeDiscord:
         return _json_response({"url": self.gateway_url.rstrip("/")})
 
     async def _r_gateway_bot(self, request: web.Request, *a: Any, body: Any, files: Any) -> web.Response:
-        return _json_response({"url": self.gateway_url.rstrip("/"), "shards": 1,
-                               "session_start_limit": {"total": 1000, "remaining": 999, "reset_after": 14400000,
-                                                       "max_concurrency": 1}})
+        return _json_response({"url": self.gateway_url.rstrip("/"), "shards": self.shard_count,
+                               "session_start_limit": {"total": 1000, "remaining": 1000 - self.identify_count,
+                                                       "reset_after": 14400000,
+                                                       "max_concurrency": self.max_concurrency}})
 
     async def _r_me(self, request: web.Request, *a: Any, body: Any, files: Any) -> web.Response:
         return _json_response({**self.bot_user.payload(), "verified": True, "mfa_enabled": False, "email": None,
@@ -2189,13 +2255,17 @@ class FakeDiscord:
         }
         if rec.message is not None:
             d["message"] = self._message_payload(rec.message)
+            if rec.claim is not None:  # a forged click (see ``forge``)
+                d["message"]["components"] = [*(rec.message.components or []), rec.claim]
         return d
 
     async def _run_interaction(self, rec: _Interaction, *, timeout: Optional[float] = None) -> InteractionResult:
         self._interactions[rec.id] = rec
         self._by_token[rec.token] = rec
-        if not self._live_sessions():
-            raise NoAcknowledgement(f"no bot session is connected to the gateway: {rec.describe()} was never delivered "
+        gid = rec.guild.id if rec.guild is not None else None
+        if not [s for s in self._live_sessions() if self._session_gets(s, gid)]:
+            raise NoAcknowledgement(f"no bot session of this server's shard is connected to the gateway: "
+                                    f"{rec.describe()} was never delivered "
                                     f"(the user sees 'The application did not respond'). Await fd.wait_ready() first.")
         loop = asyncio.get_running_loop()
         deadline = self.ack_deadline
@@ -2205,8 +2275,9 @@ class FakeDiscord:
 
         loop.call_later(deadline, expire)
         payload = self._interaction_payload(rec)
-        connected = any(s.conn is not None and not s.conn.closed for s in self._live_sessions())
-        self._dispatch("INTERACTION_CREATE", payload)
+        connected = any(s.conn is not None and not s.conn.closed for s in self._live_sessions()
+                        if self._session_gets(s, gid))
+        self._dispatch("INTERACTION_CREATE", payload, guild_id=gid)
         try:
             await asyncio.wait_for(asyncio.shield(rec.ack_future), timeout if timeout is not None else deadline + 0.05)
         except asyncio.TimeoutError:
@@ -2451,10 +2522,36 @@ class FakeDiscord:
             data["resolved"] = resolved
         return await self._component_interaction(user, m, ch, guild, data, f"select {custom_id!r}={vals}")
 
+    async def forge(self, user: User, message: Union[Message, int], custom_id: str, *, component_type: int = 2,
+                    values: Optional[Sequence[str]] = None, claimed: bool = True) -> InteractionResult:
+        """A component interaction as a modified client or a self-bot can send it: any ``custom_id`` (up to
+        100 characters) and any string ``values``, checked against nothing the message offers.
+
+        ``claimed=True``: the copy of the message in the payload also carries the forged component (an extra
+        action row), the worst case, so that the bot's own routing reaches its handlers; ``claimed=False``:
+        the message exactly as stored (discord.py then finds no such component on it)."""
+        m, ch, guild = self._component_source(user, message)
+        if not 1 <= len(custom_id) <= 100:
+            raise ValueError("Discord refuses a custom_id outside 1..100 characters")
+        data: Dict[str, Any] = {"custom_id": custom_id, "component_type": component_type}
+        vals = [str(v) for v in (values or [])]
+        if component_type != 2:
+            data["values"] = vals
+        claim: Optional[Dict[str, Any]] = None
+        if claimed:
+            if component_type == 2:
+                part: Dict[str, Any] = {"type": 2, "style": 2, "label": "forged", "custom_id": custom_id}
+            else:
+                part = {"type": component_type, "custom_id": custom_id, "min_values": 0, "max_values": max(1, len(vals)),
+                        "options": [{"label": v[:100] or "-", "value": v[:100] or "-"} for v in vals[:25]]}
+            claim = {"type": 1, "components": [part]}
+        return await self._component_interaction(user, m, ch, guild, data, f"forged {custom_id!r}={vals}", claim=claim)
+
     async def _component_interaction(self, user: User, m: Message, ch: Channel, guild: Guild, data: Dict[str, Any],
-                                     name: str) -> InteractionResult:
+                                     name: str, claim: Optional[Dict[str, Any]] = None) -> InteractionResult:
         rec = _Interaction(self, id=self._next_id(), type=3, user=user, channel=ch, guild=guild, data=data,
                            message=m, name=name)
+        rec.claim = claim
         if m.ephemeral_to is not None:
             m.tokens.add(rec.token)
         return await self._run_interaction(rec)

@@ -1,0 +1,119 @@
+"""Components the bot never made: forged, garbled or out-of-range clicks.
+
+Every number the bot reads back from a component (a custom_id part, a
+select value) goes through :func:`number`; what the bot could not have made
+raises :class:`BadInput`, which the component's handler answers with one
+private message (``guard.bad_input``).  :class:`GuardCog` answers the
+component interactions no handler of the bot would see at all (a custom_id
+of no known shape, or naming a component the message does not have), so
+that every click gets an answer.
+"""
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any, Sequence
+
+import discord
+from discord.ext import commands
+
+from app.i18n import normalise, t
+
+log = logging.getLogger(__name__)
+
+INT64_MAX = 2**63 - 1  # SQLite's integers; Discord ids and every number the bot puts in a component fit
+_NUMBER = re.compile(r"[0-9]{1,19}")
+
+
+class BadInput(Exception):
+    """A component value the bot never made."""
+
+
+def number(text: object, default: int | None = None) -> int:
+    """A non-negative integer the bot wrote into a component, read back.
+
+    >>> number("42"), number(None, 0), number("9223372036854775807")
+    (42, 0, 9223372036854775807)
+    >>> for bad in ("x", "-1", "", "1e3", "٣", "9223372036854775808", "1" * 20, None):
+    ...     try:
+    ...         number(bad)
+    ...     except BadInput:
+    ...         pass
+    ...     else:
+    ...         print("accepted", bad)
+    """
+    if text is None and default is not None:
+        return default
+    if not isinstance(text, str) or not _NUMBER.fullmatch(text):
+        raise BadInput(text)
+    value = int(text)
+    if value > INT64_MAX:
+        raise BadInput(text)
+    return value
+
+
+def first(values: Sequence[str]) -> int:
+    """The one value of a single-choice select, as a number."""
+    if len(values) != 1:
+        raise BadInput(values)
+    return number(values[0])
+
+
+def _on_message(message: discord.Message | None, component_type: int, custom_id: str) -> bool:
+    """Whether the message carries a component of that type and custom_id
+    (discord.py only runs a handler for one it finds there)."""
+    if message is None:
+        return False
+    stack: list[Any] = list(message.components)
+    while stack:
+        item = stack.pop()
+        if getattr(item, "custom_id", None) == custom_id and int(getattr(item.type, "value", -1)) == component_type:
+            return True
+        stack.extend(getattr(item, "children", None) or [])
+        accessory = getattr(item, "accessory", None)
+        if accessory is not None:
+            stack.append(accessory)
+    return False
+
+
+class GuardCog(commands.Cog, name="Guard"):
+    """Answers component interactions that no handler of the bot will."""
+
+    def __init__(self, bot: Any) -> None:
+        self.bot = bot
+
+    def handled(self, interaction: discord.Interaction) -> bool:
+        data: dict[str, Any] = interaction.data or {}  # type: ignore[assignment]
+        custom_id = str(data.get("custom_id", ""))
+        component_type = int(data.get("component_type", 0))
+        store = getattr(getattr(self.bot, "_connection", None), "_view_store", None)
+        if store is None:  # another discord.py: do not guess, let its dispatch answer
+            return True
+        message_id = interaction.message.id if interaction.message is not None else None
+        key = (component_type, custom_id)
+        views = store._views
+        if key in views.get(message_id, {}) or key in views.get(None, {}):
+            return True
+        patterns = list(store._dynamic_items)
+        return any(p.fullmatch(custom_id) for p in patterns) and _on_message(
+            interaction.message, component_type, custom_id)
+
+    @commands.Cog.listener()
+    async def on_interaction(self, interaction: discord.Interaction) -> None:
+        if interaction.type is not discord.InteractionType.component:
+            return
+        try:
+            handled = self.handled(interaction)
+        except Exception:  # leave it to discord.py's own dispatch rather than answer twice
+            log.exception("could not tell who handles interaction %s", interaction.id)
+            return
+        if not handled:
+            from cogs.tables import reply  # (cogs.tables imports this module)
+
+            log.info("component %r by %s is none of ours", (interaction.data or {}).get("custom_id"),
+                     interaction.user.id)
+            await reply(interaction, t(normalise(interaction.locale), "guard.bad_input"))
+
+
+async def setup(bot: Any) -> None:
+    await bot.add_cog(GuardCog(bot))

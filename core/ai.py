@@ -1,0 +1,58 @@
+"""The computer players of every game, by level (easy / normal / hard).
+
+One entry point for the table machinery and the benchmark::
+
+    k = know("nimmt", game.view(seat), public_events)   # what the seat may know
+    decision = decide("nimmt", k, "hard", rng, sims=50)  # .action, .figures
+
+A player sees only ``view(seat)`` and the public events; see
+``core.nimmt_ai`` and ``core.garbage_ai``.
+
+>>> from core.nimmt import Nimmt
+>>> g = Nimmt.new(3, 5)
+>>> seat = g.to_move
+>>> g.is_legal(seat, decide("nimmt", know("nimmt", g.view(seat), []), "normal", random.Random(0)).action)
+True
+"""
+from __future__ import annotations
+
+import random
+from typing import Any, Sequence
+
+import importlib
+
+from core import registry
+from core.protocol import Event
+
+__all__ = ["LEVELS", "DEFAULT_BUDGET", "HARD_WORLDS", "supports", "know", "decide"]
+
+LEVELS = ("easy", "normal", "hard")
+DEFAULT_BUDGET = 0.15  # seconds of search per hard decision, at most
+HARD_WORLDS = 60  # simulated worlds per hard decision in the bot (fewer if the budget runs out first)
+
+
+def _players(game: str) -> Any:
+    """The module of ``game``'s levelled players (its registry entry names it)."""
+    return importlib.import_module(registry.spec(game).players)
+
+
+def supports(game: str) -> bool:
+    """True when ``game`` has levelled computer players."""
+    try:
+        return bool(registry.spec(game).players)
+    except (KeyError, ValueError):
+        return False
+
+
+def know(game: str, view: dict[str, Any], history: Sequence[Event]) -> Any:
+    return _players(game).know(view, history)
+
+
+def decide(game: str, knowledge: Any, level: str, rng: random.Random, *, sims: int | None = None,
+           budget: float | None = None) -> Any:
+    if level not in LEVELS:
+        raise ValueError(f"unknown level {level!r}")
+    """``level``'s move.  Hard searches ``sims`` worlds and/or ``budget`` seconds,
+    whichever ends first; with ``sims`` alone the result depends only on
+    ``rng`` (tests); with neither, :data:`DEFAULT_BUDGET`."""
+    return _players(game).decide(knowledge, level, rng, sims=sims, budget=budget)

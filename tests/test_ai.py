@@ -1,0 +1,223 @@
+"""Computer players: every level plays legal moves, decides only from what
+its seat may know (re-deal test), and a seeded search is reproducible."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from core import ai, garbage_ai, nimmt_ai
+from core.garbage import Garbage, TEXT
+from core.garbage import random_player as garbage_random
+from core.nimmt import HEADS, Nimmt, cards_of
+from core.nimmt import random_player as nimmt_random
+
+
+def random_states(cls, player, seats, seed, count, every=3):
+    """(game, history) at many moments of random games (the game is a copy)."""
+    rng = random.Random(seed)
+    out = []
+    game_seed = seed
+    while len(out) < count:
+        g = cls.new(seats, game_seed)
+        game_seed += 1
+        history = []
+        step = 0
+        while not g.over and len(out) < count:
+            seat = g.to_move
+            if step % every == 0:
+                out.append((cls.from_dict(g.to_dict()), list(history)))
+            history += g.apply(seat, player(g, seat, rng))
+            step += 1
+    return out
+
+
+# ------------------------------------------------------------------ legality
+
+
+@pytest.mark.parametrize("seats", [2, 4, 7])
+def test_nimmt_every_level_plays_legal_moves(seats):
+    states = random_states(Nimmt, nimmt_random, seats, seed=100 + seats, count=400)
+    phases = set()
+    for i, (g, history) in enumerate(states):
+        seat = g.to_move
+        phases.add(g.phase)
+        k = ai.know("nimmt", g.view(seat), history)
+        for level in ("easy", "normal") + (("hard",) if i % 10 == 0 else ()):
+            d = ai.decide("nimmt", k, level, random.Random(i), sims=3)
+            assert g.is_legal(seat, d.action), (level, d.action, g.view(seat))
+    assert {"play"} <= phases
+
+
+def test_nimmt_levels_play_whole_games_against_each_other():
+    """Full games with every level at the table end with a result."""
+    for seed in range(3):
+        g = Nimmt.new(3, seed, rounds=1)
+        history = []
+        levels = ["easy", "normal", "hard"]
+        while not g.over:
+            seat = g.to_move
+            k = ai.know("nimmt", g.view(seat), history)
+            action = ai.decide("nimmt", k, levels[seat], random.Random(seed), sims=4).action
+            history += g.apply(seat, action)
+        assert g.result is not None and len(g.result.scores) == 3
+
+
+@pytest.mark.parametrize("seats", [2, 4, 6])
+def test_garbage_every_level_plays_legal_moves(seats):
+    states = random_states(Garbage, garbage_random, seats, seed=200 + seats, count=400, every=2)
+    phases = set()
+    for i, (g, history) in enumerate(states):
+        seat = g.to_move
+        phases.add(g.phase)
+        k = ai.know("garbage", g.view(seat), history)
+        for level in ("easy", "normal") + (("hard",) if i % 10 == 0 else ()):
+            d = ai.decide("garbage", k, level, random.Random(i), sims=3)
+            assert g.is_legal(seat, d.action), (level, d.action)
+    assert phases == {"source", "jack"}
+
+
+# ----------------------------------------------------------- what it knows
+
+
+def test_nimmt_memory_matches_the_real_game():
+    """Remembering the public events, a seat knows every stack's cards and
+    every card that went into another hand; its pool is exactly the rest."""
+    for g, history in random_states(Nimmt, nimmt_random, 4, seed=7, count=300):
+        seat = g.to_move
+        k = nimmt_ai.know(g.view(seat), history)
+        real = g.to_dict()
+        assert {sid: cards for sid, cards in k.stacks} == {s["id"]: s["cards"] for s in real["stacks"]}
+        hidden = set(real["draw"])
+        for p, hand in enumerate(real["hands"]):
+            known = set(cards_of(k.known[p]))
+            assert known <= set(hand)
+            if p != seat:
+                hidden |= set(hand) - known
+        assert set(k.pool) == hidden
+
+
+def test_garbage_memory_matches_the_real_game():
+    for g, history in random_states(Garbage, garbage_random, 3, seed=9, count=300, every=2):
+        k = garbage_ai.know(g.view(g.to_move), history)
+        real = g.to_dict()
+        assert k.discard == [TEXT[c] for c in real["discard"]]
+        hidden = [TEXT[real["cards"][p][i]] for p in range(g.seats) for i in range(len(real["cards"][p]))
+                  if real["down"][p] >> i & 1]
+        if k.stock_known is None:
+            hidden += [TEXT[c] for c in real["stock"]]
+        else:
+            assert sorted(k.stock_known) == sorted(TEXT[c] for c in real["stock"])
+        assert sorted(k.pool) == sorted(hidden)
+
+
+# ------------------------------------------------------------------ fair play
+
+
+def _seen_cards(g: Nimmt, seat: int, history) -> set[int]:
+    """Every card this seat has seen this round (its hand, the tops, every
+    card named by a public event), computed apart from the players' memory."""
+    start = max((i + 1 for i, e in enumerate(history) if e["type"] == "round_start"), default=0)
+    seen = set(g.view(seat)["hand"]) | {s["top"] for s in g.view(seat)["stacks"]}
+    for e in history[start:]:
+        seen |= set(e.get("cards", [])) | {e[k] for k in ("onto", "top", "card") if k in e}
+        seen |= {s["top"] for s in e.get("stacks", [])}
+    return seen
+
+
+def _redeal_nimmt(g: Nimmt, seat: int, history, rng: random.Random) -> Nimmt:
+    """The same game with every card hidden from ``seat`` dealt anew: the
+    other hands' unseen cards and the draw pile are shuffled together and put
+    back in the same numbers."""
+    real = g.to_dict()
+    seen = _seen_cards(g, seat, history)
+    hidden = [c for p, hand in enumerate(real["hands"]) if p != seat for c in hand if c not in seen]
+    hidden += real["draw"]
+    assert not set(real["draw"]) & seen
+    shuffled = list(hidden)
+    rng.shuffle(shuffled)
+    new = iter(shuffled)
+    hands = [[c if (p == seat or c in seen) else next(new) for c in hand] for p, hand in enumerate(real["hands"])]
+    real["hands"] = [sorted(h) for h in hands]
+    real["draw"] = [next(new) for _ in real["draw"]]
+    return Nimmt.from_dict(real)
+
+
+def test_nimmt_decisions_do_not_depend_on_hidden_cards():
+    """Re-deal every card the seat has not seen (keeping what it saw): its view
+    is the same and so is every level's decision for a fixed search seed."""
+    rng = random.Random(5)
+    changed = 0
+    for i, (g, history) in enumerate(random_states(Nimmt, nimmt_random, 4, seed=31, count=60, every=4)):
+        seat = g.to_move
+        other = _redeal_nimmt(g, seat, history, rng)
+        if other.to_dict()["hands"] != g.to_dict()["hands"]:
+            changed += 1
+        assert other.view(seat) == g.view(seat)
+        for level in ai.LEVELS:
+            mine = ai.decide("nimmt", ai.know("nimmt", g.view(seat), history), level, random.Random(i), sims=12)
+            theirs = ai.decide("nimmt", ai.know("nimmt", other.view(seat), history), level, random.Random(i),
+                               sims=12)
+            assert mine == theirs, (level, i)
+    assert changed > 50  # the re-deal really moved hidden cards
+
+
+def _redeal_garbage(g: Garbage, rng: random.Random) -> Garbage:
+    """Face-down cards (nobody sees them) and, before a reshuffle, the stock
+    shuffled together; after a reshuffle the stock's order only."""
+    real = g.to_dict()
+    spots = [(p, i) for p in range(g.seats) for i in range(len(real["cards"][p])) if real["down"][p] >> i & 1]
+    hidden = [real["cards"][p][i] for p, i in spots]
+    reshuffled = real["shuffles"] > g.hand_no  # a deal per hand (plus one) and one per reshuffle
+    if not reshuffled:
+        hidden += real["stock"]
+    rng.shuffle(hidden)
+    for (p, i), c in zip(spots, hidden):
+        real["cards"][p][i] = c
+    if reshuffled:
+        rng.shuffle(real["stock"])
+    else:
+        real["stock"] = hidden[len(spots):]
+    return Garbage.from_dict(real)
+
+
+def test_garbage_decisions_do_not_depend_on_hidden_cards():
+    rng = random.Random(6)
+    for i, (g, history) in enumerate(random_states(Garbage, garbage_random, 2, seed=41, count=80, every=3)):
+        seat = g.to_move
+        other = _redeal_garbage(g, rng)
+        assert other.view(seat) == g.view(seat)
+        for level in ai.LEVELS:
+            mine = ai.decide("garbage", ai.know("garbage", g.view(seat), history), level, random.Random(i), sims=10)
+            theirs = ai.decide("garbage", ai.know("garbage", other.view(seat), history), level, random.Random(i),
+                               sims=10)
+            assert mine == theirs, (level, i)
+
+
+# ---------------------------------------------------------------- determinism
+
+
+def test_seeded_search_is_reproducible_and_budgeted_search_stops():
+    g = Nimmt.new(4, 3)
+    history = []
+    rng = random.Random(0)
+    for _ in range(9):
+        history += g.apply(g.to_move, nimmt_random(g, g.to_move, rng))
+    k = ai.know("nimmt", g.view(g.to_move), history)
+    first = ai.decide("nimmt", k, "hard", random.Random(42), sims=30)
+    again = ai.decide("nimmt", k.copy(), "hard", random.Random(42), sims=30)
+    assert first == again and first.worlds == 30
+    assert first.figures[0].action == first.action
+    budgeted = ai.decide("nimmt", k, "hard", random.Random(42), budget=0.01)
+    assert 4 <= budgeted.worlds < 400
+
+
+def test_hard_takes_the_small_stack_that_ends_the_game_first():
+    """Last round, one card each: the hard level plays it out (a card that fits
+    wins the round outright) rather than taking a stack."""
+    g = Nimmt.from_position([[55], [12, 13]], [[50]], draw=[1, 2, 3], rounds=1, scores=[0, 0])
+    k = ai.know("nimmt", g.view(0), [])
+    d = ai.decide("nimmt", k, "hard", random.Random(1), sims=5)
+    assert str(d.action) == "play 0 55"
+    assert d.figures[0].first == 1.0 and d.figures[0].penalty == 0
+    assert HEADS[55] == 7

@@ -1,0 +1,232 @@
+"""Hostile and careless input, end to end: forged components always get a
+clear private answer and change nothing; per-server views answer only for
+their server; profile cards have a per-user cooldown; ``/join``, ``/start``
+and ``/leave`` work like the lobby's buttons."""
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+import pytest
+
+from app.i18n import t
+from tests.e2e import button, open_table, nimmt_turn, running_bot, seat_players, select
+from tests.test_e2e_stats import Seeder, answer
+
+pytestmark = pytest.mark.timeout(300)
+
+HUGE = "9" * 20  # beyond SQLite's 64-bit integers
+
+
+def refused(result: Any, key: str = "guard.bad_input", lang: str = "en") -> None:
+    """The interaction got a private answer that says ``key``."""
+    assert result.ack_type in (4, 5), result
+    assert result.ephemeral, result
+    message = result.followups[-1] if result.followups else result.message
+    assert message.ephemeral_to == result.interaction.user.id
+    assert message.text() == t(lang, key), message.text()
+
+
+async def test_forged_clicks_at_a_table_are_answered_and_change_nothing(world, tmp_path):
+    fd = world.fd
+    ana, ben = world.person("ana"), world.person("ben")
+    sofia = world.person("sofia", locale="es-ES")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        table = await open_table(fd, ana, world.channel, "nimmt new", seats=2, rounds=1, turn_time=0)
+        await seat_players(table, ana, [ben])
+        r = await table.click(ana, table.lobby, f"table:{table.table_id}:start")
+        assert r.ack_type == 7
+        await table.wait_thread()
+        message = await fd.wait_for(table.table_message, timeout=10)
+        live = bot.tables.get(table.table_id)
+        mover = [ana, ben][live.engine.to_move]
+        panel = (await table.click(mover, message, f"table:{table.table_id}:hand")).message
+        stacks = select(panel, r"tsel:\d+:nstack:.*")
+        assert stacks is not None
+        tid, ver = table.table_id, live.version
+        before_log = list(live.engine.log)
+        thread_before = [m.id for m in fd.messages(table.thread)]
+
+        forged = [
+            # select values that are not numbers, too big for the database, or missing
+            dict(custom_id=stacks["custom_id"], component_type=3, values=["abc"]),
+            dict(custom_id=stacks["custom_id"], component_type=3, values=[HUGE]),
+            dict(custom_id=stacks["custom_id"], component_type=3, values=[]),
+            dict(custom_id=f"tsel:{tid}:ncards:{ver}:0", component_type=3, values=["-5"]),
+            dict(custom_id=f"tsel:{tid}:ncards:{ver}:0", component_type=3, values=["12", "x"]),
+            dict(custom_id=f"tsel:{tid}:nsteal:{ver}", component_type=3, values=["1", "2"]),
+            dict(custom_id=stacks["custom_id"]),  # a select's id sent as a button: no values at all
+            # ids in the custom_id itself
+            dict(custom_id=f"table:{tid}:ntake:{ver}:{HUGE}"),
+            dict(custom_id=f"table:{tid}:npage:{ver}:p{HUGE}"),
+            dict(custom_id=f"table:{HUGE}:join"),
+            dict(custom_id=f"table:{HUGE}:again"),
+            # shapes the bot never makes, claimed on the message or not
+            dict(custom_id="zz:not-ours"),
+            dict(custom_id="zz:not-ours", claimed=False),
+            dict(custom_id=f"table:{tid}:ntake:{ver}:0", claimed=False),  # not on this message
+        ]
+        for forge in forged:
+            r = await fd.forge(mover, panel, **forge)
+            refused(r)
+        # the Spanish reader is told in Spanish
+        r = await fd.forge(sofia, message, f"table:{HUGE}:hand")
+        refused(r, lang="es")
+        r = await fd.forge(sofia, message, "zz:1", claimed=False)
+        refused(r, lang="es")
+
+        # nothing happened to the game, nothing was narrated ...
+        assert live.engine.log == before_log and live.version == ver
+        assert [m.id for m in fd.messages(table.thread)] == thread_before
+        # ... and the real controls still work: the player to move plays the turn
+        await nimmt_turn(table, mover)
+        assert live.version > ver and len(live.engine.log) > len(before_log)
+
+
+async def test_per_server_history_and_boards(world, tmp_path):
+    fd = world.fd
+    ana, ben, zed = world.person("ana"), world.person("ben"), world.person("zed")
+    other = fd.add_guild("Other Night", locale="en-US")
+    other_chan = fd.add_channel(other, "cards")
+    fd.add_member(other, ana)
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        seed = Seeder(bot.store)
+        await seed.game(world.guild.id, world.channel.id, [(ana.id, "ana"), (ben.id, "ben")])
+        for _ in range(2):
+            await seed.game(other.id, other_chan.id, [(ben.id, "ben"), (ana.id, "ana")])
+        await seed.game(other.id, other_chan.id, [(zed.id, "zed"), (ben.id, "ben")])
+        here = (await bot.store.history(ana.id, guild_id=world.guild.id))[0]["game_id"]
+        there = (await bot.store.history(ana.id, guild_id=other.id))[0]["game_id"]
+
+        # /history here lists only this server's game, and says so
+        r = await fd.slash(ben, world.channel, "history", user=ana)
+        assert r.ephemeral and r.message.embeds[0]["title"] == t("en", "guard.history_title", name="ana")
+        lines = r.message.embeds[0]["description"].splitlines()
+        assert len(lines) == 1 and "place 1 of 2" in lines[0], lines
+        pick = select(r.message, r"hist:\d+")
+        assert [o["value"] for o in pick["options"]] == [str(here)]
+        shown = await answer(await fd.select(ben, r.message, pick["custom_id"], [str(here)]))
+        assert "1. ana — 0" in shown.text() and "2. ben — 2" in shown.text()
+
+        # someone who only played elsewhere has no games here
+        none = await fd.slash(ana, world.channel, "history", user=zed)
+        assert none.ephemeral and none.message.text() == t("en", "guard.no_history", name="zed")
+
+        # forged picks: another server's game, not a number, out of range
+        refused(await fd.forge(ben, r.message, pick["custom_id"], component_type=3, values=[str(there)]),
+                "guard.other_server")
+        for bad in ("abc", HUGE, "-1"):
+            refused(await fd.forge(ben, r.message, pick["custom_id"], component_type=3, values=[bad]))
+        refused(await fd.forge(ben, r.message, pick["custom_id"]))  # as a button: no values
+
+        # a forged leaderboard id naming another server's board is refused
+        r = await fd.slash(ana, world.channel, "leaderboard", by="games")
+        assert r.ephemeral and "this server" in r.message.embeds[0]["title"]
+        assert "ana" in r.message.embeds[0]["description"]
+        for scope in (str(other.id), HUGE):
+            refused(await fd.forge(ana, r.message, f"lb:nimmt:{scope}:games:0"), "guard.other_server")
+        # ... and a real board id on a select (no label) still answers with that board
+        own = f"lb:nimmt:{world.guild.id}:games:0"
+        page = await fd.forge(ana, r.message, own, component_type=3, values=["1"])
+        assert page.ack_type == 7 and "ana" in page.message.embeds[0]["description"]
+        glob = await fd.forge(ana, r.message, "lb:nimmt:g:games:0")
+        assert glob.ack_type == 7 and "all servers" in glob.message.embeds[0]["title"]
+
+
+async def test_profile_cards_have_a_per_user_cooldown(world, tmp_path):
+    fd = world.fd
+    ana, ben = world.person("ana"), world.person("ben")
+    sofia = world.person("sofia", locale="es-ES")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        from cogs.stats import PROFILE_CARDS
+
+        uses, per = PROFILE_CARDS
+        seed = Seeder(bot.store)
+        await seed.game(world.guild.id, world.channel.id, [(ana.id, "ana"), (ben.id, "ben")])
+
+        def card(message: Any) -> bool:
+            return any(a["filename"] == "profile.png" for a in message.attachments)
+
+        for user, lang in ((ana, "en"), (sofia, "es")):
+            for _ in range(uses):
+                msg = await answer(await fd.slash(user, world.channel, "stats", user=ben))
+                assert card(msg), msg.text()
+            asked = time.time()
+            r = await fd.slash(user, world.channel, "stats", user=ben)
+            assert r.latency < 3
+            msg = await answer(r)
+            assert msg.ephemeral_to == user.id and not card(msg)
+            head, tail = t(lang, "guard.cooldown", when="\0").split("\0")
+            m = re.fullmatch(re.escape(head) + r"<t:(\d+):R>" + re.escape(tail), msg.text())
+            assert m, msg.text()
+            assert asked < int(m.group(1)) <= asked + per + 2
+        # someone else still gets theirs
+        msg = await answer(await fd.slash(ben, world.channel, "stats"))
+        assert card(msg)
+
+
+async def test_join_start_and_leave_as_slash_commands(world, tmp_path):
+    fd = world.fd
+    ana, ben, cara = world.person("ana"), world.person("ben"), world.person("cara")
+    sofia = world.person("sofia", locale="es-ES")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        r = await fd.slash(ben, world.channel, "join")
+        assert r.ephemeral and r.message.text() == t("en", "slash.no_table")
+        table = await open_table(fd, ana, world.channel, "nimmt new", seats=4, rounds=1, turn_time=0)
+        tid = table.table_id
+
+        def players() -> str:
+            return next(f["value"] for f in table.lobby.embeds[0]["fields"] if f["name"] == t("en", "table.players"))
+
+        r = await fd.slash(ben, world.channel, "join")
+        assert r.ephemeral and r.message.text() == t("en", "slash.joined", table=tid)
+        await fd.wait_for(lambda: "ben" in players())
+        r = await fd.slash(ben, world.channel, "join")
+        assert r.ephemeral and r.message.text() == t("en", "errors.already_seated")
+        r = await fd.slash(sofia, world.channel, "join")
+        assert r.message.text() == t("es", "slash.joined", table=tid)
+        r = await fd.slash(cara, world.channel, "join")
+        await fd.wait_for(lambda: "cara" in players() and "sofia" in players())
+        r = await fd.slash(cara, world.channel, "leave")
+        assert r.ephemeral and r.message.text() == t("en", "slash.left", table=tid)
+        await fd.wait_for(lambda: "cara" not in players())
+        assert bot.tables.get(tid).seat_of(cara.id) is None
+        r = await fd.slash(ana, world.channel, "leave")
+        assert r.message.text() == t("en", "errors.host_cannot_leave")
+        # the lobby's buttons and the commands act on the same seats
+        r = await table.click(cara, table.lobby, f"table:{tid}:join")
+        assert r.ack_type == 7 and "cara" in players()
+        r = await fd.slash(cara, world.channel, "leave")
+        await fd.wait_for(lambda: "cara" not in players())
+        r = await fd.slash(ben, world.channel, "start")
+        assert r.message.text() == t("en", "errors.host_only")
+        r = await fd.slash(ana, world.channel, "start")
+        assert r.ephemeral and r.message.text() == t("en", "slash.started", table=tid)
+        thread = await table.wait_thread()
+        await fd.wait_for(table.table_message, timeout=10)
+        await fd.wait_for(lambda: not table.lobby.buttons())  # the lobby shows the running game
+        assert bot.tables.get(tid).status == "playing" and len(bot.tables.get(tid).seats) == 3
+        # in the game's thread the commands find the same table
+        r = await fd.slash(cara, thread, "join")
+        assert r.ephemeral and r.message.text() == t("en", "errors.not_in_lobby")
+        r = await fd.slash(ana, thread, "start")
+        assert r.message.text() == t("en", "errors.not_in_lobby")
+        assert button(table.table_message(), rf"table:{tid}:hand") is not None
+
+
+async def test_forged_garbage_slot_is_answered(world, tmp_path):
+    from tests.test_e2e_garbage import current_message, start_two
+
+    fd = world.fd
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        table, live, people = await start_two(world, bot)
+        message = await current_message(table, live)
+        mover = people[live.engine.to_move]
+        log, ver = list(live.log), live.version
+        for arg in (HUGE, "x1", "-3"):
+            refused(await fd.forge(mover, message, f"table:{table.table_id}:gjack:{ver}:{arg}"))
+        assert list(live.log) == log and live.version == ver
+        # the real button still plays
+        r = await table.click(mover, message, f"table:{table.table_id}:gdraw:{ver}")
+        assert r.ack_type == 6 and live.version > ver
