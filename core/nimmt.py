@@ -87,7 +87,8 @@ __all__ = [
 
 
 def _heads_of(card: int) -> int:
-    # H1: the 6 nimmt! scheme restricted to 1..100.  The ONLY place of this table.
+    # H1: the 6 nimmt! scheme (S1) restricted to 1..100.  The ONLY place of this rule
+    # (6 nimmt! builds its 1..104 table from it).
     if card == 55:
         return 7
     if card % 11 == 0:

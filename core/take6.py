@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, ClassVar, Sequence
 
+from core.nimmt import _heads_of
 from core.protocol import Event, IllegalAction, InvalidAction, Result, places_from_scores, turn_event
 
 CARDS = 104
@@ -38,20 +39,10 @@ DEFAULT_LIMIT = 66  # S4
 ROW_LABELS = ("A", "B", "C", "D")
 
 
-def _heads(card: int) -> int:
-    if card == 55:
-        return 7
-    if card % 11 == 0:
-        return 5
-    if card % 10 == 0:
-        return 3
-    if card % 5 == 0:
-        return 2
-    return 1
-
 
 #: HEADS[c]: ox heads of card c (S1); index 0 unused
-HEADS: tuple[int, ...] = (0,) + tuple(_heads(c) for c in range(1, CARDS + 1))
+# S1: H1's ox heads, over 1..104 (one rule for both games)
+HEADS: tuple[int, ...] = (0,) + tuple(_heads_of(c) for c in range(1, CARDS + 1))
 assert sum(HEADS) == 171  # S1
 
 
