@@ -1,4 +1,4 @@
-"""Benchmark of the persistence layer at scale (app/store.py).
+"""Benchmark of the persistence layer at scale (app/store/).
 
     .venv/bin/python -m bench.store            # 1,000,000 players, 10,000 servers, 10,000,000 results
     .venv/bin/python -m bench.store --small    # 20,000 / 200 / 200,000: a quick run
@@ -47,7 +47,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from app.migrations import BOARDS, GAME_CODES, REBUILD_BUCKETS, sort_key  # noqa: E402
+from app.store.sqlite_migrations import BOARDS, GAME_CODES, REBUILD_BUCKETS, sort_key  # noqa: E402
 from app.store import GameRecord, PlayerResult, Store  # noqa: E402
 
 OUT = ROOT / "bench" / "out"

@@ -11,7 +11,7 @@ import time
 import aiosqlite
 import pytest
 
-from app.migrations import LATEST, migrate, user_version
+from app.store.sqlite_migrations import LATEST, migrate, user_version
 from app.store import GameRecord, PlayerResult, Store
 from app.tables import TableManager
 from core import garbage, nimmt, registry

@@ -1,4 +1,4 @@
-"""Tests of the persistence layer (app/store.py, app/migrations.py)."""
+"""Tests of the persistence layer (app/store/)."""
 from __future__ import annotations
 
 import asyncio
@@ -8,8 +8,8 @@ import sqlite3
 import aiosqlite
 import pytest
 
-from app import migrations
-from app.migrations import (
+from app.store import sqlite_migrations as migrations
+from app.store.sqlite_migrations import (
     BOARDS, GAME_CODES, KEY_EXPR, LATEST, MIN_GAMES, ON_BOARD, VALUE_EXPR, migrate, user_version,
 )
 from app.store import GameRecord, PlayerResult, Store

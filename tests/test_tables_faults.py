@@ -12,7 +12,7 @@ import aiosqlite
 import pytest
 
 from app import tables as tables_module
-from app.migrations import migrate
+from app.store.sqlite_migrations import migrate
 from app.store import Store
 from app.tables import SLOW_SAVE, TableError, TableManager, when_slow
 from core import garbage, nimmt
