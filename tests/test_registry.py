@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: modules every game shares; a game's own modules (its engine, cog, renderer,
 #: catalogue) and the renderers still to be split per game are not listed
 SHARED = ["bot.py", "app/tables.py", "app/store/__init__.py", "app/store/base.py", "app/store/sqlite.py",
-          "app/store/sqlite_migrations.py", "app/i18n.py", "app/translator.py",
+          "app/store/sqlite_migrations.py", "app/store/postgres.py", "app/store/pg_migrations.py", "app/i18n.py", "app/translator.py",
           "app/rules.py", "app/config.py", "app/ratings.py", "app/render_base.py",
           "cogs/tables.py", "cogs/stats.py", "cogs/rules.py", "cogs/admin.py"]
 
@@ -46,9 +46,10 @@ def test_shared_modules_name_no_game(path):
 
 def test_one_min_games():
     from app import store
-    from app.store import sqlite_migrations
+    from app.store import pg_migrations, sqlite_migrations
 
     assert sqlite_migrations.MIN_GAMES is registry.MIN_GAMES and store.MIN_GAMES is registry.MIN_GAMES
+    assert pg_migrations.MIN_GAMES is registry.MIN_GAMES
     for path in [*ROOT.glob("*/*.py"), *ROOT.glob("app/store/*.py")]:
         if path.parts[-2] in ("app", "cogs", "core", "store") and path.name != "registry.py":
             assert not re.search(r"^MIN_GAMES\s*=", path.read_text(encoding="utf-8"), re.M), path

@@ -6,6 +6,7 @@ import random
 import sqlite3
 
 import aiosqlite
+import asyncpg
 import pytest
 
 from app.store import sqlite_migrations as migrations
@@ -17,11 +18,34 @@ from app.store import GameRecord, PlayerResult, Store
 NIMMT = GAME_CODES["nimmt"]
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def target(request, tmp_path):
+    """Where a store lives: an SQLite file, or a fresh PostgreSQL database
+    on the suite's own server (tests/pg.py)."""
+    if request.param == "sqlite":
+        return str(tmp_path / "bot.db")
+    return request.getfixturevalue("pg_dsn")
+
+
 @pytest.fixture
-async def store(tmp_path):
+async def store(target):
+    s = await Store.open(target, checkpoint_interval=None)
+    yield s
+    await s.close()
+
+
+@pytest.fixture
+async def sqlite_store(tmp_path):
     s = await Store.open(str(tmp_path / "bot.db"), checkpoint_interval=None)
     yield s
     await s.close()
+
+
+async def scalar(store, sql):
+    """One value of a read-only query, on either backend."""
+    if store.backend == "sqlite":
+        return list(await store._r.execute_fetchall(sql))[0][0]
+    return await store._pool.fetchval(sql)
 
 
 def nimmt_game(table_id, results, *, guild_id=10, rated=True, rounds=3):
@@ -91,7 +115,8 @@ async def test_migrations_are_one_transaction(tmp_path, monkeypatch):
         assert not list(await db.execute_fetchall("SELECT name FROM sqlite_schema"))
 
 
-async def test_pragmas(store, tmp_path):
+async def test_pragmas(sqlite_store, tmp_path):
+    store = sqlite_store
     assert list(await store._w.execute_fetchall("PRAGMA journal_mode")) == [("wal",)]
     assert list(await store._w.execute_fetchall("PRAGMA foreign_keys")) == [(1,)]
     assert list(await store._w.execute_fetchall("PRAGMA wal_autocheckpoint")) == [(0,)]
@@ -108,8 +133,8 @@ async def test_memory_path_refused():
 # -- tables ----------------------------------------------------------------------
 
 
-async def test_table_round_trip(tmp_path):
-    path = str(tmp_path / "bot.db")
+async def test_table_round_trip(target):
+    path = target
     s = await Store.open(path, checkpoint_interval=None)
     t1 = await s.create_table(1, 100, "nimmt", {"lobby_message": 55})
     t2 = await s.create_table(1, 200, "garbage", {})
@@ -208,7 +233,7 @@ async def test_latest_name_kept(store):
     assert detail["standings"][0]["name"] == "New Name"  # standings show the latest name
 
 
-async def test_computer_players_never_ranked(store, tmp_path):
+async def test_computer_players_never_ranked(store):
     for t in range(6):
         await store.record_game(nimmt_game(t, [(None, 1, 0), (1, 2, 5), (None, 3, 9)]))
     assert (await store.profile(1, "nimmt"))["games"] == 6
@@ -219,8 +244,7 @@ async def test_computer_players_never_ranked(store, tmp_path):
     assert [p["computer"] for p in detail["standings"]] == [True, False, True]
     assert [p["place"] for p in detail["standings"]] == [1, 2, 3]
     assert detail["has_bots"] is True and detail["players"] == 3
-    async with aiosqlite.connect(str(tmp_path / "bot.db")) as db:
-        assert list(await db.execute_fetchall("SELECT COUNT(*) FROM players")) == [(1,)]
+    assert await scalar(store, "SELECT COUNT(*) FROM players") == 1
 
 
 async def test_unrated_games_update_counters_not_ratings(store):
@@ -476,10 +500,12 @@ async def test_order_statistic_index_matches_brute_force(tmp_path, monkeypatch, 
 async def test_integrity_after_league(store, tmp_path):
     await _league(store, n_games=30)
     assert await store.integrity_check() == ["ok"]
-    _check_buckets(str(tmp_path / "bot.db"))
+    if store.backend == "sqlite":
+        _check_buckets(str(tmp_path / "bot.db"))
 
 
-async def test_upsert_writes_the_sort_keys_itself(store, tmp_path):
+async def test_upsert_writes_the_sort_keys_itself(sqlite_store, tmp_path):
+    store = sqlite_store
     """record_game's upsert keeps the keys right without the repair triggers
     (which only exist for other writers)."""
     await store._write(lambda conn: [conn.execute(f"DROP TRIGGER {t}") for t in ("stats_keys_ins", "stats_keys_upd")])
@@ -524,13 +550,14 @@ async def test_group_commit_isolates_a_bad_record(store):
         return_exceptions=True,
     )
     assert isinstance(results[0], int) and isinstance(results[2], int)
-    assert isinstance(results[1], sqlite3.IntegrityError)
+    assert isinstance(results[1], (sqlite3.IntegrityError, asyncpg.NotNullViolationError))
     assert await store.profile(3, "nimmt") is None and await store.profile(4, "nimmt") is None
     assert (await store.profile(1, "nimmt"))["games"] == 2
     assert await store.record_game(nimmt_game(2, [(3, 1, 0), (4, 2, 5)])) is not None  # table 2 was not recorded
 
 
-async def test_checkpoint_modes(store, tmp_path):
+async def test_checkpoint_modes(sqlite_store, tmp_path):
+    store = sqlite_store
     await store.create_table(1, 2, "nimmt", {})
     assert (await store.checkpoint("TRUNCATE"))[0] == 0
     assert (tmp_path / "bot.db-wal").stat().st_size == 0
@@ -538,7 +565,8 @@ async def test_checkpoint_modes(store, tmp_path):
         await store.checkpoint("NOW")
 
 
-async def test_keys_left_alone_stay_right(store, tmp_path):
+async def test_keys_left_alone_stay_right(sqlite_store, tmp_path):
+    store = sqlite_store
     """record_game rewrites only the sort keys that move (an existing row
     gets an UPDATE naming just those columns); the edge cases stay exact
     without the repair triggers: a player joining the rating and win-rate
