@@ -635,10 +635,11 @@ async def copy_sqlite(sqlite_path: str, dsn: str) -> dict[str, int]:
                 raise TargetNotEmpty(f"{safe_url(dsn)} is not empty (rows in {', '.join(busy)})")
             for name in TABLES:
                 columns = _COPY_COLUMNS[name]
-                cursor = await asyncio.to_thread(db.execute, f"SELECT {', '.join(columns)} FROM {name}")
+                # a command of its own (the bot is stopped): plain reads, no worker threads
+                cursor = db.execute(f"SELECT {', '.join(columns)} FROM {name}")
                 counts[name] = 0
                 while True:
-                    chunk = await asyncio.to_thread(cursor.fetchmany, _COPY_CHUNK)
+                    chunk = cursor.fetchmany(_COPY_CHUNK)
                     if not chunk:
                         break
                     records = [tuple(_convert(c, v) for c, v in zip(columns, row)) for row in chunk]
