@@ -61,3 +61,12 @@ def pg_server():
 def pg_dsn(pg_server):
     """The DSN of a new, empty PostgreSQL database."""
     return pg_server.new_database()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_target(request, tmp_path):
+    """Where a store lives, once per backend: a new SQLite file, or a new
+    PostgreSQL database on the suite's own server (``Store.open(store_target)``)."""
+    if request.param == "sqlite":
+        return str(tmp_path / "store.db")
+    return request.getfixturevalue("pg_dsn")

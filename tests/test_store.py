@@ -18,13 +18,11 @@ from app.store import GameRecord, PlayerResult, Store
 NIMMT = GAME_CODES["nimmt"]
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def target(request, tmp_path):
-    """Where a store lives: an SQLite file, or a fresh PostgreSQL database
-    on the suite's own server (tests/pg.py)."""
-    if request.param == "sqlite":
-        return str(tmp_path / "bot.db")
-    return request.getfixturevalue("pg_dsn")
+@pytest.fixture
+def target(store_target, tmp_path):
+    """Where a store lives: an SQLite file (bot.db, as the SQLite-only
+    checks here read it), or a fresh PostgreSQL database (tests/pg.py)."""
+    return store_target.replace("store.db", "bot.db") if store_target.endswith("store.db") else store_target
 
 
 @pytest.fixture
