@@ -83,10 +83,10 @@ class CardBot(commands.Bot):
         self.http.request = self.budget.wrap(self.http.request)  # type: ignore[method-assign]
 
     async def setup_hook(self) -> None:
-        from app import render
+        from app.render import pool as render_pool
         from app.tables import TableManager
 
-        render.start_pool()  # the drawing process warms up while the tables are restored
+        render_pool.start_pool()  # the drawing process warms up while the tables are restored
         if self.store is None:  # the launcher opens it before connecting (open_database)
             self.store = await open_database(self.config)
         from app.computers import Computers
@@ -147,9 +147,9 @@ class CardBot(commands.Bot):
         if tables_cog is not None:
             await tables_cog.stop_presenting()
         await super().close()
-        from app import render
+        from app.render import pool as render_pool
 
-        render.stop_pool()
+        render_pool.stop_pool()
         if self.store is not None:
             await self.store.close()
 

@@ -14,7 +14,7 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from app import render
+from app.render import garbage as render_garbage, pool as render_pool
 from app.i18n import t
 from app.text import bold, plain
 from app.tables import Table, TableError
@@ -57,8 +57,8 @@ class GarbageUI:
             for player in view["players"]:
                 player["slots"] = max(player["slots"], len(player["layout"]))
         names = [seat.name for seat in table.seats]
-        labels = {k: t(lang, f"render.{k}") for k in render.GARBAGE_TABLE_LABELS}
-        image = await render.draw(render.render_garbage_table, view, names, labels)
+        labels = {k: t(lang, f"render.{k}") for k in render_garbage.GARBAGE_TABLE_LABELS}
+        image = await render_pool.draw(render_garbage.render_garbage_table, view, names, labels)
         embed = discord.Embed(title=t(lang, "garbage.table_title", table=table.id),
                               description=self.summary(table, view, lang), colour=discord.Colour.dark_green())
         return TableMessage(content="", embed=embed, image=image, view=self.buttons(table, view, lang, version))

@@ -418,7 +418,7 @@ class NightCog(commands.Cog, name="Night"):
     async def _post_recap(self, night: Night) -> None:
         if "recap" in night.messages:
             return
-        from app import render_night
+        from app.render import night as render_night
 
         lang = night.locale
         rows = standings(night)

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from app import render_night
+from app.render import night as render_night
 from app.night_host import NightHost
 from app.nights import (
     GameEvents, Night, NightError, NightTable, Player, balance, highlights, place_points, seat_round, snake,

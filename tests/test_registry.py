@@ -17,9 +17,10 @@ from core.protocol import to_act
 
 ROOT = Path(__file__).resolve().parent.parent
 #: modules every game shares; a game's own modules (its engine, cog, renderer,
-#: catalogue) and the renderers still to be split per game are not listed
+#: catalogue, pictures) are not listed
 SHARED = ["bot.py", "app/tables.py", "app/store.py", "app/migrations.py", "app/i18n.py", "app/translator.py",
-          "app/rules.py", "app/config.py", "app/ratings.py", "app/render_base.py",
+          "app/rules.py", "app/config.py", "app/ratings.py", "app/render/base.py", "app/render/common.py",
+          "app/render/pool.py", "app/render/profile.py",
           "cogs/tables.py", "cogs/stats.py", "cogs/rules.py", "cogs/admin.py"]
 
 
