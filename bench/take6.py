@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> None:
         for name in PLAYERS:
             gps, aps, apg, dpg = run(seats, name, args.seconds)
             print(f"{seats:>5} {name:>7} {gps:>9,.1f} {aps:>10,.0f} {apg:>9.1f} {dpg:>11.1f}")
-    from app.i18n import t
+    from app.i18n.catalogue import t
     from app.render.take6 import TAKE6_TABLE_LABELS, render_take6_table
 
     labels = {k: t("en", f"take6.r_{k}") for k in TAKE6_TABLE_LABELS}

@@ -15,9 +15,9 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from app.render import garbage as render_garbage, pool as render_pool
-from app.i18n import t
+from app.i18n.catalogue import t
 from app.text import bold, plain
-from app.tables import Table, TableError
+from app.tables.manager import Table, TableError
 from cogs.coach import hint_text
 from cogs.guard import number
 from cogs.tables import TableButton, TableMessage, TablesCog, user_lang, view_of

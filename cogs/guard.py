@@ -17,7 +17,7 @@ from typing import Any, Sequence
 import discord
 from discord.ext import commands
 
-from app.i18n import normalise, t
+from app.i18n.catalogue import normalise, t
 
 log = logging.getLogger(__name__)
 

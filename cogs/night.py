@@ -20,10 +20,10 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from app.i18n import has, t
-from app.night_host import NightHost
-from app.nights import ENDED, PLAYING, Night, NightError, NightTable, Standing, standings
-from app.tables import Table, TableError
+from app.i18n.catalogue import has, t
+from app.nights.host import NightHost
+from app.nights.night import ENDED, PLAYING, Night, NightError, NightTable, Standing, standings
+from app.tables.manager import Table, TableError
 from cogs.tables import TRANSIENT, reply, user_lang
 
 log = logging.getLogger(__name__)

@@ -22,9 +22,9 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from app.render import nimmt as render_nimmt, pool as render_pool
-from app.i18n import t
+from app.i18n.catalogue import t
 from app.text import bold, label, plain
-from app.tables import Table, TableError
+from app.tables.manager import Table, TableError
 from cogs.coach import hint_text
 from cogs.guard import first, number
 from cogs.tables import TableButton, TableMessage, TableSelect, TablesCog, update_message, user_lang, view_of

@@ -18,7 +18,7 @@ from discord.ext import commands
 
 from app.render import pool as render_pool, profile as render_profile_card
 from app.cooldown import Cooldown
-from app.i18n import t
+from app.i18n.catalogue import t
 from app.text import plain
 from cogs.guard import BadInput, first
 from cogs.rules import game_choices

@@ -25,8 +25,8 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from app import budget
-from app.i18n import has, normalise, t
-from app.tables import LEVELS, Table, TableError, TableManager, starts_turn, when_slow
+from app.i18n.catalogue import has, normalise, t
+from app.tables.manager import LEVELS, Table, TableError, TableManager, starts_turn, when_slow
 from app.text import plain
 from cogs.guard import INT64_MAX, BadInput
 from core import registry
@@ -591,7 +591,7 @@ class TablesCog(commands.Cog, name="Tables"):
             record = await self.bot.store.table(table_id)
             if record is None:
                 raise TableError("table_closed")
-            from app.tables import Seat
+            from app.tables.manager import Seat
 
             game, options, max_seats = record.game, record.meta["options"], record.meta["max_seats"]
             seats = [Seat.from_dict(s) for s in record.meta["seats"]]

@@ -110,7 +110,7 @@ def moves_of_the_log(database: Any, table_id: int) -> list[str]:
     import json
     import sqlite3
 
-    from app.i18n import t
+    from app.i18n.catalogue import t
 
     con = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
     try:

@@ -2,7 +2,7 @@
 hand or the table gets (25 options per select, 5 rows of 5 buttons)."""
 from __future__ import annotations
 
-from app.tables import Seat, Table
+from app.tables.manager import Seat, Table
 from cogs.nimmt import NimmtUI, labels
 from core.nimmt import Nimmt, Play
 

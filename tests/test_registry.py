@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from app.i18n import LOCALES, has, t
-from app.rules import rules_pages
+from app.i18n.catalogue import LOCALES, has, t
+from app.i18n.rules import rules_pages
 from core import registry
 from core.protocol import to_act
 
 ROOT = Path(__file__).resolve().parent.parent
 #: modules every game shares; a game's own modules (its engine, cog, renderer,
 #: catalogue, pictures) are not listed
-SHARED = ["bot.py", "app/tables.py", "app/store.py", "app/migrations.py", "app/i18n.py", "app/translator.py",
-          "app/rules.py", "app/config.py", "app/ratings.py", "app/render/base.py", "app/render/common.py",
+SHARED = ["bot.py", "app/tables/manager.py", "app/store.py", "app/migrations.py", "app/i18n/catalogue.py", "cogs/common/translator.py",
+          "app/i18n/rules.py", "app/config.py", "app/ratings.py", "app/render/base.py", "app/render/common.py",
           "app/render/pool.py", "app/render/profile.py",
           "cogs/tables.py", "cogs/stats.py", "cogs/rules.py", "cogs/admin.py"]
 

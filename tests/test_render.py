@@ -487,7 +487,7 @@ def test_warm_up_then_render():
 
 
 def test_profile_numbers_follow_the_readers_style():
-    from app.i18n import t
+    from app.i18n.catalogue import t
 
     def card(lang: str) -> bytes:
         return render_profile_card.render_profile(PROFILE_NIMMT, {k: t(lang, f"render.{k}") for k in render_profile_card.PROFILE_LABELS})
