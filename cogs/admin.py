@@ -10,7 +10,7 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from app.i18n.catalogue import t
-from cogs.tables import reply, user_lang
+from cogs.common.ui import reply, user_lang
 
 log = logging.getLogger(__name__)
 

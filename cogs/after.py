@@ -30,7 +30,7 @@ from app.i18n.catalogue import has, t
 from app.tables.manager import Seat, Table
 from app.text import plain
 from cogs.stats import GAME_CHOICES, _num
-from cogs.tables import reply, user_lang
+from cogs.common.ui import reply, user_lang
 from core import registry
 from core.protocol import GameError
 

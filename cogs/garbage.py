@@ -20,7 +20,10 @@ from app.text import bold, plain
 from app.tables.manager import Table, TableError
 from cogs.coach import hint_text
 from cogs.guard import number
-from cogs.tables import TableButton, TableMessage, TablesCog, user_lang, view_of
+from cogs.common.ui import user_lang, view_of
+from cogs.tables import TablesCog
+from cogs.tables.game_ui import TableMessage
+from cogs.tables.router import TableButton
 from core.garbage import Discard, Draw, Jack
 from core.protocol import Event, GameError
 

@@ -24,7 +24,7 @@ from app.i18n.catalogue import has, t
 from app.nights.host import NightHost
 from app.nights.night import ENDED, PLAYING, Night, NightError, NightTable, Standing, standings
 from app.tables.manager import Table, TableError
-from cogs.tables import TRANSIENT, reply, user_lang
+from cogs.common.ui import TRANSIENT, reply, user_lang
 
 log = logging.getLogger(__name__)
 

@@ -27,7 +27,10 @@ from app.text import bold, label, plain
 from app.tables.manager import Table, TableError
 from cogs.coach import hint_text
 from cogs.guard import first, number
-from cogs.tables import TableButton, TableMessage, TableSelect, TablesCog, update_message, user_lang, view_of
+from cogs.common.ui import update_message, user_lang, view_of
+from cogs.tables import TablesCog
+from cogs.tables.game_ui import TableMessage
+from cogs.tables.router import TableButton, TableSelect
 from core.nimmt import Open, Pass, Play, Steal, Take
 from core.protocol import Event
 

@@ -22,7 +22,7 @@ from app.i18n.catalogue import t
 from app.text import plain
 from cogs.guard import BadInput, first
 from cogs.rules import game_choices
-from cogs.tables import reply, user_lang
+from cogs.common.ui import reply, user_lang
 from core import registry
 from core.registry import MIN_GAMES
 

@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = ["bot.py", "app/tables/manager.py", "app/store.py", "app/migrations.py", "app/i18n/catalogue.py", "cogs/common/translator.py",
           "app/i18n/rules.py", "app/config.py", "app/ratings.py", "app/render/base.py", "app/render/common.py",
           "app/render/pool.py", "app/render/profile.py",
-          "cogs/tables.py", "cogs/stats.py", "cogs/rules.py", "cogs/admin.py"]
+          "cogs/tables/__init__.py", "cogs/tables/lobby.py", "cogs/tables/presenter.py",
+          "cogs/tables/router.py", "cogs/tables/game_ui.py", "cogs/common/ui.py", "app/tables/computers.py", "cogs/stats.py", "cogs/rules.py", "cogs/admin.py"]
 
 
 def game_words() -> list[str]:
