@@ -38,6 +38,7 @@ import math
 import os
 import random
 import re
+import signal
 import sqlite3
 import statistics
 import sys
@@ -328,7 +329,11 @@ async def pg_fill(path: Path, dsn: str, scale: dict[str, int]) -> None:
     conn = await asyncpg.connect(dsn, command_timeout=None)
     try:
         await conn.execute("SET maintenance_work_mem = '1GB'")
-        await conn.execute(f"TRUNCATE {', '.join(TABLES)} RESTART IDENTITY CASCADE")
+        buckets = await conn.fetchval("SELECT to_regclass('board_buckets') IS NOT NULL")
+        await conn.execute(f"TRUNCATE {', '.join(TABLES + (('board_buckets',) if buckets else ()))}"
+                           " RESTART IDENTITY CASCADE")
+        # the boards' counting trigger (if any) waits; the buckets are rebuilt once after the load
+        await conn.execute("ALTER TABLE stats DISABLE TRIGGER USER")
         constraints = await conn.fetch("""
             SELECT c.conrelid::regclass::text, c.conname, pg_get_constraintdef(c.oid), c.contype::text
             FROM pg_constraint AS c
@@ -384,7 +389,15 @@ async def pg_fill(path: Path, dsn: str, scale: dict[str, int]) -> None:
         print(f"  foreign keys checked  {time.perf_counter() - t0:.0f} s", flush=True)
         await conn.execute("SELECT setval(pg_get_serial_sequence('games', 'id'), coalesce(max(id), 0) + 1, false)"
                            " FROM games")
-        for name in LOADED:
+        await conn.execute("ALTER TABLE stats ENABLE TRIGGER USER")
+        if buckets:
+            from app.store.pg_migrations import REBUILD_BUCKETS
+
+            for statement in REBUILD_BUCKETS:
+                await conn.execute(statement)
+            print(f"  buckets: {await conn.fetchval('SELECT count(*) FROM board_buckets'):,} rows  "
+                  f"{time.perf_counter() - t0:.0f} s", flush=True)
+        for name in LOADED + (("board_buckets",) if buckets else ()):
             await conn.execute(f"VACUUM (ANALYZE) {name}")
         await conn.execute("INSERT INTO guild_settings (guild_id, key, value) VALUES ($1, $2, $3)",
                            *FILL_MARK, json.dumps(scale))
@@ -786,6 +799,8 @@ def main(argv: list[str] | None = None) -> None:
         ap.error("--database-url or --pg-temp, not both")
     if args.pg_only and not (args.database_url or args.pg_temp):
         ap.error("--pg-only needs --database-url or --pg-temp")
+    # a stopped run still stops its --pg-temp server (atexit)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     print(f"bench.store: {_load()}", flush=True)
     OUT.mkdir(parents=True, exist_ok=True)
     path = OUT / f"store-{args.players}-{args.servers}-{args.results}.db"

@@ -187,8 +187,104 @@ _V1 = (
     "CREATE INDEX night_players_user ON night_players (user_id, game, place)",
 )
 
+# Version 2: an order-statistic index per board, so that a rank, a far page
+# and a board's size cost a few hundred row reads instead of a count over
+# the board (O(N)).  ``board_buckets`` cuts each board (game, scope, board)
+# into consecutive key ranges: the row ``lo -> cnt`` counts the entries with
+# key >= lo and below the next bucket's lo; every board has a sentinel
+# bucket at lo = ''.  A row trigger on ``stats`` keeps the counts exact in
+# the writing transaction (writes of stats are serialised by RECORD_LOCK);
+# a bucket past BUCKET_MAX entries splits at its median key.
+#
+#   rank(k)  = 1 + SUM(cnt of the buckets below k's bucket) + COUNT(entries of k's bucket below k)
+#   page(p)  = the bucket whose running total passes p, then an index seek
+#              from its bound with OFFSET < BUCKET_MAX
+#: a bucket holding more entries than this splits in two
+BUCKET_MAX = 2048
+#: :data:`REBUILD_BUCKETS` cuts boards into buckets of this size (room to grow)
+BUCKET_FILL = 1024
+_KEY_COLUMNS = [col for _, (_, col) in sorted(BOARDS.items())]
+_ARRAY = "ARRAY[{}]::text[]"
+REBUILD_BUCKETS: tuple[str, ...] = (
+    "DELETE FROM board_buckets",
+    *(f"""
+    INSERT INTO board_buckets (game, scope, board, lo, cnt)
+    SELECT game, scope, {board}, CASE WHEN bucket = 0 THEN '' ELSE min(k) END, count(*)
+    FROM (SELECT game, scope, {col} AS k,
+                 (row_number() OVER (PARTITION BY game, scope ORDER BY {col}) - 1) / {BUCKET_FILL} AS bucket
+          FROM stats WHERE {col} IS NOT NULL) AS x
+    GROUP BY game, scope, bucket
+    """ for board, (_, col) in sorted(BOARDS.items())),
+)
+_V2 = (
+    """
+    CREATE TABLE board_buckets (
+        game   integer NOT NULL,
+        scope  bigint NOT NULL,
+        board  integer NOT NULL,
+        lo     text COLLATE "C" NOT NULL,
+        cnt    integer NOT NULL,
+        PRIMARY KEY (game, scope, board, lo)
+    ) WITH (fillfactor = 50)
+    """,
+    f"""
+    CREATE FUNCTION board_buckets_count() RETURNS trigger LANGUAGE plpgsql AS $fn$
+    DECLARE
+        olds text[] := CASE WHEN TG_OP = 'INSERT' THEN ARRAY[NULL, NULL, NULL, NULL]::text[]
+                            ELSE {_ARRAY.format(", ".join(f"OLD.{c}" for c in _KEY_COLUMNS))} END;
+        news text[] := CASE WHEN TG_OP = 'DELETE' THEN ARRAY[NULL, NULL, NULL, NULL]::text[]
+                            ELSE {_ARRAY.format(", ".join(f"NEW.{c}" for c in _KEY_COLUMNS))} END;
+        g integer := CASE WHEN TG_OP = 'DELETE' THEN OLD.game ELSE NEW.game END;
+        sc bigint := CASE WHEN TG_OP = 'DELETE' THEN OLD.scope ELSE NEW.scope END;
+        lo_old text;
+        lo_new text;
+        n integer;
+        mid text;
+    BEGIN
+        IF TG_OP = 'UPDATE' AND (OLD.game, OLD.scope) IS DISTINCT FROM (NEW.game, NEW.scope) THEN
+            RAISE EXCEPTION 'stats rows do not change their game or scope';
+        END IF;
+        FOR b IN 0..3 LOOP
+            CONTINUE WHEN olds[b + 1] IS NOT DISTINCT FROM news[b + 1];
+            SELECT (SELECT lo FROM board_buckets WHERE game = g AND scope = sc AND board = b AND lo <= olds[b + 1]
+                    ORDER BY lo DESC LIMIT 1),
+                   (SELECT lo FROM board_buckets WHERE game = g AND scope = sc AND board = b AND lo <= news[b + 1]
+                    ORDER BY lo DESC LIMIT 1)
+              INTO lo_old, lo_new;
+            IF news[b + 1] IS NOT NULL AND lo_new IS NULL THEN  -- the board's first entry
+                INSERT INTO board_buckets (game, scope, board, lo, cnt) VALUES (g, sc, b, '', 0);
+                lo_new := '';
+            END IF;
+            CONTINUE WHEN lo_old IS NOT DISTINCT FROM lo_new;
+            IF lo_old IS NOT NULL THEN
+                UPDATE board_buckets SET cnt = cnt - 1 WHERE game = g AND scope = sc AND board = b AND lo = lo_old;
+            END IF;
+            IF lo_new IS NOT NULL THEN
+                UPDATE board_buckets SET cnt = cnt + 1 WHERE game = g AND scope = sc AND board = b AND lo = lo_new
+                RETURNING cnt INTO n;
+                IF n > {BUCKET_MAX} THEN
+                    EXECUTE format('SELECT %I FROM stats WHERE game = $1 AND scope = $2 AND %I >= $3'
+                                   ' ORDER BY %I OFFSET $4 LIMIT 1',
+                                   ({_ARRAY.format(", ".join(repr(c) for c in _KEY_COLUMNS))})[b + 1],
+                                   ({_ARRAY.format(", ".join(repr(c) for c in _KEY_COLUMNS))})[b + 1],
+                                   ({_ARRAY.format(", ".join(repr(c) for c in _KEY_COLUMNS))})[b + 1])
+                        INTO mid USING g, sc, lo_new, n / 2;
+                    UPDATE board_buckets SET cnt = n / 2 WHERE game = g AND scope = sc AND board = b AND lo = lo_new;
+                    INSERT INTO board_buckets (game, scope, board, lo, cnt) VALUES (g, sc, b, mid, n - n / 2);
+                END IF;
+            END IF;
+        END LOOP;
+        RETURN NULL;
+    END
+    $fn$
+    """,
+    "CREATE TRIGGER stats_board_buckets AFTER INSERT OR UPDATE OR DELETE ON stats"
+    " FOR EACH ROW EXECUTE FUNCTION board_buckets_count()",
+    *REBUILD_BUCKETS,
+)
+
 #: MIGRATIONS[k] brings version k to k + 1.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1,)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2)
 LATEST = len(MIGRATIONS)
 #: the tables of the schema, parents before children (``--copy-db`` order)
 TABLES = ("tables", "table_actions", "guild_settings", "players", "games", "game_players", "stats",
