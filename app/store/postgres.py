@@ -44,7 +44,7 @@ from app.store.base import (
     ACTIVE, BOARDS, CLOSED, GAME_CODES, GUILD_DEFAULTS, MIN_GAMES, ChannelBusy, GameRecord, GroupRecorder, Page, StoreUnavailable,
     TableRecord, board_number, game_code, night_record, page_of, profile_of, table_record,
 )
-from app.store.pg_migrations import REBUILD_BUCKETS, RECORD_LOCK, TABLES, VALUE_EXPR, migrate, sort_key
+from app.store.pg_migrations import RECORD_LOCK, TABLES, VALUE_EXPR, migrate, sort_key
 
 log = logging.getLogger(__name__)
 
@@ -158,65 +158,16 @@ def _board_sql(board: int, min_games: int | None = None) -> dict[str, str]:
     }
 
 
-def _ahead(board: int, key: str, op: str = "<") -> str:
-    """SQL of the number of entries of *board* (``$1`` game, ``$2`` scope)
-    whose key is *op* *key*, from the order-statistic buckets
-    (pg_migrations version 2): the buckets below the key's, then a count
-    within its bucket (at most BUCKET_MAX index entries)."""
-    col = BOARDS[board][1]
-    where = f"game = $1 AND scope = $2 AND board = {board}"
-    bucket = f"(SELECT lo FROM board_buckets WHERE {where} AND lo <= {key} ORDER BY lo DESC LIMIT 1)"
-    return (f"(coalesce((SELECT sum(cnt) FROM board_buckets WHERE {where} AND lo < {bucket}), 0)"
-            f" + (SELECT count(*) FROM stats AS x WHERE x.game = $1 AND x.scope = $2"
-            f" AND x.{col} >= {bucket} AND x.{col} {op} {key}))")
-
-
-def _bucket_board_sql(board: int) -> dict[str, str]:
-    """The statements of an indexed board over its buckets: a rank, a page at
-    any position and the board's size cost O(buckets + BUCKET_MAX), not O(N)."""
-    col = BOARDS[board][1]
-    where = f"game = $1 AND scope = $2 AND board = {board}"
-    on = f"s.game = $1 AND s.scope = $2 AND s.{col} IS NOT NULL"
-    row = f"s.user_id, p.name, {VALUE_EXPR[board]}, s.games, s.wins, s.{col}"
-    joined = f"stats AS s JOIN players AS p ON p.user_id = s.user_id"
-    total = f"(SELECT coalesce(sum(cnt), 0) FROM board_buckets WHERE {where})"
-    return {
-        "count": f"SELECT {total}",
-        # one statement (one snapshot): $3 rows from position $4, clamped to
-        # the last page; each row also carries the position and the total
-        "page": f"""
-            WITH t AS (SELECT {total}::bigint AS total),
-                 p AS (SELECT CASE WHEN $4 >= 0 AND $4 < total THEN $4::bigint
-                                   ELSE greatest((total - 1) / $3 * $3, 0) END AS pos, total FROM t),
-                 r AS (SELECT lo, cnt, sum(cnt) OVER (ORDER BY lo) AS run FROM board_buckets WHERE {where}),
-                 b AS (SELECT r.lo, r.run - r.cnt AS before FROM r, p WHERE r.run > p.pos ORDER BY r.lo LIMIT 1)
-            SELECT {row}, (SELECT pos FROM p), (SELECT total FROM p) FROM {joined}
-            WHERE {on} AND s.{col} >= (SELECT lo FROM b) ORDER BY s.{col}
-            LIMIT $3 OFFSET (SELECT p.pos - b.before FROM p, b)
-        """,
-        "after": f"""
-            SELECT {row}, {_ahead(board, "$3", "<=")}, {total}
-            FROM {joined} WHERE {on} AND s.{col} > $3 ORDER BY s.{col} LIMIT $4
-        """,
-        "before": f"""
-            SELECT {row}, {_ahead(board, "$3")}, {total}
-            FROM {joined} WHERE {on} AND s.{col} < $3 ORDER BY s.{col} DESC LIMIT $4
-        """,
-        "rank": f"""
-            SELECT me.k, {_ahead(board, "me.k")}
-            FROM (SELECT s.{col} AS k FROM stats AS s WHERE {on} AND s.user_id = $3) AS me
-        """,
-    }
-
-
-_BOARD_SQL = {board: _bucket_board_sql(board) for board in BOARDS}
+_BOARD_SQL = {board: _board_sql(board) for board in BOARDS}
 
 _PROFILE = """
 SELECT p.name, s.games, s.wins, s.score_sum, s.counters::text, s.rated_games, s.mu, s.sigma,
-       CASE WHEN s.k_rating IS NOT NULL THEN 1 + {ahead} END
+       CASE WHEN s.k_rating IS NOT NULL THEN 1 + (
+           SELECT count(*) FROM stats AS x
+           WHERE x.game = s.game AND x.scope = s.scope AND x.k_rating IS NOT NULL AND x.k_rating < s.k_rating) END
 FROM stats AS s JOIN players AS p ON p.user_id = s.user_id
 WHERE s.game = $1 AND s.scope = $2 AND s.user_id = $3
-""".format(ahead=_ahead(0, "s.k_rating"))
+"""
 _HISTORY = """
 SELECT g.id, g.game, g.guild_id, g.ended_at, gp.place, gp.score, g.n_players
 FROM game_players AS gp JOIN games AS g ON g.id = gp.game_id
@@ -487,11 +438,6 @@ class PostgresStore(GroupRecorder):
                 ahead = int(rows[0][6]) - (len(rows) if before is not None else 0)
                 return page_of(rows, ahead, int(rows[0][7]), page_size)
             pos = 0 if before is not None else -1  # nothing beyond the cursor: the first or the last page
-        if sql is _BOARD_SQL[board]:  # one statement over the buckets
-            rows = list(await self._pool.fetch(sql["page"], *args, page_size, pos))
-            if not rows:
-                return Page([], 0, 0, 0)
-            return page_of(rows, int(rows[0][6]), int(rows[0][7]), page_size)
         async with self._pool.acquire() as conn:
             async with conn.transaction(isolation="repeatable_read", readonly=True):
                 total = int(await conn.fetchval(sql["count"], *args))
@@ -586,13 +532,7 @@ class PostgresStore(GroupRecorder):
     # -- maintenance ---------------------------------------------------------
 
     async def rebuild_boards(self) -> None:
-        """Recount the boards' order-statistic buckets from ``stats`` (after a
-        bulk load with the trigger disabled, or as a repair)."""
-        async with self._pool.acquire() as conn:
-            async with conn.transaction():
-                await conn.execute("SELECT pg_advisory_xact_lock($1)", RECORD_LOCK)
-                for statement in REBUILD_BUCKETS:
-                    await conn.execute(statement)
+        """Nothing to rebuild: the board keys are generated columns."""
 
     async def integrity_check(self) -> list[str]:
         """['ok'] when every stats row's counts agree with the recorded games
