@@ -733,3 +733,23 @@ async def test_postgresql_buckets_split_and_agree_with_sqlite(pg_dsn, tmp_path):
     finally:
         await pg.close()
         await lite.close()
+
+
+async def test_versus_from_either_side(store):
+    """Head-to-head counts games together, who finished ahead and the score
+    sums, the same whichever of the two asks (the one with fewer games
+    drives the lookup)."""
+    await store.record_game(nimmt_game(1, [(1, 1, 2), (2, 2, 8)]))
+    await store.record_game(nimmt_game(2, [(1, 2, 9), (2, 1, 1), (3, 3, 12)]))
+    await store.record_game(nimmt_game(3, [(1, 1, 4), (2, 1, 4)]))
+    for t in range(4, 9):  # player 1 plays more without player 2
+        await store.record_game(nimmt_game(t, [(1, 1, 0), (3, 2, 5)]))
+    want = {"nimmt": {"games": 3, "ahead": 1, "behind": 1, "level": 1, "score": 15, "other_score": 13}}
+    assert await store.versus(1, 2) == want
+    assert await store.versus(2, 1) == {"nimmt": {"games": 3, "ahead": 1, "behind": 1, "level": 1,
+                                                  "score": 13, "other_score": 15}}
+    assert await store.versus(1, 2, "garbage") == {}
+    assert (await store.versus(3, 1))["nimmt"]["games"] == 6
+    assert await store.versus(2, 99) == {}
+    with pytest.raises(ValueError):
+        await store.versus(1, 2, "chess")

@@ -255,11 +255,17 @@ INSERT INTO guild_settings (guild_id, key, value) VALUES ($1, $2, $3)
 ON CONFLICT (guild_id, key) DO UPDATE SET value = excluded.value
 """
 _GAME_OF_TABLE = "SELECT id FROM games WHERE table_id = $1"
+# the player with fewer games (:meth:`PostgresStore.versus` reads who) drives:
+# one range of the covering index game_players_versus, one seek into the
+# other's range per game (the LATERAL ... LIMIT 1 keeps it a nested loop).
+# Rows: game, shared games, d ahead, o ahead, level, d's and o's score sums.
+_VERSUS_COUNTS = "SELECT user_id, sum(games) FROM stats WHERE scope = 0 AND user_id = ANY($1::bigint[]) GROUP BY user_id"
 _VERSUS = """
 SELECT g.game, count(*), sum((d.place < o.place)::int), sum((d.place > o.place)::int),
        sum((d.place = o.place)::int), sum(d.score), sum(o.score)
 FROM game_players AS d
-JOIN game_players AS o ON o.game_id = d.game_id AND o.user_id = $2
+CROSS JOIN LATERAL (SELECT x.place, x.score FROM game_players AS x
+                    WHERE x.user_id = $2 AND x.game_id = d.game_id LIMIT 1) AS o
 JOIN games AS g ON g.id = d.game_id
 WHERE d.user_id = $1 AND ($3::text IS NULL OR g.game = $3)
 GROUP BY g.game
@@ -630,9 +636,14 @@ class PostgresStore(GroupRecorder):
         """Head-to-head of two players across all servers, per game (as the SQLite store)."""
         if game is not None:
             game_code(game)
+        counts = {r[0]: r[1] for r in await self._pool.fetch(_VERSUS_COUNTS, [user_id, other_id])}
+        swap = counts.get(other_id, 0) < counts.get(user_id, 0)
+        driver, other = (other_id, user_id) if swap else (user_id, other_id)
+        rows = await self._pool.fetch(_VERSUS, driver, other, game)
         out: dict[str, dict[str, Any]] = {}
-        for name, games, ahead, behind, level, score, other_score in await self._pool.fetch(
-                _VERSUS, user_id, other_id, game):
+        for r in rows:
+            name, games, ahead, behind, level, score, other_score = (
+                (r[0], r[1], r[3], r[2], r[4], r[6], r[5]) if swap else tuple(r))
             out[name] = {"games": games, "ahead": ahead, "behind": behind, "level": level,
                          "score": score, "other_score": other_score}
         return out
