@@ -88,39 +88,52 @@ def board_function(bucket_max: int | None = None) -> str:
     limit = BUCKET_MAX if bucket_max is None else int(bucket_max)
     blocks = []
     for board, (_, col) in BOARDS.items():
+        # the buckets holding the old and the new key; nothing to write when
+        # they are the same bucket (the usual case: a key moves a little)
         blocks.append(f"""
-    IF TG_OP <> 'INSERT' AND OLD.{col} IS NOT NULL
-       AND (TG_OP = 'DELETE' OR OLD.{col} IS DISTINCT FROM NEW.{col}) THEN
-        UPDATE buckets SET cnt = cnt - 1
-        WHERE game = OLD.game AND scope = OLD.scope AND board = {board} AND lo = (
-            SELECT lo FROM buckets WHERE game = OLD.game AND scope = OLD.scope AND board = {board}
-              AND lo <= OLD.{col} ORDER BY lo DESC LIMIT 1);
-    END IF;
-    IF TG_OP <> 'DELETE' AND NEW.{col} IS NOT NULL
-       AND (TG_OP = 'INSERT' OR OLD.{col} IS DISTINCT FROM NEW.{col}) THEN
-        b_lo := NULL;
-        SELECT lo, cnt + 1 INTO b_lo, b_cnt FROM buckets
-        WHERE game = NEW.game AND scope = NEW.scope AND board = {board} AND lo <= NEW.{col}
-        ORDER BY lo DESC LIMIT 1;
-        IF b_lo IS NULL THEN
-            INSERT INTO buckets (game, scope, board, lo, cnt) VALUES (NEW.game, NEW.scope, {board}, '', 1);
-        ELSIF b_cnt > {limit} THEN
-            SELECT {col} INTO mid FROM stats
-            WHERE game = NEW.game AND scope = NEW.scope AND {col} IS NOT NULL AND {col} >= b_lo
-            ORDER BY {col} OFFSET b_cnt / 2 LIMIT 1;
-            INSERT INTO buckets (game, scope, board, lo, cnt) VALUES (NEW.game, NEW.scope, {board}, mid,
-                                                                      b_cnt - b_cnt / 2);
-            UPDATE buckets SET cnt = b_cnt / 2
-            WHERE game = NEW.game AND scope = NEW.scope AND board = {board} AND lo = b_lo;
-        ELSE
-            UPDATE buckets SET cnt = b_cnt
-            WHERE game = NEW.game AND scope = NEW.scope AND board = {board} AND lo = b_lo;
+    IF TG_OP <> 'UPDATE' OR OLD.{col} IS DISTINCT FROM NEW.{col}
+       OR OLD.game <> NEW.game OR OLD.scope <> NEW.scope THEN
+        old_lo := NULL;
+        new_lo := NULL;
+        IF TG_OP <> 'INSERT' AND OLD.{col} IS NOT NULL THEN
+            SELECT lo INTO old_lo FROM buckets
+            WHERE game = OLD.game AND scope = OLD.scope AND board = {board} AND lo <= OLD.{col}
+            ORDER BY lo DESC LIMIT 1;
+        END IF;
+        IF TG_OP <> 'DELETE' AND NEW.{col} IS NOT NULL THEN
+            SELECT lo, cnt + 1 INTO new_lo, b_cnt FROM buckets
+            WHERE game = NEW.game AND scope = NEW.scope AND board = {board} AND lo <= NEW.{col}
+            ORDER BY lo DESC LIMIT 1;
+        END IF;
+        IF old_lo IS NULL OR new_lo IS NULL OR old_lo <> new_lo
+           OR OLD.game <> NEW.game OR OLD.scope <> NEW.scope THEN
+            IF old_lo IS NOT NULL THEN
+                UPDATE buckets SET cnt = cnt - 1
+                WHERE game = OLD.game AND scope = OLD.scope AND board = {board} AND lo = old_lo;
+            END IF;
+            IF TG_OP <> 'DELETE' AND NEW.{col} IS NOT NULL THEN
+                IF new_lo IS NULL THEN
+                    INSERT INTO buckets (game, scope, board, lo, cnt) VALUES (NEW.game, NEW.scope, {board}, '', 1);
+                ELSIF b_cnt > {limit} THEN
+                    SELECT {col} INTO mid FROM stats
+                    WHERE game = NEW.game AND scope = NEW.scope AND {col} IS NOT NULL AND {col} >= new_lo
+                    ORDER BY {col} OFFSET b_cnt / 2 LIMIT 1;
+                    INSERT INTO buckets (game, scope, board, lo, cnt)
+                    VALUES (NEW.game, NEW.scope, {board}, mid, b_cnt - b_cnt / 2);
+                    UPDATE buckets SET cnt = b_cnt / 2
+                    WHERE game = NEW.game AND scope = NEW.scope AND board = {board} AND lo = new_lo;
+                ELSE
+                    UPDATE buckets SET cnt = b_cnt
+                    WHERE game = NEW.game AND scope = NEW.scope AND board = {board} AND lo = new_lo;
+                END IF;
+            END IF;
         END IF;
     END IF;""")
     return f"""
 CREATE OR REPLACE FUNCTION stats_boards() RETURNS trigger LANGUAGE plpgsql AS $fn$
 DECLARE
-    b_lo text COLLATE "C";
+    old_lo text COLLATE "C";
+    new_lo text COLLATE "C";
     b_cnt integer;
     mid text COLLATE "C";
 BEGIN{"".join(blocks)}

@@ -259,7 +259,11 @@ _GAME_OF_TABLE = "SELECT id FROM games WHERE table_id = $1"
 # one range of the covering index game_players_versus, one seek into the
 # other's range per game (the LATERAL ... LIMIT 1 keeps it a nested loop).
 # Rows: game, shared games, d ahead, o ahead, level, d's and o's score sums.
-_VERSUS_COUNTS = "SELECT user_id, sum(games) FROM stats WHERE scope = 0 AND user_id = ANY($1::bigint[]) GROUP BY user_id"
+_VERSUS_COUNTS = """
+SELECT user_id, sum(games) FROM stats
+WHERE game = ANY($2::integer[]) AND scope = 0 AND user_id = ANY($1::bigint[])
+GROUP BY user_id
+"""
 _VERSUS = """
 SELECT g.game, count(*), sum((d.place < o.place)::int), sum((d.place > o.place)::int),
        sum((d.place = o.place)::int), sum(d.score), sum(o.score)
@@ -395,7 +399,7 @@ class PostgresStore(GroupRecorder):
                     try:
                         async with conn.transaction():  # a savepoint
                             out.append(await self._record_one(conn, record))
-                    except asyncpg.PostgresError as exc:
+                    except Exception as exc:  # this record alone (its savepoint is rolled back)
                         out.append(exc)
                 return out
 
@@ -636,7 +640,8 @@ class PostgresStore(GroupRecorder):
         """Head-to-head of two players across all servers, per game (as the SQLite store)."""
         if game is not None:
             game_code(game)
-        counts = {r[0]: r[1] for r in await self._pool.fetch(_VERSUS_COUNTS, [user_id, other_id])}
+        counts = {r[0]: r[1] for r in await self._pool.fetch(
+            _VERSUS_COUNTS, [user_id, other_id], sorted(GAME_CODES.values()))}
         swap = counts.get(other_id, 0) < counts.get(user_id, 0)
         driver, other = (other_id, user_id) if swap else (user_id, other_id)
         rows = await self._pool.fetch(_VERSUS, driver, other, game)
