@@ -329,8 +329,8 @@ async def pg_fill(path: Path, dsn: str, scale: dict[str, int]) -> None:
     conn = await asyncpg.connect(dsn, command_timeout=None)
     try:
         await conn.execute("SET maintenance_work_mem = '1GB'")
-        buckets = await conn.fetchval("SELECT to_regclass('board_buckets') IS NOT NULL")
-        await conn.execute(f"TRUNCATE {', '.join(TABLES + (('board_buckets',) if buckets else ()))}"
+        buckets = await conn.fetchval("SELECT to_regclass('buckets') IS NOT NULL")
+        await conn.execute(f"TRUNCATE {', '.join(TABLES + (('buckets',) if buckets else ()))}"
                            " RESTART IDENTITY CASCADE")
         # the boards' counting trigger (if any) waits; the buckets are rebuilt once after the load
         await conn.execute("ALTER TABLE stats DISABLE TRIGGER USER")
@@ -395,9 +395,9 @@ async def pg_fill(path: Path, dsn: str, scale: dict[str, int]) -> None:
 
             for statement in REBUILD_BUCKETS:
                 await conn.execute(statement)
-            print(f"  buckets: {await conn.fetchval('SELECT count(*) FROM board_buckets'):,} rows  "
+            print(f"  buckets: {await conn.fetchval('SELECT count(*) FROM buckets'):,} rows  "
                   f"{time.perf_counter() - t0:.0f} s", flush=True)
-        for name in LOADED + (("board_buckets",) if buckets else ()):
+        for name in LOADED + (("buckets",) if buckets else ()):
             await conn.execute(f"VACUUM (ANALYZE) {name}")
         await conn.execute("INSERT INTO guild_settings (guild_id, key, value) VALUES ($1, $2, $3)",
                            *FILL_MARK, json.dumps(scale))
@@ -540,10 +540,24 @@ def sustained_processes(target: str, games: list[GameRecord], processes: int, in
              for i in range(processes)]
     for p in procs:
         p.start()
-    for _ in procs:
-        ready.get(timeout=120)
+    import queue
+
+    def collect(q, what: str) -> list:
+        got: list = []
+        while len(got) < len(procs):
+            try:
+                got.append(q.get(timeout=1.0))
+            except queue.Empty:
+                dead = [p.exitcode for p in procs if p.exitcode not in (None, 0)]
+                if dead:
+                    for p in procs:
+                        p.kill()
+                    raise RuntimeError(f"a recording process failed {what} (exit {dead[0]}; its error is above)")
+        return got
+
+    collect(ready, "to start")
     start.set()
-    parts = [out.get(timeout=600) for _ in procs]
+    parts = collect(out, "while recording")
     for p in procs:
         p.join(60)
         if p.exitcode != 0:

@@ -54,6 +54,9 @@ log = logging.getLogger(__name__)
 
 #: how long a write waits for a lock held by another transaction (ms)
 LOCK_TIMEOUT_MS = 2000
+#: how long a recording waits for the record lock (the other processes'
+#: recordings) before it fails (ms); below COMMAND_TIMEOUT
+RECORD_LOCK_WAIT_MS = 8000
 #: how long a statement may take before the call fails (s)
 COMMAND_TIMEOUT = 10.0
 #: how long connecting may take (s)
@@ -391,6 +394,9 @@ class PostgresStore(GroupRecorder):
     async def _record_records(self, records: list[GameRecord]) -> list[Any]:
         async with self._pool.acquire() as conn:
             async with conn.transaction():
+                # recordings queue for the record lock by design: under a burst from
+                # several processes the wait is longer than a click's LOCK_TIMEOUT_MS
+                await conn.execute(f"SET LOCAL lock_timeout = {RECORD_LOCK_WAIT_MS}")
                 await conn.execute("SELECT pg_advisory_xact_lock($1)", RECORD_LOCK)
                 if len(records) == 1:
                     return [await self._record_one(conn, records[0])]
