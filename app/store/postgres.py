@@ -151,12 +151,15 @@ def _board_sql(board: int) -> dict[str, str]:
 
     return {
         "count": f"SELECT {total}",
-        # $3 rows from position $4: the last bucket whose running count is <= $4, then a seek
+        # $3 rows from position $4: the last bucket whose running count is <= $4, the
+        # start key an OFFSET (< BUCKET_MAX) into it over the index alone, then the rows
         "page": f"""
             WITH run AS (SELECT lo, sum(cnt) OVER (ORDER BY lo) - cnt AS before FROM buckets WHERE {bk}),
-            pick AS (SELECT lo, before FROM run WHERE before <= $4 ORDER BY lo DESC LIMIT 1)
-            SELECT {row} FROM {joined} WHERE {on} AND s.{col} >= (SELECT lo FROM pick)
-            ORDER BY s.{col} LIMIT $3 OFFSET $4 - (SELECT before FROM pick)
+            pick AS (SELECT lo, before FROM run WHERE before <= $4 ORDER BY lo DESC LIMIT 1),
+            start AS (SELECT s.{col} AS k FROM stats AS s WHERE {on} AND s.{col} >= (SELECT lo FROM pick)
+                      ORDER BY s.{col} OFFSET $4 - (SELECT before FROM pick) LIMIT 1)
+            SELECT {row} FROM {joined} WHERE {on} AND s.{col} >= (SELECT k FROM start)
+            ORDER BY s.{col} LIMIT $3
         """,
         # keyset: the $4 entries after key $3, how many entries are <= $3, the total
         # (keys are 32 hex digits, so $3 || ' ' sorts right after $3)
@@ -746,8 +749,8 @@ async def copy_sqlite(sqlite_path: str, dsn: str) -> dict[str, int]:
                 await conn.execute(
                     f"SELECT setval(pg_get_serial_sequence('{name}', 'id'), coalesce(max(id), 0) + 1, false)"
                     f" FROM {name}")
-        for name in TABLES:  # fresh statistics for the planner
-            await conn.execute(f"ANALYZE {name}")
+        for name in (*TABLES, "buckets"):  # planner statistics, and index-only scans from the start
+            await conn.execute(f"VACUUM (ANALYZE) {name}", timeout=None)
     finally:
         await conn.close()
         db.close()
