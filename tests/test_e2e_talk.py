@@ -154,7 +154,7 @@ async def test_narration_after_kills_is_the_log_in_order_once(world, bots, tmp_p
         if event != "click" or len(held) >= 3 or run.clicks < 3 * (len(held) + 1):
             return None
         user, panel, (kind, custom_id, values) = payload
-        if not re.search(r":(ncards|ntake|npass|nsteal|nopen):", custom_id):
+        if not re.match(r"nimmt\.(cards|take|pass|steal|open):", custom_id):
             return None
         before = len(told_moves(run.thread_text()))
         # Discord fails the narration once (discord.py waits a second): the bot dies meanwhile.
