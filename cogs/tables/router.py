@@ -117,7 +117,7 @@ class Click:
 
     cog: "TablesCog"
     interaction: discord.Interaction
-    table: Table
+    table: Table  # (None only for an item with ``open_only = False`` whose table is gone)
 
     @property
     def lang(self) -> str:
@@ -164,6 +164,9 @@ class TableItem(discord.ui.DynamicItem[discord.ui.Item[Any]], template=r"(?!)"):
             super().__init_subclass__(template=r"(?!)", **kwargs)
             return
         cls.kind = kind
+        clash = [name for name in cls.fields if name in ("table_id", "ver", "values") or hasattr(TableItem, name)]
+        if clash:  # (a field must not hide an attribute of the item, e.g. its row)
+            raise TypeError(f"{cls.__name__}: field names {clash} are taken")
         parts = [re.escape(kind), rf"(?P<table_id>{TABLE.pattern})"]
         if cls.versioned:
             parts.append(rf"(?P<ver>{VERSION.pattern})")
