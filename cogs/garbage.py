@@ -32,6 +32,16 @@ log = logging.getLogger(__name__)
 SUITS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
 
 
+def move_text(lang: str, action: Any, discard_top: str | None) -> str:
+    """A move in words, for the coach."""
+    kind = type(action).__name__
+    if kind == "Draw":
+        return t(lang, "ai.move_draw")
+    if kind == "Discard":
+        return t(lang, "ai.move_discard", card=card_name(lang, discard_top) if discard_top else "-")
+    return t(lang, "ai.move_jack", slot=action.slot)
+
+
 def card_name(lang: str, card: str) -> str:
     """A card for the log: '7♥', 'J♠' — rank letters translated ('Q' is 'D' for Dame in German)."""
     rank, suit = card[:-1], card[-1]
@@ -230,8 +240,8 @@ class HintButton(_MoveItem, kind="garbage.hint"):
         self.mover(click)
         table = click.table
         decision = await click.cog.manager.hint(table, click.user.id)
-        text = hint_text(click.lang, "garbage", decision, [s.name for s in table.seats],
-                         discard_top=table.engine.view(None)["discard_top"])  # type: ignore[union-attr]
+        top = table.engine.view(None)["discard_top"]  # type: ignore[union-attr]
+        text = hint_text(click.lang, "garbage", decision, lambda action: move_text(click.lang, action, top))
         await click.interaction.response.send_message(text, ephemeral=True)
 
 

@@ -1,7 +1,8 @@
 """Game nights: ``/night start``, ``/night standings``, the sign-up message,
 the night standings message and the recap.  Thin: each click is one call on
 the :class:`~app.night_host.NightHost`; tables are opened through the table
-manager and then shown by the table cog exactly like ``/nimmt new`` tables.
+manager and then shown by the table cog exactly like tables a game's ``new``
+command opens.
 
 Buttons are ``night:<id>:<op>`` DynamicItems, one class per button, so they
 keep working after a restart.
@@ -33,7 +34,9 @@ RETRIES = 3
 
 
 def points_text(value: float, lang: str) -> str:
-    """>>> points_text(7.0, "en"), points_text(2.5, "de")
+    """The points of a standing, in the reader's decimals.
+
+    >>> points_text(7.0, "en"), points_text(2.5, "de")
     ('7', '2,5')
     """
     text = f"{value:.0f}" if float(value).is_integer() else f"{value:.1f}"
