@@ -101,8 +101,20 @@ class PgServer:
             out = self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.folder / "log"),
                             "-o", options, "-w", "-t", "30", "start")
             if out.returncode == 0:
+                self._watch()
                 return
         raise RuntimeError(f"the PostgreSQL server did not start: {out.stderr}\n{self.log()}")
+
+    def _watch(self) -> None:
+        """A watchdog that stops the server and removes its folder once this
+        process is gone, even when it was killed (atexit did not run)."""
+        stop = [str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop"]
+        if self.user is not None:
+            stop = ["runuser", "-u", self.user, "--", *stop]
+        script = (f"while kill -0 {os.getpid()} 2>/dev/null; do sleep 1; done; "
+                  f"{' '.join(stop)} >/dev/null 2>&1; rm -rf {self.folder}")
+        subprocess.Popen(["sh", "-c", script], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True)
 
     def log(self) -> str:
         try:

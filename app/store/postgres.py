@@ -97,24 +97,30 @@ ON CONFLICT (table_id, idx) DO NOTHING
 """
 _CLOSE_TABLE = "UPDATE tables SET status = $1, updated_at = $2 WHERE id = $3"
 
-_INSERT_GAME = """
-INSERT INTO games (table_id, guild_id, channel_id, game, started_at, ended_at, seed, rounds,
-                   has_bots, rated, n_players)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-ON CONFLICT (table_id) DO NOTHING RETURNING id
-"""
-# the latest name seen wins (as SQLite's game_players_name trigger)
-_UPSERT_PLAYER = """
-INSERT INTO players (user_id, name) VALUES ($1, $2)
-ON CONFLICT (user_id) DO UPDATE SET name = excluded.name WHERE players.name IS DISTINCT FROM excluded.name
-"""
-_INSERT_RESULT = """
-INSERT INTO game_players (game_id, seat, user_id, name, score, place, stats)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
-"""
-_READ_STATS = """
-SELECT scope, user_id, games, wins, score_sum, counters::text, rated_games, mu, sigma FROM stats
-WHERE game = $1 AND scope = ANY($2::bigint[]) AND user_id = ANY($3::bigint[])
+# One statement per game: the game (once per table), its players (the
+# latest name seen wins), its standings, and the current stats rows of its
+# humans in both scopes.  Rows: the new game id (NULL: already recorded),
+# then scope, user_id, games, wins, score_sum, counters, rated_games, mu,
+# sigma of each existing stats row (one row of NULLs when there is none).
+_RECORD = """
+WITH g AS (
+    INSERT INTO games (table_id, guild_id, channel_id, game, started_at, ended_at, seed, rounds,
+                       has_bots, rated, n_players)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+    ON CONFLICT (table_id) DO NOTHING RETURNING id
+), p AS (
+    INSERT INTO players (user_id, name)
+    SELECT u, n FROM unnest($12::bigint[], $13::text[]) AS x (u, n) WHERE EXISTS (SELECT 1 FROM g) ORDER BY u
+    ON CONFLICT (user_id) DO UPDATE SET name = excluded.name WHERE players.name IS DISTINCT FROM excluded.name
+), r AS (
+    INSERT INTO game_players (game_id, seat, user_id, name, score, place, stats)
+    SELECT g.id, x.* FROM g, unnest($14::integer[], $15::bigint[], $16::text[], $17::integer[], $18::integer[],
+                                    $19::text[]) AS x
+)
+SELECT (SELECT id FROM g), s.scope, s.user_id, s.games, s.wins, s.score_sum, s.counters::text, s.rated_games,
+       s.mu, s.sigma
+FROM (SELECT 1) AS one
+LEFT JOIN stats AS s ON s.game = $20 AND s.scope = ANY($21::bigint[]) AND s.user_id = ANY($12::bigint[])
 """
 # a group of games at once (PostgresStore._record_group): ids in the order given
 _INSERT_GAMES = """
@@ -172,12 +178,15 @@ def _board_sql(board: int) -> dict[str, str]:
 
     return {
         "count": f"SELECT {total}",
-        # $3 rows from position $4: the last bucket whose running count is <= $4, then a seek
+        # $3 rows from position $4: the last bucket whose running count is <= $4, the
+        # start key an OFFSET (< BUCKET_MAX) into it over the index alone, then the rows
         "page": f"""
             WITH run AS (SELECT lo, sum(cnt) OVER (ORDER BY lo) - cnt AS before FROM buckets WHERE {bk}),
-            pick AS (SELECT lo, before FROM run WHERE before <= $4 ORDER BY lo DESC LIMIT 1)
-            SELECT {row} FROM {joined} WHERE {on} AND s.{col} >= (SELECT lo FROM pick)
-            ORDER BY s.{col} LIMIT $3 OFFSET $4 - (SELECT before FROM pick)
+            pick AS (SELECT lo, before FROM run WHERE before <= $4 ORDER BY lo DESC LIMIT 1),
+            start AS (SELECT s.{col} AS k FROM stats AS s WHERE {on} AND s.{col} >= (SELECT lo FROM pick)
+                      ORDER BY s.{col} OFFSET $4 - (SELECT before FROM pick) LIMIT 1)
+            SELECT {row} FROM {joined} WHERE {on} AND s.{col} >= (SELECT k FROM start)
+            ORDER BY s.{col} LIMIT $3
         """,
         # the same in ONE statement (one snapshot, one round trip): the total, $4
         # clamped to the last page, the bucket, an index-only skip to the
@@ -458,22 +467,22 @@ class PostgresStore(GroupRecorder):
     async def _record_one(conn: asyncpg.Connection, record: GameRecord) -> int | None:
         code = game_code(record.game)
         scopes = [0] if not record.guild_id else [0, record.guild_id]
-        game_id = await conn.fetchval(
-            _INSERT_GAME, record.table_id, record.guild_id, record.channel_id, record.game,
+        humans = sorted((p.user_id, p.name) for p in record.players if p.user_id is not None)
+        players = record.players
+        got = await conn.fetch(
+            _RECORD, record.table_id, record.guild_id, record.channel_id, record.game,
             float(record.started_at), float(record.ended_at), record.seed, record.rounds,
-            bool(record.has_bots), bool(record.rated), len(record.players))
+            bool(record.has_bots), bool(record.rated), len(players),
+            [u for u, _ in humans], [n for _, n in humans],
+            [p.seat for p in players], [p.user_id for p in players], [p.name for p in players],
+            [p.score for p in players], [p.place for p in players], [json.dumps(p.stats) for p in players],
+            code, scopes)
+        game_id = got[0][0]
         if game_id is None:
             return None  # this table's game is already recorded
-        humans = sorted((p.user_id, p.name) for p in record.players if p.user_id is not None)
-        if humans:
-            await conn.executemany(_UPSERT_PLAYER, humans)
-        await conn.executemany(_INSERT_RESULT, [
-            (game_id, p.seat, p.user_id, p.name, p.score, p.place, json.dumps(p.stats)) for p in record.players
-        ])
-        users = [u for u, _ in humans]
-        if not users:
+        if not humans:
             return int(game_id)
-        current = {(r[0], r[1]): r for r in await conn.fetch(_READ_STATS, code, scopes, users)}
+        current = {(r[1], r[2]): r[1:] for r in got if r[1] is not None}
         rows = []
         default = (ratings.DEFAULT_MU, ratings.DEFAULT_SIGMA)
         for scope in scopes:
@@ -868,8 +877,8 @@ async def copy_sqlite(sqlite_path: str, dsn: str) -> dict[str, int]:
                 await conn.execute(
                     f"SELECT setval(pg_get_serial_sequence('{name}', 'id'), coalesce(max(id), 0) + 1, false)"
                     f" FROM {name}")
-        for name in TABLES:  # fresh statistics for the planner
-            await conn.execute(f"ANALYZE {name}")
+        for name in (*TABLES, "buckets"):  # planner statistics, and index-only scans from the start
+            await conn.execute(f"VACUUM (ANALYZE) {name}", timeout=None)
     finally:
         await conn.close()
         db.close()
