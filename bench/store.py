@@ -1,8 +1,10 @@
-"""Benchmark of the persistence layer at scale (app/store/).
+"""Benchmark of the persistence layer at scale (app/store/), SQLite and PostgreSQL.
 
     .venv/bin/python -m bench.store            # 1,000,000 players, 10,000 servers, 10,000,000 results
     .venv/bin/python -m bench.store --small    # 20,000 / 200 / 200,000: a quick run
-    .venv/bin/python -m bench.store --players 100000 --servers 1000 --results 1000000
+    .venv/bin/python -m bench.store --scale 0.1                     # 100,000 / 1,000 / 1,000,000
+    .venv/bin/python -m bench.store --pg-temp                       # and PostgreSQL beside it (throwaway server)
+    .venv/bin/python -m bench.store --database-url postgresql://... # and PostgreSQL on that (empty) database
 
 Fill.  A synthetic league is written once into ``bench/out/`` (gitignored)
 and reused while present (``--refill`` rebuilds it).  The schema comes from
@@ -16,15 +18,29 @@ players, 10% from anywhere.  Ratings are synthetic (a function of win rate
 and games, with jitter): replaying openskill over ten million results would
 take far longer than the fill and does not change what is measured.
 
-Measure.  Everything below goes through the bot's own ``Store`` on aiosqlite,
-warm cache, ``--runs`` timed calls each (after warm-up), reporting median and
-p99 in milliseconds: recording a finished 4-player game with its rating
-update, leaderboard pages (first / next / previous / far, by page number and
-by keyset cursor; global, the biggest server and a mid-size server; by
-rating and by wins), an exact rank, a profile, a head-to-head (``versus``)
-of two rivals with thousands of games (recorded once into the database);
-then sustained recording throughput in games/s with the background WAL
-checkpointer running.
+PostgreSQL.  ``--database-url`` (an empty database, or one this benchmark
+filled at the same scale: a ``guild_settings`` row of guild 0 marks it;
+``--refill`` empties it) or ``--pg-temp`` (a throwaway server from
+tests/pg.py's binaries, run with :data:`PG_SETTINGS`: durable, fsync and
+synchronous_commit on) gets the SAME league: the SQLite file as it is is
+copied with COPY (asyncpg ``copy_records_to_table``) into the schema of the
+real migrations, with keys, indexes, foreign keys and the boards' trigger
+dropped or disabled during the load and built after it, the buckets rebuilt
+with the store's own SQL, then VACUUM ANALYZE.  The server's settings are
+printed; the tables and indexes are read into shared buffers (pg_prewarm)
+before measuring.
+
+Measure.  Everything below goes through the bot's own ``Store`` (aiosqlite,
+or asyncpg over loopback), warm cache, ``--runs`` timed calls each (after
+warm-up), reporting median and p99 in milliseconds: recording a finished
+4-player game with its rating update, leaderboard pages (first / next /
+previous / far, by page number and by keyset cursor; global, the biggest
+server and a mid-size server; by rating and by wins), an exact rank, a
+profile, a head-to-head (``versus``) of two rivals with thousands of games
+(recorded once into the database); then sustained recording in games/s from
+1 and from 4 processes at once (each one game at a time, or 32 in flight:
+group commit), with failed calls counted.  SQLite first, then PostgreSQL;
+the machine's load is printed throughout, and one table of both at the end.
 """
 from __future__ import annotations
 
