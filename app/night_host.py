@@ -303,9 +303,19 @@ class NightHost:
             nt.status = "closed"
         night.status = ENDED
         night.ended_at = self.clock()
+        night.recap_due = True  # saved with the end: a restart before the recap is posted posts it
         rows = [{"user_id": s.user_id, "place": s.rank, "points": s.points, "wins": s.wins, "games": s.games}
                 for s in standings(night)]
         await self.store.end_night(night.id, night.meta(), rows)
+
+    async def recap_posted(self, night: Night, message_id: int | None) -> None:
+        """The recap went out (``message_id``), or cannot ever (None: its channel
+        is gone): it is no longer due, also after a restart."""
+        async with self.lock(night):
+            if message_id is not None:
+                night.messages["recap"] = message_id
+            night.recap_due = False
+            await self._save(night)
 
     async def save_messages(self, night: Night) -> None:
         """Persist message ids after the cog (re)posted them."""

@@ -435,7 +435,8 @@ INSERT INTO night_players (night_id, user_id, guild_id, game, place, points, win
 SELECT :night, :user_id, guild_id, game, :place, :points, :wins, :games FROM nights WHERE id = :night
 ON CONFLICT (night_id, user_id) DO NOTHING
 """
-_OPEN_NIGHTS = _NIGHT_COLUMNS + "WHERE status != 'ended' ORDER BY id"
+# (an ended night whose recap was not posted yet is still to be shown)
+_OPEN_NIGHTS = _NIGHT_COLUMNS + "WHERE status != 'ended' OR json_extract(meta, '$.recap_due') ORDER BY id"
 _NIGHT_IN_CHANNEL = _NIGHT_COLUMNS + "WHERE channel_id = ? ORDER BY status = 'ended', id DESC LIMIT 1"
 _NIGHT_RECORD = """
 SELECT count(*), sum(place = 1) FROM night_players
@@ -1075,7 +1076,8 @@ class Store:
         await self._write(end)
 
     async def open_nights(self) -> list[dict[str, Any]]:
-        """Every night not ended: ``{"id", "guild_id", "channel_id", "game", "status", "meta"}``."""
+        """Every night not ended, and every ended one whose recap is still due
+        (``meta.recap_due``): ``{"id", "guild_id", "channel_id", "game", "status", "meta"}``."""
         return [_night(row) for row in await self._r.execute_fetchall(_OPEN_NIGHTS)]
 
     async def night_in_channel(self, channel_id: int) -> dict[str, Any] | None:
