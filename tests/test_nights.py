@@ -335,3 +335,35 @@ def test_recap_image_podium_rows_and_highlights():
     w, h = size(full)
     w0, h0 = size(empty)  # a night ended before any table finished still gets its picture
     assert w == w0 and h > h0 + 12 * 30
+
+
+async def test_a_refused_save_changes_nothing_shown_and_the_same_click_works_after(store):
+    """The store refuses (disk full): a sign-up, a leave, the fill toggle, a round
+    and the end are undone in memory too, so no message can show them; once the
+    store takes writes again, the same clicks work."""
+    from app.tables import TableError
+    from tests.faults import DISK_FULL, failing_commits
+
+    tables, host = make(store)
+    night = await new_night(host, people=3, size=2, rounds=1)
+    shown = (night.status, night.meta())
+    fault = failing_commits(store)
+    fault.error = DISK_FULL
+    for change in (lambda: host.join(night, 9, "p9"), lambda: host.leave(night, 3),
+                   lambda: host.toggle_fill(night, 1, False), lambda: host.start_round(night, 1, False),
+                   lambda: host.end(night, 1, False)):
+        with pytest.raises(TableError, match="not_saved"):
+            await change()
+        assert (night.status, night.meta()) == shown
+    assert [t for t in tables.tables.values() if t.night_id == night.id and t.status == "lobby"] == []
+    fault.error = None
+    await host.join(night, 9, "p9")
+    made = await host.start_round(night, 1, False)
+    await launch(host, night)
+    tables.start_timers()
+    await until(lambda: night.status == "ended", timeout=30)
+    assert {s.user_id for s in standings(night)} == {1, 2, 3, 9}
+    row = await store.night_in_channel(10)
+    assert row["status"] == "ended" and row["meta"]["recap_due"]
+    await tables.shutdown()
+    await host.close()
