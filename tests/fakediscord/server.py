@@ -735,6 +735,12 @@ class FakeDiscord:
         self._failures.append({"method": method.upper(), "regex": re.compile(path_regex), "status": status,
                                "times": times, "json": json, "retry_after": retry_after})
 
+    def clear_failures(self) -> int:
+        """Forget the failures :meth:`fail_next` armed that no call used yet; returns how many."""
+        left = sum(f["times"] for f in self._failures)
+        self._failures.clear()
+        return left
+
     def delete_message(self, message: Message) -> None:
         """A user (moderator) deletes a message."""
         self._delete_message(message)
@@ -1357,6 +1363,17 @@ class FakeDiscord:
             if getattr(e, "body", None) is not None:
                 body = e.body
             resp = _json_response(body, e.status, e.headers)
+        except ConnectionResetError as e:
+            if request.transport is not None and not request.transport.is_closing():
+                log.exception("fakediscord internal error on %s %s", method, path)
+                self.violation(f"stand-in internal error on {method} {path}: {e!r}")
+                resp = _json_response({"message": f"stand-in error: {e!r}", "code": 0}, 400)
+            else:
+                # The client went away in the middle of its request (a killed bot sending a
+                # picture): nobody is left to answer, and it is no fault of the stand-in.
+                log.info("client gone during %s %s", method, path)
+                dropped = True
+                raise asyncio.CancelledError()
         except Exception as e:  # a bug in the stand-in: make it visible
             log.exception("fakediscord internal error on %s %s", method, path)
             self.violation(f"stand-in internal error on {method} {path}: {e!r}")
