@@ -817,3 +817,16 @@ async def test_a_client_gone_in_the_middle_of_a_request_is_no_fault_of_the_stand
     assert fd.take_violations() == []
     fd.fail_next("POST", r"^/channels/\d+/messages$", 500, times=3)
     assert fd.clear_failures() == 3 and fd.clear_failures() == 0
+
+
+async def test_a_message_nonce_is_posted_once(fake_discord: FakeDiscord) -> None:
+    """As Discord: a nonce sent again (enforce_nonce) returns the first message."""
+    fd = fake_discord
+    guild, chan, alice, bob = make_world(fd)
+    async with running_bot(fd) as bot:
+        channel = bot.get_channel(chan.id)
+        first = await channel.send("recap", nonce="recap-1")
+        again = await channel.send("recap", nonce="recap-1")
+        other = await channel.send("recap", nonce="recap-2")
+        assert again.id == first.id != other.id
+        assert [m.id for m in fd.messages(chan)] == [first.id, other.id]
