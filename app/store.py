@@ -215,6 +215,11 @@ _TABLE_IN_CHANNEL = (
     _TABLE_COLUMNS + "WHERE t.channel_id = ? AND t.status IN ('lobby', 'playing') ORDER BY t.id DESC LIMIT 1"
 )
 _TABLE_BY_ID = _TABLE_COLUMNS + "WHERE t.id = ?"
+# closed before the thread was told (app/tables: a close is a note until told)
+_UNTOLD_CLOSED = _TABLE_COLUMNS + (
+    "WHERE t.status IN ('cancelled', 'abandoned') AND t.updated_at > ? "
+    "AND json_array_length(t.meta, '$.notes') > 0 ORDER BY t.id")
+UNTOLD_FOR = 7 * 24 * 3600  # seconds a closing not told yet is still told after a restart
 
 # record_game: inside BEGIN IMMEDIATE, one read for "already recorded?" and
 # the current ratings of the humans in every scope.
@@ -692,6 +697,13 @@ class Store:
     async def active_tables(self) -> list[TableRecord]:
         """Every table in 'lobby' or 'playing', with its actions, oldest first."""
         return [_table(row) for row in await self._r.execute_fetchall(_ACTIVE_TABLES)]
+
+    async def untold_closed_tables(self) -> list[TableRecord]:
+        """Tables stopped, cancelled or closed for idleness in the last
+        :data:`UNTOLD_FOR` seconds whose closing the thread was not told yet
+        (``meta.notes``), oldest first."""
+        rows = await self._r.execute_fetchall(_UNTOLD_CLOSED, (time.time() - UNTOLD_FOR,))
+        return [_table(row) for row in rows]
 
     async def table_in_channel(self, channel_id: int) -> TableRecord | None:
         """The active table in *channel_id* (the newest if several), or None."""
