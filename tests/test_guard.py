@@ -10,7 +10,7 @@ import discord
 from discord.ext import commands
 
 from cogs.guard import GuardCog, _registries
-from cogs.night import NightButton
+from cogs.night import JoinNight
 
 MESSAGE_ID, OTHER_ID, CHANNEL_ID, USER_ID = 5001, 5002, 4001, 3001
 
@@ -43,23 +43,23 @@ def click(client: commands.Bot, custom_id: str, on_message: list[str], message_i
 def test_discord_py_keeps_the_registries_the_guard_reads():
     client = bot()
     assert _registries(client) is not None, "discord.py moved its view registries: see cogs/guard.py"
-    client.add_dynamic_items(NightButton)
+    client.add_dynamic_items(JoinNight)
     views, patterns = _registries(client)
     assert any(p.fullmatch("night:12:join") for p in patterns)
-    client.remove_dynamic_items(NightButton)
+    client.remove_dynamic_items(JoinNight)
     assert not any(p.fullmatch("night:12:join") for p in _registries(client)[1])
 
 
 def test_a_dynamic_item_is_handled_only_on_a_message_that_carries_it():
     client = bot()
     guard = GuardCog(client)
-    client.add_dynamic_items(NightButton)
+    client.add_dynamic_items(JoinNight)
     assert guard.handled(click(client, "night:12:join", ["night:12:join"]))
     # discord.py finds no such component on the message and runs nothing: the guard answers
     assert not guard.handled(click(client, "night:12:join", ["night:12:leave"]))
     assert not guard.handled(click(client, "night:12:join", ["night:12:join"], component_type=3))
     assert not guard.handled(click(client, "nothing:of:ours", ["nothing:of:ours"]))
-    client.remove_dynamic_items(NightButton)
+    client.remove_dynamic_items(JoinNight)
     assert not guard.handled(click(client, "night:12:join", ["night:12:join"]))
 
 

@@ -341,7 +341,7 @@ async def test_a_refused_save_changes_nothing_shown_and_the_same_click_works_aft
     """The store refuses (disk full): a sign-up, a leave, the fill toggle, a round
     and the end are undone in memory too, so no message can show them; once the
     store takes writes again, the same clicks work."""
-    from app.tables import TableError
+    from app.tables.manager import TableError
     from tests.faults import DISK_FULL, failing_commits
 
     tables, host = make(store)
