@@ -509,7 +509,7 @@ async def test_kills_mid_game_lose_nothing(world, bots, tmp_path):
     assert r.ack_type == 4 and r.ephemeral and "closed" in r.message.text(), r
     await bot.kill()  # a kill after the end changes nothing either
     await bot.start()
-    r = await fd.click(user, old, f"table:{run.table_id}:nrefresh")  # (the restarted bot answers)
+    r = await fd.click(user, old, f"nimmt.refresh:{run.table_id}")  # (the restarted bot answers)
     assert r.ack_type == 4 and r.ephemeral and "closed" in r.message.text(), r
     await bot.stop()
     b = {"run": run, "state": final_state(bot.database, run.table_id), "standings": standings_lines(text),

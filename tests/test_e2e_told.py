@@ -35,11 +35,11 @@ async def open_game(fd: Any, world: Any, people: list[Any], name: str, *, fail_f
     channel = fd.add_channel(world.guild, name)
     r = await fd.slash(people[0], channel, "nimmt new", seats=2, rounds=2, turn_time=60)
     lobby = r.message
-    table_id = int(re.match(r"table:(\d+):join", lobby.buttons()[0]["custom_id"])[1])
-    assert (await fd.click(people[1], lobby, f"table:{table_id}:join")).ack_type == 7
+    table_id = int(re.match(r"table.join:(\d+)", lobby.buttons()[0]["custom_id"])[1])
+    assert (await fd.click(people[1], lobby, f"table.join:{table_id}")).ack_type == 7
     if fail_first:  # (every message but those in the channel: the thread's)
         fd.fail_next("POST", rf"/channels/(?!{channel.id}/)\d+/messages$", status=500, times=2)
-    assert (await fd.click(people[0], lobby, f"table:{table_id}:start")).ack_type == 7
+    assert (await fd.click(people[0], lobby, f"table.start:{table_id}")).ack_type == 7
     thread = (await fd.wait_for(lambda: fd.threads(channel), timeout=15))[-1]
     if not fail_first:
         await fd.wait_for(lambda: any(m.mentions for m in fd.messages(thread)), timeout=15)  # the first ping
@@ -106,10 +106,12 @@ async def test_im_back_saved_before_a_kill_is_told_after_it_once(world, tmp_path
                                  if s["user_id"] == user.id)
         await fd.wait_for(lambda: seat(ana)["away"], timeout=30)
         message = await fd.wait_for(lambda: next((m for m in reversed(fd.messages(thread))
-                                                  if any(b.get("custom_id") == f"table:{table_id}:back"
+                                                  if any(b.get("custom_id", "").startswith(f"table.back:{table_id}")
                                                          for b in m.buttons())), None), timeout=20)
         fail_narration(fd, thread)
-        r = await fd.click(ana, message, f"table:{table_id}:back")
+        back_id = next(b["custom_id"] for b in message.buttons()
+                       if b.get("custom_id", "").startswith(f"table.back:{table_id}"))
+        r = await fd.click(ana, message, back_id)
         assert r.ephemeral and not seat(ana)["away"], r
         back = t("en", "table.back", name="ana")
         assert back not in lines(fd, thread)
@@ -139,9 +141,9 @@ async def test_a_stop_saved_before_a_kill_is_told_in_the_thread_and_on_the_lobby
         await bot.start()
         r = await fd.slash(ana, world.channel, "nimmt new", seats=2, rounds=1, turn_time=0)
         lobby = r.message
-        table_id = int(re.match(r"table:(\d+):join", lobby.buttons()[0]["custom_id"])[1])
-        assert (await fd.click(ben, lobby, f"table:{table_id}:join")).ack_type == 7
-        assert (await fd.click(ana, lobby, f"table:{table_id}:start")).ack_type == 7
+        table_id = int(re.match(r"table.join:(\d+)", lobby.buttons()[0]["custom_id"])[1])
+        assert (await fd.click(ben, lobby, f"table.join:{table_id}")).ack_type == 7
+        assert (await fd.click(ana, lobby, f"table.start:{table_id}")).ack_type == 7
         thread = (await fd.wait_for(lambda: fd.threads(world.channel), timeout=15))[-1]
         await fd.wait_for(lambda: any(m.mentions for m in fd.messages(thread)), timeout=15)
         await fd.wait_for(lambda: f"<#{thread.id}>" in lobby.text(), timeout=15)
