@@ -1,11 +1,13 @@
-"""What the thread says besides the moves survives a SIGKILL: the turn
-timer's "time ran out" lines and "I'm back".  The bot (in a subprocess) has
-saved them with the change they belong to; Discord fails the narration's
-first tries (discord.py waits 1 s, then 3 s, before trying again) and the
-bot is killed meanwhile.  After the restart every line is in the thread,
-once, in the order it happened."""
+"""What the thread says besides the moves survives a SIGKILL: the start, the
+turn timer's "time ran out" lines, "I'm back" and a stop (on the lobby too),
+and a lobby shows a join whose click went unanswered.  The bot (in a
+subprocess) has saved each with the change it belongs to; Discord fails the
+first tries of the message (discord.py waits 1 s, then 3 s, before trying
+again) and the bot is killed meanwhile.  After the restart every line is in
+the thread, once, in the order it happened."""
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Any
 
@@ -171,3 +173,36 @@ async def test_a_stop_saved_before_a_kill_is_told_in_the_thread_and_on_the_lobby
     finally:
         bot.finalize()
     fd.take_violations()
+
+
+async def test_a_join_saved_before_a_kill_shows_on_the_lobby_after_it(world, tmp_path):
+    """Ben's Join was saved, then the bot died before the click was answered
+    (Discord failed the answer; "the application did not respond"): after the
+    restart the lobby message shows Ben seated without anyone clicking again."""
+    from tests.fakediscord import NoAcknowledgement
+
+    fd = world.fd
+    ana, ben = world.person("ana"), world.person("ben")
+    bot = TimerBot(fd, world.guild, tmp_path / "join.db", tmp_path / "join.log")
+    try:
+        await bot.start()
+        r = await fd.slash(ana, world.channel, "nimmt new", seats=3, rounds=1, turn_time=0)
+        lobby = r.message
+        table_id = int(re.match(r"table.join:(\d+)", lobby.buttons()[0]["custom_id"])[1])
+        # the answer fails past Discord's 3 s (discord.py tries again after 1, 3, 5 s)
+        fd.fail_next("POST", r"/interactions/\d+/[^/]+/callback$", status=500, times=3)
+        click = asyncio.ensure_future(fd.click(ben, lobby, f"table.join:{table_id}"))
+        await fd.wait_for(lambda: click.done() or len(table_row(bot.database, table_id)[1]["seats"]) == 2,
+                          timeout=10, interval=0.005)
+        await bot.kill()
+        fd.clear_failures()
+        with pytest.raises(NoAcknowledgement):
+            await click
+        fd.take_violations(r"not acknowledged within")
+        assert "Seats taken: 1/3" in lobby.text()
+        await bot.start()
+        await fd.wait_for(lambda: "Seats taken: 2/3" in lobby.text(), timeout=15)
+        assert "ben" in lobby.text() and lobby.buttons()
+        await bot.stop()
+    finally:
+        bot.finalize()

@@ -165,6 +165,13 @@ class Presenter:
             if missed:
                 self.on_table_change(table, missed)
             return
+        if table.status == "lobby":
+            # a join, leave or computer saved just before the stop may never have been
+            # shown (its click went unanswered): the lobby message shows the seats as saved
+            # (a night's table has no lobby of its own: the night starts it at once)
+            if table.night_id is None:
+                self._edit_lobby_later(table)
+            return
         if table.status != "playing":
             return
         presenter = self.presenters.setdefault(table.id, _Presenter())
@@ -221,8 +228,9 @@ class Presenter:
             self.presenters.pop(table.id, None)  # closed early: nothing more to show
 
     def _edit_lobby_later(self, table: Table) -> None:
-        """Show on the lobby message that a table was stopped or closed itself
-        (a Cancel click on the lobby redraws it through its own answer)."""
+        """Show the lobby message as the table is now: stopped or closed itself
+        (a Cancel click on the lobby redraws it through its own answer), or,
+        after a restart, a lobby whose last change was saved but perhaps never shown."""
         lobby = table.messages.get("lobby")
         if not lobby:
             return
@@ -230,7 +238,7 @@ class Presenter:
         async def edit() -> None:
             try:
                 await self.where(table, thread=False).get_partial_message(lobby).edit(
-                    embed=self.lobby_embed(table), view=None)
+                    embed=self.lobby_embed(table), view=self.lobby_view(table))
             except (discord.HTTPException, *TRANSIENT):
                 log.info("lobby message of table %s could not be updated", table.id)
 
