@@ -33,8 +33,10 @@ import pytest
 from app.i18n import t
 from tests.conftest import make_world
 from tests.fakediscord import NoAcknowledgement
-from tests.test_e2e_restart import ROOT, SEED, BotProcess, Run, final_state
+from tests.test_e2e_restart import BotProcess, Run, final_state
 from tests.test_e2e_shards import SHARDS, ShardProcess, board, syncs
+from tests.test_e2e_stats import description
+from tests.test_store_copy import copy_db
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -70,6 +72,8 @@ class PgRun(Run):
     dsn: str = ""
 
     async def astate(self) -> tuple[str, dict[str, Any], int]:
+        if not self.dsn:  # still on the SQLite file
+            return self.state()
         return await pg_table_row(self.dsn, self.table_id)
 
     async def mover(self) -> Any | None:
@@ -95,6 +99,17 @@ class PgRun(Run):
         r = await self.interact(user, message, "click", f"table:{self.table_id}:hand", [])
         assert r.ack_type == 4 and r.ephemeral and r.message.ephemeral_to == user.id, r
         self.panels[user.id] = r.message
+
+
+class PgBotProcess(BotProcess):
+    """The unsharded bot on ``DATABASE_URL`` (``DATABASE_PATH`` still names the old file)."""
+
+    def __init__(self, fd: Any, guild: Any, database: Path, logs: Path, dsn: str) -> None:
+        super().__init__(fd, guild, database, logs)
+        self.dsn = dsn
+
+    def env(self) -> dict[str, str]:
+        return {**super().env(), "DATABASE_URL": self.dsn}
 
 
 def pg_run(dsn: str, *args: Any, **kwargs: Any) -> PgRun:
@@ -207,3 +222,105 @@ async def test_two_processes_of_two_shards_on_one_postgresql(processes, pg_dsn, 
             assert state["status"] == "finished" and len(state["games"]) == 1, state
             assert [seat[1] for seat in state["standings"]] == [u.id for u in run.people] + [None]
         assert not one.database.exists() and not two.database.exists()
+
+
+# ----------------------------------------------------------------- moving from SQLite with --copy-db
+def fingerprint(database: Path) -> tuple[str, int]:
+    """The SQLite file byte for byte, and what its write-ahead log holds (0: no
+    change waiting to be written into the file; reading a WAL file leaves an
+    empty -wal and a -shm beside it)."""
+    wal = database.with_name(database.name + "-wal")
+    return hashlib.sha256(database.read_bytes()).hexdigest(), wal.stat().st_size if wal.exists() else 0
+
+
+async def row_counts(dsn: str) -> dict[str, int]:
+    conn = await asyncpg.connect(dsn)
+    try:
+        return {name: await conn.fetchval(f"SELECT count(*) FROM {name}")
+                for name in ("tables", "table_actions", "games", "game_players", "stats", "nights", "guild_settings")}
+    finally:
+        await conn.close()
+
+
+async def test_copy_db_moves_a_running_bot_to_postgresql(world, processes, pg_dsn, tmp_path):
+    fd = world.fd
+    ana, ben, cat = world.person("ana"), world.person("ben"), world.person("cat")
+    boss = world.person("boss", manage_guild=True)
+    database = tmp_path / "bot.db"
+    lite = processes(BotProcess(fd, world.guild, database, tmp_path / "lite.log"))
+    await lite.start()
+
+    done = pg_run("", world, lite, [ana, ben])  # a finished game on the file
+    await done.open("first")
+    await done.start()
+    await done.play()
+    assert "Game over!" in await done.finish_shown()
+    live = pg_run("", world, lite, [ana, ben])  # a table left mid-game
+    await live.open("live")
+    await live.start()
+    for _ in range(6):
+        user = await live.mover()
+        assert user is not None, "the game ended too early for the test"
+        await live.step(user)
+
+    r = await fd.slash(boss, world.channel, "settings language", language="de")  # a setting: tables speak German
+    assert r.ephemeral and r.message.text() == t("en", "admin.language_set", language="Deutsch"), r.message.text()
+    lobby_channel = fd.add_channel(world.guild, "lobby")
+    r = await fd.slash(ben, lobby_channel, "nimmt new", seats=3, rounds=1, turn_time=0)  # a lobby
+    assert r.ack_type == 4 and r.message.buttons()[0]["label"] == t("de", "table.join"), r
+    lobby = r.message
+    lobby_id = int(re.match(r"table:(\d+):join", lobby.buttons()[0]["custom_id"])[1])
+    night_channel = fd.add_channel(world.guild, "night")
+    r = await fd.slash(ana, night_channel, "night start", game="nimmt", table_size=4)  # a night's sign-up
+    assert r.ack_type == 4 and not r.ephemeral, r
+    signup = r.message
+    night_id = int(re.match(r"night:(\d+):join", signup.buttons()[0]["custom_id"])[1])
+    assert (await fd.click(ben, signup, f"night:{night_id}:join")).ack_type == 7
+    assert t("de", "nights.signed_up", count=2) in signup.text()
+    await lite.stop()
+    status, _, moves = live.state()
+    assert status == "playing" and moves > 0
+    before = fingerprint(database)
+
+    copied = copy_db(database, pg_dsn)  # python bot.py --copy-db <url>, DATABASE_PATH set
+    assert copied.returncode == 0, copied.stderr
+    assert "Copied" in copied.stdout and "1 games" in copied.stdout, copied.stdout
+    assert fingerprint(database) == before, "the copy changed the SQLite file"
+    moved = await row_counts(pg_dsn)
+    refused = copy_db(database, pg_dsn)  # a second copy: the target holds rows now
+    assert refused.returncode == 3, (refused.returncode, refused.stderr)
+    assert "Refusing to copy" in refused.stderr and "not empty" in refused.stderr, refused.stderr
+    assert await row_counts(pg_dsn) == moved, "the refused copy changed the database"
+    assert fingerprint(database) == before
+
+    old_table = live.table_message()
+    pg = processes(PgBotProcess(fd, world.guild, database, tmp_path / "pg.log", pg_dsn))
+    await pg.start()
+    live.bot, live.dsn = pg, pg_dsn
+    assert (await live.astate())[::2] == (status, moves), "the live table was not copied as it was"
+    await live.reopen_on(old_table)  # the old table message's button answers on PostgreSQL
+    await live.play()
+    assert "Game over!" in await live.finish_shown()
+
+    r = await fd.click(cat, lobby, f"table:{lobby_id}:join")  # the lobby fills up, in German (its setting)
+    assert r.ack_type == 7 and "cat" in r.message.text(), r
+    r = await fd.slash(cat, fd.add_channel(world.guild, "fresh"), "nimmt new", seats=2)
+    assert r.ack_type == 4 and r.message.buttons()[0]["label"] == t("de", "table.join"), r
+    r = await fd.click(cat, signup, f"night:{night_id}:join")  # the night's sign-up goes on
+    assert r.ack_type == 7 and t("de", "nights.signed_up", count=3) in signup.text(), signup.text()
+
+    for user in (ana, ben):  # the old game and the new one
+        assert games_line(await profile(fd, user, world.channel)) == 2
+    r = await fd.slash(ana, world.channel, "history")
+    assert r.ack_type == 4 and r.ephemeral
+    assert len(description(r.message).splitlines()) == 2, description(r.message)
+    everyone = await board(fd, ben, world.channel, "global")
+    assert "ana" in everyone and "ben" in everyone and "2 games" in everyone, everyone
+    await pg.stop()
+
+    first, second = await pg_final_state(pg_dsn, done.table_id), await pg_final_state(pg_dsn, live.table_id)
+    assert first["status"] == second["status"] == "finished"
+    assert len(first["games"]) == len(second["games"]) == 1
+    assert first["games"][0][0] < second["games"][0][0], "the new game's id follows the copied ones"
+    assert final_state(database, live.table_id)["status"] == "playing", "the file was written after the move"
+    assert fingerprint(database) == before
