@@ -212,3 +212,17 @@ async def test_a_write_waits_for_a_lock_at_most_its_timeout(pg_dsn):
     finally:
         await other.close()
         await store.close()
+
+
+def test_a_database_url_that_cannot_be_used_stops_the_bot_with_one_clear_line(pg_server):
+    url = pg_server.dsn("no_such_database").replace("postgres@", "postgres:hunter2@")
+    env = {**os.environ, "DISCORD_TOKEN": "not-used", "DATABASE_URL": url}
+    run = subprocess.run([sys.executable, str(ROOT / "bot.py")], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=60)
+    assert run.returncode == 1
+    own = [line for line in run.stderr.splitlines() if "discord.client" not in line]
+    assert len(own) == 1 and own[0].startswith("Cannot use the PostgreSQL database"), run.stderr
+    assert "no_such_database" in own[0] and "hunter2" not in run.stderr
+    bad = subprocess.run([sys.executable, str(ROOT / "bot.py")], cwd=ROOT, capture_output=True, text=True,
+                         env={**env, "DATABASE_URL": "mysql://x/y"}, timeout=60)
+    assert bad.returncode == 2 and "DATABASE_URL" in bad.stderr
