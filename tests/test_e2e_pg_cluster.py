@@ -33,7 +33,7 @@ from app.store import Store
 from tests import pg
 from tests.conftest import make_world
 from tests.fakediscord import NoAcknowledgement
-from tests.test_e2e_restart import BotProcess, Run, final_state
+from tests.test_e2e_restart import BotProcess, Run, decide, final_state
 from tests.test_e2e_shards import SHARDS, ShardProcess, board, syncs
 from tests.test_e2e_stats import description
 from tests.test_store_copy import copy_db
@@ -91,6 +91,29 @@ class PgRun(Run):
             return None
         return next(u for u in self.people if u.id == found[0])
 
+    async def step(self, user: Any) -> None:
+        """As :meth:`Run.step`; a hand opened the moment the database names its
+        owner may still show the turn before (the bot commits a move, then shows
+        it: on PostgreSQL the pool's release is one more round trip in between):
+        the player then presses *Refresh* until their controls come."""
+        panel = self.panels.get(user.id)
+        if panel is not None and decide(panel) is not None:
+            return await super().step(user)
+        r = await self.interact(user, self.table_message(), "click", f"table:{self.table_id}:hand", [])
+        assert r.ack_type == 4 and r.ephemeral and r.message.ephemeral_to == user.id, r
+        await self._until_controls(user, r.message)
+
+    async def _until_controls(self, user: Any, panel: Any) -> None:
+        for _ in range(50):
+            if decide(panel) is not None:
+                break
+            await asyncio.sleep(0.1)
+            r = await self.interact(user, panel, "click", f"table:{self.table_id}:nrefresh", [])
+            assert r.ack_type == 7, r
+            panel = r.message
+        assert decide(panel) is not None, f"{user.name}'s turn, but no controls:\n{panel.text()}"
+        self.panels[user.id] = panel
+
     async def reopen_on(self, message: Any) -> None:
         """The mover clicks *My hand* on ``message`` (e.g. the table message shown
         before a restart) and gets their panel; the game goes on from it."""
@@ -98,7 +121,7 @@ class PgRun(Run):
         assert user is not None, "the game ended too early for the test"
         r = await self.interact(user, message, "click", f"table:{self.table_id}:hand", [])
         assert r.ack_type == 4 and r.ephemeral and r.message.ephemeral_to == user.id, r
-        self.panels[user.id] = r.message
+        await self._until_controls(user, r.message)
 
 
 class PgBotProcess(BotProcess):
