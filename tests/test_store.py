@@ -665,3 +665,91 @@ async def test_counts_stay_exact_across_migration_3(tmp_path):
         assert await s.integrity_check() == ["ok"]
     finally:
         await s.close()
+
+
+async def _same_boards(a, b, users, scopes=(None, 10, 11)):
+    """Every board, page, cursor page and rank of store *a* equals *b*'s."""
+    for guild in scopes:
+        for by in ("rating", "wins", "win_rate", "games"):
+            full = await a.leaderboard("nimmt", guild, by=by, page_size=1000)
+            assert full == await b.leaderboard("nimmt", guild, by=by, page_size=1000), (guild, by)
+            for page in range(0, full.pages * 100 // 7 + 2, 3):  # pages of 7, one past the end too
+                p = await a.leaderboard("nimmt", guild, by=by, page=page, page_size=7)
+                assert p == await b.leaderboard("nimmt", guild, by=by, page=page, page_size=7), (guild, by, page)
+                if p.rows:
+                    for cursor in ("after", "before"):
+                        key = p.last if cursor == "after" else p.first
+                        assert (await a.leaderboard("nimmt", guild, by=by, page_size=7, **{cursor: key})
+                                == await b.leaderboard("nimmt", guild, by=by, page_size=7, **{cursor: key}))
+            for user in users:
+                assert await a.rank(user, "nimmt", guild, by=by) == await b.rank(user, "nimmt", guild, by=by)
+        for user in users:
+            assert await a.profile(user, "nimmt", guild) == await b.profile(user, "nimmt", guild)
+
+
+async def test_postgresql_buckets_split_and_agree_with_sqlite(pg_dsn, tmp_path):
+    """PostgreSQL's order-statistic buckets (app.store.pg_migrations) with a
+    tiny split limit: a league recorded through record_game, one at a time
+    and concurrently, splits them many times; the counts stay exact and
+    every board, page, cursor, rank and profile equals the SQLite store's
+    after the same games in the same order; again after a rebuild."""
+    from app.store import pg_migrations
+
+    pg = await Store.open(pg_dsn)
+    lite = await Store.open(str(tmp_path / "same.db"), checkpoint_interval=None)
+    try:
+        await pg._pool.execute(pg_migrations.board_function(4))
+        rnd = random.Random(11)
+        games = [
+            nimmt_game(t, [(u, p, rnd.randint(0, 20)) for u, p in zip(
+                rnd.sample(range(1, 90), 4), sorted(rnd.choice([[1, 2, 3, 4], [1, 1, 3, 4], [1, 2, 2, 4]])))],
+                guild_id=rnd.choice([10, 11]), rated=rnd.random() < 0.8)
+            for t in range(300)
+        ]
+        for i in range(0, len(games), 50):
+            if i % 100:
+                await asyncio.gather(*(pg.record_game(g) for g in games[i:i + 50]))
+            else:
+                for g in games[i:i + 50]:
+                    await pg.record_game(g)
+        by_table = {g.table_id: g for g in games}
+        for (table_id,) in await pg._pool.fetch("SELECT table_id FROM games ORDER BY id"):
+            await lite.record_game(by_table[table_id])  # the order PostgreSQL committed them in
+        assert await pg._pool.fetchval("SELECT count(*) FROM buckets") > 4 * 3 * 20  # many splits
+        assert await pg.integrity_check() == ["ok"]
+        await _same_boards(pg, lite, range(1, 92))
+        await pg.rebuild_boards()  # one bucket per board again; splits start over
+        assert await pg.integrity_check() == ["ok"]
+        more = [nimmt_game(1000 + t, [(u, p, 3) for u, p in zip(rnd.sample(range(1, 90), 4), [1, 2, 3, 4])])
+                for t in range(30)]
+        for g in more:
+            await pg.record_game(g)
+            await lite.record_game(g)
+        assert await pg.integrity_check() == ["ok"]
+        await _same_boards(pg, lite, range(1, 92))
+        # a count that went wrong is found
+        await pg._pool.execute("UPDATE buckets SET cnt = cnt + 1 WHERE lo = '' AND board = 1 AND scope = 0")
+        assert await pg.integrity_check() != ["ok"]
+    finally:
+        await pg.close()
+        await lite.close()
+
+
+async def test_versus_from_either_side(store):
+    """Head-to-head counts games together, who finished ahead and the score
+    sums, the same whichever of the two asks (the one with fewer games
+    drives the lookup)."""
+    await store.record_game(nimmt_game(1, [(1, 1, 2), (2, 2, 8)]))
+    await store.record_game(nimmt_game(2, [(1, 2, 9), (2, 1, 1), (3, 3, 12)]))
+    await store.record_game(nimmt_game(3, [(1, 1, 4), (2, 1, 4)]))
+    for t in range(4, 9):  # player 1 plays more without player 2
+        await store.record_game(nimmt_game(t, [(1, 1, 0), (3, 2, 5)]))
+    want = {"nimmt": {"games": 3, "ahead": 1, "behind": 1, "level": 1, "score": 15, "other_score": 13}}
+    assert await store.versus(1, 2) == want
+    assert await store.versus(2, 1) == {"nimmt": {"games": 3, "ahead": 1, "behind": 1, "level": 1,
+                                                  "score": 13, "other_score": 15}}
+    assert await store.versus(1, 2, "garbage") == {}
+    assert (await store.versus(3, 1))["nimmt"]["games"] == 6
+    assert await store.versus(2, 99) == {}
+    with pytest.raises(ValueError):
+        await store.versus(1, 2, "chess")

@@ -20,9 +20,17 @@ PostgreSQL:
 * the four board sort keys are *generated* columns with the same 32
   hex-digit text as SQLite's (so cursors look the same), in the "C"
   collation (byte order, whatever the server's locale); each board is an
-  index on ``(game, scope, key)``.  Ranks count index entries (an
-  index-only scan), pages seek with OFFSET: exact, O(rank) per call.  The
-  SQLite backend's bucket index (counts kept by triggers) is not ported.
+  index on ``(game, scope, key)``;
+* an order-statistic index of one level (SQLite's has two): ``buckets``
+  cuts each board into consecutive key ranges, ``lo -> cnt`` counting the
+  entries with key >= ``lo`` below the next bucket's ``lo``; the first
+  bucket of a board is ``''``.  The row trigger ``stats_boards`` keeps the
+  counts exact in the writing transaction and splits a bucket past
+  ``BUCKET_MAX`` entries at its median key.  A rank sums the buckets before
+  the player's and counts < ``BUCKET_MAX`` index entries; a page finds its
+  bucket by running count and seeks from its bound.  The trigger is right
+  for statements that change one stats row each (what the store does); bulk
+  writes (``--copy-db``) disable it and run :data:`REBUILD_BUCKETS`.
 """
 from __future__ import annotations
 
@@ -30,6 +38,11 @@ import asyncpg
 
 from app.store.base import BOARDS
 from core.registry import MIN_GAMES
+
+#: a bucket holding more entries than this splits in two
+BUCKET_MAX = 1024
+#: bulk rebuilds cut boards into buckets of this size (room to grow)
+BUCKET_FILL = 512
 
 #: the advisory lock of migrations (any constant; "cardnite")
 MIGRATION_LOCK = 0x63617264_6E697465 - (1 << 63)
@@ -67,6 +80,88 @@ def sort_key(board: int, on_board: str | None = None) -> str:
     cond = ON_BOARD[board] if on_board is None else on_board
     return (f"CASE WHEN {cond} THEN upper(lpad(to_hex({KEY_EXPR[board]}), 16, '0')"
             f" || lpad(to_hex(user_id), 16, '0')) END")
+
+
+def board_function(bucket_max: int | None = None) -> str:
+    """The trigger function keeping every board's bucket counts exact
+    (*bucket_max*: the split limit, ``BUCKET_MAX`` unless a test asks)."""
+    limit = BUCKET_MAX if bucket_max is None else int(bucket_max)
+    blocks = []
+    for board, (_, col) in BOARDS.items():
+        # the buckets holding the old and the new key; nothing to write when
+        # they are the same bucket (the usual case: a key moves a little)
+        blocks.append(f"""
+    IF TG_OP <> 'UPDATE' OR OLD.{col} IS DISTINCT FROM NEW.{col}
+       OR OLD.game <> NEW.game OR OLD.scope <> NEW.scope THEN
+        old_lo := NULL;
+        new_lo := NULL;
+        IF TG_OP <> 'INSERT' AND OLD.{col} IS NOT NULL THEN
+            SELECT lo INTO old_lo FROM buckets
+            WHERE game = OLD.game AND scope = OLD.scope AND board = {board} AND lo <= OLD.{col}
+            ORDER BY lo DESC LIMIT 1;
+        END IF;
+        IF TG_OP <> 'DELETE' AND NEW.{col} IS NOT NULL THEN
+            SELECT lo, cnt + 1 INTO new_lo, b_cnt FROM buckets
+            WHERE game = NEW.game AND scope = NEW.scope AND board = {board} AND lo <= NEW.{col}
+            ORDER BY lo DESC LIMIT 1;
+        END IF;
+        IF old_lo IS NULL OR new_lo IS NULL OR old_lo <> new_lo
+           OR OLD.game <> NEW.game OR OLD.scope <> NEW.scope THEN
+            IF old_lo IS NOT NULL THEN
+                UPDATE buckets SET cnt = cnt - 1
+                WHERE game = OLD.game AND scope = OLD.scope AND board = {board} AND lo = old_lo;
+            END IF;
+            IF TG_OP <> 'DELETE' AND NEW.{col} IS NOT NULL THEN
+                IF new_lo IS NULL THEN
+                    INSERT INTO buckets (game, scope, board, lo, cnt) VALUES (NEW.game, NEW.scope, {board}, '', 1);
+                ELSIF b_cnt > {limit} THEN
+                    SELECT {col} INTO mid FROM stats
+                    WHERE game = NEW.game AND scope = NEW.scope AND {col} IS NOT NULL AND {col} >= new_lo
+                    ORDER BY {col} OFFSET b_cnt / 2 LIMIT 1;
+                    INSERT INTO buckets (game, scope, board, lo, cnt)
+                    VALUES (NEW.game, NEW.scope, {board}, mid, b_cnt - b_cnt / 2);
+                    UPDATE buckets SET cnt = b_cnt / 2
+                    WHERE game = NEW.game AND scope = NEW.scope AND board = {board} AND lo = new_lo;
+                ELSE
+                    UPDATE buckets SET cnt = b_cnt
+                    WHERE game = NEW.game AND scope = NEW.scope AND board = {board} AND lo = new_lo;
+                END IF;
+            END IF;
+        END IF;
+    END IF;""")
+    return f"""
+CREATE OR REPLACE FUNCTION stats_boards() RETURNS trigger LANGUAGE plpgsql AS $fn$
+DECLARE
+    old_lo text COLLATE "C";
+    new_lo text COLLATE "C";
+    b_cnt integer;
+    mid text COLLATE "C";
+BEGIN{"".join(blocks)}
+    RETURN NULL;
+END
+$fn$
+"""
+
+
+#: recount every board's buckets from ``stats`` (with the trigger disabled or
+#: under the record lock, in one transaction): a bucket every BUCKET_FILL entries
+REBUILD_BUCKETS: tuple[str, ...] = (
+    "DELETE FROM buckets",
+    *(
+        f"""
+        INSERT INTO buckets (game, scope, board, lo, cnt)
+        SELECT game, scope, {board}, CASE WHEN pos = 0 THEN '' ELSE k END, least({BUCKET_FILL}, total - pos)
+        FROM (
+            SELECT game, scope, {col} AS k,
+                   row_number() OVER w - 1 AS pos, count(*) OVER p AS total
+            FROM stats WHERE {col} IS NOT NULL
+            WINDOW p AS (PARTITION BY game, scope), w AS (PARTITION BY game, scope ORDER BY {col})
+        ) AS ranked
+        WHERE pos % {BUCKET_FILL} = 0
+        """
+        for board, (_, col) in BOARDS.items()
+    ),
+)
 
 
 _V1 = (
@@ -185,6 +280,19 @@ _V1 = (
     )
     """,
     "CREATE INDEX night_players_user ON night_players (user_id, game, place)",
+    """
+    CREATE TABLE buckets (
+        game   integer NOT NULL,
+        scope  bigint NOT NULL,
+        board  smallint NOT NULL,
+        lo     text COLLATE "C" NOT NULL,
+        cnt    integer NOT NULL,
+        PRIMARY KEY (game, scope, board, lo)
+    )
+    """,
+    board_function(),
+    "CREATE TRIGGER stats_boards AFTER INSERT OR DELETE OR UPDATE OF game, scope, user_id, games, wins, mu, sigma"
+    " ON stats FOR EACH ROW EXECUTE FUNCTION stats_boards()",
 )
 
 #: MIGRATIONS[k] brings version k to k + 1.

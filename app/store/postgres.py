@@ -23,9 +23,13 @@ hold short per game.  A game already recorded for its table (by any
 process) makes ``record_game`` return None.
 
 Leaderboards.  The sort keys are generated columns with one index per
-board; a rank is an index-only count of the entries ahead, a numbered page
-an OFFSET over the index, a cursor page a seek: exact, O(rank).  The
-SQLite backend's order-statistic buckets are not ported (yet).
+board, and a one-level order-statistic index (``buckets``, kept exact by a
+row trigger; see :mod:`app.store.pg_migrations`): a rank sums the bucket
+rows before the player's bucket and counts fewer than ``BUCKET_MAX`` index
+entries; a numbered page picks its bucket by running count and seeks from
+its bound; a cursor page seeks from the cursor.  Each is one statement
+(a numbered page: two, in one snapshot).  Boards with another games
+threshold count and OFFSET over every row instead (O(N)), as on SQLite.
 """
 from __future__ import annotations
 
@@ -44,7 +48,7 @@ from app.store.base import (
     ACTIVE, BOARDS, CLOSED, GAME_CODES, GUILD_DEFAULTS, MIN_GAMES, ChannelBusy, GameRecord, GroupRecorder, Page, StoreUnavailable,
     TableRecord, board_number, game_code, night_record, page_of, profile_of, table_record,
 )
-from app.store.pg_migrations import RECORD_LOCK, TABLES, VALUE_EXPR, migrate, sort_key
+from app.store.pg_migrations import REBUILD_BUCKETS, RECORD_LOCK, TABLES, VALUE_EXPR, migrate, sort_key
 
 log = logging.getLogger(__name__)
 
@@ -90,24 +94,30 @@ ON CONFLICT (table_id, idx) DO NOTHING
 """
 _CLOSE_TABLE = "UPDATE tables SET status = $1, updated_at = $2 WHERE id = $3"
 
-_INSERT_GAME = """
-INSERT INTO games (table_id, guild_id, channel_id, game, started_at, ended_at, seed, rounds,
-                   has_bots, rated, n_players)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-ON CONFLICT (table_id) DO NOTHING RETURNING id
-"""
-# the latest name seen wins (as SQLite's game_players_name trigger)
-_UPSERT_PLAYER = """
-INSERT INTO players (user_id, name) VALUES ($1, $2)
-ON CONFLICT (user_id) DO UPDATE SET name = excluded.name WHERE players.name IS DISTINCT FROM excluded.name
-"""
-_INSERT_RESULT = """
-INSERT INTO game_players (game_id, seat, user_id, name, score, place, stats)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
-"""
-_READ_STATS = """
-SELECT scope, user_id, games, wins, score_sum, counters::text, rated_games, mu, sigma FROM stats
-WHERE game = $1 AND scope = ANY($2::bigint[]) AND user_id = ANY($3::bigint[])
+# One statement per game: the game (once per table), its players (the
+# latest name seen wins), its standings, and the current stats rows of its
+# humans in both scopes.  Rows: the new game id (NULL: already recorded),
+# then scope, user_id, games, wins, score_sum, counters, rated_games, mu,
+# sigma of each existing stats row (one row of NULLs when there is none).
+_RECORD = """
+WITH g AS (
+    INSERT INTO games (table_id, guild_id, channel_id, game, started_at, ended_at, seed, rounds,
+                       has_bots, rated, n_players)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+    ON CONFLICT (table_id) DO NOTHING RETURNING id
+), p AS (
+    INSERT INTO players (user_id, name)
+    SELECT u, n FROM unnest($12::bigint[], $13::text[]) AS x (u, n) WHERE EXISTS (SELECT 1 FROM g) ORDER BY u
+    ON CONFLICT (user_id) DO UPDATE SET name = excluded.name WHERE players.name IS DISTINCT FROM excluded.name
+), r AS (
+    INSERT INTO game_players (game_id, seat, user_id, name, score, place, stats)
+    SELECT g.id, x.* FROM g, unnest($14::integer[], $15::bigint[], $16::text[], $17::integer[], $18::integer[],
+                                    $19::text[]) AS x
+)
+SELECT (SELECT id FROM g), s.scope, s.user_id, s.games, s.wins, s.score_sum, s.counters::text, s.rated_games,
+       s.mu, s.sigma
+FROM (SELECT 1) AS one
+LEFT JOIN stats AS s ON s.game = $20 AND s.scope = ANY($21::bigint[]) AND s.user_id = ANY($12::bigint[])
 """
 # absolute values computed from the row read under the record lock; the
 # board keys are generated columns
@@ -120,52 +130,91 @@ ON CONFLICT (game, scope, user_id) DO UPDATE SET
 """
 
 
-def _board_sql(board: int, min_games: int | None = None) -> dict[str, str]:
-    """The statements of one board: ``$1`` game code, ``$2`` scope.
-
-    The indexed board reads its generated key column; a board with another
-    games threshold (*min_games*) computes the same key per row (O(N)).
-    """
-    if min_games is None:
-        src, col = "stats AS s", BOARDS[board][1]
-    else:
-        cond = f"games >= {int(min_games)}" + (" AND mu IS NOT NULL" if board == 0 else "")
-        src = f'(SELECT *, ({sort_key(board, cond)}) COLLATE "C" AS k FROM stats) AS s'
-        col = "k"
+def _board_sql(board: int) -> dict[str, str]:
+    """The statements of one indexed board (``$1`` game code, ``$2`` scope),
+    through its buckets (see app.store.pg_migrations): a count sums bucket
+    rows, a rank adds the entries of its own bucket below the key."""
+    col = BOARDS[board][1]
     on = f"s.game = $1 AND s.scope = $2 AND s.{col} IS NOT NULL"
+    bk = f"game = $1 AND scope = $2 AND board = {board}"
     row = f"s.user_id, p.name, {VALUE_EXPR[board]}, s.games, s.wins, s.{col}"
-    total = f"(SELECT count(*) FROM {src} WHERE {on})"
-    joined = f"{src} JOIN players AS p ON p.user_id = s.user_id"
+    joined = "stats AS s JOIN players AS p ON p.user_id = s.user_id"
+    total = f"(SELECT coalesce(sum(cnt), 0) FROM buckets WHERE {bk})"
+
+    def holding(key: str) -> str:  # CTE f: the bucket holding *key*
+        return f"f AS (SELECT lo FROM buckets WHERE {bk} AND lo <= {key} ORDER BY lo DESC LIMIT 1)"
+
+    def ahead(key: str) -> str:  # entries strictly below *key*
+        return f"""((SELECT coalesce(sum(cnt), 0) FROM buckets WHERE {bk} AND lo < (SELECT lo FROM f))
+                    + (SELECT count(*) FROM stats AS s
+                       WHERE {on} AND s.{col} >= (SELECT lo FROM f) AND s.{col} < {key}))"""
+
     return {
-        "count": f"SELECT count(*) FROM {src} WHERE {on}",
-        # $3 rows from position $4
-        "page": f"SELECT {row} FROM {joined} WHERE {on} ORDER BY s.{col} LIMIT $3 OFFSET $4",
+        "count": f"SELECT {total}",
+        # $3 rows from position $4: the last bucket whose running count is <= $4, the
+        # start key an OFFSET (< BUCKET_MAX) into it over the index alone, then the rows
+        "page": f"""
+            WITH run AS (SELECT lo, sum(cnt) OVER (ORDER BY lo) - cnt AS before FROM buckets WHERE {bk}),
+            pick AS (SELECT lo, before FROM run WHERE before <= $4 ORDER BY lo DESC LIMIT 1),
+            start AS (SELECT s.{col} AS k FROM stats AS s WHERE {on} AND s.{col} >= (SELECT lo FROM pick)
+                      ORDER BY s.{col} OFFSET $4 - (SELECT before FROM pick) LIMIT 1)
+            SELECT {row} FROM {joined} WHERE {on} AND s.{col} >= (SELECT k FROM start)
+            ORDER BY s.{col} LIMIT $3
+        """,
         # keyset: the $4 entries after key $3, how many entries are <= $3, the total
+        # (keys are 32 hex digits, so $3 || ' ' sorts right after $3)
         "after": f"""
-            SELECT {row}, (SELECT count(*) FROM {src} WHERE {on} AND s.{col} <= $3), {total}
-            FROM {joined} WHERE {on} AND s.{col} > $3 ORDER BY s.{col} LIMIT $4
+            WITH {holding("($3::text || ' ')")}
+            SELECT {row}, {ahead("($3::text || ' ')")}, {total}
+            FROM {joined} WHERE {on} AND s.{col} > $3::text ORDER BY s.{col} LIMIT $4
         """,
         # keyset: the $4 entries before key $3 (nearest first), how many are < $3, the total
         "before": f"""
-            SELECT {row}, (SELECT count(*) FROM {src} WHERE {on} AND s.{col} < $3), {total}
-            FROM {joined} WHERE {on} AND s.{col} < $3 ORDER BY s.{col} DESC LIMIT $4
+            WITH {holding("$3::text")}
+            SELECT {row}, {ahead("$3::text")}, {total}
+            FROM {joined} WHERE {on} AND s.{col} < $3::text ORDER BY s.{col} DESC LIMIT $4
         """,
         # user $3's key and the entries ahead (no row: not on the board)
         "rank": f"""
-            SELECT me.k, (SELECT count(*) FROM {src} WHERE {on} AND s.{col} < me.k)
-            FROM (SELECT s.{col} AS k FROM {src} WHERE {on} AND s.user_id = $3) AS me
+            WITH me AS (SELECT s.{col} AS k FROM stats AS s WHERE {on} AND s.user_id = $3),
+            {holding("(SELECT k FROM me)")}
+            SELECT me.k, {ahead("me.k")} FROM me
+        """,
+    }
+
+
+def _plain_sql(board: int, min_games: int) -> dict[str, str]:
+    """The statements of a board with another games threshold: the same key
+    computed per row and counted (O(N))."""
+    cond = f"games >= {int(min_games)}" + (" AND mu IS NOT NULL" if board == 0 else "")
+    src = f'(SELECT *, ({sort_key(board, cond)}) COLLATE "C" AS k FROM stats) AS s'
+    on = "s.game = $1 AND s.scope = $2 AND s.k IS NOT NULL"
+    row = f"s.user_id, p.name, {VALUE_EXPR[board]}, s.games, s.wins, s.k"
+    joined = f"{src} JOIN players AS p ON p.user_id = s.user_id"
+    return {
+        "count": f"SELECT count(*) FROM {src} WHERE {on}",
+        "page": f"SELECT {row} FROM {joined} WHERE {on} ORDER BY s.k LIMIT $3 OFFSET $4",
+        "rank": f"""
+            SELECT me.k, (SELECT count(*) FROM {src} WHERE {on} AND s.k < me.k)
+            FROM (SELECT s.k FROM {src} WHERE {on} AND s.user_id = $3) AS me
         """,
     }
 
 
 _BOARD_SQL = {board: _board_sql(board) for board in BOARDS}
 
+# a profile with its rank on the rating board (board 0), in one statement
 _PROFILE = """
 SELECT p.name, s.games, s.wins, s.score_sum, s.counters::text, s.rated_games, s.mu, s.sigma,
-       CASE WHEN s.k_rating IS NOT NULL THEN 1 + (
-           SELECT count(*) FROM stats AS x
-           WHERE x.game = s.game AND x.scope = s.scope AND x.k_rating IS NOT NULL AND x.k_rating < s.k_rating) END
+       CASE WHEN s.k_rating IS NOT NULL THEN 1
+           + (SELECT coalesce(sum(b.cnt), 0) FROM buckets AS b
+              WHERE b.game = s.game AND b.scope = s.scope AND b.board = 0 AND b.lo < f.lo)
+           + (SELECT count(*) FROM stats AS x
+              WHERE x.game = s.game AND x.scope = s.scope AND x.k_rating >= f.lo AND x.k_rating < s.k_rating) END
 FROM stats AS s JOIN players AS p ON p.user_id = s.user_id
+LEFT JOIN LATERAL (SELECT b.lo FROM buckets AS b
+                   WHERE b.game = s.game AND b.scope = s.scope AND b.board = 0 AND b.lo <= s.k_rating
+                   ORDER BY b.lo DESC LIMIT 1) AS f ON true
 WHERE s.game = $1 AND s.scope = $2 AND s.user_id = $3
 """
 _HISTORY = """
@@ -215,11 +264,21 @@ INSERT INTO guild_settings (guild_id, key, value) VALUES ($1, $2, $3)
 ON CONFLICT (guild_id, key) DO UPDATE SET value = excluded.value
 """
 _GAME_OF_TABLE = "SELECT id FROM games WHERE table_id = $1"
+# the player with fewer games (:meth:`PostgresStore.versus` reads who) drives:
+# one range of the covering index game_players_versus, one seek into the
+# other's range per game (the LATERAL ... LIMIT 1 keeps it a nested loop).
+# Rows: game, shared games, d ahead, o ahead, level, d's and o's score sums.
+_VERSUS_COUNTS = """
+SELECT user_id, sum(games) FROM stats
+WHERE game = ANY($2::integer[]) AND scope = 0 AND user_id = ANY($1::bigint[])
+GROUP BY user_id
+"""
 _VERSUS = """
 SELECT g.game, count(*), sum((d.place < o.place)::int), sum((d.place > o.place)::int),
        sum((d.place = o.place)::int), sum(d.score), sum(o.score)
 FROM game_players AS d
-JOIN game_players AS o ON o.game_id = d.game_id AND o.user_id = $2
+CROSS JOIN LATERAL (SELECT x.place, x.score FROM game_players AS x
+                    WHERE x.user_id = $2 AND x.game_id = d.game_id LIMIT 1) AS o
 JOIN games AS g ON g.id = d.game_id
 WHERE d.user_id = $1 AND ($3::text IS NULL OR g.game = $3)
 GROUP BY g.game
@@ -349,7 +408,7 @@ class PostgresStore(GroupRecorder):
                     try:
                         async with conn.transaction():  # a savepoint
                             out.append(await self._record_one(conn, record))
-                    except asyncpg.PostgresError as exc:
+                    except Exception as exc:  # this record alone (its savepoint is rolled back)
                         out.append(exc)
                 return out
 
@@ -357,22 +416,22 @@ class PostgresStore(GroupRecorder):
     async def _record_one(conn: asyncpg.Connection, record: GameRecord) -> int | None:
         code = game_code(record.game)
         scopes = [0] if not record.guild_id else [0, record.guild_id]
-        game_id = await conn.fetchval(
-            _INSERT_GAME, record.table_id, record.guild_id, record.channel_id, record.game,
+        humans = sorted((p.user_id, p.name) for p in record.players if p.user_id is not None)
+        players = record.players
+        got = await conn.fetch(
+            _RECORD, record.table_id, record.guild_id, record.channel_id, record.game,
             float(record.started_at), float(record.ended_at), record.seed, record.rounds,
-            bool(record.has_bots), bool(record.rated), len(record.players))
+            bool(record.has_bots), bool(record.rated), len(players),
+            [u for u, _ in humans], [n for _, n in humans],
+            [p.seat for p in players], [p.user_id for p in players], [p.name for p in players],
+            [p.score for p in players], [p.place for p in players], [json.dumps(p.stats) for p in players],
+            code, scopes)
+        game_id = got[0][0]
         if game_id is None:
             return None  # this table's game is already recorded
-        humans = sorted((p.user_id, p.name) for p in record.players if p.user_id is not None)
-        if humans:
-            await conn.executemany(_UPSERT_PLAYER, humans)
-        await conn.executemany(_INSERT_RESULT, [
-            (game_id, p.seat, p.user_id, p.name, p.score, p.place, json.dumps(p.stats)) for p in record.players
-        ])
-        users = [u for u, _ in humans]
-        if not users:
+        if not humans:
             return int(game_id)
-        current = {(r[0], r[1]): r for r in await conn.fetch(_READ_STATS, code, scopes, users)}
+        current = {(r[1], r[2]): r[1:] for r in got if r[1] is not None}
         rows = []
         default = (ratings.DEFAULT_MU, ratings.DEFAULT_SIGMA)
         for scope in scopes:
@@ -424,7 +483,7 @@ class PostgresStore(GroupRecorder):
         if min_games != MIN_GAMES and by in ("rating", "win_rate"):
             if after is not None or before is not None:
                 raise ValueError("cursors need the indexed board (min_games == MIN_GAMES)")
-            sql = _board_sql(board, min_games)
+            sql = _plain_sql(board, min_games)
         else:
             sql = _BOARD_SQL[board]
         pos = max(page, 0) * page_size
@@ -454,7 +513,7 @@ class PostgresStore(GroupRecorder):
         """Exact 1-based rank of *user_id* on a board; None if not on it."""
         board = board_number(by)
         plain = min_games != MIN_GAMES and by in ("rating", "win_rate")
-        sql = (_board_sql(board, min_games) if plain else _BOARD_SQL[board])["rank"]
+        sql = (_plain_sql(board, min_games) if plain else _BOARD_SQL[board])["rank"]
         row = await self._pool.fetchrow(sql, game_code(game), guild_id or 0, user_id)
         return None if row is None else int(row[1]) + 1
 
@@ -532,13 +591,42 @@ class PostgresStore(GroupRecorder):
     # -- maintenance ---------------------------------------------------------
 
     async def rebuild_boards(self) -> None:
-        """Nothing to rebuild: the board keys are generated columns."""
+        """Recount every board's buckets from ``stats`` (one transaction,
+        recordings wait for it): for repair, or after a bulk load."""
+        async with self._pool.acquire() as conn:
+            async with conn.transaction():
+                await conn.execute("SELECT pg_advisory_xact_lock($1)", RECORD_LOCK)
+                for statement in REBUILD_BUCKETS:
+                    await conn.execute(statement, timeout=None)
 
     async def integrity_check(self) -> list[str]:
-        """['ok'] when every stats row's counts agree with the recorded games
-        in the global scope (foreign keys and keys PostgreSQL enforces itself)."""
+        """['ok'] when every bucket counts the entries of its key range and
+        every board's buckets sum to its entries, and every stats row's games
+        agree with the recorded games in the global scope (foreign keys and
+        unique keys PostgreSQL enforces itself).  O(N)."""
+        problems = []
+        for board, (_, col) in BOARDS.items():
+            for r in await self._pool.fetch(f"""
+                SELECT b.game, b.scope, b.lo, b.cnt, (
+                    SELECT count(*) FROM stats AS s WHERE s.game = b.game AND s.scope = b.scope
+                      AND s.{col} >= b.lo AND (b.hi IS NULL OR s.{col} < b.hi))
+                FROM (SELECT *, lead(lo) OVER (PARTITION BY game, scope ORDER BY lo) AS hi
+                      FROM buckets WHERE board = {board}) AS b
+                WHERE b.cnt != (SELECT count(*) FROM stats AS s WHERE s.game = b.game AND s.scope = b.scope
+                                AND s.{col} >= b.lo AND (b.hi IS NULL OR s.{col} < b.hi))
+            """, timeout=None):
+                problems.append(f"board {board} game {r[0]} scope {r[1]}: bucket {r[2]!r} counts {r[3]}, holds {r[4]}")
+            for r in await self._pool.fetch(f"""
+                SELECT s.game, s.scope, count(*) FROM stats AS s WHERE s.{col} IS NOT NULL
+                GROUP BY s.game, s.scope
+                HAVING count(*) != (SELECT coalesce(sum(cnt), 0) FROM buckets AS b
+                                    WHERE b.game = s.game AND b.scope = s.scope AND b.board = {board})
+                    OR NOT EXISTS (SELECT 1 FROM buckets AS b
+                                   WHERE b.game = s.game AND b.scope = s.scope AND b.board = {board} AND b.lo = '')
+            """, timeout=None):
+                problems.append(f"board {board} game {r[0]} scope {r[1]}: {r[2]} entries, buckets disagree")
         codes = ", ".join(f"({code}, '{key}')" for key, code in sorted(GAME_CODES.items()))
-        bad = await self._pool.fetch(f"""
+        for r in await self._pool.fetch(f"""
             SELECT s.game, s.user_id, s.games, count(g.id)
             FROM stats AS s
             JOIN (VALUES {codes}) AS c (code, key) ON c.code = s.game
@@ -547,9 +635,9 @@ class PostgresStore(GroupRecorder):
             WHERE s.scope = 0
             GROUP BY s.game, s.user_id, s.games
             HAVING s.games != count(g.id)
-        """)
-        return ["ok"] if not bad else [f"stats of user {r[1]} in game {r[0]}: {r[2]} games, {r[3]} recorded"
-                                       for r in bad]
+        """, timeout=None):
+            problems.append(f"stats of user {r[1]} in game {r[0]}: {r[2]} games, {r[3]} recorded")
+        return problems or ["ok"]
 
     # -- after the game: verification, replay, head-to-head -------------------
 
@@ -561,9 +649,15 @@ class PostgresStore(GroupRecorder):
         """Head-to-head of two players across all servers, per game (as the SQLite store)."""
         if game is not None:
             game_code(game)
+        counts = {r[0]: r[1] for r in await self._pool.fetch(
+            _VERSUS_COUNTS, [user_id, other_id], sorted(GAME_CODES.values()))}
+        swap = counts.get(other_id, 0) < counts.get(user_id, 0)
+        driver, other = (other_id, user_id) if swap else (user_id, other_id)
+        rows = await self._pool.fetch(_VERSUS, driver, other, game)
         out: dict[str, dict[str, Any]] = {}
-        for name, games, ahead, behind, level, score, other_score in await self._pool.fetch(
-                _VERSUS, user_id, other_id, game):
+        for r in rows:
+            name, games, ahead, behind, level, score, other_score = (
+                (r[0], r[1], r[3], r[2], r[4], r[6], r[5]) if swap else tuple(r))
             out[name] = {"games": games, "ahead": ahead, "behind": behind, "level": level,
                          "score": score, "other_score": other_score}
         return out
@@ -633,6 +727,9 @@ async def copy_sqlite(sqlite_path: str, dsn: str) -> dict[str, int]:
             busy = [name for name in TABLES if await conn.fetchval(f"SELECT EXISTS (SELECT 1 FROM {name})")]
             if busy:
                 raise TargetNotEmpty(f"{safe_url(dsn)} is not empty (rows in {', '.join(busy)})")
+            # one COPY writes many stats rows per statement: the bucket trigger is
+            # right for one row per statement only, so the buckets are rebuilt after
+            await conn.execute("ALTER TABLE stats DISABLE TRIGGER stats_boards")
             for name in TABLES:
                 columns = _COPY_COLUMNS[name]
                 # a command of its own (the bot is stopped): plain reads, no worker threads
@@ -645,10 +742,15 @@ async def copy_sqlite(sqlite_path: str, dsn: str) -> dict[str, int]:
                     records = [tuple(_convert(c, v) for c, v in zip(columns, row)) for row in chunk]
                     await conn.copy_records_to_table(name, records=records, columns=columns)
                     counts[name] += len(records)
+            await conn.execute("ALTER TABLE stats ENABLE TRIGGER stats_boards")
+            for statement in REBUILD_BUCKETS:
+                await conn.execute(statement)
             for name in ("tables", "games", "nights"):
                 await conn.execute(
                     f"SELECT setval(pg_get_serial_sequence('{name}', 'id'), coalesce(max(id), 0) + 1, false)"
                     f" FROM {name}")
+        for name in (*TABLES, "buckets"):  # planner statistics, and index-only scans from the start
+            await conn.execute(f"VACUUM (ANALYZE) {name}", timeout=None)
     finally:
         await conn.close()
         db.close()
