@@ -24,7 +24,9 @@ SHARED = ["bot.py", "app/tables/manager.py", "app/store/__init__.py", "app/store
           "app/i18n/rules.py", "app/config.py", "app/ratings.py", "app/render/base.py", "app/render/common.py",
           "app/render/pool.py", "app/render/profile.py",
           "cogs/tables/__init__.py", "cogs/tables/lobby.py", "cogs/tables/presenter.py",
-          "cogs/tables/router.py", "cogs/tables/game_ui.py", "cogs/common/ui.py", "app/tables/computers.py", "cogs/stats.py", "cogs/rules.py", "cogs/admin.py"]
+          "cogs/tables/router.py", "cogs/tables/game_ui.py", "cogs/common/ui.py", "app/tables/computers.py", "cogs/stats.py", "cogs/rules.py", "cogs/admin.py",
+          "cogs/coach.py", "cogs/night.py", "cogs/after.py", "cogs/guard.py", "app/nights/host.py", "app/budget.py",
+          "app/cooldown.py", "app/text.py"]
 
 
 def game_words() -> list[str]:
