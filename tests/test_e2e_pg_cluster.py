@@ -99,7 +99,7 @@ class PgRun(Run):
         panel = self.panels.get(user.id)
         if panel is not None and decide(panel) is not None:
             return await super().step(user)
-        r = await self.interact(user, self.table_message(), "click", f"table:{self.table_id}:hand", [])
+        r = await self.interact(user, self.table_message(), "click", f"nimmt.hand:{self.table_id}", [])
         assert r.ack_type == 4 and r.ephemeral and r.message.ephemeral_to == user.id, r
         await self._until_controls(user, r.message)
 
@@ -108,7 +108,7 @@ class PgRun(Run):
             if decide(panel) is not None:
                 break
             await asyncio.sleep(0.1)
-            r = await self.interact(user, panel, "click", f"table:{self.table_id}:nrefresh", [])
+            r = await self.interact(user, panel, "click", f"nimmt.refresh:{self.table_id}", [])
             assert r.ack_type == 7, r
             panel = r.message
         assert decide(panel) is not None, f"{user.name}'s turn, but no controls:\n{panel.text()}"
@@ -119,7 +119,7 @@ class PgRun(Run):
         before a restart) and gets their panel; the game goes on from it."""
         user = await self.mover()
         assert user is not None, "the game ended too early for the test"
-        r = await self.interact(user, message, "click", f"table:{self.table_id}:hand", [])
+        r = await self.interact(user, message, "click", f"nimmt.hand:{self.table_id}", [])
         assert r.ack_type == 4 and r.ephemeral and r.message.ephemeral_to == user.id, r
         await self._until_controls(user, r.message)
 
@@ -214,7 +214,7 @@ async def test_two_processes_of_two_shards_on_one_postgresql(processes, pg_dsn, 
         assert status == "playing"
         shown = len(fd.messages(s.thread))
         with pytest.raises(NoAcknowledgement):  # nobody runs shard 2 now
-            await fd.click(people["cat"], old_table, f"table:{s.table_id}:hand")
+            await fd.click(people["cat"], old_table, f"nimmt.hand:{s.table_id}")
 
         await n.play()  # the North's process finishes its table meanwhile
         assert "Game over!" in await n.finish_shown()
@@ -292,7 +292,7 @@ async def test_copy_db_moves_a_running_bot_to_postgresql(world, processes, pg_ds
     r = await fd.slash(ben, lobby_channel, "nimmt new", seats=3, rounds=1, turn_time=0)  # a lobby
     assert r.ack_type == 4 and r.message.buttons()[0]["label"] == t("de", "table.join"), r
     lobby = r.message
-    lobby_id = int(re.match(r"table:(\d+):join", lobby.buttons()[0]["custom_id"])[1])
+    lobby_id = int(re.match(r"table.join:(\d+)", lobby.buttons()[0]["custom_id"])[1])
     night_channel = fd.add_channel(world.guild, "night")
     r = await fd.slash(ana, night_channel, "night start", game="nimmt", table_size=4)  # a night's sign-up
     assert r.ack_type == 4 and not r.ephemeral, r
@@ -325,7 +325,7 @@ async def test_copy_db_moves_a_running_bot_to_postgresql(world, processes, pg_ds
     await live.play()
     assert "Game over!" in await live.finish_shown()
 
-    r = await fd.click(cat, lobby, f"table:{lobby_id}:join")  # the lobby fills up, in German (its setting)
+    r = await fd.click(cat, lobby, f"table.join:{lobby_id}")  # the lobby fills up, in German (its setting)
     assert r.ack_type == 7 and "cat" in r.message.text(), r
     r = await fd.slash(cat, fd.add_channel(world.guild, "fresh"), "nimmt new", seats=2)
     assert r.ack_type == 4 and r.message.buttons()[0]["label"] == t("de", "table.join"), r
