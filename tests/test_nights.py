@@ -337,13 +337,15 @@ def test_recap_image_podium_rows_and_highlights():
     assert w == w0 and h > h0 + 12 * 30
 
 
-async def test_a_refused_save_changes_nothing_shown_and_the_same_click_works_after(store):
+async def test_a_refused_save_changes_nothing_shown_and_the_same_click_works_after(tmp_path):
     """The store refuses (disk full): a sign-up, a leave, the fill toggle, a round
     and the end are undone in memory too, so no message can show them; once the
-    store takes writes again, the same clicks work."""
+    store takes writes again, the same clicks work.  (SQLite: the faults are
+    injected at its commits.)"""
     from app.tables.manager import TableError
     from tests.faults import DISK_FULL, failing_commits
 
+    store = await Store.open(str(tmp_path / "refused.db"), checkpoint_interval=None)
     tables, host = make(store)
     night = await new_night(host, people=3, size=2, rounds=1)
     shown = (night.status, night.meta())
@@ -367,3 +369,4 @@ async def test_a_refused_save_changes_nothing_shown_and_the_same_click_works_aft
     assert row["status"] == "ended" and row["meta"]["recap_due"]
     await tables.shutdown()
     await host.close()
+    await store.close()

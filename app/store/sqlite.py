@@ -82,7 +82,7 @@ from app.store.base import (
     ACTIVE, BOARD_NUMBERS, CLOSED, GUILD_DEFAULTS, MIN_GAMES, RECORD_BATCH, ChannelBusy, GameRecord,  # noqa: F401
     GroupRecorder, Page, PlayerResult, StoreUnavailable, TableRecord,
     board_number as _board_number, game_code as _game_code, night_record as _night, page_of, profile_of,
-    table_record as _table,
+    table_record as _table, UNTOLD_FOR,
 )
 from app.store.sqlite_migrations import (
     BOARD_TRIGGERS, BOARD_TRIGGER_NAMES, BOARDS, GAME_CODES, REBUILD_BUCKETS, VALUE_EXPR, migrate, sort_key,
@@ -138,7 +138,6 @@ _TABLE_BY_ID = _TABLE_COLUMNS + "WHERE t.id = ?"
 _UNTOLD_CLOSED = _TABLE_COLUMNS + (
     "WHERE t.status IN ('cancelled', 'abandoned') AND t.updated_at > ? "
     "AND json_array_length(t.meta, '$.notes') > 0 ORDER BY t.id")
-UNTOLD_FOR = 7 * 24 * 3600  # seconds a closing not told yet is still told after a restart
 
 # record_game: inside BEGIN IMMEDIATE, one read for "already recorded?" and
 # the current ratings of the humans in every scope.
