@@ -83,6 +83,10 @@ _TABLE_IN_CHANNEL = (
     _TABLE_COLUMNS + "WHERE t.channel_id = $1 AND t.status IN ('lobby', 'playing') ORDER BY t.id DESC LIMIT 1"
 )
 _TABLE_BY_ID = _TABLE_COLUMNS + "WHERE t.id = $1"
+_OPEN_LOBBIES = (
+    "SELECT count(*) FROM tables WHERE status IN ('lobby', 'playing') AND status = 'lobby'"
+    " AND (meta->>'host_id')::bigint = $1 AND meta->>'night_id' IS NULL"
+)
 # closed before the thread was told (app/tables: a close is a note until told)
 _UNTOLD_CLOSED = _TABLE_COLUMNS + (
     "WHERE t.status IN ('cancelled', 'abandoned') AND t.updated_at > $1 "
@@ -395,6 +399,9 @@ class PostgresStore(GroupRecorder):
     async def table_in_channel(self, channel_id: int) -> TableRecord | None:
         row = await self._pool.fetchrow(_TABLE_IN_CHANNEL, channel_id)
         return table_record(row) if row else None
+
+    async def open_lobbies(self, host_id: int) -> int:
+        return int(await self._pool.fetchval(_OPEN_LOBBIES, host_id))
 
     async def table(self, table_id: int) -> TableRecord | None:
         row = await self._pool.fetchrow(_TABLE_BY_ID, table_id)

@@ -134,6 +134,12 @@ _TABLE_IN_CHANNEL = (
     _TABLE_COLUMNS + "WHERE t.channel_id = ? AND t.status IN ('lobby', 'playing') ORDER BY t.id DESC LIMIT 1"
 )
 _TABLE_BY_ID = _TABLE_COLUMNS + "WHERE t.id = ?"
+# lobbies a person hosts, outside nights (the first two terms are the partial
+# index's own: SQLite then reads the index of active tables, never the history)
+_OPEN_LOBBIES = (
+    "SELECT count(*) FROM tables WHERE status IN ('lobby', 'playing') AND json_extract(meta, '$.night_id') IS NULL"
+    " AND status = 'lobby' AND json_extract(meta, '$.host_id') = ?"
+)
 # closed before the thread was told (app/tables: a close is a note until told)
 _UNTOLD_CLOSED = _TABLE_COLUMNS + (
     "WHERE t.status IN ('cancelled', 'abandoned') AND t.updated_at > ? "
@@ -599,6 +605,12 @@ class SqliteStore(GroupRecorder):
         """The active table in *channel_id* (the newest if several), or None."""
         rows = list(await self._r.execute_fetchall(_TABLE_IN_CHANNEL, (channel_id,)))
         return _table(rows[0]) if rows else None
+
+    async def open_lobbies(self, host_id: int) -> int:
+        """How many lobbies ``host_id`` hosts, outside game nights, in every
+        process of this database."""
+        rows = list(await self._r.execute_fetchall(_OPEN_LOBBIES, (host_id,)))
+        return int(rows[0][0])
 
     async def table(self, table_id: int) -> TableRecord | None:
         """Any table by id, active or closed."""

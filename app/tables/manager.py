@@ -453,8 +453,12 @@ class TableManager:
             existing = self.in_channel(channel_id)
             if existing is not None and night_id is None:  # a night opens several tables in its channel
                 raise TableError("channel_busy", table=existing.id)
-            hosted = sum(1 for t in self.tables.values()
-                         if t.status == "lobby" and t.host_id == host_id and t.night_id is None)
+            # counted in the database: the cap holds across the processes of a shard cluster
+            try:
+                hosted = await self.store.open_lobbies(host_id) if night_id is None else 0
+            except Exception as error:
+                log.warning("the lobbies of %s could not be counted: %r", host_id, error)
+                raise TableError("not_saved") from error
             if hosted >= self.max_open_lobbies and night_id is None:
                 raise TableError("lobby_limit", count=self.max_open_lobbies)
             now = self.clock()
