@@ -287,7 +287,10 @@ async def test_a_table_whose_people_all_left_is_closed(store):
     for u in lonely.seats:
         await host.leave(night, u)
     await until(lambda: night.table(lonely.table_id).status == "closed")
-    assert (await store.table(lonely.table_id)).status == "abandoned"  # a game was under way: no result
+    record = await store.table(lonely.table_id)
+    assert record.status == "abandoned"  # a game was under way: no result
+    # the thread says why (everyone left the night), not that the host's id stopped it
+    assert record.meta.get("stop_reason") == "players_left" and record.meta.get("stopped_by") is None
     assert tables.get(lonely.table_id) is None  # a closed table leaves memory
     assert night.status == "playing"  # the organiser's table still plays
     assert len(made) == 2

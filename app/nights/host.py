@@ -195,7 +195,7 @@ class NightHost:
                 table = self.tables.get(nt.table_id)
                 if user_id in people and all(u in gone for u in people) and table is not None:
                     try:
-                        await self.tables.cancel(table, table.host_id, can_manage=True)
+                        await self.tables.cancel(table, table.host_id, can_manage=True, reason="players_left")
                     except TableError:
                         pass  # finished meanwhile: it counts
 

@@ -134,6 +134,8 @@ class Table:
     saved: int = 0  # how many log entries the store holds
     active_at: float = 0.0  # when a person last acted here (joined, started, moved...)
     stopped_by: str | None = None  # who stopped the game (abandoned), None when it went idle
+    #: why it was stopped when nobody in particular did (a catalogue key ``faults.stop_<reason>``)
+    stop_reason: str | None = None
     idle: bool = False  # closed because nobody acted for the idle limit
     recorded: bool = False  # the result is in the store's statistics
     posting: bool = False  # created by this process, its lobby message not posted yet
@@ -183,6 +185,7 @@ class Table:
             "turn_deadline": self.turn_deadline,
             "active_at": self.active_at,
             "stopped_by": self.stopped_by,
+            **({"stop_reason": self.stop_reason} if self.stop_reason else {}),
             **({"idle": True} if self.idle else {}),
             "narrated": self.narrated,
             "notes": [note for note in self.notes if note["n"] > self.notes_told],
@@ -206,7 +209,7 @@ class Table:
     def adopt(self, draft: "Table") -> None:
         """Take over a saved draft's state."""
         for name in ("status", "seats", "seed", "log", "options", "started_at", "turn_seat", "turn_deadline",
-                     "saved", "engine", "active_at", "stopped_by", "idle", "shuffle", "noted"):
+                     "saved", "engine", "active_at", "stopped_by", "stop_reason", "idle", "shuffle", "noted"):
             setattr(self, name, getattr(draft, name))
         self.notes = [note for note in draft.notes if note["n"] > self.notes_told]
 
@@ -362,6 +365,7 @@ class TableManager:
         table.notes_told = int(meta.get("notes_told", 0))
         table.notes = [dict(note) for note in meta.get("notes", ()) if int(note["n"]) > table.notes_told]
         table.stopped_by = meta.get("stopped_by")
+        table.stop_reason = meta.get("stop_reason")
         table.idle = bool(meta.get("idle"))
         if "noted" not in meta and table.status == "playing" and not table.thread_id:
             # saved before notes existed: a game whose start was never shown
@@ -564,10 +568,13 @@ class TableManager:
             raise TableError("ai.hint_not_your_turn")
         return await self.players.hint(table, seat)
 
-    async def cancel(self, table: Table, user_id: int, *, can_manage: bool, name: str | None = None) -> None:
+    async def cancel(self, table: Table, user_id: int, *, can_manage: bool, name: str | None = None,
+                     reason: str | None = None) -> None:
         """End a table: the host or a moderator cancels a lobby; only a
         moderator (Manage Messages) stops a running game, which is then
-        closed as 'abandoned' (no result, no statistics)."""
+        closed as 'abandoned' (no result, no statistics).  ``reason`` says
+        why when no person stopped it (e.g. ``"players_left"``, a game night's
+        table whose players all left the night)."""
         async with self._locked(table):
             if table.status not in ACTIVE:
                 raise TableError("table_closed")
@@ -582,7 +589,9 @@ class TableManager:
             draft = table.draft()
             draft.status = status
             draft.turn_deadline = None
-            if status == "abandoned":
+            if status == "abandoned" and reason:
+                draft.stop_reason = reason
+            elif status == "abandoned":
                 draft.stopped_by = name or str(user_id)
             # (the thread and the lobby say so; saved with the close, told after a restart too)
             said = draft.note({"type": "cancelled"} if status == "cancelled"
