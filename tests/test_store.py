@@ -123,6 +123,16 @@ async def test_pragmas(sqlite_store, tmp_path):
     assert busy == 0 and frames == done and frames > 0
 
 
+async def test_a_start_finds_untold_closes_without_reading_every_table(sqlite_store):
+    """A start looks for tables closed but not yet told among the recent closed
+    ones through their index, not by reading the whole history of tables."""
+    from app.store.sqlite import _UNTOLD_CLOSED
+
+    plan = " ".join(str(row[-1]) for row in await sqlite_store._r.execute_fetchall(
+        "EXPLAIN QUERY PLAN " + _UNTOLD_CLOSED, (0.0,)))
+    assert "tables_closed" in plan and "SCAN t " not in plan + " ", plan
+
+
 async def test_memory_path_refused():
     with pytest.raises(ValueError):
         await Store.open(":memory:")

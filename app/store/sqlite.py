@@ -141,7 +141,7 @@ _OPEN_LOBBIES = (
     " AND status = 'lobby' AND json_extract(meta, '$.host_id') = ?"
 )
 # closed before the thread was told (app/tables: a close is a note until told)
-_UNTOLD_CLOSED = _TABLE_COLUMNS + (
+_UNTOLD_CLOSED = _TABLE_COLUMNS.replace("FROM tables AS t", "FROM tables AS t INDEXED BY tables_closed") + (
     "WHERE t.status IN ('cancelled', 'abandoned') AND t.updated_at > ? "
     "AND json_array_length(t.meta, '$.notes') > 0 ORDER BY t.id")
 
