@@ -296,8 +296,80 @@ _V1 = (
     " ON stats FOR EACH ROW EXECUTE FUNCTION stats_boards()",
 )
 
+# Version 2: a group of games recorded by ONE statement, ``record_games``
+# (app.store.postgres).  The caller read the stats rows without a lock and
+# computed the new rows (ratings included) in order; the function takes the
+# record lock, checks that no table of the group is recorded yet and that
+# every stats row it read still holds the games count it read (every
+# recording adds one, so an equal count is an unchanged row; 0: no row yet),
+# then writes the games (ids in the group's order), the players, the results
+# and the stats rows (one statement per row, for the bucket trigger).  It
+# returns the new game ids, or NULL when something changed meanwhile (the
+# caller reads again).  The lock is held for this one statement and its
+# commit only: no round trip to the client inside it.
+_V2 = (
+    """
+    CREATE FUNCTION record_games(
+        lock_key bigint, lock_wait text,
+        g_table bigint[], g_guild bigint[], g_channel bigint[], g_game text[], g_started float8[],
+        g_ended float8[], g_seed bigint[], g_rounds integer[], g_bots boolean[], g_rated boolean[],
+        g_n integer[],
+        p_user bigint[], p_name text[],
+        r_game integer[], r_seat integer[], r_user bigint[], r_name text[], r_score integer[],
+        r_place integer[], r_stats text[],
+        s_game integer[], s_scope bigint[], s_user bigint[], s_before integer[], s_games integer[],
+        s_wins integer[], s_score bigint[], s_counters text[], s_rated integer[], s_mu float8[],
+        s_sigma float8[]
+    ) RETURNS bigint[] LANGUAGE plpgsql AS $fn$
+    DECLARE
+        ids bigint[] := '{}';
+        gid bigint;
+        i integer;
+    BEGIN
+        PERFORM set_config('lock_timeout', lock_wait, true);
+        PERFORM pg_advisory_xact_lock(lock_key);
+        IF EXISTS (SELECT 1 FROM games WHERE table_id = ANY(g_table)) THEN
+            RETURN NULL;
+        END IF;
+        IF EXISTS (SELECT 1 FROM unnest(s_game, s_scope, s_user, s_before) AS k (game, scope, user_id, games)
+                   LEFT JOIN stats AS s ON s.game = k.game AND s.scope = k.scope AND s.user_id = k.user_id
+                   WHERE coalesce(s.games, 0) <> k.games) THEN
+            RETURN NULL;
+        END IF;
+        FOR i IN 1 .. coalesce(array_length(g_table, 1), 0) LOOP
+            INSERT INTO games (table_id, guild_id, channel_id, game, started_at, ended_at, seed, rounds,
+                               has_bots, rated, n_players)
+            VALUES (g_table[i], g_guild[i], g_channel[i], g_game[i], g_started[i], g_ended[i], g_seed[i],
+                    g_rounds[i], g_bots[i], g_rated[i], g_n[i])
+            RETURNING id INTO gid;
+            ids := ids || gid;
+        END LOOP;
+        INSERT INTO players (user_id, name)
+        SELECT * FROM unnest(p_user, p_name)
+        ON CONFLICT (user_id) DO UPDATE SET name = excluded.name WHERE players.name IS DISTINCT FROM excluded.name;
+        INSERT INTO game_players (game_id, seat, user_id, name, score, place, stats)
+        SELECT ids[x.g], x.seat, x.u, x.n, x.sc, x.pl, x.st
+        FROM unnest(r_game, r_seat, r_user, r_name, r_score, r_place, r_stats) AS x (g, seat, u, n, sc, pl, st);
+        FOR i IN 1 .. coalesce(array_length(s_game, 1), 0) LOOP
+            IF s_before[i] = 0 THEN
+                INSERT INTO stats (game, scope, user_id, games, wins, score_sum, counters, rated_games, mu, sigma)
+                VALUES (s_game[i], s_scope[i], s_user[i], s_games[i], s_wins[i], s_score[i],
+                        s_counters[i]::jsonb, s_rated[i], s_mu[i], s_sigma[i]);
+            ELSE
+                UPDATE stats SET games = s_games[i], wins = s_wins[i], score_sum = s_score[i],
+                                 counters = s_counters[i]::jsonb, rated_games = s_rated[i],
+                                 mu = s_mu[i], sigma = s_sigma[i]
+                WHERE game = s_game[i] AND scope = s_scope[i] AND user_id = s_user[i];
+            END IF;
+        END LOOP;
+        RETURN ids;
+    END
+    $fn$
+    """,
+)
+
 #: MIGRATIONS[k] brings version k to k + 1.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1,)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2)
 LATEST = len(MIGRATIONS)
 #: the tables of the schema, parents before children (``--copy-db`` order)
 TABLES = ("tables", "table_actions", "guild_settings", "players", "games", "game_players", "stats",

@@ -105,64 +105,27 @@ ON CONFLICT (table_id, idx) DO NOTHING
 """
 _CLOSE_TABLE = "UPDATE tables SET status = $1, updated_at = $2 WHERE id = $3"
 
-# One statement per game: the game (once per table), its players (the
-# latest name seen wins), its standings, and the current stats rows of its
-# humans in both scopes.  Rows: the new game id (NULL: already recorded),
-# then scope, user_id, games, wins, score_sum, counters, rated_games, mu,
-# sigma of each existing stats row (one row of NULLs when there is none).
-_RECORD = """
-WITH g AS (
-    INSERT INTO games (table_id, guild_id, channel_id, game, started_at, ended_at, seed, rounds,
-                       has_bots, rated, n_players)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-    ON CONFLICT (table_id) DO NOTHING RETURNING id
-), p AS (
-    INSERT INTO players (user_id, name)
-    SELECT u, n FROM unnest($12::bigint[], $13::text[]) AS x (u, n) WHERE EXISTS (SELECT 1 FROM g) ORDER BY u
-    ON CONFLICT (user_id) DO UPDATE SET name = excluded.name WHERE players.name IS DISTINCT FROM excluded.name
-), r AS (
-    INSERT INTO game_players (game_id, seat, user_id, name, score, place, stats)
-    SELECT g.id, x.* FROM g, unnest($14::integer[], $15::bigint[], $16::text[], $17::integer[], $18::integer[],
-                                    $19::text[]) AS x
-)
-SELECT (SELECT id FROM g), s.scope, s.user_id, s.games, s.wins, s.score_sum, s.counters::text, s.rated_games,
-       s.mu, s.sigma
-FROM (SELECT 1) AS one
-LEFT JOIN stats AS s ON s.game = $20 AND s.scope = ANY($21::bigint[]) AND s.user_id = ANY($12::bigint[])
-"""
-# a group of games at once (PostgresStore._record_group): ids in the order given
-_INSERT_GAMES = """
-INSERT INTO games (table_id, guild_id, channel_id, game, started_at, ended_at, seed, rounds,
-                   has_bots, rated, n_players)
-SELECT t, g, c, k, s, e, sd, r, hb, rt, n
-FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::float8[], $6::float8[], $7::bigint[],
-            $8::int[], $9::boolean[], $10::boolean[], $11::int[]) WITH ORDINALITY
-     AS x (t, g, c, k, s, e, sd, r, hb, rt, n, ord)
-ORDER BY ord
-ON CONFLICT (table_id) DO NOTHING RETURNING id, table_id
-"""
-_UPSERT_PLAYERS = """
-INSERT INTO players (user_id, name) SELECT * FROM unnest($1::bigint[], $2::text[])
-ON CONFLICT (user_id) DO UPDATE SET name = excluded.name WHERE players.name IS DISTINCT FROM excluded.name
-"""
-_INSERT_RESULTS = """
-INSERT INTO game_players (game_id, seat, user_id, name, score, place, stats)
-SELECT * FROM unnest($1::bigint[], $2::int[], $3::bigint[], $4::text[], $5::int[], $6::int[], $7::text[])
-"""
-_READ_STATS_MANY = """
-SELECT s.game, s.scope, s.user_id, s.games, s.wins, s.score_sum, s.counters::text, s.rated_games, s.mu, s.sigma
+# Recording (PostgresStore._record_group): one lock-free read of the stats
+# rows of a group's players and of the group's tables already recorded,
+# then one call of record_games (pg migration 2), which checks under the
+# record lock that nothing read has changed and writes everything.
+_READ_FOR_RECORD = """
+SELECT s.game, s.scope, s.user_id, s.games, s.wins, s.score_sum, s.counters::text, s.rated_games, s.mu, s.sigma,
+       NULL::bigint
 FROM stats AS s JOIN unnest($1::int[], $2::bigint[], $3::bigint[]) AS k (game, scope, user_id)
   ON s.game = k.game AND s.scope = k.scope AND s.user_id = k.user_id
+UNION ALL
+SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, table_id FROM games WHERE table_id = ANY($4::bigint[])
 """
-# absolute values computed from the row read under the record lock; the
-# board keys are generated columns
-_WRITE_STATS = """
-INSERT INTO stats (game, scope, user_id, games, wins, score_sum, counters, rated_games, mu, sigma)
-VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10)
-ON CONFLICT (game, scope, user_id) DO UPDATE SET
-    games = excluded.games, wins = excluded.wins, score_sum = excluded.score_sum,
-    counters = excluded.counters, rated_games = excluded.rated_games, mu = excluded.mu, sigma = excluded.sigma
-"""
+_RECORD_GAMES = (
+    "SELECT record_games($1, $2, $3::bigint[], $4::bigint[], $5::bigint[], $6::text[], $7::float8[], $8::float8[],"
+    " $9::bigint[], $10::int[], $11::boolean[], $12::boolean[], $13::int[], $14::bigint[], $15::text[],"
+    " $16::int[], $17::int[], $18::bigint[], $19::text[], $20::int[], $21::int[], $22::text[],"
+    " $23::int[], $24::bigint[], $25::bigint[], $26::int[], $27::int[], $28::int[], $29::bigint[], $30::text[],"
+    " $31::int[], $32::float8[], $33::float8[])"
+)
+#: optimistic attempts of a group before it takes the record lock for its read too
+RECORD_ATTEMPTS = 3
 
 
 def _board_sql(board: int) -> dict[str, str]:
@@ -458,146 +421,120 @@ class PostgresStore(GroupRecorder):
 
     async def _record_records(self, records: list[GameRecord]) -> list[Any]:
         if len(records) > 1:
-            try:  # the whole group in a few statements (a handful of round trips, not ~8 a game)
+            try:  # the whole group in one call of record_games
                 return await self._record_group(records)
-            except Exception:  # some record is bad: each alone in its savepoint, below
+            except Exception:  # some record is bad: each alone, below
                 log.debug("group of %d records failed as a whole; recording each alone", len(records),
                           exc_info=True)
-        async with self._pool.acquire() as conn:
-            async with conn.transaction():
-                # recordings queue for the record lock by design: under a burst from
-                # several processes the wait is longer than a click's LOCK_TIMEOUT_MS
-                await conn.execute("SELECT set_config('lock_timeout', $1, true), pg_advisory_xact_lock($2)",
-                                   str(RECORD_LOCK_WAIT_MS), RECORD_LOCK)
-                if len(records) == 1:
-                    return [await self._record_one(conn, records[0])]
-                out: list[Any] = []
-                for record in records:
-                    try:
-                        async with conn.transaction():  # a savepoint
-                            out.append(await self._record_one(conn, record))
-                    except Exception as exc:  # this record alone (its savepoint is rolled back)
-                        out.append(exc)
-                return out
-
-    @staticmethod
-    async def _record_one(conn: asyncpg.Connection, record: GameRecord) -> int | None:
-        code = game_code(record.game)
-        scopes = [0] if not record.guild_id else [0, record.guild_id]
-        humans = sorted((p.user_id, p.name) for p in record.players if p.user_id is not None)
-        players = record.players
-        got = await conn.fetch(
-            _RECORD, record.table_id, record.guild_id, record.channel_id, record.game,
-            float(record.started_at), float(record.ended_at), record.seed, record.rounds,
-            bool(record.has_bots), bool(record.rated), len(players),
-            [u for u, _ in humans], [n for _, n in humans],
-            [p.seat for p in players], [p.user_id for p in players], [p.name for p in players],
-            [p.score for p in players], [p.place for p in players], [json.dumps(p.stats) for p in players],
-            code, scopes)
-        game_id = got[0][0]
-        if game_id is None:
-            return None  # this table's game is already recorded
-        if not humans:
-            return int(game_id)
-        current = {(r[1], r[2]): r[1:] for r in got if r[1] is not None}
-        rows = []
-        default = (ratings.DEFAULT_MU, ratings.DEFAULT_SIGMA)
-        for scope in scopes:
-            new: list[tuple[float, float] | None] = [None] * len(record.players)
-            if record.rated and len(record.players) >= 2:
-                before = []
-                for p in record.players:
-                    old = current.get((scope, p.user_id)) if p.user_id is not None else None
-                    before.append(default if old is None or old[7] is None else (old[7], old[8]))
-                new = list(ratings.rate(before, [p.place for p in record.players]))
-            for p, rating in zip(record.players, new):
-                if p.user_id is None:
-                    continue
-                old = current.get((scope, p.user_id))
-                games, wins, score_sum, counters, rated_games, mu, sigma = (
-                    (0, 0, 0, {}, 0, None, None) if old is None
-                    else (old[2], old[3], old[4], json.loads(old[5]), old[6], old[7], old[8]))
-                for key, value in p.stats.items():
-                    if isinstance(value, (int, float)) and not isinstance(value, bool):
-                        counters[key] = counters.get(key, 0) + int(value)
-                if rating is not None:
-                    mu, sigma = rating
-                rows.append((code, scope, p.user_id, games + 1, wins + int(p.place == 1), score_sum + p.score,
-                             json.dumps(counters), rated_games + int(rating is not None), mu, sigma))
-        await conn.executemany(_WRITE_STATS, rows)
-        return int(game_id)
+        out: list[Any] = []
+        for record in records:
+            try:
+                (result,) = await self._record_group([record])
+            except Exception as exc:  # this record alone (its statement wrote nothing)
+                result = exc
+            out.append(result)
+        return out
 
     async def _record_group(self, records: list[GameRecord]) -> list[Any]:
-        """Record *records* in one transaction with one statement per table:
-        the games (ids in the group's order), the players, the results, one
-        read and one write of the stats rows; the ratings are computed here in
-        id order over the rows read, as one game after the other would.
-        Any error fails the whole group (nothing written)."""
+        """Record *records* with one read and one call of ``record_games``
+        (pg migration 2): the stats rows are read without a lock, the new rows
+        (ratings in id order, as one game after the other would) computed
+        here, and the function writes them only if nothing it was computed
+        from changed meanwhile; else read and compute again.  After
+        ``RECORD_ATTEMPTS`` such misses the read too is made under the record
+        lock (it cannot miss then).  Returns the game ids in the order given
+        (None: the table's game is recorded already).  Any error fails the
+        whole group (nothing written)."""
         first: dict[int, int] = {}  # table id -> index of its first record in the group
         for i, record in enumerate(records):
             first.setdefault(record.table_id, i)
-        fresh = [i for i, r in enumerate(records) if first[r.table_id] == i]
+        fresh = [records[i] for i in sorted(first.values())]
+        keys = sorted({(game_code(g.game), scope, pr.user_id) for g in fresh
+                       for scope in ([0] if not g.guild_id else [0, g.guild_id])
+                       for pr in g.players if pr.user_id is not None})
+        read_args = (*[list(col) for col in zip(*keys)], [g.table_id for g in fresh]) if keys else (
+            [], [], [], [g.table_id for g in fresh])
         async with self._pool.acquire() as conn:
-            async with conn.transaction():
-                await conn.execute("SELECT set_config('lock_timeout', $1, true), pg_advisory_xact_lock($2)",
-                                   str(RECORD_LOCK_WAIT_MS), RECORD_LOCK)
-                games = [records[i] for i in fresh]
-                ids = {r[1]: int(r[0]) for r in await conn.fetch(_INSERT_GAMES, *[list(col) for col in zip(*(
-                    (g.table_id, g.guild_id, g.channel_id, g.game, float(g.started_at), float(g.ended_at), g.seed,
-                     g.rounds, bool(g.has_bots), bool(g.rated), len(g.players)) for g in games))])}
-                done = [g for g in games if g.table_id in ids]  # in id order
-                names: dict[int, str] = {}
-                for g in done:
-                    for pr in g.players:
-                        if pr.user_id is not None:
-                            names[pr.user_id] = pr.name  # the latest name seen wins
-                if names:
-                    users = sorted(names)
-                    await conn.execute(_UPSERT_PLAYERS, users, [names[u] for u in users])
-                results = [(ids[g.table_id], pr.seat, pr.user_id, pr.name, pr.score, pr.place, json.dumps(pr.stats))
-                           for g in done for pr in g.players]
-                if results:
-                    await conn.execute(_INSERT_RESULTS, *[list(col) for col in zip(*results)])
-                keys = sorted({(game_code(g.game), scope, pr.user_id) for g in done
-                               for scope in ([0] if not g.guild_id else [0, g.guild_id])
-                               for pr in g.players if pr.user_id is not None})
-                current: dict[tuple[int, int, int], tuple] = {}
-                if keys:
-                    for r in await conn.fetch(_READ_STATS_MANY, *[list(col) for col in zip(*keys)]):
-                        current[(r[0], r[1], r[2])] = (r[3], r[4], r[5], json.loads(r[6]), r[7], r[8], r[9])
-                written: dict[tuple[int, int, int], tuple] = {}
-                default = (ratings.DEFAULT_MU, ratings.DEFAULT_SIGMA)
-                for g in done:
-                    code = game_code(g.game)
-                    for scope in ([0] if not g.guild_id else [0, g.guild_id]):
-                        new: list[tuple[float, float] | None] = [None] * len(g.players)
-                        if g.rated and len(g.players) >= 2:
-                            before = []
-                            for pr in g.players:
-                                old = current.get((code, scope, pr.user_id)) if pr.user_id is not None else None
-                                before.append(default if old is None or old[5] is None else (old[5], old[6]))
-                            new = list(ratings.rate(before, [pr.place for pr in g.players]))
-                        for pr, rating in zip(g.players, new):
-                            if pr.user_id is None:
-                                continue
-                            key = (code, scope, pr.user_id)
-                            games_, wins, score_sum, counters, rated_games, mu, sigma = current.get(
-                                key, (0, 0, 0, {}, 0, None, None))
-                            counters = dict(counters)
-                            for name, value in pr.stats.items():
-                                if isinstance(value, (int, float)) and not isinstance(value, bool):
-                                    counters[name] = counters.get(name, 0) + int(value)
-                            if rating is not None:
-                                mu, sigma = rating
-                            current[key] = written[key] = (
-                                games_ + 1, wins + int(pr.place == 1), score_sum + pr.score, counters,
-                                rated_games + int(rating is not None), mu, sigma)
-                if written:
-                    # one statement per row: the board trigger counts one row per statement
-                    await conn.executemany(_WRITE_STATS, [
-                        (*key, v[0], v[1], v[2], json.dumps(v[3]), v[4], v[5], v[6])
-                        for key, v in sorted(written.items())])
+            for attempt in range(RECORD_ATTEMPTS + 1):
+                if attempt < RECORD_ATTEMPTS:
+                    ids = await self._try_group(conn, fresh, read_args)
+                else:
+                    async with conn.transaction():
+                        await conn.execute(
+                            "SELECT set_config('lock_timeout', $1, true), pg_advisory_xact_lock($2)",
+                            str(RECORD_LOCK_WAIT_MS), RECORD_LOCK)
+                        ids = await self._try_group(conn, fresh, read_args)
+                if ids is not None:
+                    break
+            else:  # pragma: no cover - the locked read cannot miss
+                raise RuntimeError("record_games missed under the record lock")
         return [ids.get(r.table_id) if first[r.table_id] == i else None for i, r in enumerate(records)]
+
+    @staticmethod
+    async def _try_group(conn: asyncpg.Connection, fresh: list[GameRecord], read_args: tuple
+                         ) -> dict[int, int] | None:
+        """One read and one ``record_games``: table id -> game id of the games
+        written, or None when the function found a row changed since the read."""
+        current: dict[tuple[int, int, int], tuple] = {}
+        recorded: set[int] = set()
+        for r in await conn.fetch(_READ_FOR_RECORD, *read_args):
+            if r[10] is not None:
+                recorded.add(r[10])
+            else:
+                current[(r[0], r[1], r[2])] = (r[3], r[4], r[5], json.loads(r[6]), r[7], r[8], r[9])
+        done = [g for g in fresh if g.table_id not in recorded]  # in id order
+        if not done:
+            return {}
+        before = {key: v[0] for key, v in current.items()}
+        names: dict[int, str] = {}
+        for g in done:
+            for pr in g.players:
+                if pr.user_id is not None:
+                    names[pr.user_id] = pr.name  # the latest name seen wins
+        users = sorted(names)
+        index = {g.table_id: i + 1 for i, g in enumerate(done)}
+        results = [(index[g.table_id], pr.seat, pr.user_id, pr.name, pr.score, pr.place, json.dumps(pr.stats))
+                   for g in done for pr in g.players]
+        written: dict[tuple[int, int, int], tuple] = {}
+        default = (ratings.DEFAULT_MU, ratings.DEFAULT_SIGMA)
+        for g in done:
+            code = game_code(g.game)
+            for scope in ([0] if not g.guild_id else [0, g.guild_id]):
+                new: list[tuple[float, float] | None] = [None] * len(g.players)
+                if g.rated and len(g.players) >= 2:
+                    rated_before = []
+                    for pr in g.players:
+                        old = current.get((code, scope, pr.user_id)) if pr.user_id is not None else None
+                        rated_before.append(default if old is None or old[5] is None else (old[5], old[6]))
+                    new = list(ratings.rate(rated_before, [pr.place for pr in g.players]))
+                for pr, rating in zip(g.players, new):
+                    if pr.user_id is None:
+                        continue
+                    key = (code, scope, pr.user_id)
+                    games_, wins, score_sum, counters, rated_games, mu, sigma = current.get(
+                        key, (0, 0, 0, {}, 0, None, None))
+                    counters = dict(counters)
+                    for name, value in pr.stats.items():
+                        if isinstance(value, (int, float)) and not isinstance(value, bool):
+                            counters[name] = counters.get(name, 0) + int(value)
+                    if rating is not None:
+                        mu, sigma = rating
+                    current[key] = written[key] = (
+                        games_ + 1, wins + int(pr.place == 1), score_sum + pr.score, counters,
+                        rated_games + int(rating is not None), mu, sigma)
+        rows = [(*key, before.get(key, 0), v[0], v[1], v[2], json.dumps(v[3]), v[4], v[5], v[6])
+                for key, v in sorted(written.items())]
+        columns = [list(col) for col in zip(*rows)] if rows else [[] for _ in range(11)]
+        games = [list(col) for col in zip(*(
+            (g.table_id, g.guild_id, g.channel_id, g.game, float(g.started_at), float(g.ended_at), g.seed,
+             g.rounds, bool(g.has_bots), bool(g.rated), len(g.players)) for g in done))]
+        result_columns = [list(col) for col in zip(*results)] if results else [[] for _ in range(7)]
+        ids = await conn.fetchval(
+            _RECORD_GAMES, RECORD_LOCK, str(RECORD_LOCK_WAIT_MS), *games, users, [names[u] for u in users],
+            *result_columns, *columns)
+        if ids is None:
+            return None
+        return {g.table_id: int(game_id) for g, game_id in zip(done, ids)}
 
     async def profile(self, user_id: int, game: str, guild_id: int | None = None) -> dict[str, Any] | None:
         row = await self._pool.fetchrow(_PROFILE, game_code(game), guild_id or 0, user_id)
