@@ -708,7 +708,7 @@ async def test_postgresql_buckets_split_and_agree_with_sqlite(pg_dsn, tmp_path):
     pg = await Store.open(pg_dsn)
     lite = await Store.open(str(tmp_path / "same.db"), checkpoint_interval=None)
     try:
-        await pg._pool.execute(pg_migrations.board_function(4))
+        await pg._pool.execute(pg_migrations.bucket_max_function(4))  # the split limit of record_games and the trigger
         rnd = random.Random(11)
         games = [
             nimmt_game(t, [(u, p, rnd.randint(0, 20)) for u, p in zip(

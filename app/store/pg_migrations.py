@@ -303,12 +303,45 @@ _V1 = (
 # every stats row it read still holds the games count it read (every
 # recording adds one, so an equal count is an unchanged row; 0: no row yet),
 # then writes the games (ids in the group's order), the players, the results
-# and the stats rows (one statement per row, for the bucket trigger).  It
-# returns the new game ids, or NULL when something changed meanwhile (the
-# caller reads again).  The lock is held for this one statement and its
-# commit only: no round trip to the client inside it.
+# and the stats rows.  It returns the new game ids, or NULL when something
+# changed meanwhile (the caller reads again).  The lock is held for this one
+# statement and its commit only: no round trip to the client inside it.
+#
+# The stats rows are written by one statement that also moves the bucket
+# counts (set-based: the old keys' buckets -1, the new keys' +1, summed per
+# bucket, so a key that stays in its bucket writes nothing there, and the
+# buckets written are locked in key order); the row trigger is told to stand
+# aside (the transaction-local setting ``cardnight.boards = 'off'``) and
+# stays for any other writer.  A bucket past :func:`bucket_max_function`'s
+# limit splits at its median key, as the trigger's do.
+
+
+def bucket_max_function(bucket_max: int | None = None) -> str:
+    """``bucket_max()``: the split limit of record_games and of the trigger
+    of version 2 (``BUCKET_MAX`` unless a test asks for a tiny one)."""
+    limit = BUCKET_MAX if bucket_max is None else int(bucket_max)
+    return f"CREATE OR REPLACE FUNCTION bucket_max() RETURNS integer LANGUAGE sql IMMUTABLE AS 'SELECT {limit}'"
+
+
+def _split_blocks() -> str:
+    """plpgsql: split bucket (g, sc, bd, lo) of b_cnt entries at its median key."""
+    out = []
+    for board, (_, col) in BOARDS.items():
+        out.append(f"""{'IF' if board == 0 else 'ELSIF'} bd = {board} THEN
+                    SELECT {col} INTO mid FROM stats
+                    WHERE game = g AND scope = sc AND {col} IS NOT NULL AND {col} >= b_lo
+                    ORDER BY {col} OFFSET b_cnt / 2 LIMIT 1;""")
+    return "\n                ".join(out) + "\n                END IF;"
+
+
 _V2 = (
-    """
+    bucket_max_function(),
+    # the trigger of version 1, standing aside for record_games
+    board_function().replace(
+        "BEGIN\n    IF TG_OP",
+        "BEGIN\n    IF current_setting('cardnight.boards', true) = 'off' THEN\n        RETURN NULL;\n    END IF;"
+        "\n    IF TG_OP", 1).replace(f"b_cnt > {BUCKET_MAX} THEN", "b_cnt > bucket_max() THEN"),
+    f"""
     CREATE FUNCTION record_games(
         lock_key bigint, lock_wait text,
         g_table bigint[], g_guild bigint[], g_channel bigint[], g_game text[], g_started float8[],
@@ -322,11 +355,19 @@ _V2 = (
         s_sigma float8[]
     ) RETURNS bigint[] LANGUAGE plpgsql AS $fn$
     DECLARE
-        ids bigint[] := '{}';
+        ids bigint[] := '{{}}';
         gid bigint;
         i integer;
+        big record;
+        g integer;
+        sc bigint;
+        bd smallint;
+        b_lo text COLLATE "C";
+        b_cnt integer;
+        mid text COLLATE "C";
     BEGIN
         PERFORM set_config('lock_timeout', lock_wait, true);
+        PERFORM set_config('cardnight.boards', 'off', true);
         PERFORM pg_advisory_xact_lock(lock_key);
         IF EXISTS (SELECT 1 FROM games WHERE table_id = ANY(g_table)) THEN
             RETURN NULL;
@@ -350,16 +391,61 @@ _V2 = (
         INSERT INTO game_players (game_id, seat, user_id, name, score, place, stats)
         SELECT ids[x.g], x.seat, x.u, x.n, x.sc, x.pl, x.st
         FROM unnest(r_game, r_seat, r_user, r_name, r_score, r_place, r_stats) AS x (g, seat, u, n, sc, pl, st);
-        FOR i IN 1 .. coalesce(array_length(s_game, 1), 0) LOOP
-            IF s_before[i] = 0 THEN
+        FOR big IN
+            WITH x AS (
+                SELECT * FROM unnest(s_game, s_scope, s_user, s_before, s_games, s_wins, s_score, s_counters,
+                                     s_rated, s_mu, s_sigma)
+                    AS x (game, scope, user_id, before, games, wins, score_sum, counters, rated_games, mu, sigma)
+            ), old AS (
+                SELECT s.game, s.scope, b.board, b.k
+                FROM x JOIN stats AS s ON s.game = x.game AND s.scope = x.scope AND s.user_id = x.user_id
+                CROSS JOIN LATERAL (VALUES (0, s.k_rating), (1, s.k_wins), (2, s.k_rate), (3, s.k_games))
+                    AS b (board, k)
+                WHERE x.before > 0 AND b.k IS NOT NULL
+            ), upd AS (
+                UPDATE stats AS s SET games = x.games, wins = x.wins, score_sum = x.score_sum,
+                                      counters = x.counters::jsonb, rated_games = x.rated_games,
+                                      mu = x.mu, sigma = x.sigma
+                FROM x WHERE x.before > 0 AND s.game = x.game AND s.scope = x.scope AND s.user_id = x.user_id
+                RETURNING s.game, s.scope, s.k_rating, s.k_wins, s.k_rate, s.k_games
+            ), ins AS (
                 INSERT INTO stats (game, scope, user_id, games, wins, score_sum, counters, rated_games, mu, sigma)
-                VALUES (s_game[i], s_scope[i], s_user[i], s_games[i], s_wins[i], s_score[i],
-                        s_counters[i]::jsonb, s_rated[i], s_mu[i], s_sigma[i]);
-            ELSE
-                UPDATE stats SET games = s_games[i], wins = s_wins[i], score_sum = s_score[i],
-                                 counters = s_counters[i]::jsonb, rated_games = s_rated[i],
-                                 mu = s_mu[i], sigma = s_sigma[i]
-                WHERE game = s_game[i] AND scope = s_scope[i] AND user_id = s_user[i];
+                SELECT game, scope, user_id, games, wins, score_sum, counters::jsonb, rated_games, mu, sigma
+                FROM x WHERE x.before = 0
+                RETURNING game, scope, k_rating, k_wins, k_rate, k_games
+            ), new AS (
+                SELECT n.game, n.scope, b.board, b.k
+                FROM (SELECT * FROM upd UNION ALL SELECT * FROM ins) AS n
+                CROSS JOIN LATERAL (VALUES (0, n.k_rating), (1, n.k_wins), (2, n.k_rate), (3, n.k_games))
+                    AS b (board, k)
+                WHERE b.k IS NOT NULL
+            ), moved AS (
+                SELECT c.game, c.scope, c.board,
+                       coalesce((SELECT b.lo FROM buckets AS b
+                                 WHERE b.game = c.game AND b.scope = c.scope AND b.board = c.board AND b.lo <= c.k
+                                 ORDER BY b.lo DESC LIMIT 1), '') AS lo,
+                       c.d
+                FROM (SELECT *, -1 AS d FROM old UNION ALL SELECT *, 1 FROM new) AS c
+            )
+            INSERT INTO buckets AS t (game, scope, board, lo, cnt)
+            SELECT game, scope, board, lo, sum(d) FROM moved
+            GROUP BY game, scope, board, lo HAVING sum(d) <> 0
+            ORDER BY game, scope, board, lo
+            ON CONFLICT (game, scope, board, lo) DO UPDATE SET cnt = t.cnt + excluded.cnt
+            RETURNING t.game, t.scope, t.board, t.lo, t.cnt
+        LOOP
+            IF big.cnt > bucket_max() THEN
+                g := big.game;
+                sc := big.scope;
+                bd := big.board;
+                LOOP  -- (a group can overfill a bucket more than twice)
+                    SELECT lo, cnt INTO b_lo, b_cnt FROM buckets
+                    WHERE game = g AND scope = sc AND board = bd AND cnt > bucket_max() LIMIT 1;
+                    EXIT WHEN NOT FOUND;
+                {_split_blocks()}
+                    INSERT INTO buckets (game, scope, board, lo, cnt) VALUES (g, sc, bd, mid, b_cnt - b_cnt / 2);
+                    UPDATE buckets SET cnt = b_cnt / 2 WHERE game = g AND scope = sc AND board = bd AND lo = b_lo;
+                END LOOP;
             END IF;
         END LOOP;
         RETURN ids;
