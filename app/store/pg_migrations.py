@@ -352,31 +352,27 @@ _V2 = (
         r_place integer[], r_stats text[],
         s_game integer[], s_scope bigint[], s_user bigint[], s_before integer[], s_games integer[],
         s_wins integer[], s_score bigint[], s_counters text[], s_rated integer[], s_mu float8[],
-        s_sigma float8[]
-    ) RETURNS bigint[] LANGUAGE plpgsql AS $fn$
+        s_sigma float8[], OUT ids bigint[], OUT split boolean
+    ) LANGUAGE plpgsql AS $fn$
     DECLARE
-        ids bigint[] := '{{}}';
         gid bigint;
         i integer;
-        big record;
-        g integer;
-        sc bigint;
-        bd smallint;
-        b_lo text COLLATE "C";
-        b_cnt integer;
-        mid text COLLATE "C";
     BEGIN
+        split := false;
         PERFORM set_config('lock_timeout', lock_wait, true);
         PERFORM set_config('cardnight.boards', 'off', true);
-        PERFORM pg_advisory_xact_lock(lock_key);
+        PERFORM pg_advisory_xact_lock_shared(lock_key);
+        -- the players' locks, in id order (p_user is sorted): deadlock-free
+        PERFORM pg_advisory_xact_lock(u) FROM unnest(p_user) WITH ORDINALITY AS x (u, n) ORDER BY n;
         IF EXISTS (SELECT 1 FROM games WHERE table_id = ANY(g_table)) THEN
-            RETURN NULL;
+            RETURN;
         END IF;
         IF EXISTS (SELECT 1 FROM unnest(s_game, s_scope, s_user, s_before) AS k (game, scope, user_id, games)
                    LEFT JOIN stats AS s ON s.game = k.game AND s.scope = k.scope AND s.user_id = k.user_id
                    WHERE coalesce(s.games, 0) <> k.games) THEN
-            RETURN NULL;
+            RETURN;
         END IF;
+        ids := '{{}}';
         FOR i IN 1 .. coalesce(array_length(g_table, 1), 0) LOOP
             INSERT INTO games (table_id, guild_id, channel_id, game, started_at, ended_at, seed, rounds,
                                has_bots, rated, n_players)
@@ -391,8 +387,7 @@ _V2 = (
         INSERT INTO game_players (game_id, seat, user_id, name, score, place, stats)
         SELECT ids[x.g], x.seat, x.u, x.n, x.sc, x.pl, x.st
         FROM unnest(r_game, r_seat, r_user, r_name, r_score, r_place, r_stats) AS x (g, seat, u, n, sc, pl, st);
-        FOR big IN
-            WITH x AS (
+        WITH x AS (
                 SELECT * FROM unnest(s_game, s_scope, s_user, s_before, s_games, s_wins, s_score, s_counters,
                                      s_rated, s_mu, s_sigma)
                     AS x (game, scope, user_id, before, games, wins, score_sum, counters, rated_games, mu, sigma)
@@ -426,29 +421,43 @@ _V2 = (
                                  ORDER BY b.lo DESC LIMIT 1), '') AS lo,
                        c.d
                 FROM (SELECT *, -1 AS d FROM old UNION ALL SELECT *, 1 FROM new) AS c
-            )
+            ), done AS (
             INSERT INTO buckets AS t (game, scope, board, lo, cnt)
             SELECT game, scope, board, lo, sum(d) FROM moved
             GROUP BY game, scope, board, lo HAVING sum(d) <> 0
             ORDER BY game, scope, board, lo
             ON CONFLICT (game, scope, board, lo) DO UPDATE SET cnt = t.cnt + excluded.cnt
-            RETURNING t.game, t.scope, t.board, t.lo, t.cnt
-        LOOP
-            IF big.cnt > bucket_max() THEN
-                g := big.game;
-                sc := big.scope;
-                bd := big.board;
-                LOOP  -- (a group can overfill a bucket more than twice)
-                    SELECT lo, cnt INTO b_lo, b_cnt FROM buckets
-                    WHERE game = g AND scope = sc AND board = bd AND cnt > bucket_max() LIMIT 1;
-                    EXIT WHEN NOT FOUND;
-                {_split_blocks()}
-                    INSERT INTO buckets (game, scope, board, lo, cnt) VALUES (g, sc, bd, mid, b_cnt - b_cnt / 2);
-                    UPDATE buckets SET cnt = b_cnt / 2 WHERE game = g AND scope = sc AND board = bd AND lo = b_lo;
-                END LOOP;
-            END IF;
+            RETURNING t.cnt
+        )
+        SELECT coalesce(max(cnt) > bucket_max(), false) INTO split FROM done;
+    END
+    $fn$
+    """,
+    # buckets past the limit split at their median key, under the record lock
+    # held alone (no recording runs, so the bucket bounds they read hold)
+    f"""
+    CREATE FUNCTION split_buckets(lock_key bigint, lock_wait text) RETURNS integer LANGUAGE plpgsql AS $fn$
+    DECLARE
+        n integer := 0;
+        g integer;
+        sc bigint;
+        bd smallint;
+        b_lo text COLLATE "C";
+        b_cnt integer;
+        mid text COLLATE "C";
+    BEGIN
+        PERFORM set_config('lock_timeout', lock_wait, true);
+        PERFORM pg_advisory_xact_lock(lock_key);
+        LOOP  -- (a group can overfill a bucket more than twice)
+            SELECT game, scope, board, lo, cnt INTO g, sc, bd, b_lo, b_cnt FROM buckets
+            WHERE cnt > bucket_max() LIMIT 1;
+            EXIT WHEN NOT FOUND;
+            {_split_blocks()}
+            INSERT INTO buckets (game, scope, board, lo, cnt) VALUES (g, sc, bd, mid, b_cnt - b_cnt / 2);
+            UPDATE buckets SET cnt = b_cnt / 2 WHERE game = g AND scope = sc AND board = bd AND lo = b_lo;
+            n := n + 1;
         END LOOP;
-        RETURN ids;
+        RETURN n;
     END
     $fn$
     """,

@@ -118,12 +118,19 @@ UNION ALL
 SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, table_id FROM games WHERE table_id = ANY($4::bigint[])
 """
 _RECORD_GAMES = (
-    "SELECT record_games($1, $2, $3::bigint[], $4::bigint[], $5::bigint[], $6::text[], $7::float8[], $8::float8[],"
+    "SELECT * FROM record_games($1, $2, $3::bigint[], $4::bigint[], $5::bigint[], $6::text[], $7::float8[], $8::float8[],"
     " $9::bigint[], $10::int[], $11::boolean[], $12::boolean[], $13::int[], $14::bigint[], $15::text[],"
     " $16::int[], $17::int[], $18::bigint[], $19::text[], $20::int[], $21::int[], $22::text[],"
     " $23::int[], $24::bigint[], $25::bigint[], $26::int[], $27::int[], $28::int[], $29::bigint[], $30::text[],"
     " $31::int[], $32::float8[], $33::float8[])"
 )
+# (the pessimistic attempt: record_games takes them again, which is allowed)
+_RECORD_LOCKS = """
+SELECT set_config('lock_timeout', $1, true), pg_advisory_xact_lock_shared($2),
+       (SELECT count(*) FROM (SELECT pg_advisory_xact_lock(u) FROM unnest($3::bigint[]) WITH ORDINALITY AS x (u, n)
+                              ORDER BY n) AS l)
+"""
+_SPLIT_BUCKETS = "SELECT split_buckets($1, $2)"
 #: optimistic attempts of a group before it takes the record lock for its read too
 RECORD_ATTEMPTS = 3
 
@@ -454,27 +461,40 @@ class PostgresStore(GroupRecorder):
                        for pr in g.players if pr.user_id is not None})
         read_args = (*[list(col) for col in zip(*keys)], [g.table_id for g in fresh]) if keys else (
             [], [], [], [g.table_id for g in fresh])
+        users = sorted({pr.user_id for g in fresh for pr in g.players if pr.user_id is not None})
         async with self._pool.acquire() as conn:
             for attempt in range(RECORD_ATTEMPTS + 1):
-                if attempt < RECORD_ATTEMPTS:
-                    ids = await self._try_group(conn, fresh, read_args)
-                else:
-                    async with conn.transaction():
-                        await conn.execute(
-                            "SELECT set_config('lock_timeout', $1, true), pg_advisory_xact_lock($2)",
-                            str(RECORD_LOCK_WAIT_MS), RECORD_LOCK)
-                        ids = await self._try_group(conn, fresh, read_args)
-                if ids is not None:
+                try:
+                    if attempt < RECORD_ATTEMPTS:
+                        got = await self._try_group(conn, fresh, read_args)
+                    else:
+                        async with conn.transaction():  # the locks record_games takes, before the read
+                            await conn.execute(_RECORD_LOCKS, str(RECORD_LOCK_WAIT_MS), RECORD_LOCK, users)
+                            got = await self._try_group(conn, fresh, read_args)
+                except (asyncpg.DeadlockDetectedError, asyncpg.SerializationError):
+                    if attempt == RECORD_ATTEMPTS:
+                        raise
+                    continue  # (none is expected: every lock is taken in one order)
+                except asyncpg.UniqueViolationError as error:
+                    # a game without humans (no player lock) recorded by another process meanwhile
+                    if attempt == RECORD_ATTEMPTS or error.constraint_name != "games_table_id_key":
+                        raise
+                    continue
+                if got is not None:
+                    ids, split = got
                     break
             else:  # pragma: no cover - the locked read cannot miss
-                raise RuntimeError("record_games missed under the record lock")
+                raise RuntimeError("record_games missed under the players' locks")
+            if split:  # a bucket outgrew its limit: split it, with the record lock held alone
+                await conn.fetchval(_SPLIT_BUCKETS, RECORD_LOCK, str(RECORD_LOCK_WAIT_MS))
         return [ids.get(r.table_id) if first[r.table_id] == i else None for i, r in enumerate(records)]
 
     @staticmethod
     async def _try_group(conn: asyncpg.Connection, fresh: list[GameRecord], read_args: tuple
-                         ) -> dict[int, int] | None:
+                         ) -> tuple[dict[int, int], bool] | None:
         """One read and one ``record_games``: table id -> game id of the games
-        written, or None when the function found a row changed since the read."""
+        written and whether a bucket is to split, or None when the function
+        found a row changed since the read."""
         current: dict[tuple[int, int, int], tuple] = {}
         recorded: set[int] = set()
         for r in await conn.fetch(_READ_FOR_RECORD, *read_args):
@@ -484,7 +504,7 @@ class PostgresStore(GroupRecorder):
                 current[(r[0], r[1], r[2])] = (r[3], r[4], r[5], json.loads(r[6]), r[7], r[8], r[9])
         done = [g for g in fresh if g.table_id not in recorded]  # in id order
         if not done:
-            return {}
+            return {}, False
         before = {key: v[0] for key, v in current.items()}
         names: dict[int, str] = {}
         for g in done:
@@ -529,12 +549,12 @@ class PostgresStore(GroupRecorder):
             (g.table_id, g.guild_id, g.channel_id, g.game, float(g.started_at), float(g.ended_at), g.seed,
              g.rounds, bool(g.has_bots), bool(g.rated), len(g.players)) for g in done))]
         result_columns = [list(col) for col in zip(*results)] if results else [[] for _ in range(7)]
-        ids = await conn.fetchval(
+        ids, split = await conn.fetchrow(
             _RECORD_GAMES, RECORD_LOCK, str(RECORD_LOCK_WAIT_MS), *games, users, [names[u] for u in users],
             *result_columns, *columns)
         if ids is None:
             return None
-        return {g.table_id: int(game_id) for g, game_id in zip(done, ids)}
+        return {g.table_id: int(game_id) for g, game_id in zip(done, ids)}, split
 
     async def profile(self, user_id: int, game: str, guild_id: int | None = None) -> dict[str, Any] | None:
         row = await self._pool.fetchrow(_PROFILE, game_code(game), guild_id or 0, user_id)
