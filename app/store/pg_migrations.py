@@ -31,6 +31,12 @@ PostgreSQL:
   bucket by running count and seeks from its bound.  The trigger is right
   for statements that change one stats row each (what the store does); bulk
   writes (``--copy-db``) disable it and run :data:`REBUILD_BUCKETS`.
+
+Version 2 records a group of games in one statement (``record_games``,
+see the comment above ``_V2``): it locks the players instead of one lock
+for every recording, writes the stats rows in one statement that moves the
+bucket counts set-based (the row trigger stands aside for it), and leaves
+splits of overfull buckets to ``split_buckets`` after the commit.
 """
 from __future__ import annotations
 
@@ -299,13 +305,17 @@ _V1 = (
 # Version 2: a group of games recorded by ONE statement, ``record_games``
 # (app.store.postgres).  The caller read the stats rows without a lock and
 # computed the new rows (ratings included) in order; the function takes the
-# record lock, checks that no table of the group is recorded yet and that
+# record lock shared and the group's players' advisory locks (user ids, in
+# ascending order: deadlock-free), checks that no table of the group is
+# recorded yet and that
 # every stats row it read still holds the games count it read (every
 # recording adds one, so an equal count is an unchanged row; 0: no row yet),
 # then writes the games (ids in the group's order), the players, the results
 # and the stats rows.  It returns the new game ids, or NULL when something
-# changed meanwhile (the caller reads again).  The lock is held for this one
-# statement and its commit only: no round trip to the client inside it.
+# changed meanwhile (the caller reads again).  The locks are held for this
+# one statement and its commit only: no round trip to the client inside.
+# Game ids are taken under the players' locks: of two games with a player
+# in common, the lower id is rated first (a serial run in id order agrees).
 #
 # The stats rows are written by one statement that also moves the bucket
 # counts (set-based: the old keys' buckets -1, the new keys' +1, summed per
@@ -313,7 +323,10 @@ _V1 = (
 # buckets written are locked in key order); the row trigger is told to stand
 # aside (the transaction-local setting ``cardnight.boards = 'off'``) and
 # stays for any other writer.  A bucket past :func:`bucket_max_function`'s
-# limit splits at its median key, as the trigger's do.
+# limit makes record_games return ``split``; the caller then runs
+# ``split_buckets``, which takes the record lock alone (so no recording
+# reads bucket bounds while they change) and splits at the median key, as
+# the trigger does.
 
 
 def bucket_max_function(bucket_max: int | None = None) -> str:

@@ -12,15 +12,26 @@ then fails: the table manager tells the click "not saved".  The one active
 table per channel and the one open night per channel are unique indexes, so
 two processes creating at once get one :class:`ChannelBusy` / LookupError.
 
-Recording.  Every recording transaction first takes one advisory
-transaction lock (``RECORD_LOCK``): recordings from every process are
-serialised, so a game's ratings are computed from its players' committed
-rows, nothing is lost or doubled, and the order of game ids is the order in
-which they were rated (a serial run in id order gives the same boards).
-Within a process games go together into one transaction (group commit,
-each in a savepoint so a bad record fails alone), which keeps the lock's
-hold short per game.  A game already recorded for its table (by any
-process) makes ``record_game`` return None.
+Recording.  A game, or a group of games (group commit: the games handed
+to ``record_game`` while a recording is in flight), is one lock-free read
+and one statement, ``record_games`` (pg migration 2): the stats rows of
+its players are read, the new rows (ratings in order) computed here, and
+the function writes games, players, results, stats and bucket counts in
+one transaction after checking that nothing read has changed (every
+recording adds one to a row's games count); when something has, it writes
+nothing and the group is read and computed again (after
+``RECORD_ATTEMPTS`` misses the read is made under the locks too).  The
+function locks the group's players (advisory locks in id order, after the
+record lock ``RECORD_LOCK`` taken shared) and takes the game ids under
+them: recordings of games without a player in common run in parallel, from
+any process; of two games with a player in common the one with the lower
+id is rated first, so a serial run in id order gives the same boards.  The
+bucket counts are moved by one statement in key order; a bucket past its
+limit splits after the commit with ``RECORD_LOCK`` held alone (no
+recording runs then), as does :meth:`PostgresStore.rebuild_boards`.  Every
+lock is taken in that one order, so no deadlock is expected (one is
+retried).  A game already recorded for its table (by any process) makes
+``record_game`` return None.
 
 Leaderboards.  The sort keys are generated columns with one index per
 board, and a one-level order-statistic index (``buckets``, kept exact by a
