@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import threading
 
 from app.store import GameRecord, PlayerResult, Store
 from tests.pg import fresh_database
@@ -89,3 +90,48 @@ async def test_concurrent_calls_and_a_bad_record_fail_alone():
     finally:
         await serial.close()
         await grouped.close()
+
+
+async def test_a_game_another_process_records_meanwhile_counts_first(monkeypatch):
+    """Two games with a player in common finish at once in two processes:
+    the first reads its players' rows, the second is recorded meanwhile,
+    then the first finds a row changed, reads again and rates after it.
+    Both count, and ratings and boards are a serial run's in id order."""
+    from app import ratings
+
+    rnd = random.Random(3)
+    mine = game(1, [1, 2, 3, 4], rnd, "nimmt", 10)
+    theirs = game(2, [1, 5, 6, 7], rnd, "nimmt", 10)
+    dsn = fresh_database()
+
+    async def other_process() -> None:
+        store = await Store.open(dsn)
+        try:
+            assert await store.record_game(theirs) is not None
+        finally:
+            await store.close()
+
+    real, calls = ratings.rate, []
+
+    def rate(*args):
+        if not calls:  # between this process's read and its write
+            calls.append(1)
+            thread = threading.Thread(target=lambda: asyncio.run(other_process()))
+            thread.start()
+            thread.join()
+        calls.append(2)
+        return real(*args)
+
+    monkeypatch.setattr(ratings, "rate", rate)
+    shared, serial = await Store.open(dsn), await Store.open(fresh_database())
+    try:
+        assert await shared.record_game(mine) is not None
+        assert len(calls) > 1 + 2 * 2  # this game was rated twice in each scope: it read again
+        assert await shared.game_of_table(2) < await shared.game_of_table(1)
+        for g in (theirs, mine):  # id order
+            await serial.record_game(g)
+        await same_everywhere(serial, shared)
+        assert (await shared.profile(1, "nimmt"))["games"] == 2
+    finally:
+        await shared.close()
+        await serial.close()
