@@ -182,7 +182,7 @@ def _board_sql(board: int) -> dict[str, str]:
         # page's first key, then only the page's rows joined; every row also
         # carries the position and the total
         "page_at": f"""
-            WITH t AS (SELECT {total}::bigint AS total),
+            WITH t AS MATERIALIZED (SELECT {total}::bigint AS total),  -- one sum, not one per use
             p AS (SELECT CASE WHEN $4 >= 0 AND $4 < total THEN $4::bigint
                               ELSE greatest((total - 1) / $3 * $3, 0) END AS pos, total FROM t),
             run AS (SELECT lo, sum(cnt) OVER (ORDER BY lo) - cnt AS before FROM buckets WHERE {bk}),
