@@ -4,6 +4,7 @@
     python bench/load.py --tables 20 --seconds 20 --restart 100   # a quick check (about a minute)
     python bench/load.py --global-rate 0                   # lift Discord's global limit (50 requests/s)
     python bench/load.py --tables 500 --restart 0 --profile      # cProfile of the bot, top functions printed
+    python bench/load.py --tables 500 --restart 0 --slow 15      # log what holds the bot's loop over 15 ms
 
 Everything runs on loopback: the stand-in (``tests/fakediscord``) and the
 simulated people live in this process; the bot is ``bot.py``'s ``main()`` in a
@@ -160,7 +161,17 @@ def child_bot() -> int:
     original = botmod.CardBot.setup_hook
     probe_path = os.environ["LOAD_PROBE"]
 
+    slow = float(os.environ.get("LOAD_SLOW") or 0)
+
     async def setup_hook(self: Any) -> None:
+        if slow:
+            # asyncio's debug mode names every callback that held the loop longer (in the bot's log)
+            loop = asyncio.get_running_loop()
+            loop.set_debug(True)
+            loop.slow_callback_duration = slow / 1000
+            import logging
+
+            logging.getLogger("asyncio").setLevel(logging.WARNING)
         await original(self)
         asyncio.get_running_loop().create_task(_probe(self, probe_path))
 
@@ -413,6 +424,8 @@ class Bench:
         env = {**os.environ, **self.fd.env(), "DISCORD_TOKEN": self.fd.token, "DATABASE_PATH": str(self.db),
                "LOG_LEVEL": "WARNING", "LOAD_PROBE": str(self.probe.path), "PYTHONPATH": str(ROOT)}
         env.pop("DEV_GUILD", None)
+        if self.args.slow:
+            env["LOAD_SLOW"] = str(self.args.slow)
         if self.args.profile:
             env["LOAD_PROFILE"] = str(OUT / f"load-{self.label}.prof")
         log = open(OUT / f"load-{self.label}-{name}.log", "w")
@@ -743,7 +756,7 @@ async def run_load(args: argparse.Namespace, n: int) -> dict[str, Any]:
             acks=list(fd.acks), by_kind={k: list(v) for k, v in fd.by_kind.items()}, noop=list(bench.noop.acks), table=list(bench.table_times),
             panel=list(bench.panel_times), other_panels=list(bench.other_panel_times),
             lags=lags, worst=worst, moves=last["actions"] - first["actions"], cpu=last["cpu"] - first["cpu"],
-            player_moves=bench.moves, rss=rss, rest_per_s=len(bot_rest) / elapsed,
+            player_moves=bench.moves, rss=rss, rest_per_s=len(bot_rest) / elapsed, routes=_routes(rest, elapsed),
             all_rest_per_s=len(rest) / elapsed, live=last["live"], undrawn=bench.undrawn,
             no_thread=sum(1 for spec in bench.specs if spec.table_msg is not None and not spec.thread_id),
         )
@@ -784,6 +797,19 @@ async def run_load(args: argparse.Namespace, n: int) -> dict[str, Any]:
     return report
 
 
+def _routes(requests: list[Any], seconds: float) -> list[tuple[str, float]]:
+    """REST calls per second by route ('PATCH /channels/{id}/messages/{id}': 12.5), most first."""
+    import re
+
+    counts: dict[str, int] = defaultdict(int)
+    for r in requests:
+        path = re.sub(r"/\d+", "/{id}", r.path)
+        path = re.sub(r"(/webhooks/\{id\}/)[^/]+", r"\1{token}", path)
+        path = re.sub(r"(/interactions/\{id\}/)[^/]+", r"\1{token}", path)
+        counts[f"{r.method} {path}"] += 1
+    return sorted(((k, v / seconds) for k, v in counts.items()), key=lambda kv: -kv[1])
+
+
 def print_load(args: argparse.Namespace, r: dict[str, Any]) -> None:
     n = r["n"]
     print(f"\n== {n} live tables ({n - n // 2} 11 nimmt!, {n // 2} Garbage; 4-5 seats, 0-2 computers), "
@@ -811,6 +837,7 @@ def print_load(args: argparse.Namespace, r: dict[str, Any]) -> None:
           f"players), bot CPU {r['cpu']:.1f} s = {1000 * r['cpu'] / max(1, moves):.2f} ms per move")
     print(f"REST calls of the bot: {r['rest_per_s']:.1f}/s under the global limit, "
           f"{r['all_rest_per_s']:.1f}/s with interaction answers")
+    print("   per route (/s): " + ", ".join(f"{k} {v:.1f}" for k, v in r["routes"]))
     points = [p for p in r["rss"] if p[0] > 0]  # from the first step on: start-up allocations (fonts, pools) excluded
     xs = [p[0] for p in points]
     ys = [p[1] for p in points]
@@ -983,6 +1010,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--restart", type=int, default=1000, help="live tables for the restart figure (0 = skip)")
     ap.add_argument("--global-rate", type=int, default=50, help="global requests/s of the bot token (0 = off)")
     ap.add_argument("--profile", action="store_true", help="cProfile the bot; print its top functions")
+    ap.add_argument("--slow", type=float, default=0,
+                    help="log every callback that holds the bot's loop longer than this many ms "
+                         "(asyncio debug mode, in bench/out/load-*.log; slows the bot)")
     ap.add_argument("--child", choices=("bot", "noop"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child == "bot":
