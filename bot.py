@@ -81,6 +81,10 @@ class CardBot(commands.Bot):
         self.nights: Any = None
         self.budget = RequestBudget(config.requests_per_second, REQUEST_BURST)
         self.http.request = self.budget.wrap(self.http.request)  # type: ignore[method-assign]
+        from app import lean
+
+        lean.trim_ratelimits(self.http)  # idle rate-limit buckets go, scanned every few seconds
+        lean.skip_own_messages(self._connection)  # the bot's own messages are not parsed back
 
     async def setup_hook(self) -> None:
         from app import render
