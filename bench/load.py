@@ -990,7 +990,7 @@ def print_restart(args: argparse.Namespace, r: dict[str, Any]) -> None:
 async def main_async(args: argparse.Namespace) -> None:
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, {load()}; "
           f"global limit {args.global_rate or 'off'}/s, per-channel edits 5 per 5 s")
-    for n in args.tables:
+    for n in (n for n in args.tables if n):  # (--tables 0: the restart figure only)
         report = await run_load(args, n)
         print_load(args, report)
         sys.stdout.flush()
