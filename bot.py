@@ -87,13 +87,13 @@ class CardBot(commands.Bot):
         lean.skip_own_messages(self._connection)  # the bot's own messages are not parsed back
 
     async def setup_hook(self) -> None:
-        from app import render
-        from app.tables import TableManager
+        from app.render import pool as render_pool
+        from app.tables.manager import TableManager
 
-        render.start_pool()  # the drawing process warms up while the tables are restored
+        render_pool.start_pool()  # the drawing process warms up while the tables are restored
         if self.store is None:  # the launcher opens it before connecting (open_database)
             self.store = await open_database(self.config)
-        from app.computers import Computers
+        from app.tables.computers import Computers
 
         games = {spec.key: spec.engine() for spec in GAMES}
         legacy = {spec.key: spec.computer() for spec in GAMES}
@@ -106,13 +106,13 @@ class CardBot(commands.Bot):
             seed=self.config.table_seed,
             players=Computers(games, budget=self.config.ai_budget, fallback=legacy),
         )
-        from app.night_host import NightHost
+        from app.nights.host import NightHost
 
         self.nights = NightHost(self.store, self.tables)
         # Each process resumes only the servers of its shards (Discord sends it no others).
         await self.nights.restore(owns=self.config.owns_guild)  # before any table can finish: a night hears of it
         try:
-            from app.translator import CatalogueTranslator
+            from cogs.common.translator import CatalogueTranslator
 
             await self.tree.set_translator(CatalogueTranslator())
         except ImportError:
@@ -151,9 +151,9 @@ class CardBot(commands.Bot):
         if tables_cog is not None:
             await tables_cog.stop_presenting()
         await super().close()
-        from app import render
+        from app.render import pool as render_pool
 
-        render.stop_pool()
+        render_pool.stop_pool()
         if self.store is not None:
             await self.store.close()
 

@@ -580,7 +580,7 @@ class Bench:
                 pass  # unanswered: counted by the stand-in
 
     async def nimmt_turn(self, spec: Spec, user: Any) -> None:
-        from app.i18n import t as translate
+        from app.i18n.catalogue import t as translate
         from tests.e2e import button, select
 
         fd = self.fd

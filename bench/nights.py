@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.nights import Night, Player, seat_round, snake, spread, table_sizes  # noqa: E402
+from app.nights.night import Night, Player, seat_round, snake, spread, table_sizes  # noqa: E402
 
 CASES = ((11, 4), (12, 4), (16, 4), (20, 5), (30, 6), (60, 4), (200, 4))
 
@@ -73,7 +73,7 @@ def main() -> None:
 
 def recap_ms(runs: int = 20) -> None:
     """Drawing the recap picture (a worker thread does it in the bot)."""
-    from app.render_night import render_recap
+    from app.render.night import render_recap
 
     rows = [(i + 1, f"player {i}", f"{20 - i}.5", i % 3, 3) for i in range(12)]
     data = {"title": "Game night recap: 11 nimmt!", "subtitle": "Rounds played: 3 · players: 12",

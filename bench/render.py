@@ -3,7 +3,7 @@
     .venv/bin/python bench/render.py            # timings
     .venv/bin/python bench/render.py --save DIR # also write the sample PNGs
 
-Sample views follow the view specs in ``app/render.py``; sample labels are
+Sample views follow the view specs in ``app/render/``; sample labels are
 English stand-ins for the translation catalogue.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app import render  # noqa: E402
+from app.render import cards as render_cards, garbage as render_garbage, nimmt as render_nimmt, profile as render_profile  # noqa: E402,E501
 
 LABELS = {
     "round": "Round {round}/{rounds}", "draw_pile": "Draw pile: {count}", "supply": "Bull supply: {count}",
@@ -51,7 +51,7 @@ def nimmt_view(stacks: int = 4, seats: int = 5, hand: int = 10, seed: int = 1) -
     rnd = random.Random(seed)
     tops = [rnd.randint(1, 100) for _ in range(stacks)]
     cards = sorted(rnd.sample(range(1, 101), min(hand, 100)))
-    st = [{"id": i, "label": label_of(i), "top": t, "heads": render.heads(t)} for i, t in enumerate(tops)]
+    st = [{"id": i, "label": label_of(i), "top": t, "heads": render_cards.heads(t)} for i, t in enumerate(tops)]
     playable: dict = {}
     for s in st:
         fit = [c for c in cards if 1 <= (c - s["top"]) % 100 <= 10]
@@ -91,13 +91,13 @@ PROFILE = {"name": "Çağrı Ñúñez", "game": "nimmt", "games": 42, "wins": 17
 
 def cases() -> dict:
     return {
-        "nimmt_table_5p": lambda: render.render_nimmt_table(nimmt_view(4, 5), NAMES, LABELS),
-        "nimmt_table_7p_60stacks": lambda: render.render_nimmt_table(nimmt_view(60, 7), NAMES, LABELS),
-        "nimmt_hand_10": lambda: render.render_nimmt_hand(nimmt_view(4, 5, 10), LABELS),
-        "nimmt_hand_60": lambda: render.render_nimmt_hand(nimmt_view(8, 5, 60), LABELS),
-        "garbage_4p": lambda: render.render_garbage_table(garbage_view(4), NAMES, LABELS),
-        "garbage_6p": lambda: render.render_garbage_table(garbage_view(6), NAMES, LABELS),
-        "profile": lambda: render.render_profile(PROFILE, LABELS),
+        "nimmt_table_5p": lambda: render_nimmt.render_nimmt_table(nimmt_view(4, 5), NAMES, LABELS),
+        "nimmt_table_7p_60stacks": lambda: render_nimmt.render_nimmt_table(nimmt_view(60, 7), NAMES, LABELS),
+        "nimmt_hand_10": lambda: render_nimmt.render_nimmt_hand(nimmt_view(4, 5, 10), LABELS),
+        "nimmt_hand_60": lambda: render_nimmt.render_nimmt_hand(nimmt_view(8, 5, 60), LABELS),
+        "garbage_4p": lambda: render_garbage.render_garbage_table(garbage_view(4), NAMES, LABELS),
+        "garbage_6p": lambda: render_garbage.render_garbage_table(garbage_view(6), NAMES, LABELS),
+        "profile": lambda: render_profile.render_profile(PROFILE, LABELS),
     }
 
 
@@ -108,7 +108,7 @@ def main() -> None:
     args = ap.parse_args()
     import os
 
-    from app import render_base
+    from app.render import base as render_base
 
     fonts = [Path(p).name for p in (render_base.SHIPPED_FONT, *getattr(render_base, "FALLBACK_FONTS", ())) if p]
     print(f"load average {os.getloadavg()[0]:.2f} (1 min) on {os.cpu_count()} cores; fonts: {', '.join(fonts)}")

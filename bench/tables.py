@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from app.store import Store
-from app.tables import TableError, TableManager, when_slow
+from app.tables.manager import TableError, TableManager, when_slow
 from core import garbage, nimmt
 
 GAMES = {"nimmt": nimmt.Nimmt, "garbage": garbage.Garbage}

@@ -9,7 +9,7 @@ For 2, 4, 7 and 10 seats, plays whole games (to the 66-point limit, S4) with
 and row choices).  The time includes the players choosing (the normal player
 reads ``view(seat)`` for every decision, as the bot's computer does).  The
 machine's load (``os.getloadavg``) is printed before and after.  Then the
-table image (``app.render_take6``) for 4 and 10 players, warm median of 50.
+table image (``app.render.take6``) for 4 and 10 players, warm median of 50.
 """
 from __future__ import annotations
 
@@ -64,8 +64,8 @@ def main(argv: list[str] | None = None) -> None:
         for name in PLAYERS:
             gps, aps, apg, dpg = run(seats, name, args.seconds)
             print(f"{seats:>5} {name:>7} {gps:>9,.1f} {aps:>10,.0f} {apg:>9.1f} {dpg:>11.1f}")
-    from app.i18n import t
-    from app.render_take6 import TAKE6_TABLE_LABELS, render_take6_table
+    from app.i18n.catalogue import t
+    from app.render.take6 import TAKE6_TABLE_LABELS, render_take6_table
 
     labels = {k: t("en", f"take6.r_{k}") for k in TAKE6_TABLE_LABELS}
     for seats in (4, 10):

@@ -9,8 +9,8 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from app.i18n import t
-from cogs.tables import reply, user_lang
+from app.i18n.catalogue import t
+from cogs.common.ui import reply, user_lang
 
 log = logging.getLogger(__name__)
 

@@ -2,8 +2,8 @@
 table message, the seed in the final standings), **Replay** of a finished
 game with every hand, and ``/versus`` head-to-head records.
 
-Thin like every cog: the commitment and its check live in :mod:`app.verify`,
-the step-through in :mod:`app.replay`, the head-to-head figures in
+Thin like every cog: the commitment and its check live in :mod:`app.after.verify`,
+the step-through in :mod:`app.after.replay`, the head-to-head figures in
 ``Store.versus``.  Everything works for any engine through the protocol
 (the manager's ``games`` registry, ``new``/``apply``/``view``) and each
 game's own UI (its ``table_message`` draws a replayed table, its ``narrate``
@@ -24,12 +24,13 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from app import replay, verify
-from app.i18n import has, t
-from app.tables import Seat, Table
+from app.after import replay
+from app.after import verify
+from app.i18n.catalogue import has, t
+from app.tables.manager import Seat, Table
 from app.text import plain
 from cogs.stats import GAME_CHOICES, _num
-from cogs.tables import reply, user_lang
+from cogs.common.ui import reply, user_lang
 from core import registry
 from core.protocol import GameError
 

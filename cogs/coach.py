@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 import discord
 
-from app.i18n import normalise, t
+from app.i18n.catalogue import normalise, t
 
 
 def _percent(lang: str, share: float) -> str:

@@ -14,13 +14,16 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from app import render
-from app.i18n import t
+from app.render import garbage as render_garbage, pool as render_pool
+from app.i18n.catalogue import t
 from app.text import bold, plain
-from app.tables import Table, TableError
+from app.tables.manager import Table, TableError
 from cogs.coach import hint_text
 from cogs.guard import number
-from cogs.tables import TableButton, TableMessage, TablesCog, user_lang, view_of
+from cogs.common.ui import user_lang, view_of
+from cogs.tables import TablesCog
+from cogs.tables.game_ui import TableMessage
+from cogs.tables.router import TableButton
 from core.garbage import Discard, Draw, Jack
 from core.protocol import Event, GameError
 
@@ -57,8 +60,8 @@ class GarbageUI:
             for player in view["players"]:
                 player["slots"] = max(player["slots"], len(player["layout"]))
         names = [seat.name for seat in table.seats]
-        labels = {k: t(lang, f"render.{k}") for k in render.GARBAGE_TABLE_LABELS}
-        image = await render.draw(render.render_garbage_table, view, names, labels)
+        labels = {k: t(lang, f"render.{k}") for k in render_garbage.GARBAGE_TABLE_LABELS}
+        image = await render_pool.draw(render_garbage.render_garbage_table, view, names, labels)
         embed = discord.Embed(title=t(lang, "garbage.table_title", table=table.id),
                               description=self.summary(table, view, lang), colour=discord.Colour.dark_green())
         return TableMessage(content="", embed=embed, image=image, view=self.buttons(table, view, lang, version))

@@ -17,7 +17,8 @@ from typing import Any, Sequence
 import discord
 from discord.ext import commands
 
-from app.i18n import normalise, t
+from app.i18n.catalogue import normalise, t
+from cogs.common.ui import reply
 
 log = logging.getLogger(__name__)
 
@@ -108,8 +109,6 @@ class GuardCog(commands.Cog, name="Guard"):
             log.exception("could not tell who handles interaction %s", interaction.id)
             return
         if not handled:
-            from cogs.tables import reply  # (cogs.tables imports this module)
-
             log.info("component %r by %s is none of ours", (interaction.data or {}).get("custom_id"),
                      interaction.user.id)
             await reply(interaction, t(normalise(interaction.locale), "guard.bad_input"))

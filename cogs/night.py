@@ -20,11 +20,11 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from app.i18n import has, t
-from app.night_host import NightHost
-from app.nights import ENDED, PLAYING, Night, NightError, NightTable, Standing, standings
-from app.tables import Table, TableError
-from cogs.tables import TRANSIENT, reply, user_lang
+from app.i18n.catalogue import has, t
+from app.nights.host import NightHost
+from app.nights.night import ENDED, PLAYING, Night, NightError, NightTable, Standing, standings
+from app.tables.manager import Table, TableError
+from cogs.common.ui import TRANSIENT, reply, user_lang
 
 log = logging.getLogger(__name__)
 
@@ -418,7 +418,7 @@ class NightCog(commands.Cog, name="Night"):
     async def _post_recap(self, night: Night) -> None:
         if "recap" in night.messages:
             return
-        from app import render_night
+        from app.render import night as render_night
 
         lang = night.locale
         rows = standings(night)

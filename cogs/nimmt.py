@@ -21,13 +21,16 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from app import render
-from app.i18n import t
+from app.render import nimmt as render_nimmt, pool as render_pool
+from app.i18n.catalogue import t
 from app.text import bold, label, plain
-from app.tables import Table, TableError
+from app.tables.manager import Table, TableError
 from cogs.coach import hint_text
 from cogs.guard import first, number
-from cogs.tables import TableButton, TableMessage, TableSelect, TablesCog, update_message, user_lang, view_of
+from cogs.common.ui import update_message, user_lang, view_of
+from cogs.tables import TablesCog
+from cogs.tables.game_ui import TableMessage
+from cogs.tables.router import TableButton, TableSelect
 from core.nimmt import Open, Pass, Play, Steal, Take
 from core.protocol import Event
 
@@ -87,8 +90,8 @@ class NimmtUI:
 
     async def table_message(self, table: Table, lang: str) -> TableMessage:
         view = table.engine.view(None)  # type: ignore[union-attr]
-        image = await render.draw(render.render_nimmt_table, view, self.names(table),
-                                  labels(lang, render.NIMMT_TABLE_LABELS))
+        image = await render_pool.draw(render_nimmt.render_nimmt_table, view, self.names(table),
+                                  labels(lang, render_nimmt.NIMMT_TABLE_LABELS))
         embed = discord.Embed(title=t(lang, "nimmt.table_title", table=table.id),
                               description=self.summary(table, view, lang), colour=discord.Colour.orange())
         items: list[discord.ui.Item] = []
@@ -169,7 +172,7 @@ class NimmtUI:
     def panel(self, table: Table, seat: int, lang: str, **kwargs: Any) -> tuple[discord.Embed, discord.ui.View | None, bytes]:
         """The private panel of one seat, built from that seat's view only."""
         embed, items, view = self.panel_parts(table, seat, lang, **kwargs)
-        return embed, items, render.render_nimmt_hand(view, labels(lang, render.NIMMT_HAND_LABELS))
+        return embed, items, render_nimmt.render_nimmt_hand(view, labels(lang, render_nimmt.NIMMT_HAND_LABELS))
 
     async def panel_drawn(self, table: Table, seat: int, lang: str, **kwargs: Any) -> tuple[
             discord.Embed, discord.ui.View | None, bytes]:
@@ -188,7 +191,7 @@ class NimmtUI:
         if image is not None:
             self._hand_images.move_to_end(key)
             return image
-        image = await render.draw(render.render_nimmt_hand, view, labels(lang, render.NIMMT_HAND_LABELS),
+        image = await render_pool.draw(render_nimmt.render_nimmt_hand, view, labels(lang, render_nimmt.NIMMT_HAND_LABELS),
                                   urgent=True)
         self._hand_images[key] = image
         while len(self._hand_images) > HAND_IMAGES:

@@ -16,8 +16,8 @@ from discord import app_commands
 from discord.app_commands import Choice, locale_str
 from discord.ext import commands
 
-from app.i18n import normalise, t
-from app.rules import GAMES, rules_pages
+from app.i18n.catalogue import normalise, t
+from app.i18n.rules import GAMES, rules_pages
 from core import registry
 
 log = logging.getLogger(__name__)

@@ -16,13 +16,13 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from app import render
+from app.render import pool as render_pool, profile as render_profile_card
 from app.cooldown import Cooldown
-from app.i18n import t
+from app.i18n.catalogue import t
 from app.text import plain
 from cogs.guard import BadInput, first
 from cogs.rules import game_choices
-from cogs.tables import reply, user_lang
+from cogs.common.ui import reply, user_lang
 from core import registry
 from core.registry import MIN_GAMES
 
@@ -155,12 +155,12 @@ class StatsCog(commands.Cog, name="Stats"):
             embed.description += "\n" + t(lang, "nights.stats_line", played=nights["played"], won=nights["won"])
         if local and local.get("games"):
             embed.add_field(name=t(lang, "stats.this_server"), value=self.profile_text(lang, key, local), inline=False)
-        labels = {k: t(lang, f"render.{k}") for k in render.PROFILE_LABELS}
+        labels = {k: t(lang, f"render.{k}") for k in render_profile_card.PROFILE_LABELS}
         spec = registry.spec(key)  # the card lays out the figures the game declares
         labels.update({stat.label_key: t(lang, stat.label) for stat in spec.stats})
         labels[f"game_{key}"] = t(lang, spec.title_key)
         try:
-            image = await render.draw(render.render_profile, profile, labels, urgent=True)
+            image = await render_pool.draw(render_profile_card.render_profile, profile, labels, urgent=True)
         except Exception:  # e.g. a name the font engine cannot lay out: the figures still go out
             log.exception("profile card of %s could not be drawn", target.id)
             return await interaction.followup.send(embed=embed, ephemeral=True)

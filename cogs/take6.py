@@ -27,11 +27,14 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from app.i18n import has, t
-from app.render_take6 import TAKE6_TABLE_LABELS, render_take6_table
-from app.tables import Table, TableError
+from app.i18n.catalogue import has, t
+from app.render.take6 import TAKE6_TABLE_LABELS, render_take6_table
+from app.tables.manager import Table, TableError
 from app.text import plain
-from cogs.tables import TableButton, TableMessage, TablesCog, reply, user_lang, view_of
+from cogs.common.ui import reply, user_lang, view_of
+from cogs.tables import TablesCog
+from cogs.tables.game_ui import TableMessage
+from cogs.tables.router import TableButton
 from core.protocol import Event, GameError
 from core.take6 import HEADS, ROW_LABELS, Choose, PickRow
 

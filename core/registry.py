@@ -104,6 +104,7 @@ class GameSpec:
     max_seats: int
     default_seats: int
     options: tuple[OptionSpec, ...] = ()
+    renderer: str = ""  # module of its pictures (warmed up by the drawing worker)
     computers: Mapping[str, str] = field(default_factory=dict)  # level -> "module:function"
     players: str = ""  # module of levelled computer players (easy/normal/hard, ``know``/``decide``), if any
     default_level: str = "normal"
@@ -135,7 +136,7 @@ def _load(path: str) -> Any:
 
 GAMES: tuple[GameSpec, ...] = (
     GameSpec(
-        key="nimmt", code=0, engine_path="core.nimmt:Nimmt", cog="cogs.nimmt",
+        key="nimmt", code=0, engine_path="core.nimmt:Nimmt", cog="cogs.nimmt", renderer="app.render.nimmt",
         min_seats=2, max_seats=7, default_seats=4,
         options=(OptionSpec("rounds", 1, 7, None, at_most_seats=True,
                             label_key="table.lobby_rounds", default_key="table.lobby_rounds_auto"),),
@@ -147,7 +148,7 @@ GAMES: tuple[GameSpec, ...] = (
         stats_line="stats.nimmt_line", deal_event="round_start", rules_section="1", colour=(196, 38, 46),
     ),
     GameSpec(
-        key="garbage", code=1, engine_path="core.garbage:Garbage", cog="cogs.garbage",
+        key="garbage", code=1, engine_path="core.garbage:Garbage", cog="cogs.garbage", renderer="app.render.garbage",
         min_seats=2, max_seats=6, default_seats=4,
         computers={"random": "core.garbage:random_player", "normal": "core.garbage:greedy_player"},
         players="core.garbage_ai",
@@ -155,7 +156,7 @@ GAMES: tuple[GameSpec, ...] = (
         stats_line="stats.garbage_line", deal_event="hand_start", rules_section="2", colour=(46, 125, 50),
     ),
     GameSpec(
-        key="take6", code=2, engine_path="core.take6:Take6", cog="cogs.take6",
+        key="take6", code=2, engine_path="core.take6:Take6", cog="cogs.take6", renderer="app.render.take6",
         min_seats=2, max_seats=10, default_seats=4,
         options=(OptionSpec("limit", 10, 200, 66, label_key="take6.lobby_limit"),
                  OptionSpec("deals", 1, 20, None, label_key="take6.lobby_deals")),

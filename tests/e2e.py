@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator
 
 from app.config import Config
-from app.i18n import t as translate
+from app.i18n.catalogue import t as translate
 from bot import CardBot
 
 

@@ -8,7 +8,8 @@ import random
 
 import pytest
 
-from app import replay, verify
+from app.after import replay
+from app.after import verify
 from core import registry
 from core.protocol import to_act
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import discord
 import pytest
 
-from app.i18n import t
+from app.i18n.catalogue import t
 from tests.e2e import open_table, running_bot
 from tests.test_e2e_stats import answer
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from app.i18n import t
+from app.i18n.catalogue import t
 from app.store import GameRecord, PlayerResult
 from core.garbage import TEXT, Garbage
 from core.nimmt import Nimmt

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from app.i18n import t as translate
+from app.i18n.catalogue import t as translate
 from tests.e2e import button, open_table, play_nimmt, running_bot, seat_players, select
 from tests.faults import DISK_FULL, IO_ERROR, READ_ONLY, failing_commits, held_lock
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from app.i18n import t
+from app.i18n.catalogue import t
 from tests.e2e import button, open_table, nimmt_turn, running_bot, seat_players, select
 from tests.test_e2e_stats import Seeder, answer
 

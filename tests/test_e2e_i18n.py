@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from app.i18n import t
-from app.rules import rules_pages
+from app.i18n.catalogue import t
+from app.i18n.rules import rules_pages
 from tests.e2e import open_table, running_bot
 from tests.test_e2e_stats import answer, final_standings, full_game
 

@@ -14,8 +14,8 @@ from typing import Any
 import discord
 import pytest
 
-from app.i18n import t
-from app.nights import place_points
+from app.i18n.catalogue import t
+from app.nights.night import place_points
 from tests.e2e import running_bot
 from tests.test_e2e_restart import BotProcess, table_row
 

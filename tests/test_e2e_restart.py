@@ -586,7 +586,7 @@ async def test_kill_between_last_move_and_record(tmp_path):
     import random
 
     from app.store import Store
-    from app.tables import TableManager
+    from app.tables.manager import TableManager
     from core import nimmt
 
     games, computers = {"nimmt": nimmt.Nimmt}, {"nimmt": nimmt.greedy_player}

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from app.i18n import t
+from app.i18n.catalogue import t
 from app.store import GameRecord, PlayerResult
 from tests.e2e import Table, open_table, play_nimmt, running_bot, seat_players, select
 

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from app.i18n import t
+from app.i18n.catalogue import t
 from tests.e2e import button, live_engine, open_table, running_bot, seat_players
 
 pytestmark = pytest.mark.timeout(300)

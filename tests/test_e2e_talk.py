@@ -110,7 +110,7 @@ def moves_of_the_log(database: Any, table_id: int) -> list[str]:
     import json
     import sqlite3
 
-    from app.i18n import t
+    from app.i18n.catalogue import t
 
     con = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
     try:
@@ -317,18 +317,18 @@ async def test_a_slow_panel_is_still_answered_in_time(world, tmp_path, monkeypat
     is answered "thinking" in time and the panel follows."""
     import time
 
-    from app import render
+    from app.render import nimmt as render_nimmt
 
     fd = world.fd
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
         t, table, people = await _two_people(world, bot)
-        draw = render.render_nimmt_hand
+        draw = render_nimmt.render_nimmt_hand
 
         def slow(*args: Any) -> bytes:
             time.sleep(2.5)  # in the panel's worker thread: the bot's loop goes on
             return draw(*args)
 
-        monkeypatch.setattr(render, "render_nimmt_hand", slow)
+        monkeypatch.setattr(render_nimmt, "render_nimmt_hand", slow)
         user = people[0]
         r = await t.click(user, t.table_message(), f"table:{t.table_id}:hand")
         assert r.ack_type == 5 and r.ephemeral and r.latency < 3, r

@@ -20,10 +20,10 @@ import pytest
 from discord import Locale
 from discord.app_commands import TranslationContext, TranslationContextLocation, locale_str
 
-from app import i18n
-from app.i18n import LOCALES, catalogue, t
-from app.rules import GAMES, PAGE_LIMIT, TITLE_LIMIT, rules_pages
-from app.translator import CatalogueTranslator, is_valid_name, is_valid_text, key_kind, translate_key
+from app.i18n import catalogue as i18n
+from app.i18n.catalogue import LOCALES, catalogue, t
+from app.i18n.rules import GAMES, PAGE_LIMIT, TITLE_LIMIT, rules_pages
+from cogs.common.translator import CatalogueTranslator, is_valid_name, is_valid_text, key_kind, translate_key
 
 ROOT = Path(__file__).resolve().parent.parent
 EN = "en"
@@ -230,7 +230,7 @@ def test_scanner_on_a_sample(tmp_path):
     sample = tmp_path / "sample.py"
     sample.write_text(
         "from discord.app_commands import locale_str as _\n"
-        "from app.i18n import t as tr\n"
+        "from app.i18n.catalogue import t as tr\n"
         "_('x', key='commands.rules.name')\n"
         "tr(lang, 'rules.next')\n"
         "tr(lang, f'rules.{k}')\n"
@@ -308,7 +308,7 @@ def test_command_keys_follow_the_convention(lang):
         assert isinstance(value, str), f"{lang}: {key} must be a plain string"
         assert key_kind(key) is not None, (
             f"{lang}: {key}: use <command>.name|description, <group>_<sub>.name|description, "
-            "opt_<option>.name|description, choice_<value>.name or <menu>.menu_name (see app/translator.py)"
+            "opt_<option>.name|description, choice_<value>.name or <menu>.menu_name (see cogs/common/translator.py)"
         )
 
 
@@ -365,7 +365,7 @@ async def test_translator_descriptions_choices_and_misses():
 
 def test_translate_key_rejects_invalid_names(monkeypatch):
     fake = dict(catalogue("de"), **{"commands.bad.name": "Zwei Wörter"})
-    monkeypatch.setattr("app.translator.catalogue", lambda lang: fake)
+    monkeypatch.setattr("cogs.common.translator.catalogue", lambda lang: fake)
     assert translate_key("commands.bad.name", "de", TranslationContextLocation.command_name) is None
     assert translate_key("commands.bad.name", "de", TranslationContextLocation.command_name, menu=True) == "Zwei Wörter"
 

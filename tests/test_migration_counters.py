@@ -13,7 +13,7 @@ import pytest
 
 from app.migrations import LATEST, migrate, user_version
 from app.store import GameRecord, PlayerResult, Store
-from app.tables import TableManager
+from app.tables.manager import TableManager
 from core import garbage, nimmt, registry
 from core.protocol import to_act
 from tests.e2e import running_bot

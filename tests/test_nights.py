@@ -1,6 +1,6 @@
 """Game nights without Discord: seating, points, standings, highlights
-(``app.nights``), and the night host driving real tables on a real store
-(``app.night_host``): rounds, leaving, computers, a restart, the record."""
+(``app.nights.night``), and the night host driving real tables on a real store
+(``app.nights.host``): rounds, leaving, computers, a restart, the record."""
 from __future__ import annotations
 
 import asyncio
@@ -8,14 +8,14 @@ import random
 
 import pytest
 
-from app import render_night
-from app.night_host import NightHost
-from app.nights import (
+from app.render import night as render_night
+from app.nights.host import NightHost
+from app.nights.night import (
     GameEvents, Night, NightError, NightTable, Player, balance, highlights, place_points, seat_round, snake,
     spread, standings, table_sizes,
 )
 from app.store import Store
-from app.tables import TableManager
+from app.tables.manager import TableManager
 from core import garbage, nimmt
 from core.protocol import places_from_scores
 

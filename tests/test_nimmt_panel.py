@@ -2,7 +2,7 @@
 hand or the table gets (25 options per select, 5 rows of 5 buttons)."""
 from __future__ import annotations
 
-from app.tables import Seat, Table
+from app.tables.manager import Seat, Table
 from cogs.nimmt import NimmtUI, labels
 from core.nimmt import Nimmt, Play
 
@@ -88,10 +88,10 @@ async def test_the_hand_picture_follows_the_hand_and_is_drawn_off_the_loop():
     # redraw after someone else's move), and a new one once a card left her hand.
     import threading
 
-    from app import render
+    from app.render import nimmt as render_nimmt
 
     drawn_in: list[str] = []
-    original = render.render_nimmt_hand
+    original = render_nimmt.render_nimmt_hand
 
     def spy(view, labels):
         drawn_in.append(threading.current_thread().name)
@@ -99,13 +99,13 @@ async def test_the_hand_picture_follows_the_hand_and_is_drawn_off_the_loop():
 
     engine = Nimmt.from_position([[5, 40, 77], [62, 63]], [[3], [30], [70]], draw=[])
     ui = NimmtUI(bot=None)
-    render.render_nimmt_hand = spy
+    render_nimmt.render_nimmt_hand = spy
     try:
         first = await ui.hand_image(engine.view(0), "en")
         again = await ui.hand_image(engine.view(0), "en")
         assert again == first and len(drawn_in) == 1
         assert drawn_in[0] != threading.main_thread().name  # a worker thread, not the event loop
-        english = labels("en", render.NIMMT_HAND_LABELS)
+        english = labels("en", render_nimmt.NIMMT_HAND_LABELS)
         assert first == original(engine.view(0), english)
         stack, cards = next(iter(engine.view(0)["playable"].items()))
         engine.apply(0, Play(int(stack), (cards[0],)))
@@ -113,4 +113,4 @@ async def test_the_hand_picture_follows_the_hand_and_is_drawn_off_the_loop():
         assert after != first and len(drawn_in) == 2
         assert after == original(engine.view(0), english)
     finally:
-        render.render_nimmt_hand = original
+        render_nimmt.render_nimmt_hand = original

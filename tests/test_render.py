@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hst
 from PIL import Image, ImageChops, ImageFont
 
-from app import render, render_base, render_cards
+from core import registry
+from app.render import base as render_base, cards as render_cards, garbage as render_garbage, nimmt as render_nimmt, pool as render_pool, profile as render_profile_card
 
 # --------------------------------------------------------------------------
 # View builders: exactly the keys of the view specs
@@ -42,7 +43,7 @@ def nimmt_view(stacks: int = 4, seats: int = 4, hand: int | None = 10, phase: st
     rnd = random.Random(seed)
     st = [{"id": i + 3, "label": _letters(i + 3), "top": rnd.randint(1, 100)} for i in range(stacks)]
     for s in st:
-        s["heads"] = render.heads(s["top"])
+        s["heads"] = render_cards.heads(s["top"])
     v = {
         "game": "nimmt", "seat": seat, "seats": seats, "round": 1, "rounds": seats,
         "to_move": None if phase == "over" else to_move, "phase": phase, "stacks": st,
@@ -99,8 +100,8 @@ def labels_for(keys, fmt: str = "{key}") -> dict[str, str]:
     return {k: fmt.format(key=k) for k in keys}
 
 
-ALL_KEYS = set(render.NIMMT_TABLE_LABELS) | set(render.NIMMT_HAND_LABELS) | set(
-    render.GARBAGE_TABLE_LABELS) | set(render.PROFILE_LABELS)
+ALL_KEYS = set(render_nimmt.NIMMT_TABLE_LABELS) | set(render_nimmt.NIMMT_HAND_LABELS) | set(
+    render_garbage.GARBAGE_TABLE_LABELS) | set(render_profile_card.PROFILE_LABELS)
 LABELS = labels_for(ALL_KEYS, "{key} {{round}}")
 
 
@@ -167,26 +168,26 @@ def strict_garbage(v: dict, log: set) -> Strict:
 def test_nimmt_table_sizes(stacks, seats):
     v = nimmt_view(stacks=stacks, seats=seats, played=min(stacks, 2), hand=None, seat=None)
     assert set(v) == NIMMT_KEYS
-    png(render.render_nimmt_table(strict_nimmt(v, set()), LONG_NAMES[:seats], LABELS))
+    png(render_nimmt.render_nimmt_table(strict_nimmt(v, set()), LONG_NAMES[:seats], LABELS))
 
 
 @pytest.mark.parametrize("phase", ["play", "steal", "open", "over"])
 def test_nimmt_table_phases(phase):
     v = nimmt_view(stacks=0 if phase == "open" else 5, seats=7, phase=phase, seat=3, played=1)
     assert set(v) == NIMMT_SEAT_KEYS
-    png(render.render_nimmt_table(strict_nimmt(v, set()), LONG_NAMES, LABELS))
+    png(render_nimmt.render_nimmt_table(strict_nimmt(v, set()), LONG_NAMES, LABELS))
 
 
 def test_nimmt_table_names_missing_or_short():
     v = nimmt_view(seats=5, hand=None, seat=None)
-    png(render.render_nimmt_table(v, ["Ann"], LABELS))
-    png(render.render_nimmt_table(v, [], {}))  # no labels at all: keys drawn, no crash
+    png(render_nimmt.render_nimmt_table(v, ["Ann"], LABELS))
+    png(render_nimmt.render_nimmt_table(v, [], {}))  # no labels at all: keys drawn, no crash
 
 
 def test_nimmt_table_shows_every_stack_card():
     """Sixty stacks wrap into a grid that still fits the width limit."""
     v = nimmt_view(stacks=60, seats=7, hand=None, seat=None)
-    im = png(render.render_nimmt_table(v, LONG_NAMES, LABELS))
+    im = png(render_nimmt.render_nimmt_table(v, LONG_NAMES, LABELS))
     assert im.width <= 1000
 
 
@@ -195,7 +196,7 @@ def test_nimmt_table_shows_every_stack_card():
 def test_nimmt_hand_sizes(hand, keys):
     v = nimmt_view(stacks=6, hand=hand, playable_keys=keys)
     assert set(v) == NIMMT_SEAT_KEYS
-    png(render.render_nimmt_hand(strict_nimmt(v, set()), LABELS))
+    png(render_nimmt.render_nimmt_hand(strict_nimmt(v, set()), LABELS))
 
 
 def test_nimmt_hand_highlights_playable():
@@ -203,11 +204,11 @@ def test_nimmt_hand_highlights_playable():
     v["stacks"][0]["top"] = 1
     v["hand"] = [2, 30, 40, 55, 60, 70, 80, 90, 99, 100]
     v["playable"] = {}
-    plain = render.render_nimmt_hand(v, LABELS)
+    plain = render_nimmt.render_nimmt_hand(v, LABELS)
     v["playable"] = {str(v["stacks"][0]["id"]): [2]}
-    lit = render.render_nimmt_hand(v, LABELS)
+    lit = render_nimmt.render_nimmt_hand(v, LABELS)
     v["playable"] = {v["stacks"][0]["id"]: [2]}  # int keys work the same
-    lit_int = render.render_nimmt_hand(v, LABELS)
+    lit_int = render_nimmt.render_nimmt_hand(v, LABELS)
     assert differs(plain, lit)
     assert not differs(lit, lit_int)
 
@@ -217,9 +218,9 @@ def test_nimmt_hand_other_card_highlighted_differs():
     v["stacks"][0]["top"] = 1
     v["hand"] = [2, 3, 40, 50]
     v["playable"] = {"3": [2]}
-    a = render.render_nimmt_hand(v, LABELS)
+    a = render_nimmt.render_nimmt_hand(v, LABELS)
     v["playable"] = {"3": [3]}
-    b = render.render_nimmt_hand(v, LABELS)
+    b = render_nimmt.render_nimmt_hand(v, LABELS)
     assert differs(a, b)
 
 
@@ -228,29 +229,29 @@ def test_nimmt_hand_other_card_highlighted_differs():
 def test_garbage_table_players(players, face):
     v = garbage_view(players=players, face=face, seat=0)
     assert set(v) == GARBAGE_KEYS
-    png(render.render_garbage_table(strict_garbage(v, set()), LONG_NAMES[:players], LABELS))
+    png(render_garbage.render_garbage_table(strict_garbage(v, set()), LONG_NAMES[:players], LABELS))
 
 
 @pytest.mark.parametrize("n", range(10, 0, -1))
 @pytest.mark.parametrize("phase", ["source", "jack", "over"])
 def test_garbage_table_slots(n, phase):
     v = garbage_view(players=6, slots=[n, 10, 9, 5, 2, 1], phase=phase)
-    png(render.render_garbage_table(strict_garbage(v, set()), LONG_NAMES[:6], LABELS))
+    png(render_garbage.render_garbage_table(strict_garbage(v, set()), LONG_NAMES[:6], LABELS))
 
 
 def test_garbage_table_empty_piles():
     v = garbage_view(players=2)
     v.update(stock=0, discard_top=None, discard_count=0, in_hand=None, can_take_discard=False)
-    png(render.render_garbage_table(strict_garbage(v, set()), ["A", "B"], LABELS))
+    png(render_garbage.render_garbage_table(strict_garbage(v, set()), ["A", "B"], LABELS))
 
 
 def test_garbage_winner_marked_when_over():
     v = garbage_view(players=2, slots=[2, 10], face="down", phase="over")
-    plain = render.render_garbage_table(v, ["A", "B"], LABELS)
+    plain = render_garbage.render_garbage_table(v, ["A", "B"], LABELS)
     v["players"][0]["layout"] = ["AS", "JH"]  # G3: complete layout
-    won = render.render_garbage_table(v, ["A", "B"], LABELS)
+    won = render_garbage.render_garbage_table(v, ["A", "B"], LABELS)
     v["players"][0]["layout"] = ["AS", None]
-    not_won = render.render_garbage_table(v, ["A", "B"], LABELS)
+    not_won = render_garbage.render_garbage_table(v, ["A", "B"], LABELS)
     assert differs(plain, won) and differs(won, not_won)
 
 
@@ -258,17 +259,17 @@ def test_garbage_odd_card_text_does_not_crash():
     v = garbage_view(players=2, face="up")
     v["players"][0]["layout"][0] = "??"
     v["discard_top"] = "10X"
-    png(render.render_garbage_table(v, ["A", "B"], LABELS))
+    png(render_garbage.render_garbage_table(v, ["A", "B"], LABELS))
 
 
 @pytest.mark.parametrize("profile", [PROFILE_NIMMT, PROFILE_GARBAGE], ids=["nimmt", "garbage"])
 def test_profile(profile):
-    png(render.render_profile(profile, LABELS))
+    png(render_profile_card.render_profile(profile, LABELS))
 
 
 def test_profile_win_rate_drawn():
-    a = render.render_profile(dict(PROFILE_NIMMT, win_rate=0.1), LABELS)
-    b = render.render_profile(dict(PROFILE_NIMMT, win_rate=0.9), LABELS)
+    a = render_profile_card.render_profile(dict(PROFILE_NIMMT, win_rate=0.1), LABELS)
+    b = render_profile_card.render_profile(dict(PROFILE_NIMMT, win_rate=0.9), LABELS)
     assert differs(a, b)
 
 
@@ -296,23 +297,23 @@ def _calls():
     names = LONG_NAMES
     for phase in ("play", "steal", "open", "over"):
         v = nimmt_view(stacks=0 if phase == "open" else 4, seats=7, phase=phase, played=1, seat=2)
-        out.append(("nimmt_table", render.NIMMT_TABLE_LABELS, lambda L, v=v: render.render_nimmt_table(v, names, L)))
+        out.append(("nimmt_table", render_nimmt.NIMMT_TABLE_LABELS, lambda L, v=v: render_nimmt.render_nimmt_table(v, names, L)))
     for hand in (0, 12):
         v = nimmt_view(stacks=4, hand=hand)
-        out.append(("nimmt_hand", render.NIMMT_HAND_LABELS, lambda L, v=v: render.render_nimmt_hand(v, L)))
+        out.append(("nimmt_hand", render_nimmt.NIMMT_HAND_LABELS, lambda L, v=v: render_nimmt.render_nimmt_hand(v, L)))
     for phase, takeable in (("source", True), ("source", False), ("jack", False), ("over", False)):
         v = {**garbage_view(players=3, phase=phase, seat=1), "can_take_discard": takeable}
-        out.append(("garbage_table", render.GARBAGE_TABLE_LABELS,
-                    lambda L, v=v: render.render_garbage_table(v, names, L)))
+        out.append(("garbage_table", render_garbage.GARBAGE_TABLE_LABELS,
+                    lambda L, v=v: render_garbage.render_garbage_table(v, names, L)))
     for p in (PROFILE_NIMMT, PROFILE_GARBAGE):
-        out.append(("profile", render.PROFILE_LABELS, lambda L, p=p: render.render_profile(p, L)))
+        out.append(("profile", render_profile_card.PROFILE_LABELS, lambda L, p=p: render_profile_card.render_profile(p, L)))
     return out
 
 
-@pytest.mark.parametrize("name,keys", [("nimmt_table", render.NIMMT_TABLE_LABELS),
-                                       ("nimmt_hand", render.NIMMT_HAND_LABELS),
-                                       ("garbage_table", render.GARBAGE_TABLE_LABELS),
-                                       ("profile", render.PROFILE_LABELS)])
+@pytest.mark.parametrize("name,keys", [("nimmt_table", render_nimmt.NIMMT_TABLE_LABELS),
+                                       ("nimmt_hand", render_nimmt.NIMMT_HAND_LABELS),
+                                       ("garbage_table", render_garbage.GARBAGE_TABLE_LABELS),
+                                       ("profile", render_profile_card.PROFILE_LABELS)])
 def test_label_keys_read_are_exported_and_all_used(name, keys):
     assert isinstance(keys, tuple) and all(isinstance(k, str) for k in keys)
     assert len(set(keys)) == len(keys)
@@ -320,6 +321,8 @@ def test_label_keys_read_are_exported_and_all_used(name, keys):
     for fname, _, call in _calls():
         if fname == name:
             call(Recorder(labels_for(keys), seen))
+    if name == "profile":  # the card's game name comes as game_<registry key>
+        seen -= {f"game_{spec.key}" for spec in registry.GAMES}
     assert seen <= set(keys), f"{name} reads labels it does not export: {seen - set(keys)}"
     assert seen == set(keys), f"{name} exports labels it never reads: {set(keys) - seen}"
 
@@ -366,15 +369,15 @@ def test_placeholders_filled_and_bad_templates_survive():
 def test_any_names_and_labels_render(names, text):
     """User names and translations are arbitrary text: never a crash."""
     labels = {k: text for k in ALL_KEYS}
-    png(render.render_nimmt_table(nimmt_view(stacks=3, seats=7, played=1, seat=1), names, labels))
-    png(render.render_garbage_table(garbage_view(players=6, phase="jack", seat=2), names, labels))
-    png(render.render_nimmt_hand(nimmt_view(stacks=3, hand=20), labels))
-    png(render.render_profile(dict(PROFILE_NIMMT, name="".join(names)), labels))
+    png(render_nimmt.render_nimmt_table(nimmt_view(stacks=3, seats=7, played=1, seat=1), names, labels))
+    png(render_garbage.render_garbage_table(garbage_view(players=6, phase="jack", seat=2), names, labels))
+    png(render_nimmt.render_nimmt_hand(nimmt_view(stacks=3, hand=20), labels))
+    png(render_profile_card.render_profile(dict(PROFILE_NIMMT, name="".join(names)), labels))
 
 
 
 def test_clean_folds_what_the_font_lacks():
-    render.set_font(None)  # Pillow's embedded font: ASCII only
+    render_base.set_font(None)  # Pillow's embedded font: ASCII only
     try:
         assert render_base.clean("Çağrı Ñúñez") == "Cagri Nunez"
         assert render_base.clean("Straße") == "Strasse"
@@ -383,7 +386,7 @@ def test_clean_folds_what_the_font_lacks():
         assert render_base.clean("Дмитрий Объём") == "Dmitrij Obem"  # Cyrillic and Greek spelled out
         assert render_base.clean("Σωκράτης") == "Sokratis"
     finally:
-        render.set_font(render_base.SHIPPED_FONT)
+        render_base.set_font(render_base.SHIPPED_FONT)
 
 
 def test_shipped_font_draws_spanish_german_and_other_scripts_as_written():
@@ -406,24 +409,24 @@ def test_bitmap_font_fallback(monkeypatch):
         return ImageFont.load_default_imagefont()
 
     monkeypatch.setattr(ImageFont, "load_default", no_freetype)
-    render.set_font(None)
+    render_base.set_font(None)
     try:
         assert not isinstance(render_base.font(20), ImageFont.FreeTypeFont)
-        png(render.render_nimmt_table(nimmt_view(stacks=5, seats=7), LONG_NAMES, LABELS))
-        png(render.render_nimmt_hand(nimmt_view(stacks=5, hand=30), LABELS))
-        png(render.render_garbage_table(garbage_view(players=6, phase="jack"), LONG_NAMES, LABELS))
-        png(render.render_profile(PROFILE_NIMMT, LABELS))
+        png(render_nimmt.render_nimmt_table(nimmt_view(stacks=5, seats=7), LONG_NAMES, LABELS))
+        png(render_nimmt.render_nimmt_hand(nimmt_view(stacks=5, hand=30), LABELS))
+        png(render_garbage.render_garbage_table(garbage_view(players=6, phase="jack"), LONG_NAMES, LABELS))
+        png(render_profile_card.render_profile(PROFILE_NIMMT, LABELS))
     finally:
         monkeypatch.undo()
-        render.set_font(render_base.SHIPPED_FONT)
+        render_base.set_font(render_base.SHIPPED_FONT)
 
 
 def test_set_font_bad_path_falls_back():
     try:
-        render.set_font("no-such-font-file.ttf")
-        png(render.render_profile(PROFILE_NIMMT, LABELS))
+        render_base.set_font("no-such-font-file.ttf")
+        png(render_profile_card.render_profile(PROFILE_NIMMT, LABELS))
     finally:
-        render.set_font(render_base.SHIPPED_FONT)
+        render_base.set_font(render_base.SHIPPED_FONT)
 
 
 # --------------------------------------------------------------------------
@@ -431,12 +434,12 @@ def test_set_font_bad_path_falls_back():
 
 
 def test_heads_match_h1_and_engine():
-    assert sum(render.heads(c) for c in range(1, 101)) == 167  # H1: the deck holds 167 heads
+    assert sum(render_cards.heads(c) for c in range(1, 101)) == 167  # H1: the deck holds 167 heads
     try:
         from core.nimmt import HEADS
     except ImportError:  # engine not there yet
         return
-    assert all(render.heads(c) == HEADS[c] for c in range(1, 101))
+    assert all(render_cards.heads(c) == HEADS[c] for c in range(1, 101))
 
 
 def test_card_colours_follow_heads():
@@ -464,8 +467,8 @@ def test_engine_nimmt_views_render(seats):
     game = nimmt.Nimmt.new(seats=seats, seed=seats)
     for step in range(4):
         v = game.view(game.to_move if game.to_move is not None else 0)
-        png(render.render_nimmt_table(game.view(None), LONG_NAMES, LABELS))
-        png(render.render_nimmt_hand(v, LABELS))
+        png(render_nimmt.render_nimmt_table(game.view(None), LONG_NAMES, LABELS))
+        png(render_nimmt.render_nimmt_hand(v, LABELS))
         _play(game, 15, step)
 
 
@@ -474,25 +477,25 @@ def test_engine_garbage_views_render(seats):
     garbage = pytest.importorskip("core.garbage")
     game = garbage.Garbage.new(seats=seats, seed=seats)
     for step in range(4):
-        png(render.render_garbage_table(game.view(None), LONG_NAMES, LABELS))
+        png(render_garbage.render_garbage_table(game.view(None), LONG_NAMES, LABELS))
         _play(game, 10, step)
 
 
 def test_warm_up_then_render():
-    render.warm_up()
-    png(render.render_nimmt_table(nimmt_view(), ["A", "B", "C", "D"], LABELS))
+    render_pool.warm_up()
+    png(render_nimmt.render_nimmt_table(nimmt_view(), ["A", "B", "C", "D"], LABELS))
 
 
 def test_profile_numbers_follow_the_readers_style():
-    from app.i18n import t
+    from app.i18n.catalogue import t
 
     def card(lang: str) -> bytes:
-        return render.render_profile(PROFILE_NIMMT, {k: t(lang, f"render.{k}") for k in render.PROFILE_LABELS})
+        return render_profile_card.render_profile(PROFILE_NIMMT, {k: t(lang, f"render.{k}") for k in render_profile_card.PROFILE_LABELS})
 
-    comma = {k: t("en", f"render.{k}") for k in render.PROFILE_LABELS} | {"decimal_mark": ","}
-    assert render.render_profile(PROFILE_NIMMT, comma) != card("en")  # 4,8 instead of 4.8
-    spaced = {k: t("en", f"render.{k}") for k in render.PROFILE_LABELS} | {"percent": "{value} %"}
-    assert render.render_profile(PROFILE_NIMMT, spaced) != card("en")  # 42 % instead of 42%
+    comma = {k: t("en", f"render.{k}") for k in render_profile_card.PROFILE_LABELS} | {"decimal_mark": ","}
+    assert render_profile_card.render_profile(PROFILE_NIMMT, comma) != card("en")  # 4,8 instead of 4.8
+    spaced = {k: t("en", f"render.{k}") for k in render_profile_card.PROFILE_LABELS} | {"percent": "{value} %"}
+    assert render_profile_card.render_profile(PROFILE_NIMMT, spaced) != card("en")  # 42 % instead of 42%
 
 
 async def test_a_picture_a_click_waits_for_is_drawn_before_queued_table_pictures():
@@ -511,9 +514,9 @@ async def test_a_picture_a_click_waits_for_is_drawn_before_queued_table_pictures
         done.append("hand")
         return b"hand"
 
-    tables = [asyncio.ensure_future(render.draw(background, f"table{i}")) for i in range(4)]
+    tables = [asyncio.ensure_future(render_pool.draw(background, f"table{i}")) for i in range(4)]
     await asyncio.sleep(0.05)  # the first table picture is being drawn, three wait
-    hand = asyncio.ensure_future(render.draw(urgent, urgent=True))
+    hand = asyncio.ensure_future(render_pool.draw(urgent, urgent=True))
     await asyncio.sleep(0.05)
     gate.set()
     assert await hand == b"hand"
@@ -527,7 +530,7 @@ def test_garbage_status_line_offers_the_discard_only_when_it_fits():
     for takeable in (True, False):
         keys: set = set()
         v = {**garbage_view(players=2, phase="source", seat=0), "can_take_discard": takeable}
-        render.render_garbage_table(v, ["Ana", "Ben"], Recorder(labels_for(render.GARBAGE_TABLE_LABELS), keys))
+        render_garbage.render_garbage_table(v, ["Ana", "Ben"], Recorder(labels_for(render_garbage.GARBAGE_TABLE_LABELS), keys))
         seen.add(("status_source" in keys, "status_draw" in keys))
         assert ("status_source" in keys) == takeable and ("status_draw" in keys) != takeable
     assert len(seen) == 2
@@ -556,13 +559,13 @@ def test_cjk_and_emoji_names_are_drawn_with_real_glyphs():
     # A table with CJK names: without the chain the names are "?" (what players saw before).
     view = nimmt_view(stacks=4, seats=3)
     names = ["山田太郎", "김민준", "🎲🎲"]
-    with_chain = render.render_nimmt_table(view, names, LABELS)
+    with_chain = render_nimmt.render_nimmt_table(view, names, LABELS)
     try:
-        render.set_font(render_base.SHIPPED_FONT, fallbacks=())
+        render_base.set_font(render_base.SHIPPED_FONT, fallbacks=())
         assert render_base.clean("山田太郎") == "?"
-        without = render.render_nimmt_table(view, names, LABELS)
-        as_marks = render.render_nimmt_table(view, ["?", "?", "?"], LABELS)
+        without = render_nimmt.render_nimmt_table(view, names, LABELS)
+        as_marks = render_nimmt.render_nimmt_table(view, ["?", "?", "?"], LABELS)
     finally:
-        render.set_font(render_base.SHIPPED_FONT)
+        render_base.set_font(render_base.SHIPPED_FONT)
     assert without == as_marks and with_chain != without
-    assert with_chain != render.render_nimmt_table(view, ["?", "?", "?"], LABELS)
+    assert with_chain != render_nimmt.render_nimmt_table(view, ["?", "?", "?"], LABELS)

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import os
 
-from app import render, render_base
+from app.render import base as render_base, garbage as render_garbage, nimmt as render_nimmt, pool as render_pool
 from tests.test_render import LABELS, garbage_view, nimmt_view
 
 
 async def test_table_pictures_from_the_worker_are_the_pictures():
     names = ["Ana", "Ben", "Cleo", "Dan"]
     nimmt, garbage = nimmt_view(), garbage_view()
-    assert await render.draw(render.render_nimmt_table, nimmt, names, LABELS) == \
-        render.render_nimmt_table(nimmt, names, LABELS)
-    assert await render.draw(render.render_garbage_table, garbage, names, LABELS) == \
-        render.render_garbage_table(garbage, names, LABELS)
-    pool = render._pool()
+    assert await render_pool.draw(render_nimmt.render_nimmt_table, nimmt, names, LABELS) == \
+        render_nimmt.render_nimmt_table(nimmt, names, LABELS)
+    assert await render_pool.draw(render_garbage.render_garbage_table, garbage, names, LABELS) == \
+        render_garbage.render_garbage_table(garbage, names, LABELS)
+    pool = render_pool._pool()
     if os.cpu_count() != 1:  # one core: no worker, the drawing thread draws them
         assert pool is not None and pool._processes  # a worker process drew them
         assert all(pid != os.getpid() for pid in pool._processes)
@@ -24,14 +24,14 @@ async def test_table_pictures_from_the_worker_are_the_pictures():
 async def test_the_worker_draws_with_the_font_the_bot_set():
     names = ["Ana", "Ben", "Cleo", "Dan"]
     view = nimmt_view()
-    shipped = await render.draw(render.render_nimmt_table, view, names, LABELS)
+    shipped = await render_pool.draw(render_nimmt.render_nimmt_table, view, names, LABELS)
     try:
-        render.set_font(None)  # Pillow's embedded font
-        plain = await render.draw(render.render_nimmt_table, view, names, LABELS)
-        assert plain == render.render_nimmt_table(view, names, LABELS) and plain != shipped
+        render_base.set_font(None)  # Pillow's embedded font
+        plain = await render_pool.draw(render_nimmt.render_nimmt_table, view, names, LABELS)
+        assert plain == render_nimmt.render_nimmt_table(view, names, LABELS) and plain != shipped
     finally:
-        render.set_font(render_base.SHIPPED_FONT)
-    assert await render.draw(render.render_nimmt_table, view, names, LABELS) == shipped
+        render_base.set_font(render_base.SHIPPED_FONT)
+    assert await render_pool.draw(render_nimmt.render_nimmt_table, view, names, LABELS) == shipped
 
 
 def test_the_worker_goes_when_the_bot_is_killed():
@@ -44,10 +44,10 @@ def test_the_worker_goes_when_the_bot_is_killed():
 
     root = Path(__file__).resolve().parent.parent
     code = ("import asyncio, os, time\n"
-            "from app import render\n"
+            "from app.render import nimmt as render_nimmt, pool as render_pool\n"
             "from tests.test_render import LABELS, nimmt_view\n"
-            "asyncio.run(render.draw(render.render_nimmt_table, nimmt_view(), ['A', 'B', 'C', 'D'], LABELS))\n"
-            "print(*render._pool()._processes, flush=True)\n"
+            "asyncio.run(render_pool.draw(render_nimmt.render_nimmt_table, nimmt_view(), ['A', 'B', 'C', 'D'], LABELS))\n"
+            "print(*render_pool._pool()._processes, flush=True)\n"
             "time.sleep(60)\n")
     bot = subprocess.Popen([sys.executable, "-c", code], cwd=root, stdout=subprocess.PIPE, text=True)
     try:

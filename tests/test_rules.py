@@ -1,4 +1,4 @@
-"""The rules loader (app/rules.py) and the pure parts of cogs/rules.py.
+"""The rules loader (app/i18n/rules.py) and the pure parts of cogs/rules.py.
 
 End-to-end tests against a Discord stand-in live elsewhere; here we check the
 page building, the custom_id template and that a click (also after a
@@ -13,8 +13,8 @@ from unittest.mock import AsyncMock
 import discord
 import pytest
 
-from app.i18n import LOCALES, t
-from app.rules import GAMES, PAGE_LIMIT, _pack, _split_long, parse, rules_pages
+from app.i18n.catalogue import LOCALES, t
+from app.i18n.rules import GAMES, PAGE_LIMIT, _pack, _split_long, parse, rules_pages
 from cogs import rules as cog
 
 # --------------------------------------------------------------------------

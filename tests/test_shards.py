@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from app.config import Config, shard_of
-from app.night_host import NightHost
+from app.nights.host import NightHost
 from app.store import Store
-from app.tables import TableManager
+from app.tables.manager import TableManager
 from core import garbage, nimmt
 
 GAMES = {"nimmt": nimmt.Nimmt, "garbage": garbage.Garbage}

@@ -6,7 +6,7 @@ import asyncio
 import pytest
 
 from app.store import Store
-from app.tables import MISSED_TURNS_LIMIT, TableError, TableManager
+from app.tables.manager import MISSED_TURNS_LIMIT, TableError, TableManager
 from core import garbage, nimmt
 from core.protocol import GameError
 

@@ -1,4 +1,4 @@
-"""The table manager with levelled computer players (app.computers): each seat
+"""The table manager with levelled computer players (app.tables.computers): each seat
 plays at its level, the timer's takeover at normal, old seats are normal,
 the hard search never holds the table, hints follow the rating rules."""
 from __future__ import annotations
@@ -7,9 +7,9 @@ import asyncio
 
 import pytest
 
-from app.computers import Computers
+from app.tables.computers import Computers
 from app.store import Store
-from app.tables import Seat, TableError, TableManager
+from app.tables.manager import Seat, TableError, TableManager
 from core import ai, garbage, nimmt
 
 GAMES = {"nimmt": nimmt.Nimmt, "garbage": garbage.Garbage}

@@ -11,10 +11,10 @@ import sqlite3
 import aiosqlite
 import pytest
 
-from app import tables as tables_module
+from app.tables import manager as tables_module
 from app.migrations import migrate
 from app.store import Store
-from app.tables import SLOW_SAVE, TableError, TableManager, when_slow
+from app.tables.manager import SLOW_SAVE, TableError, TableManager, when_slow
 from core import garbage, nimmt
 from tests.faults import DISK_FULL, IO_ERROR, READ_ONLY, failing_commits, held_lock
 

@@ -43,7 +43,7 @@ from discord import app_commands
 from discord.app_commands import TranslationContextLocation as Where
 from discord.app_commands import locale_str
 
-from app.i18n import DEFAULT, catalogue, t
+from app.i18n.catalogue import DEFAULT, catalogue, t
 
 log = logging.getLogger(__name__)
 

@@ -20,11 +20,11 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from app.i18n import DEFAULT, normalise
+from app.i18n.catalogue import DEFAULT, normalise
 from core.registry import KEYS
 
 GAMES = KEYS  # every game of core.registry, in its order
-RULES_DIR = Path(__file__).resolve().parent.parent / "data" / "rules"
+RULES_DIR = Path(__file__).resolve().parents[2] / "data" / "rules"
 
 PAGE_LIMIT = 4000   # hard limit of a page body (an embed description holds 4096)
 PAGE_TARGET = 2400  # soft limit: a page stops taking whole sections beyond this

@@ -26,7 +26,7 @@ from typing import Any
 
 LOCALES = ("en", "es", "de")
 DEFAULT = "en"
-LOCALE_DIR = Path(__file__).resolve().parent.parent / "data" / "locales"
+LOCALE_DIR = Path(__file__).resolve().parents[2] / "data" / "locales"
 
 
 def normalise(locale: object) -> str:

@@ -16,12 +16,12 @@ import logging
 import time
 from typing import Any, Awaitable, Callable
 
-from app.i18n import t
-from app.nights import (
+from app.i18n.catalogue import t
+from app.nights.night import (
     ENDED, PLAYING, SIGNUP, GameEvents, Night, NightError, NightTable, Player, highlights, seat_round,
     standings,
 )
-from app.tables import Table, TableError, TableManager
+from app.tables.manager import Table, TableError, TableManager
 
 log = logging.getLogger(__name__)
 

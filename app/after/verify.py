@@ -1,7 +1,7 @@
 """Verifiable shuffle: a commitment to every game's seed, and its check.
 
 When a game starts, its seed (``secrets.randbits(63)`` in
-:mod:`app.tables`: the most a SQLite integer holds) is fixed together with a
+:mod:`app.tables.manager`: the most a SQLite integer holds) is fixed together with a
 fresh 128-bit nonce, and the table shows the SHA-256 of
 
     cardnight-shuffle-v1|<game>|<table id>|<seed>|<nonce hex>

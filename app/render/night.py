@@ -9,8 +9,8 @@ from typing import Any, Mapping
 
 from PIL import Image, ImageDraw
 
-from app import render_base as rb
-from app.render import GOLD, SLATE, SLATE_MUTED, SLATE_PANEL, TEXT
+from app.render import base as rb
+from app.render.common import GOLD, SLATE, SLATE_MUTED, SLATE_PANEL, TEXT
 
 SILVER = (192, 200, 212)
 BRONZE = (205, 127, 50)

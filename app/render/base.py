@@ -32,7 +32,7 @@ Color = tuple[int, int, int]
 # --------------------------------------------------------------------------
 # Fonts
 
-_FONTS = Path(__file__).resolve().parent.parent / "data" / "fonts"
+_FONTS = Path(__file__).resolve().parents[2] / "data" / "fonts"
 _SHIPPED_FONT = _FONTS / "DejaVuSans.ttf"
 SHIPPED_FONT: str | None = str(_SHIPPED_FONT) if _SHIPPED_FONT.is_file() else None
 # Tried in order for characters the main font lacks (OFL, licence beside them).

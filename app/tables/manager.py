@@ -33,7 +33,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Awaitable, Callable, Mapping, Protocol
 
-from app.verify import commit
+from app.after.verify import commit
 from core import registry
 from core.protocol import Event, EventType, Game, to_act
 
@@ -138,7 +138,7 @@ class Table:
     recorded: bool = False  # the result is in the store's statistics
     posting: bool = False  # created by this process, its lobby message not posted yet
     narrated: int = 0  # how many log entries the thread was told (kept in meta, set by the presenter)
-    night_id: int | None = None  # a table of a game night (app/night_host.py)
+    night_id: int | None = None  # a table of a game night (app/nights/host.py)
     ending: list[Event] = field(default_factory=list, repr=False)  # events of a last move not yet shown
     engine: Game | None = field(default=None, repr=False)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
@@ -541,7 +541,7 @@ class TableManager:
             if all(s.computer for s in table.seats):
                 raise TableError("no_humans")
             draft = self._touch(table.draft())
-            # 63 bits: the most a SQLite integer (games.seed) holds; see app/verify.py
+            # 63 bits: the most a SQLite integer (games.seed) holds; see app/after/verify.py
             draft.seed = self.fixed_seed if self.fixed_seed is not None else secrets.randbits(63)
             draft.engine = cls.new(len(draft.seats), draft.seed, **self._engine_options(draft))
             draft.shuffle = commit(draft.game, draft.id, draft.seed, self._engine_options(draft))

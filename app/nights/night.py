@@ -1,6 +1,6 @@
 """Game nights, apart from Discord and storage: who sits where, points,
 standings and highlights.  Pure functions over plain data; the orchestration
-(tables, saving) lives in :mod:`app.night_host`.
+(tables, saving) lives in :mod:`app.nights.host`.
 
 A night is a series of rounds; in each round the signed-up players play one
 game at several tables at once.  A finish gives points by place: at a table

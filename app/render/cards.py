@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from PIL import Image, ImageDraw
 
-from app import render_base as rb
-from app.render_base import Color
+from app.render import base as rb
+from app.render.base import Color
 from core.nimmt import HEADS
 
 # --------------------------------------------------------------------------

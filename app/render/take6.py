@@ -1,4 +1,4 @@
-"""The 6 nimmt! table image (PNG bytes), in the style of :mod:`app.render`.
+"""The 6 nimmt! table image (PNG bytes), in the style of the other tables (:mod:`app.render`).
 
 A pure function of the table's view (``Take6.view(None)``): the four rows with
 every card and its ox heads, then one line per player with their cards in
@@ -12,10 +12,11 @@ from typing import Any, Mapping, Sequence
 
 from PIL import Image, ImageDraw
 
-from app import render_base as rb
-from app import render_cards as rc
-from app.render import FELT, GOLD, LINE, MUTED, ORANGE, PANEL, PANEL_HI, RED, TEXT, M, _names, _serialised, _seat_badge
-from app.render_base import label
+from app.render import base as rb
+from app.render import cards as rc
+from app.render.common import (FELT, GOLD, LINE, MUTED, ORANGE, PANEL, PANEL_HI, RED, TEXT, M, _names, _seat_badge,
+                               _serialised, table_picture)
+from app.render.base import label
 
 TAKE6_TABLE_LABELS: tuple[str, ...] = (
     "deal",          # {deal} {turn}            e.g. "Deal {deal} · turn {turn}/10"
@@ -40,6 +41,7 @@ ROW_H = CH + 14
 LINE_H = 30
 
 
+@table_picture
 @_serialised
 def render_take6_table(view: Mapping[str, Any], names: Sequence[str], labels: Mapping[str, str]) -> bytes:
     seats = int(view["seats"])

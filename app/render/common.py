@@ -1,0 +1,84 @@
+"""What every picture shares: the palette, the margin, seat badges and the
+one-render-at-a-time lock (FreeType faces and the sprite caches are shared).
+
+The pictures themselves live beside their game (:mod:`app.render.nimmt`,
+:mod:`app.render.garbage`, :mod:`app.render.take6`), the profile card in
+:mod:`app.render.profile`; :mod:`app.render.pool` draws them off the event loop.
+"""
+from __future__ import annotations
+
+import functools
+import threading
+from typing import Any, Callable, Sequence, TypeVar
+
+from PIL import Image, ImageDraw
+
+from app.render import base as rb
+from app.render.base import Color
+
+# --------------------------------------------------------------------------
+# Palette (flat colours; an opaque "felt" background reads on dark and light
+# Discord themes alike)
+
+FELT: Color = (27, 60, 47)
+PANEL: Color = (37, 79, 62)
+PANEL_HI: Color = (70, 84, 46)
+LINE: Color = (58, 104, 84)
+TEXT: Color = (242, 245, 240)
+MUTED: Color = (160, 192, 176)
+GOLD: Color = (255, 202, 64)
+ORANGE: Color = (255, 138, 61)
+RED: Color = (255, 99, 99)
+SLATE: Color = (33, 37, 46)
+SLATE_PANEL: Color = (45, 51, 63)
+SLATE_MUTED: Color = (150, 160, 180)
+
+M = 20  # outer margin
+
+_F = TypeVar("_F", bound=Callable[..., bytes])
+_LOCK = threading.Lock()
+
+
+def _serialised(fn: _F) -> _F:
+    """One render at a time: FreeType faces and the sprite caches are shared,
+    and the bot calls us from a thread pool."""
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> bytes:
+        with _LOCK:
+            return fn(*args, **kwargs)
+    return wrapper  # type: ignore[return-value]
+
+
+def _names(names: Sequence[str], seats: int) -> list[str]:
+    out = []
+    for s in range(seats):
+        name = names[s] if s < len(names) and names[s] is not None else ""
+        out.append(str(name) if str(name).strip() else str(s + 1))
+    return out
+
+
+def _name(names: list[str], seat: Any) -> str:
+    return names[seat] if isinstance(seat, int) and 0 <= seat < len(names) else ""
+
+
+def _seat_badge(im: Image.Image, d: ImageDraw.ImageDraw, cx: float, cy: float, seat: int,
+                fill: Color, ink: Color, r: int = 11) -> None:
+    d.ellipse((cx - r, cy - r, cx + r, cy + r), fill=fill)
+    rb.text(d, (cx, cy), str(seat + 1), rb.font(14 if seat < 9 else 12), ink, anchor="mm")
+
+
+def _marker(im: Image.Image, x: float, cy: float, s: int, color: Color = GOLD) -> None:
+    rb.stamp(im, rb.triangle_mask(s), (x, cy - s / 2), color)
+
+
+def _hline(d: ImageDraw.ImageDraw, y: float, x0: float, x1: float, color: Color = LINE) -> None:
+    d.line((x0, y, x1, y), fill=color, width=1)
+
+
+def table_picture(fn: _F) -> _F:
+    """Mark a renderer of a public table picture: :func:`app.render.pool.draw`
+    draws those in the worker process (the other core, off this process's
+    GIL: about half the bot's CPU on a busy evening).  It must be a module
+    level function, found again there by module and name."""
+    fn.table_picture = True  # type: ignore[attr-defined]
+    return fn

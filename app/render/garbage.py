@@ -1,0 +1,204 @@
+"""Picture of a Garbage table.
+
+See :mod:`app.render` for the conventions (views in, PNG bytes out, labels
+translated by the caller).
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from PIL import Image, ImageDraw
+
+from app.render import base as rb
+from app.render import cards as rc
+from app.render.base import label
+from app.render.common import (FELT, GOLD, LINE, M, MUTED, PANEL, PANEL_HI, TEXT, _hline, _marker, _name,
+                               _names, _seat_badge, _serialised, table_picture)
+
+GARBAGE_TABLE_LABELS: tuple[str, ...] = (
+    "hand_no",       # {hand_no}                 e.g. "Hand {hand_no}"
+    "decks",         # {count}                   e.g. "Decks: {count}"
+    "status_source", # {name} {seat}             e.g. "{name}: draw from the stock or take the discard"
+    "status_draw",   # {name} {seat}             e.g. "{name}: draw from the stock" (G1: the discard does not fit)
+    "status_jack",   # {name} {seat}             e.g. "{name}: choose a slot for the Jack"
+    "status_over",   # (none)                    e.g. "Game over"
+    "stock",         # {count}                   e.g. "Stock: {count}"
+    "discard",       # {count}                   e.g. "Discard: {count}"
+    "in_hand",       # {name} {seat}             e.g. "In hand"
+    "slots",         # {count}                   e.g. "Slots: {count}"
+    "you",           # (none)  after the viewer's own name, e.g. "(you)"
+)
+"""Label keys of :func:`render_garbage_table`."""
+
+
+# --------------------------------------------------------------------------
+# Garbage table
+
+_PCW, _PCH, _PGAP = 48, 68, 6          # card size and gap in a layout
+_PANEL_W = 2 * 12 + 5 * _PCW + 4 * _PGAP
+_PANEL_H = 12 + 30 + 2 * (_PCH + 18) + 10
+
+
+def _garbage_panel(im: Image.Image, d: ImageDraw.ImageDraw, x: float, y: float, seat: int, player: Mapping[str, Any],
+                   name: str, active: bool, own: bool, winner: bool, jack_slots: set[int],
+                   labels: Mapping[str, str]) -> None:
+    fill = PANEL_HI if active else PANEL
+    d.rounded_rectangle((x, y, x + _PANEL_W, y + _PANEL_H), 12, fill=fill,
+                        outline=GOLD if active else None, width=3 if active else 0)
+    cy = y + 12 + 13
+    nx = x + 12
+    layout = list(player["layout"])
+    slots = int(player["slots"])
+    if active:
+        _marker(im, nx, cy, 14)
+        nx += 18
+    elif winner:
+        rb.stamp(im, rb.star_mask(16), (nx - 2, cy - 9), GOLD)
+        nx += 18
+    _seat_badge(im, d, nx + 11, cy, seat, GOLD if active else LINE, (30, 30, 30) if active else TEXT)
+    nx += 28
+    f14 = rb.font(14)
+    slot_txt = rb.fit(label(labels, "slots", count=slots), f14, 100)
+    rb.text(d, (x + _PANEL_W - 12, cy), slot_txt, f14, MUTED, anchor="rm")
+    name_w = x + _PANEL_W - 12 - f14.getlength(slot_txt) - 8 - nx
+    suffix = rb.fit(" " + label(labels, "you"), f14, name_w / 2) if own else ""
+    sw = f14.getlength(suffix) if suffix else 0
+    drawn = rb.text_fit(d, (nx, cy), name, 18, GOLD if active else TEXT, name_w - sw, anchor="lm",
+                        stroke=1 if own else 0)
+    if suffix:
+        rb.text(d, (nx + drawn + 2, cy + 1), suffix, f14, MUTED, anchor="lm")
+    f13 = rb.font(13)
+    top = y + 12 + 30
+    for k in range(1, 11):
+        r, c = divmod(k - 1, 5)
+        cx = x + 12 + c * (_PCW + _PGAP)
+        cyy = top + r * (_PCH + 18)
+        if k > slots:
+            im.paste(rc.empty_slot(_PCW, _PCH, fill, tuple(v - 6 for v in fill), tuple(v + 10 for v in fill)),
+                     (int(cx), int(cyy)))
+            continue
+        card = layout[k - 1] if k - 1 < len(layout) else None
+        if k in jack_slots:
+            d.rounded_rectangle((cx - 3, cyy - 3, cx + _PCW + 2, cyy + _PCH + 2), 8, outline=GOLD, width=3)
+        sprite = rc.card_back(_PCW, _PCH, fill) if card is None else rc.playing_card(str(card), _PCW, _PCH, fill)
+        im.paste(sprite, (int(cx), int(cyy)))
+        rb.text(d, (cx + _PCW / 2, cyy + _PCH + 2), str(k), f13, GOLD if k in jack_slots else MUTED, anchor="ma")
+
+
+def _complete(player: Mapping[str, Any]) -> bool:
+    """G3: every slot face-up (the hand's, at "over" the game's, winner)."""
+    lay = list(player["layout"])[: int(player["slots"])]
+    return len(lay) == int(player["slots"]) and all(c is not None for c in lay)
+
+
+@table_picture
+@_serialised
+def render_garbage_table(view: Mapping[str, Any], names: Sequence[str], labels: Mapping[str, str]) -> bytes:
+    """The Garbage table: header, stock / discard / card in hand, one panel
+    per player (two rows of five slots)."""
+    seats = int(view["seats"])
+    nm = _names(names, seats)
+    players = list(view["players"])
+    to_move = view["to_move"]
+    phase = view["phase"]
+    viewer = view["seat"]
+    n = len(players)
+    pcols = 1 if n <= 1 else 2 if n in (2, 4) else 3
+    prows = (n + pcols - 1) // pcols
+    pgap = 14
+    W = max(pcols * _PANEL_W + (pcols - 1) * pgap + 2 * M, 600)
+    mid_h = 150
+    H = M + 36 + 30 + 8 + mid_h + 8 + prows * (_PANEL_H + pgap) - pgap + M
+    im = Image.new("RGB", (W, H), FELT)
+    d = ImageDraw.Draw(im)
+    f20 = rb.font(20)
+
+    # header
+    y = M
+    deck_txt = rb.fit(label(labels, "decks", count=view["decks"]), f20, 200)
+    rb.text(d, (W - M, y + 16), deck_txt, f20, MUTED, anchor="rm")
+    rb.text_fit(d, (M, y + 16), label(labels, "hand_no", hand_no=view["hand_no"]), 28, TEXT,
+                W - 2 * M - f20.getlength(deck_txt) - 16, anchor="lm", stroke=1)
+    y += 36
+    mover = _name(nm, to_move)
+    key = {"source": "status_source", "jack": "status_jack"}.get(phase, "status_over")
+    if key == "status_source" and not (view.get("can_take_discard") and view.get("discard_top")):
+        key = "status_draw"  # G1: only offer the discard when it fits
+    seat_no = (to_move + 1) if isinstance(to_move, int) else ""
+    x = M
+    if phase != "over" and isinstance(to_move, int):
+        _marker(im, x, y + 14, 16)
+        x += 22
+    rb.text_fit(d, (x, y + 14), label(labels, key, name=mover, seat=seat_no), 20,
+                GOLD if phase != "over" else TEXT, W - M - x, anchor="lm")
+    y += 30 + 4
+    _hline(d, y, M, W - M)
+    y += 4
+
+    # stock, discard, card in hand
+    bw, bh = 66, 92
+    slots = 3
+    slot_w = 150
+    sx0 = (W - slots * slot_w) / 2
+    cap_y = y + 12 + bh + 10 + 8
+    f16 = rb.font(16)
+    # stock: a small pile of backs
+    cx = sx0 + (slot_w - bw) / 2
+    cy = y + 12
+    if view["stock"]:
+        for k in (2, 1):
+            im.paste(rc.card_back(bw, bh, FELT), (int(cx + 2 * k), int(cy - 2 * k + 4)))
+        im.paste(rc.card_back(bw, bh, FELT), (int(cx), int(cy + 4)))
+    else:
+        im.paste(rc.empty_slot(bw, bh, FELT, FELT, LINE), (int(cx), int(cy + 4)))
+    rb.text(d, (sx0 + slot_w / 2, cap_y), rb.fit(label(labels, "stock", count=view["stock"]), f16, slot_w - 8),
+            f16, TEXT, anchor="mm")
+    # discard
+    cx = sx0 + slot_w + (slot_w - bw) / 2
+    top = view["discard_top"]
+    takeable = bool(view["can_take_discard"]) and phase == "source" and top is not None
+    if takeable:
+        d.rounded_rectangle((cx - 4, cy, cx + bw + 3, cy + 4 + bh + 3), 10, outline=GOLD, width=3)
+    if top is None:
+        im.paste(rc.empty_slot(bw, bh, FELT, FELT, LINE), (int(cx), int(cy + 4)))
+    else:
+        im.paste(rc.playing_card(str(top), bw, bh, FELT), (int(cx), int(cy + 4)))
+    rb.text(d, (sx0 + slot_w * 1.5, cap_y),
+            rb.fit(label(labels, "discard", count=view["discard_count"]), f16, slot_w - 8),
+            f16, GOLD if takeable else TEXT, anchor="mm")
+    # card in hand of the player to move
+    in_hand = view["in_hand"]
+    cx = sx0 + 2 * slot_w + (slot_w - bw) / 2
+    if in_hand is not None:
+        d.rounded_rectangle((cx - 4, cy, cx + bw + 3, cy + 4 + bh + 3), 10, outline=GOLD, width=3)
+        im.paste(rc.playing_card(str(in_hand), bw, bh, FELT), (int(cx), int(cy + 4)))
+    else:
+        im.paste(rc.empty_slot(bw, bh, FELT, FELT, LINE), (int(cx), int(cy + 4)))
+    rb.text(d, (sx0 + slot_w * 2.5, cap_y),
+            rb.fit(label(labels, "in_hand", name=mover, seat=seat_no), f16, slot_w - 8),
+            f16, GOLD if in_hand is not None else MUTED, anchor="mm")
+    y += mid_h + 4
+
+    # players
+    jack_slots = {int(k) for k in view["jack_slots"]}
+    gx0 = (W - (pcols * _PANEL_W + (pcols - 1) * pgap)) / 2
+    for s, player in enumerate(players):
+        r, c = divmod(s, pcols)
+        active = s == to_move and phase != "over"
+        _garbage_panel(im, d, gx0 + c * (_PANEL_W + pgap), y + r * (_PANEL_H + pgap), s, player,
+                       _name(nm, s) or str(s + 1), active, viewer == s,
+                       phase == "over" and _complete(player), jack_slots if active else set(), labels)
+    return rb.to_png(im)
+
+
+def warm_up() -> None:
+    """Card sprites and one small table picture (called by
+    :func:`app.render.pool.warm_up`, under the render lock)."""
+    for suit in rc.SUITS:
+        for rank in rc.RANKS:
+            rc.playing_card(rank + suit, _PCW, _PCH, PANEL)
+    view = {"game": "garbage", "seat": 0, "seats": 2, "hand_no": 1, "to_move": 0, "phase": "jack",
+            "players": [{"slots": 10, "layout": [None] * 9 + ["JS"]}, {"slots": 9, "layout": [None] * 9}],
+            "stock": 30, "discard_top": "QH", "discard_count": 1, "in_hand": "JD",
+            "can_take_discard": False, "jack_slots": [1, 2], "decks": 1, "start_seat": 0}
+    render_garbage_table.__wrapped__(view, ["A"], {})  # type: ignore[attr-defined]

@@ -1,0 +1,85 @@
+"""What every cog's answers share: the reply helpers, the user's language,
+the deferral of a slow save, who may manage a table, and message helpers.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import aiohttp
+import discord
+
+from app.i18n.catalogue import normalise
+from app.tables.manager import when_slow
+
+log = logging.getLogger(__name__)
+
+NO_PINGS = discord.AllowedMentions.none()
+
+#: errors of a Discord request worth retrying
+TRANSIENT = (discord.HTTPException, aiohttp.ClientError, OSError, asyncio.TimeoutError)
+
+
+def view_of(*items: discord.ui.Item) -> discord.ui.View:
+    view = discord.ui.View(timeout=None)
+    for item in items:
+        view.add_item(item)
+    return view
+
+
+def user_lang(interaction: discord.Interaction) -> str:
+    return normalise(interaction.locale)
+
+
+async def reply(interaction: discord.Interaction, content: str | None = None, **kwargs: Any) -> None:
+    """Answer ephemerally, whether or not the interaction was answered already."""
+    kwargs.setdefault("ephemeral", True)
+    kwargs.setdefault("allowed_mentions", NO_PINGS)
+    try:
+        if interaction.extras.pop("thinking", False):
+            # A public "thinking..." (a slow save of a command): its answer fills it
+            # (a first followup would be public anyway).
+            kwargs.pop("ephemeral", None)
+            await interaction.edit_original_response(content=content, **kwargs)
+        elif interaction.response.is_done():
+            await interaction.followup.send(content, **kwargs)
+        else:
+            await interaction.response.send_message(content, **kwargs)
+    except discord.HTTPException:
+        log.warning("could not answer interaction %s", interaction.id, exc_info=True)
+
+
+async def update_message(interaction: discord.Interaction, **kwargs: Any) -> None:
+    """Redraw the message a component is on, also after a deferred answer."""
+    if interaction.response.is_done():
+        await interaction.edit_original_response(**kwargs)
+    else:
+        await interaction.response.edit_message(**kwargs)
+
+
+def defer_when_slow(interaction: discord.Interaction) -> None:
+    """While this interaction is handled, a slow save (a database locked
+    elsewhere) acknowledges it first: the answer then follows the save,
+    however long the store takes to commit or refuse it.  The deadline runs
+    from the first call for this interaction (a click that opens a lobby
+    calls it twice)."""
+    if interaction.extras.get("slow_save_armed"):
+        return
+    interaction.extras["slow_save_armed"] = True
+
+    async def defer() -> None:
+        if interaction.response.is_done():
+            return
+        command = interaction.type == discord.InteractionType.application_command
+        await interaction.response.defer(thinking=command)
+        if command:
+            interaction.extras["thinking"] = True
+
+    when_slow(defer)
+
+
+def can_manage(interaction: discord.Interaction) -> bool:
+    """Manage Messages here (or server-wide, or administrator)."""
+    perms = getattr(interaction.user, "guild_permissions", None) or discord.Permissions.none()
+    return bool(interaction.permissions.manage_messages or perms.manage_messages or perms.administrator)

@@ -1,0 +1,39 @@
+"""What a game cog plugs into the shared table machinery.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+import discord
+
+from app.tables.manager import Table
+from core.protocol import Event
+
+if TYPE_CHECKING:
+    from cogs.tables import TablesCog
+
+
+@dataclass
+class TableMessage:
+    """What a game wants the public table message to show."""
+
+    content: str
+    embed: discord.Embed
+    image: bytes | None
+    view: discord.ui.View | None
+
+
+class GameUI(Protocol):
+    """What a game cog plugs into the shared table machinery."""
+
+    key: str  # the game's key in core.registry
+
+    async def table_message(self, table: Table, lang: str) -> TableMessage: ...
+
+    def narrate(self, table: Table, events: list[Event], lang: str) -> list[str]: ...
+
+    def lobby_lines(self, table: Table, lang: str) -> list[str]: ...
+
+    async def on_component(self, cog: "TablesCog", interaction: discord.Interaction, table: Table,
+                           op: str, ver: int | None, arg: str | None, values: list[str]) -> None: ...

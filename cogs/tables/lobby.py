@@ -1,0 +1,348 @@
+"""Lobbies: opening a table, joining, leaving, computers and options, start,
+stop, Play again, and the /join /start /leave /table stop commands.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any, Sequence
+
+import discord
+from discord import app_commands
+from discord.app_commands import locale_str as _
+
+from app.i18n.catalogue import normalise, t
+from app.tables.manager import LEVELS, Table, TableError
+from app.text import plain
+from core.protocol import GameError
+from cogs.common.ui import (TRANSIENT, can_manage, defer_when_slow, reply, update_message, user_lang, view_of)
+from cogs.tables.presenter import _ANSWER_REDRAWS
+from cogs.tables.router import TableButton, TableSelect
+
+log = logging.getLogger(__name__)
+
+# What the bot needs in a channel to host a table there.
+NEEDED_PERMISSIONS = (
+    "view_channel", "send_messages", "embed_links", "attach_files", "read_message_history",
+    "create_public_threads", "send_messages_in_threads",
+)
+
+
+
+class Lobby:
+    """The part of :class:`cogs.tables.TablesCog` that runs lobbies."""
+
+    table_group = app_commands.Group(
+        name=_("table", key="commands.table.name"),
+        description=_("The table of this channel or thread", key="commands.table.description"),
+        guild_only=True)
+
+    # ---------------------------------------------------------------- lobby
+    def hosting_refusal(self, interaction: discord.Interaction) -> str | None:
+        """Why tables cannot be hosted where this command was used (in the
+        user's language), or None: a server's text channel where the bot has
+        every permission it needs."""
+        lang = user_lang(interaction)
+        channel = interaction.channel
+        if interaction.guild_id is None or channel is None:
+            return t(lang, "errors.guild_only")
+        if isinstance(channel, discord.Thread) or getattr(channel, "type", None) not in (
+                discord.ChannelType.text, discord.ChannelType.news):
+            return t(lang, "errors.text_channel_only")
+        missing = self.missing_permissions(interaction)
+        if missing:
+            names = ", ".join(t(lang, f"perms.{name}") for name in missing)
+            return t(lang, "errors.missing_permissions", permissions=names)
+        return None
+
+    def missing_permissions(self, interaction: discord.Interaction) -> list[str]:
+        perms = interaction.app_permissions
+        return [name for name in NEEDED_PERMISSIONS if not getattr(perms, name, False)]
+
+    async def table_language(self, interaction: discord.Interaction) -> str:
+        settings = await self.bot.store.guild_settings(interaction.guild_id)
+        return normalise(settings.get("language") or interaction.guild_locale)
+
+    async def create_table(self, interaction: discord.Interaction, game: str, *, seats: int,
+                           rounds: int | None, turn_time: int, computers: int | Sequence[str] = 0,
+                           invite: Sequence[int] = (), options: dict[str, Any] | None = None) -> None:
+        """``/<game> new`` (and *Play again*): post a lobby in this channel."""
+        lang = user_lang(interaction)
+        channel = interaction.channel
+        refusal = self.hosting_refusal(interaction)
+        if refusal is not None:
+            return await reply(interaction, refusal)
+        assert channel is not None and interaction.guild_id is not None
+        defer_when_slow(interaction)
+        try:
+            table_lang = await self.table_language(interaction)
+            table = await self.manager.create(
+                guild_id=interaction.guild_id, channel_id=channel.id, game=game,
+                host_id=interaction.user.id, host_name=interaction.user.display_name,
+                seats=seats, rounds=rounds, turn_time=turn_time, locale=table_lang, options=options)
+        except TableError as error:
+            orphan = self.manager.in_channel(channel.id)
+            # Only the asker's own lobby whose message was never posted (the bot stopped in
+            # between) is posted now; never a table someone is creating at this moment.
+            if not (error.code == "channel_busy" and orphan is not None and orphan.status == "lobby"
+                    and orphan.host_id == interaction.user.id and not orphan.messages.get("lobby")
+                    and not orphan.posting):
+                return await reply(interaction, self.error_text(lang, error))
+            table = orphan
+            table.posting = True
+        for level in (["normal"] * computers if isinstance(computers, int) else computers):
+            try:
+                await self.manager.add_computer(table, table.host_id, level)
+            except TableError:
+                break  # not saved: the lobby opens with fewer computers; the host may add them
+        content = None
+        if invite:
+            content = t(table.locale, "table.again_invite", host=f"<@{table.host_id}>",
+                        mentions=" ".join(f"<@{user_id}>" for user_id in invite))
+        mentions = discord.AllowedMentions(users=True, everyone=False, roles=False)
+        try:
+            mentions = self.pinging(invite)
+            if interaction.extras.pop("thinking", False):  # deferred by a slow save: fill "thinking..."
+                sent = await interaction.edit_original_response(
+                    content=content, embed=self.lobby_embed(table), view=self.lobby_view(table),
+                    allowed_mentions=discord.AllowedMentions.none())
+                message_id = sent.id
+            elif interaction.response.is_done():  # Play again, deferred: a new message
+                sent = await interaction.followup.send(
+                    content=content, embed=self.lobby_embed(table), view=self.lobby_view(table),
+                    allowed_mentions=mentions, wait=True)
+                message_id = sent.id
+            else:
+                response = await interaction.response.send_message(
+                    content=content, embed=self.lobby_embed(table), view=self.lobby_view(table),
+                    allowed_mentions=mentions)
+                message_id = getattr(response, "message_id", None)
+                if message_id is None:
+                    message_id = (await interaction.original_response()).id
+        except discord.HTTPException:
+            log.warning("lobby message for table %s could not be posted", table.id, exc_info=True)
+            table.posting = False
+            try:
+                await self.manager.cancel(table, table.host_id, can_manage=True)
+            except TableError:
+                pass  # not saved: the host's next /new posts this lobby
+            return
+        self.manager.set_message(table, "lobby", message_id)
+        await self.manager.save_messages(table)
+
+    def lobby_embed(self, table: Table) -> discord.Embed:
+        lang = table.locale
+        title = t(lang, f"{table.game}.title")
+        embed = discord.Embed(title=t(lang, "table.lobby_title", game=title, table=table.id),
+                              colour=discord.Colour.blurple())
+        stopped = self.closed_line(table)
+        turn = table.options.get("turn_time", 0)
+        timer = t(lang, "table.timer_off") if not turn else t(lang, "table.timer_seconds", count=turn)
+        desc = [t(lang, "table.lobby_host", host=f"<@{table.host_id}>"),
+                t(lang, "table.lobby_seats", taken=len(table.seats), seats=table.max_seats),
+                t(lang, "table.lobby_timer", timer=timer),
+                *self.uis[table.game].lobby_lines(table, lang)]
+        if table.options.get("hints"):
+            desc.append(t(lang, "ai.hints_on"))
+        if stopped:
+            desc.insert(0, stopped)
+        elif table.status == "cancelled":
+            desc.insert(0, t(lang, "table.cancelled"))
+        elif table.status == "playing" and table.thread_id:
+            desc.insert(0, t(lang, "table.in_thread", thread=f"<#{table.thread_id}>"))
+        elif table.status == "playing":
+            desc.insert(0, t(lang, "table.started"))
+        embed.description = "\n".join(desc)
+        players = [f"{i + 1}. {self.seat_name(table, i)}" for i in range(len(table.seats))]
+        embed.add_field(name=t(lang, "table.players"), value="\n".join(players) or "-", inline=False)
+        return embed
+
+    def seat_name(self, table: Table, index: int) -> str:
+        seat = table.seats[index]
+        if seat.computer:
+            return t(table.locale, "ai.computer_seat", name=seat.name,
+                     level=t(table.locale, f"ai.level_{seat.level}"))
+        return plain(seat.name)
+
+    @staticmethod
+    def pinging(user_ids: Sequence[int]) -> discord.AllowedMentions:
+        """Mentions that ping exactly these users (and nobody else, no role, no everyone)."""
+        return discord.AllowedMentions(users=[discord.Object(i) for i in user_ids], everyone=False,
+                                       roles=False, replied_user=False)
+
+    def lobby_view(self, table: Table) -> discord.ui.View | None:
+        if table.status != "lobby":
+            return None
+        lang = table.locale
+        B = discord.ButtonStyle
+        hints = bool(table.options.get("hints"))
+        levels = [discord.SelectOption(label=t(lang, "ai.add_level", level=t(lang, f"ai.level_{level}")),
+                                       value=level, description=t(lang, f"ai.desc_{level}"), emoji="🤖")
+                  for level in LEVELS]
+        items: list[discord.ui.Item] = [
+            TableButton.make(table.id, "join", t(lang, "table.join"), style=B.success, row=0),
+            TableButton.make(table.id, "leave", t(lang, "table.leave"), row=0),
+            TableButton.make(table.id, "cpu", t(lang, "table.add_computer"), row=0),  # a normal one
+            TableButton.make(table.id, "start", t(lang, "table.start"), style=B.primary, row=0),
+            TableButton.make(table.id, "cancel", t(lang, "table.cancel"), style=B.danger, row=0),
+            TableButton.make(table.id, "rules", t(lang, "table.rules"), emoji="📖", row=1),
+        ]
+        players = self.manager.players
+        if players is not None and players.supports(table.game):  # levels and the coach
+            items += [
+                TableButton.make(table.id, "hints", t(lang, "ai.hints_button_on" if hints else "ai.hints_button_off"),
+                                 emoji="💡", style=B.success if hints else B.secondary,
+                                 arg="off" if hints else "on", row=1),
+                TableSelect.make(table.id, "cpu", t(lang, "ai.add_computer"), levels, row=2),  # at a chosen level
+            ]
+        return view_of(*items)
+
+    def closed_line(self, table: Table) -> str | None:
+        """Why a table closed early: stopped by a moderator, or nobody played."""
+        lang = table.locale
+        if table.status == "abandoned" and table.stopped_by:
+            return t(lang, "faults.stopped_by", name=plain(table.stopped_by))
+        if table.idle:
+            return t(lang, "faults.idle_closed", count=max(1, round(self.manager.idle_limit / 3600)))
+        return None
+
+    async def _lobby_update(self, interaction: discord.Interaction, table: Table) -> None:
+        await update_message(interaction, embed=self.lobby_embed(table), view=self.lobby_view(table))
+
+    async def op_join(self, interaction: discord.Interaction, table: Table) -> None:
+        await self.manager.join(table, interaction.user.id, interaction.user.display_name)
+        await self._lobby_update(interaction, table)
+
+    async def op_leave(self, interaction: discord.Interaction, table: Table) -> None:
+        await self.manager.leave(table, interaction.user.id)
+        await self._lobby_update(interaction, table)
+
+    async def op_cpu(self, interaction: discord.Interaction, table: Table) -> None:
+        # the level menu, or the plain button (and a lobby posted before levels existed): normal
+        values = (interaction.data or {}).get("values") or ["normal"]  # type: ignore[union-attr]
+        await self.manager.add_computer(table, interaction.user.id, str(values[0]))
+        await self._lobby_update(interaction, table)
+
+    async def op_hints(self, interaction: discord.Interaction, table: Table) -> None:
+        custom_id = str((interaction.data or {}).get("custom_id", ""))  # type: ignore[union-attr]
+        await self.manager.set_hints(table, interaction.user.id, custom_id.endswith(":on"))
+        await self._lobby_update(interaction, table)
+
+    async def op_start(self, interaction: discord.Interaction, table: Table) -> None:
+        await self.manager.start(table, interaction.user.id)
+        await self._lobby_update(interaction, table)
+
+    async def op_cancel(self, interaction: discord.Interaction, table: Table) -> None:
+        on_lobby = interaction.message is not None and interaction.message.id == table.messages.get("lobby")
+        if on_lobby:
+            _ANSWER_REDRAWS.set(table.id)  # this click's answer redraws the lobby message
+        await self.manager.cancel(table, interaction.user.id, can_manage=can_manage(interaction),
+                                  name=interaction.user.display_name)
+        if on_lobby:
+            await self._lobby_update(interaction, table)
+        else:
+            await reply(interaction, t(user_lang(interaction), "table.cancelled"))
+
+    @table_group.command(name=_("stop", key="commands.table_stop.name"),
+                         description=_("End the lobby or game of this channel or thread (host or moderators)",
+                                       key="commands.table_stop.description"))
+    async def table_stop(self, interaction: discord.Interaction) -> None:
+        """``/table stop``: the host cancels their lobby; anyone with Manage
+        Messages ends any lobby or running game here (recorded as abandoned)."""
+        lang = user_lang(interaction)
+        defer_when_slow(interaction)
+        table = self.manager.in_channel(interaction.channel_id) if interaction.channel_id else None
+        try:
+            if table is None:
+                raise TableError("no_table_here")
+            await self.manager.cancel(table, interaction.user.id, can_manage=can_manage(interaction),
+                                      name=interaction.user.display_name)
+        except TableError as error:
+            return await reply(interaction, self.error_text(lang, error))
+        key = "faults.stopped" if table.status == "abandoned" else "faults.lobby_cancelled"
+        await reply(interaction, t(lang, key, table=table.id))
+
+    async def op_rules(self, interaction: discord.Interaction, table: Table) -> None:
+        from cogs.rules import build_page
+
+        embed, view = build_page(table.game, user_lang(interaction), 0)
+        await reply(interaction, embed=embed, view=view)
+
+    async def op_again(self, interaction: discord.Interaction, table_id: int) -> None:
+        """*Play again* under a finished game: a new lobby with the same options,
+        the clicker as host, the same computer players, the other people invited."""
+        old = self.manager.get(table_id)
+        if old is not None:
+            game, options, max_seats, seats = old.game, old.options, old.max_seats, old.seats
+        else:  # finished before a restart: the store still has it
+            record = await self.bot.store.table(table_id)
+            if record is None:
+                raise TableError("table_closed")
+            from app.tables.manager import Seat
+
+            game, options, max_seats = record.game, record.meta["options"], record.meta["max_seats"]
+            seats = [Seat.from_dict(s) for s in record.meta["seats"]]
+        if not any(seat.user_id == interaction.user.id for seat in seats):
+            raise TableError("not_seated")
+        await self.create_table(
+            interaction, game, seats=max_seats, rounds=options.get("rounds"),
+            turn_time=options.get("turn_time", 0), computers=[s.level for s in seats if s.computer],
+            invite=[s.user_id for s in seats if s.user_id not in (None, interaction.user.id)],
+            options={k: v for k, v in options.items() if k not in ("rounds", "turn_time", "hints")})
+
+    async def op_back(self, interaction: discord.Interaction, table: Table) -> None:
+        await self.manager.back(table, interaction.user.id)
+        await reply(interaction, t(user_lang(interaction), "table.welcome_back"))
+
+    # ------------------------------------------------- /join /start /leave
+    # The same manager calls as the lobby's buttons, on the table of the
+    # channel (or game thread) the command is used in.
+    @app_commands.command(name=_("join", key="commands.join.name"),
+                          description=_("Take a seat at the table of this channel or thread",
+                                        key="commands.join.description"))
+    @app_commands.guild_only()
+    async def join_command(self, interaction: discord.Interaction) -> None:
+        await self._lobby_command(interaction, "join")
+
+    @app_commands.command(name=_("start", key="commands.start.name"),
+                          description=_("Start the table of this channel or thread (host)",
+                                        key="commands.start.description"))
+    @app_commands.guild_only()
+    async def start_command(self, interaction: discord.Interaction) -> None:
+        await self._lobby_command(interaction, "start")
+
+    @app_commands.command(name=_("leave", key="commands.leave.name"),
+                          description=_("Leave the table of this channel or thread before it starts",
+                                        key="commands.leave.description"))
+    @app_commands.guild_only()
+    async def leave_command(self, interaction: discord.Interaction) -> None:
+        await self._lobby_command(interaction, "leave")
+
+    async def _lobby_command(self, interaction: discord.Interaction, op: str) -> None:
+        lang = user_lang(interaction)
+        table = self.manager.in_channel(interaction.channel_id) if interaction.channel_id else None
+        if table is None:
+            return await reply(interaction, t(lang, "slash.no_table"))
+        user = interaction.user
+        defer_when_slow(interaction)  # a save that waits for the database acknowledges first
+        try:
+            if op == "join":
+                await self.manager.join(table, user.id, user.display_name)
+            elif op == "leave":
+                await self.manager.leave(table, user.id)
+            else:
+                await self.manager.start(table, user.id)
+        except (TableError, GameError) as error:
+            return await reply(interaction, self.error_text(lang, error))
+        except Exception:
+            log.exception("/%s at table %s failed", op, table.id)
+            return await reply(interaction, t(lang, "errors.unexpected"))
+        done = {"join": "joined", "leave": "left", "start": "started"}[op]
+        await reply(interaction, t(lang, f"slash.{done}", table=table.id))
+        lobby_id = table.messages.get("lobby")
+        if op != "start" and lobby_id:  # (a start redraws the lobby when its thread is open)
+            channel = self.bot.get_partial_messageable(table.channel_id)
+            try:
+                await channel.get_partial_message(lobby_id).edit(embed=self.lobby_embed(table),
+                                                                 view=self.lobby_view(table))
+            except TRANSIENT:
+                log.info("lobby message of table %s could not be updated", table.id, exc_info=True)

@@ -1,0 +1,490 @@
+"""Presenting a table: narration in order and once, one ping per turn, the
+table message redrawn apart from narration (coalesced, within the request
+budget), the thread, the standings at the end, and resuming after a start.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import io
+import logging
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import discord
+from discord.ext import commands
+
+from app import budget
+from app.i18n.catalogue import t
+from app.tables.manager import Table, starts_turn
+from core import registry
+from core.protocol import Event, to_act
+from cogs.common.ui import (NO_PINGS, TRANSIENT, view_of)
+from cogs.tables.game_ui import TableMessage
+from cogs.tables.router import TableButton
+
+log = logging.getLogger(__name__)
+
+#: the table whose lobby message the current click's own answer redraws
+_ANSWER_REDRAWS: contextvars.ContextVar[int | None] = contextvars.ContextVar("_ANSWER_REDRAWS", default=None)
+
+RETRIES = 3  # redraws of a table message after Discord errors
+RETRY_DELAY = 0.5  # seconds, times the attempt number
+
+
+@dataclass
+class _Item:
+    """One thing the thread is told: a narration line, or the ping of a turn.
+
+    ``upto`` is the table's version (log entries) this item belongs to: once
+    it is posted, that many entries have been narrated."""
+
+    text: str | None = None
+    ping: tuple[int, ...] | None = None  # the seats pinged (``text`` is None)
+    turn: int = 0  # which turn of this presenter the ping is for
+    upto: int = 0
+
+
+@dataclass
+class _Presenter:
+    """Per table: narration goes out in order; the table message is redrawn
+    apart from it, coalescing changes, so a rate-limited edit never holds
+    back a ping."""
+
+    lines: list[_Item] = field(default_factory=list)
+    turn: int = 0  # counts the turns this presenter saw start
+    pinged: int = -1  # the last turn pinged (a turn is pinged once)
+    need_thread: bool = False
+    again: bool = False  # the thread must be opened anew (it was deleted)
+    repost: bool = False
+    table_dirty: bool = False
+    sender: asyncio.Task[None] | None = None
+    updater: asyncio.Task[None] | None = None
+
+
+def _chunk_items(items: Sequence[_Item], limit: int = 1900) -> list[list[_Item]]:
+    """Narration items grouped into messages under Discord's 2,000 characters.
+
+    >>> [len(m) for m in _chunk_items([_Item("a" * 1000), _Item("b" * 1000), _Item("c")])]
+    [1, 2]
+    """
+    out: list[list[_Item]] = []
+    current: list[_Item] = []
+    size = 0
+    for item in items:
+        n = len((item.text or "")[:limit])
+        if current and size + 1 + n > limit:
+            out.append(current)
+            current, size = [item], n
+        else:
+            size = size + 1 + n if current else n
+            current.append(item)
+    if current:
+        out.append(current)
+    return out
+
+
+class Presenter:
+    """The part of :class:`cogs.tables.TablesCog` that shows tables."""
+
+    async def stop_presenting(self) -> None:
+        """Stop posting (at shutdown); what was saved is shown again after a start."""
+        tasks = [task for p in self.presenters.values() for task in (p.sender, p.updater) if task]
+        tasks += self._edits
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self.presenters.clear()
+
+    # ------------------------------------------------------------ presenting
+    def on_table_change(self, table: Table, events: list[Event]) -> None:
+        """Listener of the manager: narrate now, present in the background."""
+        if table.status == "lobby":
+            return  # lobby changes are shown by the interaction that made them
+        presenter = self.presenters.setdefault(table.id, _Presenter())
+        kinds = {e.get("type") for e in events}
+        if "started" in kinds:
+            presenter.need_thread = True
+        if kinds & {"abandoned", "idle", "cancelled"} and _ANSWER_REDRAWS.get() != table.id:
+            self._edit_lobby_later(table)
+        acting = to_act(table.engine) if table.engine is not None else frozenset()
+        new_turn = "started" in kinds or any(starts_turn(table.game, e) for e in events) or any(
+            e.get("type") == "back" and e.get("seat") in acting
+            for e in events)  # a seat taken back on its own turn: that turn is its owner's now
+        if registry.spec(table.game).deal_event in kinds:
+            presenter.repost = True  # a fresh table message each round (old messages edit slowly)
+        upto = table.version
+        presenter.lines.extend(_Item(text=line, upto=upto) for line in self.narrate(table, events))
+        if new_turn:
+            presenter.turn += 1
+            self._queue_ping(table, presenter)
+        elif presenter.lines:
+            presenter.lines[-1].upto = upto
+        if table.status in ("playing", "finished") or (table.status == "abandoned" and table.messages.get("table")):
+            presenter.table_dirty = True  # (a stopped game's table message is drawn once more, without buttons)
+        self._wake(table, presenter)
+        changed = getattr(self.uis[table.game], "changed", None)
+        if changed is not None:
+            changed(table)  # e.g. private panels that keep themselves current
+
+    def _queue_ping(self, table: Table, presenter: _Presenter) -> None:
+        """Ping the players to act, once for this turn (checked again when it is sent)."""
+        seats = self._ping_seats(table)
+        if seats and presenter.pinged != presenter.turn and not any(
+                item.ping is not None and item.turn == presenter.turn for item in presenter.lines):
+            presenter.lines.append(_Item(ping=seats, turn=presenter.turn, upto=table.version))
+
+    def _ping_seats(self, table: Table) -> tuple[int, ...]:
+        """The seats whose turn needs their human now (several when everyone chooses at once)."""
+        engine = table.engine
+        if engine is None or table.status != "playing":
+            return ()
+        return tuple(seat for seat in sorted(to_act(engine)) if not table.seats[seat].automatic)
+
+    def _wake(self, table: Table, presenter: _Presenter) -> None:
+        if presenter.sender is None or presenter.sender.done():
+            # (a context of its own: the click's deferral hook stays with the click)
+            presenter.sender = asyncio.get_running_loop().create_task(self._sender(table, presenter),
+                                                                      context=contextvars.Context())
+
+    def resume(self, table: Table) -> None:
+        """After a start: tell what was saved but not yet told (in order, once),
+        ping the turn if its ping was not sent, and show the table again."""
+        missed: list[Event] = []
+        if table.narrated < table.version:
+            try:
+                missed = self.manager.replay_events(table, table.narrated)
+            except Exception:
+                log.exception("table %s: the moves since the last narration could not be replayed", table.id)
+        if table.status == "finished":  # the game ended; its end was not shown yet
+            self.on_table_change(table, missed or table.ending)
+            return
+        if table.status != "playing":
+            return
+        if not table.thread_id:  # the Start was never shown, so the game's first lines were not either
+            missed = [{"type": "started"}, *missed]
+        presenter = self.presenters.setdefault(table.id, _Presenter())
+        if missed:
+            self.on_table_change(table, missed)
+        if not any(starts_turn(table.game, e) or e.get("type") in ("started", "back") for e in missed):
+            presenter.pinged = presenter.turn  # this turn's ping went out before the stop
+        self.redraw(table, repost=False, ping=False)
+
+    async def _sender(self, table: Table, presenter: _Presenter) -> None:
+        budget.background()  # narration takes turns with redraws; pings go first
+        if presenter.need_thread and not self.bot.is_ready():
+            # restored tables are resumed before the bot is connected; opening a
+            # thread needs the server in the cache
+            await self.bot.wait_until_ready()
+        failures = 0
+        while True:
+            try:
+                if presenter.need_thread:
+                    presenter.need_thread = False
+                    again, presenter.again = presenter.again, False
+                    await self._open_thread(table, again=again)
+                items, presenter.lines = presenter.lines, []
+                unsent: list[_Item] = []
+                if items and (table.status not in ("cancelled", "abandoned") or table.thread_id):
+                    unsent = await self._send(table, presenter, items)
+                    told = max((item.upto for item in items[:len(items) - len(unsent)]), default=0)
+                    if told > table.narrated:
+                        table.narrated = told
+                        await self.manager.save_messages(table)
+                if unsent:
+                    failures += 1
+                    if failures <= RETRIES:
+                        presenter.lines[:0] = unsent  # in order, nothing lost, nothing twice
+                        await asyncio.sleep(RETRY_DELAY * failures)
+                else:
+                    failures = 0
+            except TRANSIENT as error:  # opening the thread failed
+                failures += 1
+                log.warning("table %s: no thread yet (%r), try %d", table.id, error, failures)
+                if failures <= RETRIES:
+                    presenter.need_thread = True
+                    await asyncio.sleep(RETRY_DELAY * failures)
+            except Exception:
+                log.exception("narrating table %s failed", table.id)
+            if presenter.table_dirty and (presenter.updater is None or presenter.updater.done()):
+                presenter.updater = asyncio.get_running_loop().create_task(self._updater(table, presenter))
+            if not presenter.lines and not presenter.need_thread:
+                break
+        if (table.status not in ("lobby", "playing", "finished") and self.presenters.get(table.id) is presenter
+                and (presenter.updater is None or presenter.updater.done())):
+            self.presenters.pop(table.id, None)  # closed early: nothing more to show
+
+    def _edit_lobby_later(self, table: Table) -> None:
+        """Show on the lobby message that a table was stopped or closed itself
+        (a Cancel click on the lobby redraws it through its own answer)."""
+        lobby = table.messages.get("lobby")
+        if not lobby:
+            return
+
+        async def edit() -> None:
+            try:
+                await self.where(table, thread=False).get_partial_message(lobby).edit(
+                    embed=self.lobby_embed(table), view=None)
+            except (discord.HTTPException, *TRANSIENT):
+                log.info("lobby message of table %s could not be updated", table.id)
+
+        task = asyncio.get_running_loop().create_task(edit())
+        self._edits.add(task)
+        task.add_done_callback(self._edits.discard)
+
+    def redraw(self, table: Table, *, new_thread: bool = False, repost: bool = True, ping: bool = True) -> None:
+        """Show the table again (its message or thread was deleted, or the bot restarted).
+
+        ``ping``: ping the player to move unless this turn was pinged already."""
+        if table.status != "playing":
+            return
+        presenter = self.presenters.setdefault(table.id, _Presenter())
+        if new_thread:
+            presenter.need_thread = presenter.again = True
+            presenter.pinged = -1  # the ping went with the deleted thread: ping in the new one
+        elif not table.thread_id:  # e.g. a stop between Start and the thread: open it now
+            presenter.need_thread = True
+        presenter.repost = presenter.repost or repost
+        presenter.table_dirty = True
+        if ping:
+            self._queue_ping(table, presenter)
+        self._wake(table, presenter)
+
+    @commands.Cog.listener()
+    async def on_raw_thread_delete(self, payload: discord.RawThreadDeleteEvent) -> None:
+        for table in list(self.manager.tables.values()):
+            if table.thread_id == payload.thread_id and table.status == "playing":
+                log.info("thread of table %s was deleted; opening a new one", table.id)
+                self.manager.set_message(table, "thread", None)
+                self.redraw(table, new_thread=True)
+
+    @commands.Cog.listener()
+    async def on_raw_message_delete(self, payload: discord.RawMessageDeleteEvent) -> None:
+        if payload.message_id in self._deleting:
+            return  # the bot's own deletion of a replaced table message
+        for table in list(self.manager.tables.values()):
+            if table.messages.get("table") == payload.message_id and table.status == "playing":
+                log.info("table message of table %s was deleted; posting it again", table.id)
+                self.manager.set_message(table, "table", None)
+                self.redraw(table)
+
+    async def _updater(self, table: Table, presenter: _Presenter) -> None:
+        budget.background()  # redraws yield to clicks and pings, take turns with narration
+        spend = getattr(self.bot, "budget", None)
+        failures = 0
+        while presenter.table_dirty:
+            if spend is not None:
+                # The picture is drawn only once its request may go: while the bot's
+                # requests are spent, moves made meanwhile join this one redraw.
+                await spend.prepay()
+            presenter.table_dirty = False
+            repost, presenter.repost = presenter.repost, False
+            try:
+                await self._update_table_message(table, repost=repost)
+                failures = 0
+            except TRANSIENT as error:
+                # Discord failed (5xx, dropped connection...): the game is saved and
+                # goes on; draw the table again shortly, a few times at most.
+                failures += 1
+                log.warning("table %s message update failed (%r), try %d", table.id, error, failures)
+                if failures <= RETRIES:
+                    presenter.table_dirty = True
+                    presenter.repost = presenter.repost or repost
+                    await asyncio.sleep(RETRY_DELAY * failures)
+            except Exception:
+                log.exception("updating the table message of table %s failed", table.id)
+        if table.status == "finished" and self.presenters.get(table.id) is presenter:
+            try:
+                await self._finish(table)
+            except Exception:
+                log.exception("closing table %s failed", table.id)
+        if table.status not in ("lobby", "playing") and not presenter.lines:
+            self.presenters.pop(table.id, None)
+
+    def narrate(self, table: Table, events: list[Event]) -> list[str]:
+        lang = table.locale
+        lines: list[str] = []
+        ui_events: list[Event] = []
+        for event in events:
+            kind = event.get("type")
+            if kind == "timeout":
+                key = "table.timeout_away" if event["away"] else "table.timeout"
+                lines.extend(self.uis[table.game].narrate(table, ui_events, lang))
+                ui_events = []
+                lines.append(t(lang, key, name=self.seat_name(table, event["seat"])))
+            elif kind == "back":
+                lines.append(t(lang, "table.back", name=self.seat_name(table, event["seat"])))
+            elif kind == "cancelled":
+                lines.append(t(lang, "table.cancelled"))
+            elif kind in ("abandoned", "idle"):
+                line = self.closed_line(table)
+                if line:
+                    lines.append(line)
+            elif kind == "started":
+                lines.append(t(lang, "table.game_started", game=t(lang, f"{table.game}.title")))
+            else:
+                ui_events.append(event)
+        lines.extend(self.uis[table.game].narrate(table, ui_events, lang))
+        for extra in self.extras:
+            lines.extend(extra.narrate(table, events, lang))
+        return lines
+
+    def ping_line(self, table: Table, seats: Sequence[int]) -> str:
+        mentions = " ".join(f"<@{table.seats[seat].user_id}>" for seat in seats)
+        if len(seats) > 1:  # a simultaneous turn: everyone chooses at once
+            line = t(table.locale, "simultaneous.several_turn", mentions=mentions)
+        else:
+            line = t(table.locale, "table.your_turn", mention=mentions)
+        if table.turn_deadline:
+            line += " " + t(table.locale, "table.deadline", when=f"<t:{int(table.turn_deadline)}:R>")
+        return line
+
+    def where(self, table: Table, thread: bool = True) -> discord.PartialMessageable:
+        """The table's thread (or its channel), without needing the cache."""
+        if thread and table.thread_id:
+            return self.bot.get_partial_messageable(table.thread_id, guild_id=table.guild_id,
+                                                    type=discord.ChannelType.public_thread)
+        return self.bot.get_partial_messageable(table.channel_id, guild_id=table.guild_id,
+                                                type=discord.ChannelType.text)
+
+    async def _post(self, table: Table, text: str, mentions: discord.AllowedMentions) -> None:
+        try:
+            await self.where(table).send(text, allowed_mentions=mentions)
+        except discord.NotFound:
+            # The thread was deleted: open a new one and go on there.
+            await self._open_thread(table, again=True)
+            await self.where(table).send(text, allowed_mentions=mentions)
+
+    async def _send(self, table: Table, presenter: _Presenter, items: list[_Item]) -> list[_Item]:
+        """Post narration in order (pinging nobody) and each turn's ping on its
+        own (pinging that player only, and only while that turn is still on);
+        returns the items Discord did not take."""
+        index = 0
+        while index < len(items):
+            item = items[index]
+            try:
+                if item.ping is not None:
+                    # only those still to act: who chose meanwhile is not called
+                    seats = [seat for seat in item.ping if seat in self._ping_seats(table)]
+                    if item.turn == presenter.turn and presenter.pinged != item.turn and seats:
+                        with budget.foreground():
+                            await self._post(table, self.ping_line(table, seats),
+                                             self.pinging([table.seats[seat].user_id for seat in seats]))
+                        presenter.pinged = item.turn
+                    # else: that turn has passed (or was pinged): a ping now would mislead
+                    index += 1
+                    continue
+                end = index
+                while end < len(items) and items[end].ping is None:
+                    end += 1
+                for chunk in _chunk_items(items[index:end]):
+                    await self._post(table, "\n".join((i.text or "")[:1900] for i in chunk), NO_PINGS)
+                    index += len(chunk)
+            except TRANSIENT as error:
+                log.warning("narration of table %s failed (%r)", table.id, error)
+                return items[index:]
+        return []
+
+    async def _open_thread(self, table: Table, again: bool = False) -> None:
+        lang = table.locale
+        name = t(lang, "table.thread_name", game=t(lang, f"{table.game}.title"), table=table.id)[:100]
+        channel = self.where(table, thread=False)
+        thread_id: int | None = None
+        try:
+            lobby_id = table.messages.get("lobby")
+            if lobby_id and not again:
+                thread = await channel.get_partial_message(lobby_id).create_thread(
+                    name=name, auto_archive_duration=1440)
+            else:
+                starter = await channel.send(t(lang, "table.moved", table=table.id), allowed_mentions=NO_PINGS)
+                thread = await starter.create_thread(name=name, auto_archive_duration=1440)
+            thread_id = thread.id
+        except discord.HTTPException:
+            log.warning("no thread for table %s; playing in the channel", table.id, exc_info=True)
+        self.manager.set_message(table, "thread", thread_id)
+        self.manager.set_message(table, "table", None)
+        await self.manager.save_messages(table)
+        if table.messages.get("lobby"):
+            try:
+                await channel.get_partial_message(table.messages["lobby"]).edit(
+                    embed=self.lobby_embed(table), view=None)
+            except discord.HTTPException:
+                log.info("lobby message of table %s could not be updated", table.id)
+
+    async def _update_table_message(self, table: Table, repost: bool = False) -> None:
+        message = await self.uis[table.game].table_message(table, table.locale)
+        for extra in self.extras:
+            extra.table_message(table, message, table.locale)
+        try:
+            await self._post_table_message(table, message, repost, with_image=message.image is not None)
+        except discord.Forbidden:
+            if message.image is None:
+                raise
+            # The bot may no longer attach files here: the text summary carries the game.
+            log.warning("table %s: image refused (missing Attach Files?); posting text only", table.id)
+            message.embed.set_image(url=None)
+            await self._post_table_message(table, message, repost, with_image=False)
+
+    async def _post_table_message(self, table: Table, message: TableMessage, repost: bool, *,
+                                  with_image: bool) -> None:
+        def files() -> list[discord.File]:
+            return [discord.File(io.BytesIO(message.image), filename="table.png")] if with_image else []
+
+        if with_image:
+            message.embed.set_image(url="attachment://table.png")
+        messageable = self.where(table)
+        old = table.messages.get("table")
+        if old and not repost:
+            try:
+                await messageable.get_partial_message(old).edit(
+                    content=message.content, embed=message.embed, attachments=files(), view=message.view)
+                return
+            except discord.NotFound:
+                pass  # deleted: post it again below
+        try:
+            sent = await messageable.send(content=message.content, embed=message.embed, files=files(),
+                                          view=message.view, allowed_mentions=NO_PINGS)
+        except discord.NotFound:  # the thread is gone: open a new one
+            await self._open_thread(table, again=True)
+            messageable = self.where(table)
+            sent = await messageable.send(content=message.content, embed=message.embed, files=files(),
+                                          view=message.view, allowed_mentions=NO_PINGS)
+        # Record the new message before the old one goes: the deletion event may
+        # arrive before Discord's answer, and must not be taken for a user's.
+        self.manager.set_message(table, "table", sent.id)
+        await self.manager.save_messages(table)
+        if old and repost:
+            self._deleting.add(old)
+            try:
+                await messageable.get_partial_message(old).delete()
+            except discord.HTTPException:
+                pass
+            finally:
+                asyncio.get_running_loop().call_later(60, self._deleting.discard, old)
+
+    async def _finish(self, table: Table) -> None:
+        try:
+            await self._show_standings(table)
+        finally:
+            await self.manager.ended(table)
+
+    async def _show_standings(self, table: Table) -> None:
+        lobby = table.messages.get("lobby")
+        if not lobby:
+            return
+        embed = self.lobby_embed(table)
+        result = table.engine.result if table.engine else None
+        if result is not None:
+            lang = table.locale
+            order = sorted(range(len(table.seats)), key=lambda s: (result.places[s], s))
+            embed.description = t(lang, "table.finished") + "\n" + "\n".join(
+                t(lang, "table.standing", place=result.places[s], name=self.seat_name(table, s),
+                  score=result.scores[s]) for s in order)
+        again = view_of(TableButton.make(table.id, "again", t(table.locale, "table.again"),
+                                         style=discord.ButtonStyle.success, emoji="🔁"))
+        for extra in self.extras:
+            await extra.standings(table, embed, again)
+        try:
+            await self.where(table, thread=False).get_partial_message(lobby).edit(embed=embed, view=again)
+        except discord.HTTPException:
+            log.info("lobby message of table %s could not be updated at the end", table.id)
