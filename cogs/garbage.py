@@ -184,10 +184,16 @@ class GarbageUI:
             action = Jack(number(arg, 0))
         else:
             raise TableError("stale")
-        await cog.manager.act(table, interaction.user.id, action, version=ver)
-        # The click is answered at once (unless a slow save did); the table message follows.
-        if not interaction.response.is_done():
-            await interaction.response.defer()
+        # The click is answered at once (unless a slow save did) as an update of the table
+        # message; the redrawn table follows through this click's token.
+        waiting = cog.expect_answer(table, interaction)
+        try:
+            await cog.manager.act(table, interaction.user.id, action, version=ver)
+            if not interaction.response.is_done():
+                await interaction.response.defer()
+        finally:
+            if waiting:
+                cog.answered(table, interaction)
 
 
 class GarbageCog(commands.Cog, name="Garbage"):
