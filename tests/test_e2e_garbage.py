@@ -350,7 +350,8 @@ async def test_a_move_is_shown_through_the_click_that_made_it(world, tmp_path):
     that message, and the redrawn table goes through the click's own token (an
     edit of its ``@original``), which Discord does not count against the bot's
     global limit: the bot makes no edit of its own for it.  The computer's moves
-    after ana's are drawn through her latest click's token too."""
+    after ana's are drawn through her latest click's token too, and her next
+    turn's ping comes in the message telling the computer's turn."""
     fd = world.fd
     async with running_bot(fd, tmp_path / "bot.db", world.guild, table_seed=3) as bot:
         ana = world.person("ana")
@@ -385,6 +386,12 @@ async def test_a_move_is_shown_through_the_click_that_made_it(world, tmp_path):
         check_table_message(message, table)
         assert by_token() >= tokens + 3  # ana's Jack and the computer's turn, through her tokens
         assert own_edits() == edits, "the table message was edited by the bot's own request"
+        # ana's next turn is pinged in the message that tells the computer's turn (one request, not two)
+        ping = await fd.wait_for(lambda: next((m for m, u in fd.pings(t.thread) if u == ana.id
+                                               and "CPU 1" in m.content), None), timeout=10)
+        lines = ping.content.splitlines()
+        assert lines[0].startswith("**CPU 1**: ") and lines[-1].startswith(f"<@{ana.id}>, it's your turn."), lines
+        assert ping.mentions == [ana.id]
         assert all(a.latency is not None and a.latency < 3 for a in t.acks)
 
 

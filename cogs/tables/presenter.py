@@ -419,31 +419,49 @@ class Presenter:
             await self._open_thread(table, again=True)
             await self.where(table).send(text, allowed_mentions=mentions)
 
+    def _ping_now(self, table: Table, presenter: _Presenter, item: _Item) -> list[int]:
+        """The seats a ping item calls now: only those still to act (who chose meanwhile is
+        not called), and none when its turn has passed or was pinged (a ping would mislead)."""
+        assert item.ping is not None
+        seats = [seat for seat in item.ping if seat in self._ping_seats(table)]
+        return seats if item.turn == presenter.turn and presenter.pinged != item.turn else []
+
     async def _send(self, table: Table, presenter: _Presenter, items: list[_Item]) -> list[_Item]:
-        """Post narration in order (pinging nobody) and each turn's ping on its
-        own (pinging that player only, and only while that turn is still on);
-        returns the items Discord did not take."""
+        """Post narration in order (pinging nobody) and each turn's ping (pinging that
+        player only, and only while that turn is still on); a ping goes in the same
+        message as the narration just before it, as its last line (one request, not
+        two).  Returns the items Discord did not take."""
         index = 0
         while index < len(items):
             item = items[index]
             try:
                 if item.ping is not None:
-                    # only those still to act: who chose meanwhile is not called
-                    seats = [seat for seat in item.ping if seat in self._ping_seats(table)]
-                    if item.turn == presenter.turn and presenter.pinged != item.turn and seats:
+                    seats = self._ping_now(table, presenter, item)
+                    if seats:
                         with budget.foreground():
                             await self._post(table, self.ping_line(table, seats),
                                              self.pinging([table.seats[seat].user_id for seat in seats]))
                         presenter.pinged = item.turn
-                    # else: that turn has passed (or was pinged): a ping now would mislead
                     index += 1
                     continue
                 end = index
                 while end < len(items) and items[end].ping is None:
                     end += 1
-                for chunk in _chunk_items(items[index:end]):
-                    await self._post(table, "\n".join((i.text or "")[:1900] for i in chunk), NO_PINGS)
-                    index += len(chunk)
+                chunks = _chunk_items(items[index:end])
+                for n, chunk in enumerate(chunks):
+                    text = "\n".join((i.text or "")[:1900] for i in chunk)
+                    ping = items[end] if n == len(chunks) - 1 and end < len(items) else None
+                    seats = self._ping_now(table, presenter, ping) if ping is not None else []
+                    line = self.ping_line(table, seats) if seats else ""
+                    if seats and len(text) + 1 + len(line) <= 2000:
+                        with budget.foreground():  # the turn's ping carries the lines before it
+                            await self._post(table, text + "\n" + line,
+                                             self.pinging([table.seats[seat].user_id for seat in seats]))
+                        presenter.pinged = ping.turn  # type: ignore[union-attr]
+                        index += len(chunk) + 1
+                    else:
+                        await self._post(table, text, NO_PINGS)
+                        index += len(chunk)
             except TRANSIENT as error:
                 log.warning("narration of table %s failed (%r)", table.id, error)
                 return items[index:]
