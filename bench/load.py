@@ -507,6 +507,8 @@ class Bench:
             options["rounds"] = 1
         r = await fd.slash(spec.host, spec.channel, f"{spec.game} new", **options)
         lobby = r.message
+        # (a save slower than 1.2 s on a busy machine answers "thinking..." first, then the lobby)
+        await fd.wait_for(lambda: lobby.buttons(), timeout=60)
         spec.table_id = int(lobby.buttons()[0]["custom_id"].split(":")[1])
         for user in spec.humans[1:]:
             r = await fd.click(user, lobby, f"table:{spec.table_id}:join")
