@@ -117,6 +117,7 @@ class Router:
         """Every table click lands here: one place turns errors into answers."""
         lang = user_lang(interaction)
         defer_when_slow(interaction)
+        table = None
         try:
             if table_id > INT64_MAX:
                 raise BadInput(table_id)
@@ -141,3 +142,6 @@ class Router:
         except Exception:
             log.exception("click %s at table %s failed", op, table_id)
             await reply(interaction, t(lang, "errors.unexpected"))
+        finally:
+            if table is not None:
+                self.heard(table, interaction)  # its token may tell the thread what comes next
