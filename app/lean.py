@@ -20,12 +20,13 @@ Two costs of discord.py 2.x that grow with the number of tables (measured by
   a view in sync with that message (a non-dynamic view; a table's are all
   dynamic items).
 - **The cyclic collector's full passes.**  Python walks every tracked object
-  in a full pass: at 500 tables, tens of milliseconds with the loop stopped,
-  every few tens of seconds while the heap grows.  :func:`short_collections`
-  moves what survived the young generations into the permanent generation
-  every ``every`` seconds (``gc.freeze``), so a full pass walks only what is
-  newer; once every ``full_every`` seconds it unfreezes and does one real full
-  pass (a cycle of garbage that was frozen is freed then, not lost).
+  in a full pass: at 500 tables, tens of milliseconds or more with the loop
+  stopped, every few tens of seconds while play goes on (a move leaves new
+  long-lived objects).  :func:`short_collections` freezes what is loaded at
+  start (``gc.freeze``) and leaves full passes to itself: the young
+  generations are collected as always (a cycle of garbage almost always dies
+  there), and once every ``full_every`` seconds one real full pass frees any
+  cycle that lived longer.
 """
 from __future__ import annotations
 
@@ -35,8 +36,8 @@ from typing import Any
 
 IDLE = 30.0  # seconds a bucket must be idle before it is let go
 EVERY = 10.0  # seconds between scans
-FREEZE_EVERY = 30.0  # seconds between freezes of what the young collections left
-FULL_EVERY = 3600.0  # seconds between real full passes
+FULL_EVERY = 3600.0  # seconds between full passes of the cyclic collector
+NEVER = 10 ** 9  # gen-1 collections before an automatic full pass: never
 
 
 def trim_ratelimits(http: Any, *, idle: float = IDLE, every: float = EVERY) -> None:
@@ -87,18 +88,14 @@ def skip_own_messages(connection: Any) -> None:
     parsers["MESSAGE_UPDATE"] = on_update
 
 
-async def short_collections(*, every: float = FREEZE_EVERY, full_every: float = FULL_EVERY) -> None:
+async def short_collections(*, full_every: float = FULL_EVERY) -> None:
     """Run for the bot's life (a task): see the module's docstring."""
-    loop = asyncio.get_running_loop()
+    young, middle, _ = gc.get_threshold()
     gc.collect(1)  # (not a full pass: at a restart with 1,000 tables that alone stops the loop ~100 ms)
     gc.freeze()
-    last_full = loop.time()
+    gc.set_threshold(young, middle, NEVER)
     while True:
-        await asyncio.sleep(every)
-        if loop.time() - last_full >= full_every:
-            gc.unfreeze()
-            gc.collect()
-            last_full = loop.time()
-        else:
-            gc.collect(1)
+        await asyncio.sleep(full_every)
+        gc.unfreeze()
+        gc.collect()
         gc.freeze()
