@@ -45,10 +45,13 @@ INITIAL_EXTENSIONS = (
 
 
 async def open_database(config: Config) -> Any:
-    """Open (and migrate) the database, which checkpoints its WAL itself;
+    """Open (and migrate) the database: PostgreSQL when ``DATABASE_URL`` is
+    set, else the SQLite file, which checkpoints its WAL itself;
     :class:`StoreUnavailable` when it cannot be written."""
     from app.store import Store
 
+    if config.database_url:
+        return await Store.open(config.database_url)
     try:
         config.database.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -199,12 +202,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sync-global", action="store_true",
                         help="publish the slash commands to every server, then keep running")
+    parser.add_argument("--copy-db", metavar="POSTGRESQL_URL",
+                        help="copy the SQLite database (DATABASE_PATH) into this empty PostgreSQL database, then exit")
     args = parser.parse_args(argv)
     try:
         config = Config.from_env()
     except ValueError as error:
         print(f"Bad setting: {error}", file=sys.stderr)
         return 2
+    if args.copy_db is not None:
+        return copy_db(config, args.copy_db)
     if not config.token:
         print("DISCORD_TOKEN is not set: put DISCORD_TOKEN=<your bot token> in the environment "
               "or in a .env file next to bot.py.", file=sys.stderr)
@@ -219,10 +226,47 @@ def main(argv: list[str] | None = None) -> int:
         log.error("Discord refused the token in DISCORD_TOKEN (login failed)")
         return 1
     except StoreUnavailable as error:
+        _say_unavailable(error, url=bool(config.database_url))
+        return 1
+    return 0
+
+
+def _say_unavailable(error: StoreUnavailable, *, url: bool) -> None:
+    if url:
+        print(f"Cannot use the PostgreSQL database {error.path} ({error.reason}). Check that the server "
+              "runs and is reachable, that the user, password and database in DATABASE_URL are right, and "
+              "that the user may create tables there.", file=sys.stderr)
+    else:
         print(f"Cannot use the database file {error.path} ({error.reason}). Check that the file and its "
               "folder exist and are writable by the user running the bot, that the disk is not full, and "
               "that no other program holds the file locked (DATABASE_PATH sets another file).", file=sys.stderr)
+
+
+def copy_db(config: Config, url: str) -> int:
+    """``--copy-db``: the SQLite file into an empty PostgreSQL database.
+    0 when copied, 1 when a database cannot be used, 3 when the target is not empty."""
+    from app.store import is_database_url
+    from app.store.postgres import TargetNotEmpty, copy_sqlite, safe_url
+
+    if not is_database_url(url):
+        print(f"--copy-db needs a postgresql:// URL, not {url!r}", file=sys.stderr)
+        return 2
+    if not config.database.is_file():
+        print(f"There is no SQLite database at {config.database} to copy (DATABASE_PATH sets another file).",
+              file=sys.stderr)
         return 1
+    try:
+        counts = asyncio.run(copy_sqlite(str(config.database), url))
+    except TargetNotEmpty as error:
+        print(f"Refusing to copy: {error}. --copy-db only fills an empty database; create a new one "
+              "(createdb) or empty this one first.", file=sys.stderr)
+        return 3
+    except StoreUnavailable as error:
+        _say_unavailable(error, url=error.path == safe_url(url))
+        return 1
+    copied = ", ".join(f"{n} {name}" for name, n in counts.items())
+    print(f"Copied {config.database} into {safe_url(url)}: {copied}. Set DATABASE_URL={safe_url(url)} "
+          "(with its password) and start the bot.")
     return 0
 
 

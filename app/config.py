@@ -5,6 +5,7 @@
 | ``DISCORD_TOKEN`` | the bot's token (required) | - |
 | ``DEV_GUILD`` | a server id: slash commands are synced there instantly at start | none |
 | ``DATABASE_PATH`` | SQLite file | ``data/bot.db`` |
+| ``DATABASE_URL`` | ``postgresql://user:password@host/db``: use PostgreSQL instead of the SQLite file | unset |
 | ``COMPUTER_DELAY`` | seconds a computer player pauses before it moves | ``1.5`` |
 | ``LOG_LEVEL`` | ``DEBUG``, ``INFO``, ``WARNING``... | ``INFO`` |
 | ``TIME_SCALE`` | multiplies every game timer (turn timer, pauses); tests only | ``1`` |
@@ -29,6 +30,7 @@ class Config:
     token: str | None
     dev_guild: int | None = None
     database: Path = ROOT / "data" / "bot.db"
+    database_url: str | None = None
     computer_delay: float = 1.5
     log_level: str = "INFO"
     time_scale: float = 1.0
@@ -55,9 +57,18 @@ class Config:
         shard = shard_of(guild_id, self.shard_count)
         return self.shard_ids is None or shard in self.shard_ids
 
+    @property
+    def database_name(self) -> str:
+        """The database in use, for messages (a URL without its password)."""
+        if self.database_url:
+            from app.store.postgres import safe_url
+
+            return safe_url(self.database_url)
+        return str(self.database)
+
     def __repr__(self) -> str:  # never show the token
         return (f"Config(token={'***' if self.token else None}, dev_guild={self.dev_guild}, "
-                f"database={str(self.database)!r}, computer_delay={self.computer_delay}, "
+                f"database={self.database_name!r}, computer_delay={self.computer_delay}, "
                 f"shard_count={self.shard_count}, shard_ids={self.shard_ids})")
 
     @classmethod
@@ -76,6 +87,9 @@ class Config:
         guild = values.get("DEV_GUILD", "").strip()
         seed = values.get("TABLE_SEED", "").strip()
         db = values.get("DATABASE_PATH", "").strip()
+        url = values.get("DATABASE_URL", "").strip() or None
+        if url is not None and url.split("://", 1)[0] not in ("postgres", "postgresql"):
+            raise ValueError(f"DATABASE_URL must be a postgresql:// URL, not {url.split('://', 1)[0]!r}")
         count_raw = values.get("SHARD_COUNT", "").strip()
         ids_raw = values.get("SHARD_IDS", "").strip()
         shard_count = int(count_raw) if count_raw else None
@@ -92,6 +106,7 @@ class Config:
             token=values.get("DISCORD_TOKEN", "").strip() or None,
             dev_guild=int(guild) if guild else None,
             database=Path(db) if db else ROOT / "data" / "bot.db",
+            database_url=url,
             computer_delay=num("COMPUTER_DELAY", 1.5),
             log_level=values.get("LOG_LEVEL", "INFO").strip().upper() or "INFO",
             time_scale=num("TIME_SCALE", 1.0),

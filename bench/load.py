@@ -253,11 +253,11 @@ def load() -> str:
 
 
 def _kind(rec: Any) -> str:
-    """What an interaction was, for the breakdown: '/leaderboard', 'nimmt:hand', 'noop:ack'..."""
+    """What an interaction was, for the breakdown: '/leaderboard', 'nimmt.hand', 'noop:ack'..."""
     if rec.type == 2:
         return "/" + rec.name
-    parts = str(rec.data.get("custom_id", "")).split(":")
-    return f"{parts[0]}:{parts[2]}" if len(parts) > 2 else ":".join(parts[:2])
+    custom_id = str(rec.data.get("custom_id", ""))
+    return custom_id if custom_id.startswith("noop:") else custom_id.split(":")[0]
 
 
 def make_fd(**options: Any) -> Any:
@@ -523,12 +523,12 @@ class Bench:
         lobby = r.message
         # (a save slower than 1.2 s on a busy machine answers "thinking..." first, then the lobby)
         await fd.wait_for(lambda: lobby.buttons(), timeout=60)
-        spec.table_id = int(lobby.buttons()[0]["custom_id"].split(":")[1])
+        spec.table_id = int(lobby.buttons()[0]["custom_id"].split(":")[1])  # table.join:<id>
         for user in spec.humans[1:]:
-            r = await fd.click(user, lobby, f"table:{spec.table_id}:join")
+            r = await fd.click(user, lobby, f"table.join:{spec.table_id}")
         for _ in range(spec.computers):
-            r = await fd.click(spec.host, lobby, f"table:{spec.table_id}:cpu")
-        await fd.click(spec.host, lobby, f"table:{spec.table_id}:start")
+            r = await fd.click(spec.host, lobby, f"table.cpu:{spec.table_id}")
+        await fd.click(spec.host, lobby, f"table.start:{spec.table_id}")
 
     async def open_lobbies(self) -> list[tuple[Spec, Any]]:
         """A lobby per table in a spare channel of its server, opened by the table's host."""
@@ -548,7 +548,7 @@ class Bench:
         async def one(spec: Spec, lobby: Any) -> None:
             async with sem:
                 table_id = lobby.buttons()[0]["custom_id"].split(":")[1]
-                await self.fd.click(spec.host, lobby, f"table:{table_id}:cancel")
+                await self.fd.click(spec.host, lobby, f"table.cancel:{table_id}")
 
         await asyncio.gather(*(one(spec, lobby) for spec, lobby in lobbies))
 
@@ -604,18 +604,18 @@ class Bench:
         if panel is None or panel.deleted or self.rng.random() < 0.3:
             while spec.table_msg is None:
                 await asyncio.sleep(0.1)
-            r = await fd.click(user, spec.table_msg, f"table:{spec.table_id}:hand")
+            r = await fd.click(user, spec.table_msg, f"nimmt.hand:{spec.table_id}")
             panel = r.message
             spec.panels[user.id] = panel
             await self.pause(0.3, 1.0)
         no_fit = translate("en", "nimmt.stack_no_fit")
         for _ in range(30):
-            steal = select(panel, r"tsel:\d+:nsteal:.*")
-            opener = select(panel, r"tsel:\d+:nopen:.*")
-            cards = select(panel, r"tsel:\d+:ncards:.*")
-            stacks = select(panel, r"tsel:\d+:nstack:.*")
-            end = button(panel, r"table:\d+:npass:.*")
-            take = button(panel, r"table:\d+:ntake:.*")
+            steal = select(panel, r"nimmt.steal:\d+:.*")
+            opener = select(panel, r"nimmt.open:\d+:.*")
+            cards = select(panel, r"nimmt.cards:\d+:.*")
+            stacks = select(panel, r"nimmt.stack:\d+:.*")
+            end = button(panel, r"nimmt.pass:\d+:.*")
+            take = button(panel, r"nimmt.take:\d+:.*")
             fitting = [o for o in (stacks or {}).get("options", []) if o.get("description") != no_fit]
             move = True
             if steal:
@@ -653,7 +653,7 @@ class Bench:
         for _ in range(12):
             message = spec.table_msg
             ops = [b for b in (message.buttons() if message is not None else [])
-                   if not b["disabled"] and b["custom_id"].split(":")[2] in ("gdraw", "gdisc", "gjack")]
+                   if not b["disabled"] and b["custom_id"].split(":")[0] in ("garbage.draw", "garbage.discard", "garbage.jack")]
             if not ops:
                 if not await self.table_change(spec, 5):
                     return
@@ -671,7 +671,7 @@ class Bench:
             if not await self.table_change(spec, 10, cleared=True):
                 return
             after = spec.table_msg
-            if not any(b["custom_id"].split(":")[2] == "gjack" and not b["disabled"] for b in after.buttons()):
+            if not any(b["custom_id"].split(":")[0] == "garbage.jack" and not b["disabled"] for b in after.buttons()):
                 return
             await self.pause(0.3, 1.0)
 
@@ -702,7 +702,7 @@ class Bench:
                     spec = self.rng.choice([s for s in specs if s.game == "nimmt"] or specs)
                     if spec.game == "nimmt" and spec.table_msg is not None and not spec.table_msg.deleted:
                         user = self.rng.choice(spec.humans)
-                        r = await fd.click(user, spec.table_msg, f"table:{spec.table_id}:hand")
+                        r = await fd.click(user, spec.table_msg, f"nimmt.hand:{spec.table_id}")
                         spec.panels[user.id] = r.message
             except (LookupError, PermissionError, ValueError, AssertionError):
                 pass
@@ -928,7 +928,7 @@ async def playable(bench: Bench, spec: Spec, deadline: float) -> float | None:
     while time.perf_counter() < deadline:
         message = spec.table_msg
         try:
-            r = await fd.click(spec.humans[0], message, f"table:{spec.table_id}:rules")
+            r = await fd.click(spec.humans[0], message, f"table.rules:{spec.table_id}")
             if r.message is not None and r.message.embeds:
                 return time.perf_counter()
         except (LookupError, PermissionError, ValueError, AssertionError):

@@ -1,8 +1,9 @@
-"""Benchmark of the persistence layer at scale (app/store.py).
+"""Benchmark of the persistence layer at scale (app/store/).
 
     .venv/bin/python -m bench.store            # 1,000,000 players, 10,000 servers, 10,000,000 results
     .venv/bin/python -m bench.store --small    # 20,000 / 200 / 200,000: a quick run
     .venv/bin/python -m bench.store --players 100000 --servers 1000 --results 1000000
+    .venv/bin/python -m bench.store --small --database-url postgresql://.../empty_db   # PostgreSQL
 
 Fill.  A synthetic league is written once into ``bench/out/`` (gitignored)
 and reused while present (``--refill`` rebuilds it).  The schema comes from
@@ -25,6 +26,10 @@ rating and by wins), an exact rank, a profile, a head-to-head (``versus``)
 of two rivals with thousands of games (recorded once into the database);
 then sustained recording throughput in games/s with the background WAL
 checkpointer running.
+
+PostgreSQL.  With ``--database-url`` (an EMPTY database) the filled SQLite
+file is copied there with ``bot.py --copy-db``'s own code, and the same
+calls are measured on the PostgreSQL store.
 """
 from __future__ import annotations
 
@@ -47,7 +52,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from app.migrations import BOARDS, GAME_CODES, REBUILD_BUCKETS, sort_key  # noqa: E402
+from app.store.sqlite_migrations import BOARDS, GAME_CODES, REBUILD_BUCKETS, sort_key  # noqa: E402
 from app.store import GameRecord, PlayerResult, Store  # noqa: E402
 
 OUT = ROOT / "bench" / "out"
@@ -248,8 +253,23 @@ def warm_os_cache(path: Path) -> float:
     return time.perf_counter() - t
 
 
-async def measure(path: Path, runs: int, sustained: int, seed: int = 2) -> dict[str, dict[str, float]]:
+async def measure(path: Path, runs: int, sustained: int, seed: int = 2, url: str | None = None
+                  ) -> dict[str, dict[str, float]]:
     rnd = random.Random(seed)
+    target = url or str(path)
+
+    async def scalar(store, sql: str, *args):
+        """One value, read from the store's own database (``?`` parameters)."""
+        if url is None:
+            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            try:
+                return db.execute(sql, args).fetchone()[0]
+            finally:
+                db.close()
+        parts = sql.split("?")
+        return await store._pool.fetchval("".join(p + (f"${i + 1}" if i < len(parts) - 1 else "")
+                                                  for i, p in enumerate(parts)), *args)
+
     print(f"warm OS cache: read the file in {warm_os_cache(path):.1f} s; "
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs", flush=True)
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
@@ -267,7 +287,7 @@ async def measure(path: Path, runs: int, sustained: int, seed: int = 2) -> dict[
     db.close()
     print(f"measure: biggest server {big[1]:,} nimmt players, mid server {mid[1]:,}; {runs} runs each", flush=True)
     results: dict[str, dict[str, float]] = {}
-    store = await Store.open(str(path), checkpoint_interval=None, cache_mib=256)
+    store = await Store.open(target, checkpoint_interval=None, cache_mib=256)
     # As the bot does once it has started (bot.py): what lives for good is moved
     # out of the garbage collector's way, so full collections stay short.
     gc.collect()
@@ -334,24 +354,21 @@ async def measure(path: Path, runs: int, sustained: int, seed: int = 2) -> dict[
                 await _timed(runs, lambda i: (lambda u=rnd.choice(users): store.profile(u, "nimmt", guild))))
 
         # 4. brute-force check of a few exact ranks (COUNT over the index: slow, exact)
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         for scope in (0, big[0]):
             for u in samples[scope][:3]:
-                (want,) = db.execute(
+                want = await scalar(
+                    store,
                     "SELECT 1 + COUNT(*) FROM stats WHERE game = 0 AND scope = ? AND k_rating IS NOT NULL"
                     " AND k_rating < (SELECT k_rating FROM stats WHERE game = 0 AND scope = ? AND user_id = ?)",
-                    (scope, scope, u)).fetchone()
+                    scope, scope, u)
                 got = await store.rank(u, "nimmt", scope or None)
                 assert got == want, (scope, u, got, want)
-        db.close()
         print("  exact ranks agree with a brute-force COUNT (6 players)", flush=True)
 
         # 5. head-to-head (/versus): two rivals with thousands of games each,
         # recorded through the store once per database (group commit)
         rival_a, rival_b = USER_BASE - 7919, USER_BASE - 2 * 7919
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        (have,) = db.execute("SELECT COUNT(*) FROM game_players WHERE user_id = ?", (rival_a,)).fetchone()
-        db.close()
+        have = await scalar(store, "SELECT COUNT(*) FROM game_players WHERE user_id = ?", rival_a)
         if have == 0:
             t = time.perf_counter()
             plan = ["ab"] * RIVALS_SHARED + ["a"] * (RIVALS_A - RIVALS_SHARED) + ["b"] * (RIVALS_B - RIVALS_SHARED)
@@ -399,7 +416,7 @@ async def measure(path: Path, runs: int, sustained: int, seed: int = 2) -> dict[
         # opened store (closing checkpoints and resets the WAL)
         for label, in_flight in (("one at a time", 1), ("32 in flight", 32)):
             await store.close()
-            store = await Store.open(str(path), checkpoint_interval=1.0, cache_mib=256)
+            store = await Store.open(target, checkpoint_interval=1.0, cache_mib=256)
             games = [game_for(rnd.choice([0, big[0], mid[0]])) for _ in range(sustained)]
             queue = iter(games)
             lat: list[float] = []
@@ -415,7 +432,7 @@ async def measure(path: Path, runs: int, sustained: int, seed: int = 2) -> dict[
             elapsed = time.perf_counter() - t
             rate = sustained / elapsed
             wal = Path(str(path) + "-wal")
-            wal_mib = wal.stat().st_size / 2**20 if wal.exists() else 0.0
+            wal_mib = wal.stat().st_size / 2**20 if url is None and wal.exists() else 0.0
             print(f"  sustained recording, {label}: {sustained} games in {elapsed:.2f} s = {rate:,.0f} games/s "
                   f"(checkpointer every 1 s; WAL at the end {wal_mib:,.0f} MiB)", flush=True)
             results[f"sustained, {label}"] = {"games_per_s": rate, **_report("    latency per call", lat)}
@@ -435,6 +452,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--sustained", type=int, default=5000, help="games for the throughput run")
     ap.add_argument("--refill", action="store_true", help="rebuild the cached database")
     ap.add_argument("--json", type=Path, help="also write the figures here")
+    ap.add_argument("--database-url", help="measure PostgreSQL: copy the filled file into this EMPTY database")
     args = ap.parse_args(argv)
     if args.small:
         args.players, args.servers, args.results = 20_000, 200, 200_000
@@ -444,7 +462,13 @@ def main(argv: list[str] | None = None) -> None:
         fill(path, args.players, args.servers, args.results)
     else:
         print(f"reusing {path.relative_to(ROOT)} ({path.stat().st_size / 2**20:,.0f} MiB)")
-    figures = asyncio.run(measure(path, args.runs, args.sustained))
+    if args.database_url:
+        from app.store.postgres import copy_sqlite
+
+        t = time.perf_counter()
+        counts = asyncio.run(copy_sqlite(str(path), args.database_url))
+        print(f"copied into PostgreSQL in {time.perf_counter() - t:.1f} s: {counts}", flush=True)
+    figures = asyncio.run(measure(path, args.runs, args.sustained, url=args.database_url))
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2))
 

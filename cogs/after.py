@@ -440,7 +440,7 @@ class AfterCog(commands.Cog, name="After"):
         for key, f in figures.items():
             lines = [t(lang, "after.versus_games", count=f["games"]),
                      t(lang, "after.versus_ahead", name=them, ahead=f["ahead"], behind=f["behind"], level=f["level"])]
-            if has(f"after.versus_score_{key}"):  # what a score means, where it says something (11 nimmt!: penalty)
+            if has(f"after.versus_score_{key}"):  # what a score means, where the game's catalogue says it
                 lines.append(t(lang, f"after.versus_score_{key}", name=them,
                                mine=_num(f["score"] / f["games"], lang=lang),
                                theirs=_num(f["other_score"] / f["games"], lang=lang)))

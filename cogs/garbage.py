@@ -19,17 +19,27 @@ from app.i18n.catalogue import t
 from app.text import bold, plain
 from app.tables.manager import Table, TableError
 from cogs.coach import hint_text
-from cogs.guard import number
 from cogs.common.ui import user_lang, view_of
 from cogs.tables import TablesCog
 from cogs.tables.game_ui import TableMessage
-from cogs.tables.router import TableButton
-from core.garbage import Discard, Draw, Jack
+from cogs.tables.lobby import Back, Rules
+from cogs.tables.router import Click, Int, TableButton
+from core.garbage import MAX_SLOTS, Discard, Draw, Jack
 from core.protocol import Event, GameError
 
 log = logging.getLogger(__name__)
 
 SUITS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
+
+
+def move_text(lang: str, action: Any, discard_top: str | None) -> str:
+    """A move in words, for the coach."""
+    kind = type(action).__name__
+    if kind == "Draw":
+        return t(lang, "ai.move_draw")
+    if kind == "Discard":
+        return t(lang, "ai.move_discard", card=card_name(lang, discard_top) if discard_top else "-")
+    return t(lang, "ai.move_jack", slot=action.slot)
 
 
 def card_name(lang: str, card: str) -> str:
@@ -91,21 +101,21 @@ class GarbageUI:
         seat = view["to_move"]
         automatic = table.seats[seat].automatic
         if not automatic and view["phase"] == "source":
-            items.append(TableButton.make(table.id, "gdraw", t(lang, "garbage.draw"), ver=ver,
-                                          style=discord.ButtonStyle.primary, row=0))
+            items.append(DrawButton.make(table.id, t(lang, "garbage.draw"), ver=ver,
+                                         style=discord.ButtonStyle.primary, row=0))
             if view["can_take_discard"] and view["discard_top"]:
-                items.append(TableButton.make(
-                    table.id, "gdisc", t(lang, "garbage.take_discard", card=card_name(lang, view["discard_top"])),
+                items.append(DiscardButton.make(
+                    table.id, t(lang, "garbage.take_discard", card=card_name(lang, view["discard_top"])),
                     ver=ver, style=discord.ButtonStyle.success, row=0))
         elif not automatic and view["phase"] == "jack":
             for i, slot in enumerate(view["jack_slots"][:10]):
-                items.append(TableButton.make(table.id, "gjack", t(lang, "garbage.jack_slot", slot=slot), ver=ver,
-                                              arg=slot, row=1 + i // 5))
-        items.append(TableButton.make(table.id, "rules", t(lang, "table.rules"), emoji="📖", row=3))
+                items.append(JackButton.make(table.id, t(lang, "garbage.jack_slot", slot=slot), ver=ver,
+                                             slot=slot, row=1 + i // 5))
+        items.append(Rules.make(table.id, t(lang, "table.rules"), emoji="📖", row=3))
         if table.options.get("hints") and not automatic:  # the coach, for the player to move
-            items.append(TableButton.make(table.id, "ghint", t(lang, "ai.hint"), emoji="💡", ver=ver, row=3))
+            items.append(HintButton.make(table.id, t(lang, "ai.hint"), emoji="💡", ver=ver, row=3))
         if any(s.away for s in table.seats):
-            items.append(TableButton.make(table.id, "back", t(lang, "table.im_back"), row=3))
+            items.append(Back.make(table.id, t(lang, "table.im_back"), row=3))
         return view_of(*items)
 
     def narrate(self, table: Table, events: list[Event], lang: str) -> list[str]:
@@ -164,36 +174,84 @@ class GarbageUI:
         flush()
         return lines
 
-    async def on_component(self, cog: TablesCog, interaction: discord.Interaction, table: Table, op: str,
-                           ver: int | None, arg: str | None, values: list[str]) -> None:
-        if table.seat_of(interaction.user.id) is None:
+
+# --------------------------------------------------------------------- items
+# The buttons of the player to move, on the public table message.  Each
+# carries the version its label shows: a click on an earlier state is stale.
+class _MoveItem(TableButton):
+    game = "garbage"
+    versioned = True
+    ver: int
+
+    def mover(self, click: Click) -> None:
+        """Only the player to move acts here."""
+        seat = click.table.seat_of(click.user.id)
+        if seat is None:
             raise TableError("not_seated")
-        engine = table.engine
-        if engine is None or engine.to_move != table.seat_of(interaction.user.id):
+        engine = click.table.engine
+        if engine is None or engine.to_move != seat:
             raise GameError("not_your_turn")
-        if op == "ghint":  # the coach (unrated tables with hints on): answered privately
-            decision = await cog.manager.hint(table, interaction.user.id)
-            text = hint_text(user_lang(interaction), "garbage", decision, [s.name for s in table.seats],
-                             discard_top=engine.view(None)["discard_top"])
-            return await interaction.response.send_message(text, ephemeral=True)
-        if op == "gdraw":
-            action: Any = Draw()
-        elif op == "gdisc":
-            action = Discard()
-        elif op == "gjack":
-            action = Jack(number(arg, 0))
-        else:
-            raise TableError("stale")
+
+    async def move(self, click: Click, action: Any) -> None:
+        self.mover(click)
         # The click is answered at once (unless a slow save did) as an update of the table
         # message; the redrawn table follows through this click's token.
-        waiting = cog.expect_answer(table, interaction)
+        waiting = click.cog.expect_answer(click.table, click.interaction)
         try:
-            await cog.manager.act(table, interaction.user.id, action, version=ver)
-            if not interaction.response.is_done():
-                await interaction.response.defer()
+            await click.cog.manager.act(click.table, click.user.id, action, version=self.ver)
+            if not click.interaction.response.is_done():
+                await click.interaction.response.defer()
         finally:
             if waiting:
-                cog.answered(table, interaction)
+                click.cog.answered(click.table, click.interaction)
+
+
+class DrawButton(_MoveItem, kind="garbage.draw"):
+    legacy = "gdraw"
+
+    async def run(self, click: Click) -> None:
+        await self.move(click, Draw())
+
+
+class DiscardButton(_MoveItem, kind="garbage.discard"):
+    """Take the discard's top card."""
+
+    legacy = "gdisc"
+
+    async def run(self, click: Click) -> None:
+        await self.move(click, Discard())
+
+
+class JackButton(_MoveItem, kind="garbage.jack"):
+    """Where a Jack goes."""
+
+    legacy = "gjack"
+    fields = {"slot": Int(0, MAX_SLOTS)}
+    slot: int
+
+    @classmethod
+    def from_legacy(cls, ver: int | None, arg: str | None) -> dict[str, Any]:
+        return {"slot": cls.fields["slot"].read(arg or "0")}
+
+    async def run(self, click: Click) -> None:
+        await self.move(click, Jack(self.slot))
+
+
+class HintButton(_MoveItem, kind="garbage.hint"):
+    """The coach (unrated tables with hints on), for the player to move: answered privately."""
+
+    legacy = "ghint"
+
+    async def run(self, click: Click) -> None:
+        self.mover(click)
+        table = click.table
+        decision = await click.cog.manager.hint(table, click.user.id)
+        top = table.engine.view(None)["discard_top"]  # type: ignore[union-attr]
+        text = hint_text(click.lang, "garbage", decision, lambda action: move_text(click.lang, action, top))
+        await click.interaction.response.send_message(text, ephemeral=True)
+
+
+ITEMS = (DrawButton, DiscardButton, JackButton, HintButton)
 
 
 class GarbageCog(commands.Cog, name="Garbage"):
@@ -211,6 +269,10 @@ class GarbageCog(commands.Cog, name="Garbage"):
     async def cog_load(self) -> None:
         tables: TablesCog = self.bot.get_cog("Tables")
         tables.register(self.ui)
+        self.bot.add_dynamic_items(*ITEMS)
+
+    async def cog_unload(self) -> None:
+        self.bot.remove_dynamic_items(*ITEMS)
 
     @garbage.command(name=_("new", key="commands.garbage_new.name"),
                      description=_("Open a Garbage table in this channel", key="commands.garbage_new.description"))

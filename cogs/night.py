@@ -1,10 +1,11 @@
 """Game nights: ``/night start``, ``/night standings``, the sign-up message,
 the night standings message and the recap.  Thin: each click is one call on
 the :class:`~app.night_host.NightHost`; tables are opened through the table
-manager and then shown by the table cog exactly like ``/nimmt new`` tables.
+manager and then shown by the table cog exactly like tables a game's ``new``
+command opens.
 
-Buttons are ``night:<id>:<op>`` DynamicItems, so they keep working after a
-restart.
+Buttons are ``night:<id>:<op>`` DynamicItems, one class per button, so they
+keep working after a restart.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import io
 import logging
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import discord
 from discord import app_commands
@@ -33,7 +34,9 @@ RETRIES = 3
 
 
 def points_text(value: float, lang: str) -> str:
-    """>>> points_text(7.0, "en"), points_text(2.5, "de")
+    """The points of a standing, in the reader's decimals.
+
+    >>> points_text(7.0, "en"), points_text(2.5, "de")
     ('7', '2,5')
     """
     text = f"{value:.0f}" if float(value).is_integer() else f"{value:.1f}"
@@ -44,22 +47,66 @@ def escape(name: str) -> str:
     return discord.utils.escape_mentions(discord.utils.escape_markdown(name))
 
 
-class NightButton(discord.ui.DynamicItem[discord.ui.Button],
-                  template=r"night:(?P<id>\d{1,20}):(?P<op>[a-z_]{1,16})"):
-    def __init__(self, night_id: int, op: str, label: str = "-",
+class NightButton(discord.ui.DynamicItem[discord.ui.Button], template=r"(?!)"):
+    """A button of a night's sign-up message, ``night:<id>:<op>``: one
+    subclass per button, each with its own template, registered by this cog
+    and calling its own method of the cog (no op looked up by name)."""
+
+    op: ClassVar[str] = ""
+    items: ClassVar[list[type["NightButton"]]] = []
+
+    def __init_subclass__(cls, *, op: str, **kwargs: Any) -> None:
+        cls.op = op
+        super().__init_subclass__(template=rf"night:(?P<id>\d{{1,20}}):{op}", **kwargs)
+        NightButton.items.append(cls)
+
+    def __init__(self, night_id: int, label: str = "-",
                  style: discord.ButtonStyle = discord.ButtonStyle.secondary, row: int | None = None,
                  emoji: str | None = None) -> None:
         super().__init__(discord.ui.Button(label=label[:80], style=style, row=row, emoji=emoji,
-                                           custom_id=f"night:{night_id}:{op}"))
-        self.night_id, self.op = night_id, op
+                                           custom_id=f"night:{night_id}:{self.op}"))
+        self.night_id = night_id
 
     @classmethod
     async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button, match: re.Match[str], /):
-        return cls(int(match["id"]), match["op"])
+        return cls(int(match["id"]))
 
     async def callback(self, interaction: discord.Interaction) -> None:
         cog: NightCog = interaction.client.get_cog("Night")  # type: ignore[assignment]
-        await cog.route(interaction, self.night_id, self.op)
+        await cog.route(interaction, self.night_id, self)
+
+    async def run(self, cog: "NightCog", interaction: discord.Interaction, night: Night) -> None:
+        raise NotImplementedError
+
+
+class JoinNight(NightButton, op="join"):
+    async def run(self, cog: "NightCog", interaction: discord.Interaction, night: Night) -> None:
+        await cog.op_join(interaction, night)
+
+
+class LeaveNight(NightButton, op="leave"):
+    async def run(self, cog: "NightCog", interaction: discord.Interaction, night: Night) -> None:
+        await cog.op_leave(interaction, night)
+
+
+class SeatVoice(NightButton, op="voice"):
+    async def run(self, cog: "NightCog", interaction: discord.Interaction, night: Night) -> None:
+        await cog.op_voice(interaction, night)
+
+
+class FillNight(NightButton, op="fill"):
+    async def run(self, cog: "NightCog", interaction: discord.Interaction, night: Night) -> None:
+        await cog.op_fill(interaction, night)
+
+
+class StartRound(NightButton, op="start"):
+    async def run(self, cog: "NightCog", interaction: discord.Interaction, night: Night) -> None:
+        await cog.op_start(interaction, night)
+
+
+class EndNight(NightButton, op="end"):
+    async def run(self, cog: "NightCog", interaction: discord.Interaction, night: Night) -> None:
+        await cog.op_end(interaction, night)
 
 
 @dataclass
@@ -89,14 +136,14 @@ class NightCog(commands.Cog, name="Night"):
         self._startup: asyncio.Task[None] | None = None
 
     async def cog_load(self) -> None:
-        self.bot.add_dynamic_items(NightButton)
+        self.bot.add_dynamic_items(*NightButton.items)
         self._set_game_choices()
         if isinstance(self.host, NightHost):
             self.host.listener = self.on_night_change
             self._startup = asyncio.get_running_loop().create_task(self._resume())
 
     async def cog_unload(self) -> None:
-        self.bot.remove_dynamic_items(NightButton)
+        self.bot.remove_dynamic_items(*NightButton.items)
         await self.stop_presenting()
 
     async def stop_presenting(self) -> None:
@@ -192,16 +239,14 @@ class NightCog(commands.Cog, name="Night"):
             return t(lang, f"errors.{error.code}", **error.params)
         return t(lang, "errors.unexpected")
 
-    async def route(self, interaction: discord.Interaction, night_id: int, op: str) -> None:
+    async def route(self, interaction: discord.Interaction, night_id: int, item: NightButton) -> None:
         lang = user_lang(interaction)
+        op = item.op
         try:
             night = self.host.nights.get(night_id)
             if night is None or night.status == ENDED:
                 raise NightError("ended")
-            handler = getattr(self, f"op_{op}", None)
-            if handler is None:
-                raise NightError("ended")
-            await handler(interaction, night)
+            await item.run(self, interaction, night)
         except (NightError, TableError) as error:
             await reply(interaction, self.error_text(lang, error))
         except discord.HTTPException:
@@ -296,12 +341,12 @@ class NightCog(commands.Cog, name="Night"):
         B = discord.ButtonStyle
         view = discord.ui.View(timeout=None)
         for item in (
-            NightButton(night.id, "join", t(lang, "nights.join"), B.success, 0),
-            NightButton(night.id, "leave", t(lang, "nights.leave"), B.secondary, 0),
-            NightButton(night.id, "voice", t(lang, "nights.voice"), B.secondary, 0, "🔊"),
-            NightButton(night.id, "fill", t(lang, "nights.fill"), B.secondary, 1, "🤖"),
-            NightButton(night.id, "start", t(lang, "nights.start_round"), B.primary, 1),
-            NightButton(night.id, "end", t(lang, "nights.end"), B.danger, 1),
+            JoinNight(night.id, t(lang, "nights.join"), B.success, 0),
+            LeaveNight(night.id, t(lang, "nights.leave"), B.secondary, 0),
+            SeatVoice(night.id, t(lang, "nights.voice"), B.secondary, 0, "🔊"),
+            FillNight(night.id, t(lang, "nights.fill"), B.secondary, 1, "🤖"),
+            StartRound(night.id, t(lang, "nights.start_round"), B.primary, 1),
+            EndNight(night.id, t(lang, "nights.end"), B.danger, 1),
         ):
             view.add_item(item)
         return view

@@ -26,15 +26,37 @@ from app.i18n.catalogue import t
 from app.text import bold, label, plain
 from app.tables.manager import Table, TableError
 from cogs.coach import hint_text
-from cogs.guard import first, number
 from cogs.common.ui import update_message, user_lang, view_of
 from cogs.tables import TablesCog
 from cogs.tables.game_ui import TableMessage
-from cogs.tables.router import TableButton, TableSelect
-from core.nimmt import Open, Pass, Play, Steal, Take
+from cogs.tables.lobby import Back, Rules
+from cogs.tables.router import Click, Int, TableButton, TableSelect, legacy_page
+from core.nimmt import HEADS, Open, Pass, Play, Steal, Take, stack_label
 from core.protocol import Event
 
 log = logging.getLogger(__name__)
+
+
+def move_text(lang: str, action: Any, names: list[str]) -> str:
+    """A move in words, for the coach.
+
+    >>> from core.nimmt import Play
+    >>> from core.nimmt_ai import Decision, Figure
+    >>> from cogs.coach import hint_text
+    >>> d = Decision(Play(1, (56,)), 200, (Figure(Play(1, (56,)), 200, 0.41, 2.5, 1.0),))
+    >>> hint_text("en", "nimmt", d, lambda a: move_text("en", a, ["Ana", "Ben"]), last_round=True)
+    '💡 Play 56 on B: in 200 simulated endings of the game you finish first 41% of the time and take 2.5 penalty points on average.'
+    """
+    kind = type(action).__name__
+    if kind == "Play":
+        return t(lang, "ai.move_play", cards=", ".join(map(str, action.cards)), label=stack_label(action.stack))
+    if kind == "Take":
+        return t(lang, "ai.move_take", label=stack_label(action.stack))
+    if kind == "Pass":
+        return t(lang, "ai.move_pass")
+    if kind == "Steal":
+        return t(lang, "ai.move_steal", name=plain(names[action.victim]))
+    return t(lang, "ai.move_open", card=action.card)
 
 PAGE = 25  # options per select menu (Discord's limit)
 PANEL_LIFETIME = 14 * 60  # an interaction token lasts 15 minutes
@@ -58,7 +80,9 @@ class _OpenPanel:
 
 
 def cards_text(cards: list[int]) -> str:
-    """>>> cards_text([56, 59, 64])
+    """Cards in words.
+
+    >>> cards_text([56, 59, 64])
     '56, 59, 64'
     """
     return ", ".join(str(c) for c in cards)
@@ -96,11 +120,11 @@ class NimmtUI:
                               description=self.summary(table, view, lang), colour=discord.Colour.orange())
         items: list[discord.ui.Item] = []
         if table.status == "playing":
-            items.append(TableButton.make(table.id, "hand", t(lang, "nimmt.my_hand"),
-                                          style=discord.ButtonStyle.primary, emoji="🃏"))
-            items.append(TableButton.make(table.id, "rules", t(lang, "table.rules"), emoji="📖"))
+            items.append(Hand.make(table.id, t(lang, "nimmt.my_hand"), style=discord.ButtonStyle.primary,
+                                   emoji="🃏"))
+            items.append(Rules.make(table.id, t(lang, "table.rules"), emoji="📖"))
             if any(seat.away for seat in table.seats):
-                items.append(TableButton.make(table.id, "back", t(lang, "table.im_back")))
+                items.append(Back.make(table.id, t(lang, "table.im_back")))
         return TableMessage(content="", embed=embed, image=image, view=view_of(*items) if items else None)
 
     def summary(self, table: Table, view: dict[str, Any], lang: str) -> str:
@@ -224,32 +248,32 @@ class NimmtUI:
             options = [discord.SelectOption(label=label(table.seats[v].name), value=str(v),
                                             description=t(lang, "nimmt.bull_count", count=view["bulls"][v]))
                        for v in view["victims"]]
-            items.append(TableSelect.make(table.id, "nsteal", t(lang, "nimmt.choose_victim"), options, ver=ver))
+            items.append(StealSelect.make(table.id, t(lang, "nimmt.choose_victim"), options, ver=ver))
         elif view["phase"] == "open":
             lines.append(t(lang, "nimmt.panel_open"))
             pages = max(1, -(-len(hand) // PAGE))
             page = min(max(page, 0), pages - 1)
             options = [discord.SelectOption(label=str(c), value=str(c)) for c in hand[page * PAGE:(page + 1) * PAGE]]
-            items.append(TableSelect.make(table.id, "nopen", t(lang, "nimmt.choose_open"), options, ver=ver,
-                                          arg=f"p{page}"))
-            items.extend(self._pager(table, "nopage", page, pages, lang))
+            items.append(OpenSelect.make(table.id, t(lang, "nimmt.choose_open"), options, ver=ver, page=page))
+            items.extend(self._pager(table, OpenPage, page, pages, lang))
         else:
             items.extend(self._play_controls(table, view, lang, stack, page, lines))
-        items.append(TableButton.make(table.id, "nrefresh", t(lang, "nimmt.refresh"), emoji="🔄", row=4))
+        items.append(Refresh.make(table.id, t(lang, "nimmt.refresh"), emoji="🔄", row=4))
         if table.options.get("hints") and table.status == "playing" and view["to_move"] == seat:
-            items.append(TableButton.make(table.id, "nhint", t(lang, "ai.hint"), emoji="💡", ver=ver, row=4))
+            items.append(HintButton.make(table.id, t(lang, "ai.hint"), emoji="💡", ver=ver, row=4))
         embed.description = "\n".join(lines)[:4000]
         embed.set_image(url="attachment://hand.png")
         return embed, view_of(*items), view
 
-    def _pager(self, table: Table, op: str, page: int, pages: int, lang: str) -> list[discord.ui.Item]:
+    def _pager(self, table: Table, kind: type["Page"], page: int, pages: int, lang: str) -> list[discord.ui.Item]:
         if pages <= 1:
             return []
+        # (a disabled end keeps an id of its own: the page it would show if it could)
         return [
-            TableButton.make(table.id, op, t(lang, "nimmt.page_prev"), ver=table.version, arg=f"p{page - 1}",
-                             disabled=page == 0, row=3),
-            TableButton.make(table.id, op, t(lang, "nimmt.page_next"), ver=table.version, arg=f"p{page + 1}",
-                             disabled=page >= pages - 1, row=3),
+            kind.make(table.id, t(lang, "nimmt.page_prev"), ver=table.version, page=max(page - 1, 0),
+                      disabled=page == 0, row=3),
+            kind.make(table.id, t(lang, "nimmt.page_next"), ver=table.version, page=min(page + 1, pages - 1),
+                      disabled=page >= pages - 1, row=3),
         ]
 
     def _play_controls(self, table: Table, view: dict[str, Any], lang: str, stack: int | None, page: int,
@@ -286,31 +310,31 @@ class NimmtUI:
                 label=t(lang, "nimmt.stack_option", label=s["label"], top=s["top"], heads=s["heads"]),
                 value=str(s["id"]), description=desc, default=s["id"] == stack))
         if options:
-            items.append(TableSelect.make(table.id, "nstack", t(lang, "nimmt.choose_stack"), options, ver=ver,
-                                          arg=f"p{page}", row=0))
+            items.append(StackSelect.make(table.id, t(lang, "nimmt.choose_stack"), options, ver=ver, page=page,
+                                          row=0))
         if quick:
             index = {card: i for i, card in enumerate(view["hand"])}
             for n, (sid, card) in enumerate(pairs):
                 # The button names the card by its place in the hand (never the card itself);
                 # the version pins the hand, so the place stays that card.
-                items.append(TableButton.make(
-                    table.id, "nplay", t(lang, "talk.quick_play", card=card, label=by_id[sid]["label"]), ver=ver,
-                    arg=f"{sid}.{index[card]}", style=discord.ButtonStyle.primary, row=1 + n // 5))
+                items.append(PlayButton.make(
+                    table.id, t(lang, "talk.quick_play", card=card, label=by_id[sid]["label"]), ver=ver,
+                    stack=sid, place=index[card], style=discord.ButtonStyle.primary, row=1 + n // 5))
         if stack is not None and stack in by_id and stack not in played:
             label = by_id[stack]["label"]
             fit = playable.get(stack, [])
             if fit:
                 card_options = [discord.SelectOption(label=str(c), value=str(c)) for c in fit]
                 placeholder = t(lang, "nimmt.choose_cards" if several else "nimmt.choose_card", label=label)
-                items.append(TableSelect.make(table.id, "ncards", placeholder, card_options, ver=ver, arg=stack,
+                items.append(CardsSelect.make(table.id, placeholder, card_options, ver=ver, stack=stack,
                                               max_values=len(fit) if several else 1, row=1))
             if turn["can_take"]:
-                items.append(TableButton.make(table.id, "ntake", t(lang, "nimmt.take", label=label), ver=ver,
-                                              arg=stack, style=discord.ButtonStyle.danger, row=2))
+                items.append(TakeButton.make(table.id, t(lang, "nimmt.take", label=label), ver=ver,
+                                             stack=stack, style=discord.ButtonStyle.danger, row=2))
         if turn["can_pass"]:
-            items.append(TableButton.make(table.id, "npass", t(lang, "nimmt.end_turn"), ver=ver,
-                                          style=discord.ButtonStyle.success, row=3 if quick else 2))
-        items.extend(self._pager(table, "npage", page, pages, lang))
+            items.append(PassButton.make(table.id, t(lang, "nimmt.end_turn"), ver=ver,
+                                         style=discord.ButtonStyle.success, row=3 if quick else 2))
+        items.extend(self._pager(table, Page, page, pages, lang))
         return items
 
     def _seat(self, table: Table, interaction: discord.Interaction) -> int:
@@ -403,56 +427,216 @@ class NimmtUI:
                         del self.open_panels[key]
                     return
 
-    async def on_component(self, cog: TablesCog, interaction: discord.Interaction, table: Table, op: str,
-                           ver: int | None, arg: str | None, values: list[str]) -> None:
-        seat = self._seat(table, interaction)
-        lang = user_lang(interaction)
-        if op == "hand":
-            return await self._show(interaction, table, seat, new=True)
-        if op == "nrefresh":
-            return await self._show(interaction, table, seat)
-        if op == "nhint":  # the coach (unrated tables with hints on): a private answer of its own
-            decision = await cog.manager.hint(table, interaction.user.id)
-            view = table.engine.view(seat)  # type: ignore[union-attr]
-            text = hint_text(lang, "nimmt", decision, self.names(table), last_round=view["round"] >= view["rounds"])
-            return await interaction.response.send_message(text, ephemeral=True)
-        if ver is not None and ver != table.version:
-            return await self._show(interaction, table, seat, note=t(lang, "nimmt.stale_panel"))
-        page = number(arg[1:]) if arg and arg.startswith("p") else 0
-        if op == "npage":
-            return await self._show(interaction, table, seat, page=page)
-        if op == "nopage":
-            return await self._show(interaction, table, seat, page=page)
-        if op == "nstack":
-            return await self._show(interaction, table, seat, stack=first(values), page=page)
-        if op == "nplay":  # one click: a card (by its place in the hand) on a stack
-            try:
-                stack_id, place = (number(x) for x in (arg or "").split("."))
-                card = table.engine.view(seat)["hand"][place]  # type: ignore[union-attr]
-            except (ValueError, IndexError):
-                raise TableError("stale") from None
-            action: Any = Play(stack_id, (card,))
-        elif op == "ncards":
-            action = Play(number(arg, 0), tuple(number(v) for v in values))
-        elif op == "ntake":
-            action = Take(number(arg, 0))
-        elif op == "npass":
-            action = Pass()
-        elif op == "nsteal":
-            action = Steal(first(values))
-        elif op == "nopen":
-            action = Open(first(values))
-        else:
-            raise TableError("stale")
+    async def stale_panel(self, click: Click) -> None:
+        """A panel from an earlier moment refreshes itself instead of acting."""
+        seat = self._seat(click.table, click.interaction)
+        await self._show(click.interaction, click.table, seat, note=t(click.lang, "nimmt.stale_panel"))
+
+    async def hint(self, click: Click) -> None:
+        """The coach (unrated tables with hints on): a private answer of its own."""
+        table = click.table
+        seat = self._seat(table, click.interaction)
+        decision = await click.cog.manager.hint(table, click.user.id)
+        view = table.engine.view(seat)  # type: ignore[union-attr]
+        names = self.names(table)
+        text = hint_text(click.lang, "nimmt", decision, lambda action: move_text(click.lang, action, names),
+                         last_round=view["round"] >= view["rounds"])
+        await click.interaction.response.send_message(text, ephemeral=True)
+
+    async def act(self, click: Click, ver: int | None, action: Any) -> None:
+        """A move from the panel: saved, then the panel shows what it did."""
+        table = click.table
+        seat = self._seat(table, click.interaction)
         try:
-            events = await cog.manager.act(table, interaction.user.id, action, version=ver)
+            events = await click.cog.manager.act(table, click.user.id, action, version=ver)
         except TableError as error:
             if error.code != "stale":
                 raise
-            return await self._show(interaction, table, seat, note=t(lang, "nimmt.stale_panel"))
+            return await self.stale_panel(click)
         note = "\n".join(self.narrate(table, [e for e in events if e["type"] in
-                                              ("played", "took", "bull", "no_bull", "opened", "passed")], lang))
-        await self._show(interaction, table, seat, note=note or None)
+                                              ("played", "took", "bull", "no_bull", "opened", "passed")], click.lang))
+        await self._show(click.interaction, table, seat, note=note or None)
+
+
+# --------------------------------------------------------------------- items
+# The table message's My hand and the private panel's controls.  A panel's
+# items carry the table's version: one from an earlier moment refreshes the
+# panel instead of acting.  A card is never in an id: the quick play names
+# its place in the (version-pinned) hand; the menus' values are checked.
+STACK = Int(0, 999)
+PLACE = Int(0, len(HEADS) - 2)  # a place in a hand
+CARD = Int(1, len(HEADS) - 1)
+
+
+class _PanelItem:
+    game = "nimmt"
+    ver: int
+
+    async def stale(self, click: Click) -> None:
+        await click.ui.stale_panel(click)
+
+
+class Hand(_PanelItem, TableButton, kind="nimmt.hand"):
+    """*My hand* on the table message: the clicker's private panel."""
+
+    legacy = "hand"
+
+    async def run(self, click: Click) -> None:
+        ui: NimmtUI = click.ui
+        await ui._show(click.interaction, click.table, ui._seat(click.table, click.interaction), new=True)
+
+
+class Refresh(_PanelItem, TableButton, kind="nimmt.refresh"):
+    legacy = "nrefresh"
+
+    async def run(self, click: Click) -> None:
+        ui: NimmtUI = click.ui
+        await ui._show(click.interaction, click.table, ui._seat(click.table, click.interaction))
+
+
+class HintButton(_PanelItem, TableButton, kind="nimmt.hint"):
+    legacy = "nhint"
+    versioned = True
+
+    async def run(self, click: Click) -> None:
+        await click.ui.hint(click)
+
+
+class Page(_PanelItem, TableButton, kind="nimmt.page"):
+    """The stack menu's other page."""
+
+    legacy = "npage"
+    versioned = True
+    fields = {"page": Int(0, 999)}
+    page: int
+
+    @classmethod
+    def from_legacy(cls, ver: int | None, arg: str | None) -> dict[str, Any]:
+        return {"page": legacy_page(arg)}
+
+    async def run(self, click: Click) -> None:
+        ui: NimmtUI = click.ui
+        await ui._show(click.interaction, click.table, ui._seat(click.table, click.interaction), page=self.page)
+
+
+class OpenPage(Page, kind="nimmt.opage"):
+    """The menu of cards that may open a stack, another page."""
+
+    legacy = "nopage"
+
+
+class StackSelect(_PanelItem, TableSelect, kind="nimmt.stack"):
+    """Which stack to play on (the panel then shows what fits it)."""
+
+    legacy = "nstack"
+    versioned = True
+    fields = {"page": Int(0, 999)}
+    value = STACK
+    page: int
+
+    @classmethod
+    def from_legacy(cls, ver: int | None, arg: str | None) -> dict[str, Any]:
+        return {"page": legacy_page(arg)}
+
+    async def run(self, click: Click) -> None:
+        ui: NimmtUI = click.ui
+        await ui._show(click.interaction, click.table, ui._seat(click.table, click.interaction),
+                       stack=self.choice, page=self.page)
+
+
+class PlayButton(_PanelItem, TableButton, kind="nimmt.play"):
+    """One click: the card at ``place`` in the hand onto ``stack``."""
+
+    legacy = "nplay"
+    versioned = True
+    fields = {"stack": STACK, "place": PLACE}
+    stack: int
+    place: int
+
+    @classmethod
+    def from_legacy(cls, ver: int | None, arg: str | None) -> dict[str, Any]:
+        stack, _, place = (arg or "").partition(".")
+        return {"stack": STACK.read(stack), "place": PLACE.read(place)}
+
+    async def run(self, click: Click) -> None:
+        hand = click.table.engine.view(click.ui._seat(click.table, click.interaction))["hand"]  # type: ignore[union-attr]
+        if self.place >= len(hand):
+            raise TableError("stale")
+        await click.ui.act(click, self.ver, Play(self.stack, (hand[self.place],)))
+
+
+class CardsSelect(_PanelItem, TableSelect, kind="nimmt.cards"):
+    """The cards that fit ``stack`` (several at once with bull cards)."""
+
+    legacy = "ncards"
+    versioned = True
+    fields = {"stack": STACK}
+    value = CARD
+    choices = 25
+    stack: int
+
+    @classmethod
+    def from_legacy(cls, ver: int | None, arg: str | None) -> dict[str, Any]:
+        return {"stack": STACK.read(arg or "0")}
+
+    async def run(self, click: Click) -> None:
+        await click.ui.act(click, self.ver, Play(self.stack, tuple(self.values)))
+
+
+class TakeButton(_PanelItem, TableButton, kind="nimmt.take"):
+    legacy = "ntake"
+    versioned = True
+    fields = {"stack": STACK}
+    stack: int
+
+    @classmethod
+    def from_legacy(cls, ver: int | None, arg: str | None) -> dict[str, Any]:
+        return {"stack": STACK.read(arg or "0")}
+
+    async def run(self, click: Click) -> None:
+        await click.ui.act(click, self.ver, Take(self.stack))
+
+
+class PassButton(_PanelItem, TableButton, kind="nimmt.pass"):
+    """*End turn* (a bull-card turn may stop early)."""
+
+    legacy = "npass"
+    versioned = True
+
+    async def run(self, click: Click) -> None:
+        await click.ui.act(click, self.ver, Pass())
+
+
+class StealSelect(_PanelItem, TableSelect, kind="nimmt.steal"):
+    """Whom to take a bull card from on a tie."""
+
+    legacy = "nsteal"
+    versioned = True
+    value = Int(0, 99)
+
+    async def run(self, click: Click) -> None:
+        await click.ui.act(click, self.ver, Steal(self.choice))
+
+
+class OpenSelect(_PanelItem, TableSelect, kind="nimmt.open"):
+    """Which card opens a stack when none is left."""
+
+    legacy = "nopen"
+    versioned = True
+    fields = {"page": Int(0, 999)}
+    value = CARD
+    page: int
+
+    @classmethod
+    def from_legacy(cls, ver: int | None, arg: str | None) -> dict[str, Any]:
+        return {"page": legacy_page(arg)}
+
+    async def run(self, click: Click) -> None:
+        await click.ui.act(click, self.ver, Open(self.choice))
+
+
+ITEMS = (Hand, Refresh, HintButton, Page, OpenPage, StackSelect, PlayButton, CardsSelect, TakeButton, PassButton,
+         StealSelect, OpenSelect)
 
 
 class NimmtCog(commands.Cog, name="Nimmt"):
@@ -469,6 +653,10 @@ class NimmtCog(commands.Cog, name="Nimmt"):
     async def cog_load(self) -> None:
         tables: TablesCog = self.bot.get_cog("Tables")
         tables.register(self.ui)
+        self.bot.add_dynamic_items(*ITEMS)
+
+    async def cog_unload(self) -> None:
+        self.bot.remove_dynamic_items(*ITEMS)
 
     @nimmt.command(name=_("new", key="commands.nimmt_new.name"),
                    description=_("Open an 11 nimmt! table in this channel", key="commands.nimmt_new.description"))

@@ -8,9 +8,11 @@ every row (S2), one button per row.  Everything shown comes from
 ``Take6.view(seat)`` or ``view(None)``; the rules live in ``core.take6``.
 
 Custom ids never hold a card: a card button carries the deal, the turn and
-the card's place in the sorted hand (``d<deal>t<turn>i<index>``), a row
-button ``d<deal>t<turn>r<row>``; anything else is a panel from an earlier
-moment, which refreshes itself instead of acting.
+the card's place in the sorted hand (``take6.card:<table>:<deal>:<turn>:<index>``),
+a row button ``take6.row:<table>:<deal>:<turn>:<row>``; a button of another
+deal or turn is a panel from an earlier moment, which refreshes itself
+instead of acting.  (Before typed items the same lived in the op's argument,
+``d<deal>t<turn>i<index>``; :data:`_ARG` reads those ids.)
 """
 from __future__ import annotations
 
@@ -34,9 +36,11 @@ from app.text import plain
 from cogs.common.ui import reply, user_lang, view_of
 from cogs.tables import TablesCog
 from cogs.tables.game_ui import TableMessage
-from cogs.tables.router import TableButton
+from cogs.guard import BadInput, number
+from cogs.tables.lobby import Back, Rules
+from cogs.tables.router import Click, Int, TableButton
 from core.protocol import Event, GameError
-from core.take6 import HEADS, ROW_LABELS, Choose, PickRow
+from core.take6 import HAND, HEADS, ROW_LABELS, ROWS, Choose, PickRow
 
 log = logging.getLogger(__name__)
 
@@ -94,11 +98,11 @@ class Take6UI:
                               description=self.summary(table, view, lang), colour=discord.Colour.orange())
         items: list[discord.ui.Item] = []
         if table.status == "playing":
-            items.append(TableButton.make(table.id, "hand", t(lang, "take6.my_hand"),
-                                          style=discord.ButtonStyle.primary, emoji="🃏"))
-            items.append(TableButton.make(table.id, "rules", t(lang, "table.rules"), emoji="📖"))
+            items.append(Hand.make(table.id, t(lang, "take6.my_hand"), style=discord.ButtonStyle.primary,
+                                   emoji="🃏"))
+            items.append(Rules.make(table.id, t(lang, "table.rules"), emoji="📖"))
             if any(seat.away for seat in table.seats):
-                items.append(TableButton.make(table.id, "back", t(lang, "table.im_back")))
+                items.append(Back.make(table.id, t(lang, "table.im_back")))
         return TableMessage(content="", embed=embed, image=image, view=view_of(*items) if items else None)
 
     def summary(self, table: Table, view: dict[str, Any], lang: str) -> str:
@@ -169,7 +173,7 @@ class Take6UI:
         if note:
             lines.insert(0, note)
         items: list[discord.ui.Item] = []
-        tag = f"d{view['deal']}t{view['turn']}"
+        when = dict(deal=view["deal"], turn=view["turn"])
         if table.status != "playing" or view["phase"] == "over":
             lines.append(t(lang, "take6.panel_over"))
         elif view["phase"] == "choose" and seat in view["to_act"]:
@@ -178,21 +182,21 @@ class Take6UI:
                 heads = HEADS[card]
                 style = discord.ButtonStyle.danger if heads >= 5 else (
                     discord.ButtonStyle.primary if heads > 1 else discord.ButtonStyle.secondary)
-                items.append(TableButton.make(table.id, "sixcard", card_text(card), arg=f"{tag}i{index}",
-                                              style=style, row=index // 5))
+                items.append(CardButton.make(table.id, card_text(card), index=index, style=style,
+                                             row=index // 5, **when))
         elif view["phase"] == "choose":
             waiting = ", ".join(plain(table.seats[s].name) for s in view["to_act"])
             lines.append(t(lang, "take6.panel_chosen", card=view["my_choice"], names=waiting or "-"))
         elif view["to_move"] == seat:
             lines.append(t(lang, "take6.panel_row", card=view["pending"][0][1]))
             for r, cards in enumerate(view["rows"]):
-                items.append(TableButton.make(
-                    table.id, "sixrow", t(lang, "take6.row_button", row=ROW_LABELS[r], count=view["row_heads"][r]),
-                    arg=f"{tag}r{r}", style=discord.ButtonStyle.danger, row=2))
+                items.append(RowButton.make(
+                    table.id, t(lang, "take6.row_button", row=ROW_LABELS[r], count=view["row_heads"][r]),
+                    row_index=r, style=discord.ButtonStyle.danger, row=2, **when))
         else:
             lines.append(t(lang, "take6.panel_row_wait", name=plain(
                 table.seats[view["to_move"]].name), card=view["pending"][0][1]))
-        items.append(TableButton.make(table.id, "sixrefresh", t(lang, "take6.refresh"), emoji="🔄", row=4))
+        items.append(Refresh.make(table.id, t(lang, "take6.refresh"), emoji="🔄", row=4))
         embed.description = "\n".join(lines)[:4000]
         return embed, view_of(*items)
 
@@ -244,23 +248,19 @@ class Take6UI:
             log.debug("panel %s could not be redrawn", key, exc_info=True)
             self.open_panels.pop(key, None)
 
-    async def on_component(self, cog: TablesCog, interaction: discord.Interaction, table: Table, op: str,
-                           ver: int | None, arg: str | None, values: list[str]) -> None:
+    async def choose(self, click: Click, deal: int, turn: int, is_card: bool, n: int) -> None:
+        """A card (``is_card``: the ``n``-th of the hand) or a row (S2) chosen in the
+        panel of deal ``deal``, turn ``turn``; a panel of another moment refreshes itself."""
+        interaction, table = click.interaction, click.table
         seat = self._seat(table, interaction)
-        lang = user_lang(interaction)
-        if op == "hand":
-            return await self._show(interaction, table, seat, new=True)
-        if op == "sixrefresh":
-            return await self._show(interaction, table, seat)
-        match = _ARG.fullmatch(arg or "")
+        lang = click.lang
+        cog = click.cog
         engine = table.engine
         assert engine is not None
         view = engine.view(seat)
-        if (match is None or op not in ("sixcard", "sixrow") or int(match["deal"]) != view["deal"]
-                or int(match["turn"]) != view["turn"] or (match["kind"] == "i") != (op == "sixcard")):
+        if deal != view["deal"] or turn != view["turn"]:
             return await self._show(interaction, table, seat, note=t(lang, "take6.stale_panel"))
-        n = int(match["n"])
-        if op == "sixcard":
+        if is_card:
             if n >= len(view["hand"]) or seat not in view["to_act"] or view["phase"] != "choose":
                 return await self._show(interaction, table, seat, note=t(lang, "take6.stale_panel"))
             card = view["hand"][n]
@@ -281,6 +281,81 @@ class Take6UI:
         await self._show(interaction, table, seat, note=note)
 
 
+# --------------------------------------------------------------------- items
+# The panel's buttons name the deal and the turn they were drawn for, and a
+# card by its place in the sorted hand (never the card): the others choose
+# meanwhile, so the table's version is no test of a panel here.
+WHEN = {"deal": Int(0, 9999), "turn": Int(0, 99)}
+
+
+class _PanelItem(TableButton):
+    game = KEY
+
+
+class Hand(_PanelItem, kind="take6.hand"):
+    """*My hand* on the table message: the clicker's private panel."""
+
+    legacy = "hand"
+
+    async def run(self, click: Click) -> None:
+        ui: Take6UI = click.ui
+        await ui._show(click.interaction, click.table, ui._seat(click.table, click.interaction), new=True)
+
+
+class Refresh(_PanelItem, kind="take6.refresh"):
+    legacy = "sixrefresh"
+
+    async def run(self, click: Click) -> None:
+        ui: Take6UI = click.ui
+        await ui._show(click.interaction, click.table, ui._seat(click.table, click.interaction))
+
+
+def _legacy_when(arg: str | None, kind: str) -> tuple[int, int, int]:
+    match = _ARG.fullmatch(arg or "")
+    if match is None or match["kind"] != kind:
+        raise BadInput(arg)
+    return number(match["deal"]), number(match["turn"]), number(match["n"])
+
+
+class CardButton(_PanelItem, kind="take6.card"):
+    """The card at ``index`` of the hand, for this deal and turn."""
+
+    legacy = "sixcard"
+    fields = {**WHEN, "index": Int(0, HAND - 1)}
+    deal: int
+    turn: int
+    index: int
+
+    @classmethod
+    def from_legacy(cls, ver: int | None, arg: str | None) -> dict[str, Any]:
+        deal, turn, index = _legacy_when(arg, "i")
+        return {"deal": deal, "turn": turn, "index": index}
+
+    async def run(self, click: Click) -> None:
+        await click.ui.choose(click, self.deal, self.turn, True, self.index)
+
+
+class RowButton(_PanelItem, kind="take6.row"):
+    """The row taken by a card lower than every row (S2)."""
+
+    legacy = "sixrow"
+    fields = {**WHEN, "row_index": Int(0, ROWS - 1)}
+    deal: int
+    turn: int
+    row_index: int
+
+    @classmethod
+    def from_legacy(cls, ver: int | None, arg: str | None) -> dict[str, Any]:
+        deal, turn, row = _legacy_when(arg, "r")
+        return {"deal": deal, "turn": turn, "row_index": row}
+
+    async def run(self, click: Click) -> None:
+        await click.ui.choose(click, self.deal, self.turn, False, self.row_index)
+
+
+ITEMS = (Hand, Refresh, CardButton, RowButton)
+
+
 class Take6Cog(commands.Cog, name="Take6"):
     """6 nimmt! tables."""
 
@@ -296,6 +371,10 @@ class Take6Cog(commands.Cog, name="Take6"):
     async def cog_load(self) -> None:
         tables: TablesCog = self.bot.get_cog("Tables")
         tables.register(self.ui)
+        self.bot.add_dynamic_items(*ITEMS)
+
+    async def cog_unload(self) -> None:
+        self.bot.remove_dynamic_items(*ITEMS)
 
     @take6.command(name=_("new", key="commands.take6_new.name"),
                    description=_("Open a 6 nimmt! table in this channel", key="commands.take6_new.description"))

@@ -1,12 +1,14 @@
-"""Fixtures shared by the end-to-end tests."""
+"""Fixtures shared by the tests: the Discord stand-in, a PostgreSQL server."""
 from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator
 
+import pytest
 import pytest_asyncio
 
+from tests import pg
 from tests.fakediscord import FakeDiscord
 
 
@@ -45,3 +47,26 @@ async def make_world(**options: Any) -> AsyncIterator[World]:
 async def world():
     async with make_world() as made:
         yield made
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """The suite's own PostgreSQL server (tests/pg.py), started once per session."""
+    server = pg.server()
+    yield server
+    # stopped at exit (atexit in tests/pg.py), after every process using it
+
+
+@pytest.fixture
+def pg_dsn(pg_server):
+    """The DSN of a new, empty PostgreSQL database."""
+    return pg_server.new_database()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_target(request, tmp_path):
+    """Where a store lives, once per backend: a new SQLite file, or a new
+    PostgreSQL database on the suite's own server (``Store.open(store_target)``)."""
+    if request.param == "sqlite":
+        return str(tmp_path / "store.db")
+    return request.getfixturevalue("pg_dsn")

@@ -95,7 +95,7 @@ class Table:
         found = None
         for message in self.fd.messages(where):
             if any(a.get("filename") == "table.png" for a in message.attachments) or any(
-                    b.get("custom_id") == f"table:{self.table_id}:hand" for b in message.buttons()):
+                    re.fullmatch(rf"\w+\.hand:{self.table_id}", b.get("custom_id") or "") for b in message.buttons()):
                 found = message
         return found
 
@@ -108,7 +108,7 @@ async def open_table(fd: Any, host: Any, channel: Any, command: str, **options: 
     result = await fd.slash(host, channel, command, **options)
     assert result.ack_type == 4 and not result.ephemeral, result
     lobby = result.message
-    match = re.match(r"table:(\d+):join", lobby.buttons()[0]["custom_id"])
+    match = re.match(r"table.join:(\d+)", lobby.buttons()[0]["custom_id"])
     assert match, lobby.buttons()
     table = Table(fd, channel, lobby, int(match.group(1)))
     table.record(result)
@@ -120,14 +120,14 @@ async def seat_players(table: Table, host: Any, players: list[Any], computers: i
     """People join; the host adds computer players (normal: the button; another
     level: the lobby's level menu)."""
     for user in players:
-        r = await table.click(user, table.lobby, f"table:{table.table_id}:join")
+        r = await table.click(user, table.lobby, f"table.join:{table.table_id}")
         assert r.ack_type == 7
         table.lobby = r.message
     for _ in range(computers):
         if level == "normal":
-            r = await table.click(host, table.lobby, f"table:{table.table_id}:cpu")
+            r = await table.click(host, table.lobby, f"table.cpu:{table.table_id}")
         else:
-            r = await table.choose(host, table.lobby, f"tsel:{table.table_id}:cpu", [level])
+            r = await table.choose(host, table.lobby, f"table.level:{table.table_id}", [level])
         assert r.ack_type == 7
         table.lobby = r.message
 
@@ -137,21 +137,21 @@ async def nimmt_turn(t: Table, user: Any, panel: Any = None, lang: str = "en") -
     an open panel), pick a stack where a card fits, play; take a stack when
     nothing fits; end a bull-card turn when no other stack takes a card."""
     if panel is None:
-        r = await t.click(user, t.table_message(), f"table:{t.table_id}:hand")
+        r = await t.click(user, t.table_message(), f"nimmt.hand:{t.table_id}")
         assert r.ack_type == 4 and r.ephemeral, r
     else:
-        r = await t.click(user, panel, f"table:{t.table_id}:nrefresh")
+        r = await t.click(user, panel, f"nimmt.refresh:{t.table_id}")
         assert r.ack_type == 7, r
     panel = r.message
     assert panel.ephemeral_to == user.id
     no_fit = translate(lang, "nimmt.stack_no_fit")
     for _ in range(40):
-        steal = select(panel, r"tsel:\d+:nsteal:.*")
-        opener = select(panel, r"tsel:\d+:nopen:.*")
-        cards = select(panel, r"tsel:\d+:ncards:.*")
-        stacks = select(panel, r"tsel:\d+:nstack:.*")
-        end = button(panel, r"table:\d+:npass:.*")
-        take = button(panel, r"table:\d+:ntake:.*")
+        steal = select(panel, r"nimmt.steal:\d+:.*")
+        opener = select(panel, r"nimmt.open:\d+:.*")
+        cards = select(panel, r"nimmt.cards:\d+:.*")
+        stacks = select(panel, r"nimmt.stack:\d+:.*")
+        end = button(panel, r"nimmt.pass:\d+:.*")
+        take = button(panel, r"nimmt.take:\d+:.*")
         fitting = [o for o in (stacks or {}).get("options", []) if o.get("description") != no_fit]
         if steal:
             r = await t.choose(user, panel, steal["custom_id"], [steal["options"][0]["value"]])

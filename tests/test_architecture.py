@@ -29,11 +29,11 @@ def test_core_never_imports_discord_or_io(path):
 
 def _modules(package: str):
     pkg = importlib.import_module(package)
-    for info in pkgutil.iter_modules(pkg.__path__):
-        yield f"{package}.{info.name}"
+    for info in pkgutil.walk_packages(pkg.__path__, prefix=f"{package}."):
+        yield info.name
 
 
-@pytest.mark.parametrize("module", [*_modules("core"), *_modules("app")])
+@pytest.mark.parametrize("module", [*_modules("core"), *_modules("app"), *_modules("cogs")])
 def test_doctests(module):
     mod = importlib.import_module(module)
     failed, _ = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)

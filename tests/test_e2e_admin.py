@@ -57,7 +57,7 @@ async def test_missing_permissions_open_no_table(world, tmp_path):
         fd.set_channel_overwrite(other, world.guild.bot_role, deny=discord.Permissions(embed_links=True))
         r = await fd.slash(ana, other, "nimmt new", seats=2)
         assert r.ephemeral and r.message.text() == t("en", "errors.missing_permissions", permissions="Embed Links")
-        r = await table.click(ana, table.lobby, f"table:{table.table_id}:cancel")
+        r = await table.click(ana, table.lobby, f"table.cancel:{table.table_id}")
         assert r.ack_type == 7
 
 
@@ -86,7 +86,7 @@ async def test_settings_need_manage_server(world, tmp_path):
         r = await fd.slash(boss, world.channel, "settings language", language="es")
         assert r.ephemeral and r.message.text() == t("de", "admin.language_set", language="español")
         # the table already open keeps its language; the next one speaks Spanish
-        r = await table.click(mod, table.lobby, f"table:{table.table_id}:cancel")
+        r = await table.click(mod, table.lobby, f"table.cancel:{table.table_id}")
         assert r.ack_type == 7 and t("en", "table.cancelled") in r.message.text()
         table = await open_table(fd, mod, world.channel, "nimmt new", seats=2)
         assert table.lobby.buttons()[0]["label"] == t("es", "table.join")

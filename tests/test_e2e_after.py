@@ -75,7 +75,7 @@ async def start_game(fd: Any, world: Any, game: str, host: Any, others: list[Any
                      **options: Any) -> Any:
     t_ = await open_table(fd, host, world.channel, f"{game} new", turn_time=0, **options)
     await seat_players(t_, host, others, computers)
-    r = await t_.click(host, t_.lobby, f"table:{t_.table_id}:start")
+    r = await t_.click(host, t_.lobby, f"table.start:{t_.table_id}")
     assert r.ack_type == 7, r
     await t_.wait_thread()
     await fd.wait_for(t_.table_message, timeout=10)

@@ -31,7 +31,7 @@ async def test_a_hard_computer_from_the_lobby_plays_a_whole_game(world, tmp_path
         assert "CPU 1 (computer · hard)" in lobby and "CPU 2 (computer · easy)" in lobby
         table = bot.tables.get(t.table_id)
         assert [s.level for s in table.seats[1:]] == ["hard", "easy"]
-        r = await t.click(ana, t.lobby, f"table:{t.table_id}:start")
+        r = await t.click(ana, t.lobby, f"table.start:{t.table_id}")
         assert r.ack_type == 7
         await t.wait_thread()
         await fd.wait_for(t.table_message, timeout=10)
@@ -49,30 +49,30 @@ async def test_hints_only_at_unrated_tables_that_turned_them_on(world, tmp_path)
         # Without a hint-enabled table the panel has no Hint button.
         t0 = await open_table(fd, ana, world.channel, "nimmt new", seats=2, rounds=1, turn_time=0)
         await seat_players(t0, ana, [], computers=1)
-        await t0.click(ana, t0.lobby, f"table:{t0.table_id}:start")
+        await t0.click(ana, t0.lobby, f"table.start:{t0.table_id}")
         await t0.wait_thread()
         await fd.wait_for(t0.table_message, timeout=10)
         table0 = bot.tables.get(t0.table_id)
         await fd.wait_for(lambda: table0.engine.to_move == 0, timeout=10)
-        r = await t0.click(ana, t0.table_message(), f"table:{t0.table_id}:hand")
-        assert r.ephemeral and button(r.message, r"table:\d+:nhint:.*") is None
+        r = await t0.click(ana, t0.table_message(), f"nimmt.hand:{t0.table_id}")
+        assert r.ephemeral and button(r.message, r"nimmt.hint:\d+:.*") is None
 
         # Two people and no computer: the game would be rated, so hints are refused.
         other = fd.add_channel(world.guild, "games-2")
         t = await open_table(fd, ana, other, "nimmt new", seats=3, rounds=1, turn_time=0)
         await seat_players(t, ana, [ben])
-        hints_on = button(t.lobby, rf"table:{t.table_id}:hints:0:on")
+        hints_on = button(t.lobby, rf"table.hints:{t.table_id}:on")
         r = await t.click(ana, t.lobby, hints_on["custom_id"])
         assert "only for unrated games" in ephemeral_text(r)
         # With a computer player the game is unrated (the server's default): the host turns them on.
         await seat_players(t, ana, [], computers=1, level="normal")
-        r = await t.click(ben, t.lobby, button(t.lobby, r"table:\d+:hints:0:on")["custom_id"])
+        r = await t.click(ben, t.lobby, button(t.lobby, r"table.hints:\d+:on")["custom_id"])
         assert ephemeral_text(r) == "Das kann nur der Gastgeber."  # in the clicker's language
-        r = await t.click(ana, t.lobby, button(t.lobby, r"table:\d+:hints:0:on")["custom_id"])
+        r = await t.click(ana, t.lobby, button(t.lobby, r"table.hints:\d+:on")["custom_id"])
         assert r.ack_type == 7 and "Hints are on: this game is not rated." in r.message.text()
         t.lobby = r.message
         table = bot.tables.get(t.table_id)
-        r = await t.click(ana, t.lobby, f"table:{t.table_id}:start")
+        r = await t.click(ana, t.lobby, f"table.start:{t.table_id}")
         await t.wait_thread()
         await fd.wait_for(t.table_message, timeout=10)
         assert "Hints are on" in t.table_message().text()
@@ -80,8 +80,8 @@ async def test_hints_only_at_unrated_tables_that_turned_them_on(world, tmp_path)
         await fd.wait_for(lambda: table.engine.to_move in (0, 1), timeout=10)
         mover = [ana, ben][table.engine.to_move]
         waiter = [ana, ben][1 - table.engine.to_move]
-        r = await t.click(mover, t.table_message(), f"table:{t.table_id}:hand")
-        hint = button(r.message, r"table:\d+:nhint:.*")
+        r = await t.click(mover, t.table_message(), f"nimmt.hand:{t.table_id}")
+        hint = button(r.message, r"nimmt.hint:\d+:.*")
         assert hint is not None
         before = table.version
         started = time.monotonic()
@@ -94,8 +94,8 @@ async def test_hints_only_at_unrated_tables_that_turned_them_on(world, tmp_path)
         assert table.version == before  # a hint changes nothing
         print(f"hint answered in {time.monotonic() - started:.3f} s: {text!r}")
         # The player waiting gets no hint (and no Hint button).
-        r = await t.click(waiter, t.table_message(), f"table:{t.table_id}:hand")
-        assert button(r.message, r"table:\d+:nhint:.*") is None
+        r = await t.click(waiter, t.table_message(), f"nimmt.hand:{t.table_id}")
+        assert button(r.message, r"nimmt.hint:\d+:.*") is None
         # The server starts rating computer games meanwhile: a coached game still changes no rating.
         boss = world.person("boss", manage_guild=True)
         r = await fd.slash(boss, world.channel, "settings rated_computers", enabled=True)
@@ -111,15 +111,15 @@ async def test_garbage_hint_for_the_player_to_move_and_nobody_else(world, tmp_pa
     async with running_bot(fd, tmp_path / "bot.db", world.guild, **FAST) as bot:
         t = await open_table(fd, ana, world.channel, "garbage new", seats=3, turn_time=0)
         await seat_players(t, ana, [ben], computers=1, level="hard")
-        r = await t.click(ana, t.lobby, button(t.lobby, r"table:\d+:hints:0:on")["custom_id"])
+        r = await t.click(ana, t.lobby, button(t.lobby, r"table.hints:\d+:on")["custom_id"])
         t.lobby = r.message
-        await t.click(ana, t.lobby, f"table:{t.table_id}:start")
+        await t.click(ana, t.lobby, f"table.start:{t.table_id}")
         await t.wait_thread()
         table = bot.tables.get(t.table_id)
         await fd.wait_for(lambda: table.engine.to_move in (0, 1) and t.table_message() is not None
-                          and button(t.table_message(), r"table:\d+:ghint:.*") is not None, timeout=20)
+                          and button(t.table_message(), r"garbage.hint:\d+:.*") is not None, timeout=20)
         message = t.table_message()
-        hint = button(message, r"table:\d+:ghint:.*")["custom_id"]
+        hint = button(message, r"garbage.hint:\d+:.*")["custom_id"]
         mover, waiter = (ana, ben) if table.engine.to_move == 0 else (ben, ana)
         # The hint is for the player to move: anyone else clicking the table's Hint is refused, privately.
         r = await t.click(waiter, message, hint)

@@ -29,7 +29,7 @@ async def test_busy_tables_stay_under_the_global_limit(tmp_path):
                 await seat_players(t, person, [], computers=2)
                 tables.append(t)
             # everyone starts at once: threads, narration, pings and three table pictures
-            results = await asyncio.gather(*(t.click(p, t.lobby, f"table:{t.table_id}:start")
+            results = await asyncio.gather(*(t.click(p, t.lobby, f"table.start:{t.table_id}")
                                              for t, p in zip(tables, people)))
             assert all(r.ack_type == 7 for r in results)
             for t in tables:

@@ -42,7 +42,7 @@ async def started(fd, world, people, computers=0, **options):
     t = await open_table(fd, people[0], world.channel, "nimmt new", seats=len(people) + computers,
                          turn_time=0, **options)
     await seat_players(t, people[0], people[1:], computers)
-    r = await t.click(people[0], t.lobby, f"table:{t.table_id}:start")
+    r = await t.click(people[0], t.lobby, f"table.start:{t.table_id}")
     assert r.ack_type == 7
     await t.wait_thread()
     await fd.wait_for(t.table_message, timeout=10)
@@ -52,23 +52,23 @@ async def started(fd, world, people, computers=0, **options):
 async def first_move(t, user):
     """Open the hand and make the first move it offers (pick a stack first if
     needed); returns the answer to the click that made the move."""
-    r = await t.click(user, t.table_message(), f"table:{t.table_id}:hand")
+    r = await t.click(user, t.table_message(), f"nimmt.hand:{t.table_id}")
     assert r.ack_type == 4 and r.ephemeral
     panel = r.message
     no_fit = translate("en", "nimmt.stack_no_fit")
     for _ in range(3):
-        for op in ("nsteal", "nopen"):
-            menu = select(panel, rf"tsel:\d+:{op}:.*")
+        for op in ("steal", "open"):
+            menu = select(panel, rf"nimmt.{op}:\d+:.*")
             if menu:
                 return await t.choose(user, panel, menu["custom_id"], [menu["options"][0]["value"]])
-        cards = select(panel, r"tsel:\d+:ncards:.*")
+        cards = select(panel, r"nimmt.cards:\d+:.*")
         if cards:
             return await t.choose(user, panel, cards["custom_id"], [cards["options"][0]["value"]])
-        for op in ("ntake", "npass"):
-            b = button(panel, rf"table:\d+:{op}:.*")
+        for op in ("take", "pass"):
+            b = button(panel, rf"nimmt.{op}:\d+:.*")
             if b:
                 return await t.click(user, panel, b["custom_id"])
-        stacks = select(panel, r"tsel:\d+:nstack:.*")
+        stacks = select(panel, r"nimmt.stack:\d+:.*")
         fitting = [o for o in stacks["options"] if o.get("description") != no_fit] or stacks["options"]
         r = await t.choose(user, panel, stacks["custom_id"], [fitting[0]["value"]])
         assert r.ack_type == 7
@@ -199,14 +199,14 @@ async def test_a_start_that_was_not_saved_leaves_a_lobby_that_starts_later(world
         t = await open_table(fd, ana, world.channel, "nimmt new", seats=2, turn_time=0)
         await seat_players(t, ana, [ben])
         disk.error = READ_ONLY
-        r = await t.click(ana, t.lobby, f"table:{t.table_id}:start")
+        r = await t.click(ana, t.lobby, f"table.start:{t.table_id}")
         assert r.ack_type == 4 and r.message.content == NOT_SAVED
         table = bot.tables.get(t.table_id)
         assert table.status == "lobby" and table.engine is None and fd.threads(world.channel) == []
         lobby = fd.message(t.lobby.id)
-        assert button(lobby, rf"table:{t.table_id}:start") and "already started" not in lobby.text()
+        assert button(lobby, rf"table.start:{t.table_id}") and "already started" not in lobby.text()
         disk.error = None
-        r = await t.click(ana, lobby, f"table:{t.table_id}:start")
+        r = await t.click(ana, lobby, f"table.start:{t.table_id}")
         assert r.ack_type == 7
         await t.wait_thread()
         assert (await bot.store.table(t.table_id)).status == "playing"
@@ -224,10 +224,10 @@ async def test_two_new_tables_at_the_same_instant_give_one_table(world, tmp_path
             assert len(lobbies) == 1 and len(refused) == 1 and busy in refused[0].message.content
             posted = [m for m in fd.messages(world.channel) if m.buttons()]
             assert posted[-1].id == lobbies[0].message.id
-            table_id = int(re.match(r"table:(\d+):join", lobbies[0].message.buttons()[0]["custom_id"]).group(1))
+            table_id = int(re.match(r"table.join:(\d+)", lobbies[0].message.buttons()[0]["custom_id"]).group(1))
             assert [r.id for r in await bot.store.active_tables()] == [table_id]
             r = await fd.click(pair[0] if lobbies[0] is results[0] else pair[1], lobbies[0].message,
-                               f"table:{table_id}:cancel")
+                               f"table.cancel:{table_id}")
             assert r.ack_type == 7
         assert len([m for m in fd.messages(world.channel) if m.buttons() or m.embeds]) == 2
 
@@ -239,7 +239,7 @@ async def test_two_play_again_clicks_at_once_open_one_rematch(world, tmp_path):
         t = await started(fd, world, [ana, ben], rounds=1)
         await play_nimmt(fd, t, {ana: "en", ben: "en"})
         lobby = fd.message(t.lobby.id)
-        again = button(lobby, rf"table:{t.table_id}:again")["custom_id"]
+        again = button(lobby, rf"table.again:{t.table_id}")["custom_id"]
         results = await asyncio.gather(fd.click(ana, lobby, again), fd.click(ben, lobby, again))
         public = [r for r in results if not r.ephemeral]
         assert len(public) == 1 and "already a table" in [r for r in results if r.ephemeral][0].message.text()
@@ -309,7 +309,7 @@ async def test_one_person_hosts_a_few_lobbies_at_most(world, tmp_path):
         r = await fd.slash(ana, channels[limit], "nimmt new")
         assert r.ephemeral and r.message.content == translate("en", "faults.lobby_limit", count=limit)
         await open_table(fd, ben, channels[limit], "nimmt new")  # someone else may
-        r = await fd.click(ana, opened[0].lobby, f"table:{opened[0].table_id}:cancel")
+        r = await fd.click(ana, opened[0].lobby, f"table.cancel:{opened[0].table_id}")
         assert r.ack_type == 7
         await open_table(fd, ana, channels[limit + 1], "nimmt new")
 
@@ -321,7 +321,7 @@ async def test_opening_and_cancelling_tables_does_not_grow_memory(world, tmp_pat
         cog = bot.get_cog("Tables")
         for _ in range(25):
             t = await open_table(fd, ana, world.channel, "nimmt new", seats=2)
-            r = await t.click(ana, t.lobby, f"table:{t.table_id}:cancel")
+            r = await t.click(ana, t.lobby, f"table.cancel:{t.table_id}")
             assert r.ack_type == 7 and "cancelled" in r.message.text()
         await asyncio.sleep(0.2)
         assert bot.tables.tables == {} and cog.presenters == {}
@@ -354,13 +354,13 @@ async def test_a_refused_garbage_move_is_told_and_the_table_goes_on(world, tmp_p
     async with running_bot(fd, tmp_path / "bot.db", world.guild, table_seed=5) as bot:
         t = await open_table(fd, ana, world.channel, "garbage new", seats=2, turn_time=0)
         await seat_players(t, ana, [ben])
-        await t.click(ana, t.lobby, f"table:{t.table_id}:start")
+        await t.click(ana, t.lobby, f"table.start:{t.table_id}")
         await t.wait_thread()
         table = bot.tables.get(t.table_id)
 
         def draw_button():
             message = t.table_message()
-            found = message and button(message, rf"table:{t.table_id}:gdraw:{table.version}")
+            found = message and button(message, rf"garbage.draw:{t.table_id}:{table.version}")
             return (message, found["custom_id"]) if found else None
 
         message, draw = await fd.wait_for(draw_button, timeout=10)
@@ -395,7 +395,7 @@ async def test_a_lobby_saved_before_a_stop_is_posted_for_its_host_only(world, tm
         assert r.ephemeral and "already a table" in r.message.content
         r = await fd.slash(ana, world.channel, "nimmt new")
         assert r.ack_type == 4 and not r.ephemeral
-        assert button(r.message, rf"table:{orphan}:join")
+        assert button(r.message, rf"table.join:{orphan}")
         assert bot.tables.get(orphan).messages["lobby"] == r.message.id
         r = await fd.slash(ana, world.channel, "nimmt new")  # posted now: no second copy
         assert r.ephemeral and "already a table" in r.message.content

@@ -23,7 +23,7 @@ from tests.e2e import button, check_pings, open_table, running_bot, seat_players
 
 pytestmark = pytest.mark.timeout(600)
 
-GAME_BUTTON = r"table:\d+:g(draw|disc|jack):\d+(:\d+)?"
+GAME_BUTTON = r"garbage\.(draw|discard|jack):\d+:\d+(:\d+)?"
 
 
 @pytest_asyncio.fixture
@@ -46,7 +46,7 @@ def game_buttons(message: Any) -> list[dict[str, Any]]:
 
 
 def button_version(custom_id: str) -> int:
-    return int(custom_id.split(":")[3])
+    return int(custom_id.split(":")[2])
 
 
 def summary(message: Any) -> str:
@@ -136,9 +136,9 @@ async def play_garbage(t: Any, bot: Any, people: list[Any], *, take_discard: boo
         user = by_name[name]
         assert table.seat_of(user.id) == engine.to_move
         check_table_message(message, table)
-        draw = button(message, rf"table:{t.table_id}:gdraw:{ver}")
-        take = button(message, rf"table:{t.table_id}:gdisc:{ver}")
-        jacks = [b for b in game_buttons(message) if ":gjack:" in b["custom_id"]]
+        draw = button(message, rf"garbage.draw:{t.table_id}:{ver}")
+        take = button(message, rf"garbage.discard:{t.table_id}:{ver}")
+        jacks = [b for b in game_buttons(message) if b["custom_id"].startswith("garbage.jack:")]
         if engine.phase == "jack":
             assert not draw and not take
             assert [int(b["custom_id"].rsplit(":", 1)[1]) for b in jacks] == list(
@@ -242,7 +242,7 @@ async def test_full_game(fast_world, tmp_path, seats, seed, take_discard, situat
     async with running_bot(fd, tmp_path / "bot.db", world.guild, table_seed=seed) as bot:
         t = await open_table(fd, people[0], world.channel, "garbage new", seats=seats, turn_time=0)
         await seat_players(t, people[0], people[1:], computers=seats - 2)
-        r = await t.click(people[0], t.lobby, f"table:{t.table_id}:start")
+        r = await t.click(people[0], t.lobby, f"table.start:{t.table_id}")
         assert r.ack_type == 7
         await t.wait_thread()
         table = bot.tables.get(t.table_id)
@@ -308,7 +308,7 @@ async def start_two(world: Any, bot: Any, seed_people: tuple[str, ...] = ("ana",
     people = [world.person(name) for name in seed_people]
     t = await open_table(fd, people[0], world.channel, "garbage new", seats=2, turn_time=0)
     await seat_players(t, people[0], people[1:])
-    r = await t.click(people[0], t.lobby, f"table:{t.table_id}:start")
+    r = await t.click(people[0], t.lobby, f"table.start:{t.table_id}")
     assert r.ack_type == 7
     await t.wait_thread()
     return t, bot.tables.get(t.table_id), people
@@ -357,8 +357,8 @@ async def test_a_move_is_shown_through_the_click_that_made_it(world, tmp_path):
     async with running_bot(fd, tmp_path / "bot.db", world.guild, table_seed=3) as bot:
         ana = world.person("ana")
         t = await open_table(fd, ana, world.channel, "garbage new", seats=2, turn_time=0)
-        await t.click(ana, t.lobby, f"table:{t.table_id}:cpu")
-        assert (await t.click(ana, t.lobby, f"table:{t.table_id}:start")).ack_type == 7
+        await t.click(ana, t.lobby, f"table.cpu:{t.table_id}")
+        assert (await t.click(ana, t.lobby, f"table.start:{t.table_id}")).ack_type == 7
         await t.wait_thread()
         table = bot.tables.get(t.table_id)
         message = await current_message(t, table)
@@ -372,14 +372,14 @@ async def test_a_move_is_shown_through_the_click_that_made_it(world, tmp_path):
                        if q.method == "PATCH" and re.fullmatch(r"/webhooks/\d+/[^/]+/messages/@original", q.path))
 
         edits, tokens = own_edits(), by_token()
-        r = await t.click(ana, message, f"table:{t.table_id}:gdraw:{table.version}")
+        r = await t.click(ana, message, f"garbage.draw:{t.table_id}:{table.version}")
         assert r.ack_type == 6 and r.latency is not None and r.latency < 3
         assert table.engine.phase == "jack"
         message = await current_message(t, table)  # the Jack buttons: the table shows the draw
         check_table_message(message, table)
         assert by_token() == tokens + 1 and own_edits() == edits
         # ana places the Jack; her turn ends somewhere in the chain, then the computer plays
-        jack = [b for b in game_buttons(message) if ":gjack:" in b["custom_id"]][-1]
+        jack = [b for b in game_buttons(message) if b["custom_id"].startswith("garbage.jack:")][-1]
         r = await t.click(ana, message, jack["custom_id"])
         assert r.ack_type == 6
         await fd.wait_for(lambda: any(seat == 1 for seat, _ in table.log) and table.engine.to_move == 0, timeout=15)
@@ -406,8 +406,8 @@ async def test_bad_inputs_out_of_turn_unseated_stale_double_click(world, tmp_pat
         message = await current_message(t, table)
         assert mover_name(message) == "ben" and table.engine.to_move == 1
         ver = table.version
-        draw = f"table:{t.table_id}:gdraw:{ver}"
-        assert button(message, draw) and not button(message, rf"table:{t.table_id}:gdisc:\d+")  # first turn: stock only
+        draw = f"garbage.draw:{t.table_id}:{ver}"
+        assert button(message, draw) and not button(message, rf"garbage.discard:{t.table_id}:\d+")  # first turn: stock only
         # A seated player out of turn, and a passer-by: private answers, nothing changes.
         await refused(t, ana, message, draw, NOT_YOUR_TURN, table)
         await refused(t, carl, message, draw, NOT_SEATED, table)
@@ -429,7 +429,7 @@ async def test_bad_inputs_out_of_turn_unseated_stale_double_click(world, tmp_pat
         assert any(q.method == "PATCH" and q.status == 429 for q in fd.requests)
         assert mover_name(message) == "ana"
         check_table_message(message, table)
-        r = await t.click(ana, message, f"table:{t.table_id}:gdraw:{table.version}")
+        r = await t.click(ana, message, f"garbage.draw:{t.table_id}:{table.version}")
         assert r.ack_type == 6
         assert [seat for seat, _ in table.log] == [1, 0]
         log = await fd.wait_for(lambda: (text := t.log_text()).count("**ana**: drew") == 1 and text, timeout=10)
@@ -444,7 +444,7 @@ async def test_bad_inputs_at_a_jack_choice(world, tmp_path):
         t, table, (ana, ben) = await start_two(world, bot)
         message = await current_message(t, table)
         assert mover_name(message) == "ana"
-        draw = f"table:{t.table_id}:gdraw:{table.version}"
+        draw = f"garbage.draw:{t.table_id}:{table.version}"
         # Double click, while the table message lags: one draw; ana is still to move (the Jack), so
         # the second press is stale.
         delay_next_table_edit(t, message, 5)
@@ -461,11 +461,11 @@ async def test_bad_inputs_at_a_jack_choice(world, tmp_path):
         assert any(q.method == "PATCH" and q.status == 429 for q in fd.requests)
         check_table_message(message, table)
         assert "Card in hand: J" in summary(message)
-        jacks = [b for b in game_buttons(message) if ":gjack:" in b["custom_id"]]
+        jacks = [b for b in game_buttons(message) if b["custom_id"].startswith("garbage.jack:")]
         slots = [int(b["custom_id"].rsplit(":", 1)[1]) for b in jacks]
         assert slots == list(table.engine.face_down(0)) and len(slots) > 1
         assert [b["label"] for b in jacks] == [f"Jack to slot {k}" for k in slots]
-        assert not button(message, rf"table:{t.table_id}:gdraw:\d+")
+        assert not button(message, rf"garbage.draw:{t.table_id}:\d+")
         await refused(t, ben, message, jacks[0]["custom_id"], NOT_YOUR_TURN, table)
         await refused(t, world.person("carl"), message, jacks[0]["custom_id"], NOT_SEATED, table)
         # ana double-clicks one slot: the Jack goes there once.

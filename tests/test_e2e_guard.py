@@ -35,14 +35,14 @@ async def test_forged_clicks_at_a_table_are_answered_and_change_nothing(world, t
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
         table = await open_table(fd, ana, world.channel, "nimmt new", seats=2, rounds=1, turn_time=0)
         await seat_players(table, ana, [ben])
-        r = await table.click(ana, table.lobby, f"table:{table.table_id}:start")
+        r = await table.click(ana, table.lobby, f"table.start:{table.table_id}")
         assert r.ack_type == 7
         await table.wait_thread()
         message = await fd.wait_for(table.table_message, timeout=10)
         live = bot.tables.get(table.table_id)
         mover = [ana, ben][live.engine.to_move]
-        panel = (await table.click(mover, message, f"table:{table.table_id}:hand")).message
-        stacks = select(panel, r"tsel:\d+:nstack:.*")
+        panel = (await table.click(mover, message, f"nimmt.hand:{table.table_id}")).message
+        stacks = select(panel, r"nimmt.stack:\d+:.*")
         assert stacks is not None
         tid, ver = table.table_id, live.version
         before_log = list(live.engine.log)
@@ -53,25 +53,33 @@ async def test_forged_clicks_at_a_table_are_answered_and_change_nothing(world, t
             dict(custom_id=stacks["custom_id"], component_type=3, values=["abc"]),
             dict(custom_id=stacks["custom_id"], component_type=3, values=[HUGE]),
             dict(custom_id=stacks["custom_id"], component_type=3, values=[]),
-            dict(custom_id=f"tsel:{tid}:ncards:{ver}:0", component_type=3, values=["-5"]),
-            dict(custom_id=f"tsel:{tid}:ncards:{ver}:0", component_type=3, values=["12", "x"]),
-            dict(custom_id=f"tsel:{tid}:nsteal:{ver}", component_type=3, values=["1", "2"]),
+            dict(custom_id=f"nimmt.cards:{tid}:{ver}:0", component_type=3, values=["-5"]),
+            dict(custom_id=f"nimmt.cards:{tid}:{ver}:0", component_type=3, values=["12", "x"]),
+            dict(custom_id=f"nimmt.steal:{tid}:{ver}", component_type=3, values=["1", "2"]),
             dict(custom_id=stacks["custom_id"]),  # a select's id sent as a button: no values at all
             # ids in the custom_id itself
-            dict(custom_id=f"table:{tid}:ntake:{ver}:{HUGE}"),
-            dict(custom_id=f"table:{tid}:npage:{ver}:p{HUGE}"),
-            dict(custom_id=f"table:{HUGE}:join"),
-            dict(custom_id=f"table:{HUGE}:again"),
+            dict(custom_id=f"nimmt.take:{tid}:{ver}:{HUGE}"),
+            dict(custom_id=f"nimmt.page:{tid}:{ver}:{HUGE}"),
+            dict(custom_id=f"take6.card:{tid}:1:1:0"),  # another game's button at this table
+            dict(custom_id=f"table.join:{HUGE}"),
+            dict(custom_id=f"table.again:{HUGE}"),
             # shapes the bot never makes, claimed on the message or not
             dict(custom_id="zz:not-ours"),
             dict(custom_id="zz:not-ours", claimed=False),
-            dict(custom_id=f"table:{tid}:ntake:{ver}:0", claimed=False),  # not on this message
+            dict(custom_id=f"nimmt.take:{tid}:{ver}:0", claimed=False),  # not on this message
+            # the same in the ids of the version before typed items (still routed)
+            dict(custom_id=f"tsel:{tid}:ncards:{ver}:0", component_type=3, values=["-5"]),
+            dict(custom_id=f"table:{tid}:ntake:{ver}:{HUGE}"),
+            dict(custom_id=f"table:{tid}:npage:{ver}:p{HUGE}"),
+            dict(custom_id=f"table:{tid}:nplay:{ver}:0.x"),
+            dict(custom_id=f"table:{tid}:sixcard:0:d1t1i0"),
+            dict(custom_id=f"table:{HUGE}:join"),
         ]
         for forge in forged:
             r = await fd.forge(mover, panel, **forge)
             refused(r)
         # the Spanish reader is told in Spanish
-        r = await fd.forge(sofia, message, f"table:{HUGE}:hand")
+        r = await fd.forge(sofia, message, f"nimmt.hand:{HUGE}")
         refused(r, lang="es")
         r = await fd.forge(sofia, message, "zz:1", claimed=False)
         refused(r, lang="es")
@@ -195,7 +203,7 @@ async def test_join_start_and_leave_as_slash_commands(world, tmp_path):
         r = await fd.slash(ana, world.channel, "leave")
         assert r.message.text() == t("en", "errors.host_cannot_leave")
         # the lobby's buttons and the commands act on the same seats
-        r = await table.click(cara, table.lobby, f"table:{tid}:join")
+        r = await table.click(cara, table.lobby, f"table.join:{tid}")
         assert r.ack_type == 7 and "cara" in players()
         r = await fd.slash(cara, world.channel, "leave")
         await fd.wait_for(lambda: "cara" not in players())
@@ -212,7 +220,7 @@ async def test_join_start_and_leave_as_slash_commands(world, tmp_path):
         assert r.ephemeral and r.message.text() == t("en", "errors.not_in_lobby")
         r = await fd.slash(ana, thread, "start")
         assert r.message.text() == t("en", "errors.not_in_lobby")
-        assert button(table.table_message(), rf"table:{tid}:hand") is not None
+        assert button(table.table_message(), rf"nimmt.hand:{tid}") is not None
 
 
 async def test_forged_garbage_slot_is_answered(world, tmp_path):
@@ -225,8 +233,8 @@ async def test_forged_garbage_slot_is_answered(world, tmp_path):
         mover = people[live.engine.to_move]
         log, ver = list(live.log), live.version
         for arg in (HUGE, "x1", "-3"):
-            refused(await fd.forge(mover, message, f"table:{table.table_id}:gjack:{ver}:{arg}"))
+            refused(await fd.forge(mover, message, f"garbage.jack:{table.table_id}:{ver}:{arg}"))
         assert list(live.log) == log and live.version == ver
         # the real button still plays
-        r = await table.click(mover, message, f"table:{table.table_id}:gdraw:{ver}")
+        r = await table.click(mover, message, f"garbage.draw:{table.table_id}:{ver}")
         assert r.ack_type == 6 and live.version > ver

@@ -48,22 +48,22 @@ async def test_each_player_sees_their_language_the_table_the_servers(world, tmp_
         assert [s["placeholder"] for s in t0.lobby.selects()] == [t("en", "ai.add_computer")]
         r = await fd.slash(dieter, world.channel, "nimmt new", seats=2)
         assert r.ephemeral and r.message.text() == t("de", "errors.channel_busy", table=t0.table_id)
-        r = await t0.click(sofia, t0.lobby, f"table:{t0.table_id}:leave")
+        r = await t0.click(sofia, t0.lobby, f"table.leave:{t0.table_id}")
         assert r.ephemeral and r.message.text() == t("es", "errors.host_cannot_leave")
-        r = await t0.click(dieter, t0.lobby, f"table:{t0.table_id}:join")
+        r = await t0.click(dieter, t0.lobby, f"table.join:{t0.table_id}")
         assert r.ack_type == 7
         t0.lobby = r.message
-        r = await t0.click(dieter, t0.lobby, f"table:{t0.table_id}:start")
+        r = await t0.click(dieter, t0.lobby, f"table.start:{t0.table_id}")
         assert r.ephemeral and r.message.text() == t("de", "errors.host_only")
-        r = await t0.click(pablo, t0.lobby, f"table:{t0.table_id}:leave")
+        r = await t0.click(pablo, t0.lobby, f"table.leave:{t0.table_id}")
         assert r.ephemeral and r.message.text() == t("es", "errors.not_seated")
-        r = await t0.click(sofia, t0.lobby, f"table:{t0.table_id}:cancel")
+        r = await t0.click(sofia, t0.lobby, f"table.cancel:{t0.table_id}")
         assert r.ack_type == 7 and t("en", "table.cancelled") in r.message.text()
 
         # The game itself.
         async def watcher_clicks(table: Any) -> None:
             # someone not seated asks for a hand: told off in Spanish
-            r = await table.click(pablo, table.table_message(), f"table:{table.table_id}:hand")
+            r = await table.click(pablo, table.table_message(), f"nimmt.hand:{table.table_id}")
             assert r.ephemeral and r.message.text() == t("es", "errors.not_seated")
             assert table.table_message().buttons()[0]["label"] == t("en", "nimmt.my_hand")
 
@@ -108,7 +108,7 @@ async def test_server_language_override(world, tmp_path):
         assert r.message.text() == t("es", "errors.manage_guild_only")
         t1 = await open_table(fd, sofia, world.channel, "nimmt new", seats=2)
         assert t("en", "table.join") == t1.lobby.buttons()[0]["label"]
-        r = await t1.click(sofia, t1.lobby, f"table:{t1.table_id}:cancel")
+        r = await t1.click(sofia, t1.lobby, f"table.cancel:{t1.table_id}")
         assert r.ack_type == 7
 
         # a manager sets German
@@ -119,12 +119,12 @@ async def test_server_language_override(world, tmp_path):
         assert t2.lobby.embeds[0]["title"] == t("de", "table.lobby_title", game="11 nimmt!", table=t2.table_id)
         assert t2.lobby.buttons()[0]["label"] == t("de", "table.join")
         # ... but the host's own answers stay Spanish
-        r = await t2.click(sofia, t2.lobby, f"table:{t2.table_id}:join")
+        r = await t2.click(sofia, t2.lobby, f"table.join:{t2.table_id}")
         assert r.ephemeral and r.message.text() == t("es", "errors.already_seated")
-        r = await t2.click(max_, t2.lobby, f"table:{t2.table_id}:join")
+        r = await t2.click(max_, t2.lobby, f"table.join:{t2.table_id}")
         assert r.ack_type == 7
         assert t("de", "table.lobby_seats", taken=2, seats=2) in r.message.text()
-        r = await t2.click(sofia, t2.lobby, f"table:{t2.table_id}:cancel")
+        r = await t2.click(sofia, t2.lobby, f"table.cancel:{t2.table_id}")
         assert r.ack_type == 7 and t("de", "table.cancelled") in r.message.text()
 
         # a whole game under the German setting: German thread, each panel its reader's
@@ -143,12 +143,12 @@ async def test_server_language_override(world, tmp_path):
         assert r.message.text() == t("es", "admin.language_set", language=t("es", "admin.language_name"))
         t3 = await open_table(fd, max_, world.channel, "nimmt new", seats=2)
         assert t3.lobby.buttons()[0]["label"] == t("es", "table.join")
-        await t3.click(max_, t3.lobby, f"table:{t3.table_id}:cancel")
+        await t3.click(max_, t3.lobby, f"table.cancel:{t3.table_id}")
         r = await fd.slash(admin, world.channel, "settings language", language="auto")
         assert r.message.text() == t("es", "admin.language_set", language=t("es", "admin.language_auto"))
         t4 = await open_table(fd, max_, world.channel, "nimmt new", seats=2)
         assert t4.lobby.buttons()[0]["label"] == t("en", "table.join")
-        await t4.click(max_, t4.lobby, f"table:{t4.table_id}:cancel")
+        await t4.click(max_, t4.lobby, f"table.cancel:{t4.table_id}")
 
         # a German server (commands there come with the owner's /sync): German tables
         r = await fd.slash(fd.owner, world.channel, "sync")

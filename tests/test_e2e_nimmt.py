@@ -20,7 +20,7 @@ async def test_full_game(world, tmp_path, humans, computers, rounds):
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
         t = await open_table(fd, people[0], world.channel, "nimmt new", seats=seats, rounds=rounds, turn_time=0)
         await seat_players(t, people[0], people[1:], computers)
-        r = await t.click(people[0], t.lobby, f"table:{t.table_id}:start")
+        r = await t.click(people[0], t.lobby, f"table.start:{t.table_id}")
         assert r.ack_type == 7
         await t.wait_thread()
         await fd.wait_for(t.table_message, timeout=10)
@@ -49,7 +49,7 @@ async def started_table(world, bot, people, computers=0, **options):
     fd = world.fd
     t = await open_table(fd, people[0], world.channel, "nimmt new", seats=len(people) + computers, **options)
     await seat_players(t, people[0], people[1:], computers)
-    r = await t.click(people[0], t.lobby, f"table:{t.table_id}:start")
+    r = await t.click(people[0], t.lobby, f"table.start:{t.table_id}")
     assert r.ack_type == 7
     await t.wait_thread()
     await fd.wait_for(t.table_message, timeout=10)
@@ -69,21 +69,21 @@ async def test_lobby_refusals_are_private_and_change_nothing(world, tmp_path):
         t = await open_table(fd, ana, world.channel, "nimmt new", seats=2)
         again = await fd.slash(ben, world.channel, "nimmt new")
         assert again.ephemeral and "already a table in this channel" in again.message.text()
-        r = await t.click(ana, t.lobby, f"table:{t.table_id}:join")
+        r = await t.click(ana, t.lobby, f"table.join:{t.table_id}")
         assert "already seated" in ephemeral_text(r)
-        r = await t.click(ben, t.lobby, f"table:{t.table_id}:start")
+        r = await t.click(ben, t.lobby, f"table.start:{t.table_id}")
         assert "Only the host" in ephemeral_text(r)
-        r = await t.click(ben, t.lobby, f"table:{t.table_id}:cancel")
+        r = await t.click(ben, t.lobby, f"table.cancel:{t.table_id}")
         assert "Only the host or someone with Manage Messages" in ephemeral_text(r)
-        r = await t.click(ana, t.lobby, f"table:{t.table_id}:start")
+        r = await t.click(ana, t.lobby, f"table.start:{t.table_id}")
         assert "At least 2 players" in ephemeral_text(r)
         await seat_players(t, ana, [ben])
-        r = await t.click(mod, t.lobby, f"table:{t.table_id}:join")
+        r = await t.click(mod, t.lobby, f"table.join:{t.table_id}")
         assert "This table is full" in ephemeral_text(r)
         assert "ana" in t.lobby.text() and "ben" in t.lobby.text() and "mod" not in t.lobby.text()
-        r = await t.click(mod, t.lobby, f"table:{t.table_id}:cancel")  # a moderator may
+        r = await t.click(mod, t.lobby, f"table.cancel:{t.table_id}")  # a moderator may
         assert r.ack_type == 7 and "cancelled" in r.message.text()
-        r = await t.click(ben, fd.message(t.lobby.id), f"table:{t.table_id}:join") if fd.message(t.lobby.id).buttons() else None
+        r = await t.click(ben, fd.message(t.lobby.id), f"table.join:{t.table_id}") if fd.message(t.lobby.id).buttons() else None
         assert r is None  # the lobby lost its buttons
         assert not fd.threads(world.channel)
 
@@ -94,12 +94,12 @@ async def test_bad_clicks_during_a_game(world, tmp_path):
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
         t, table = await started_table(world, bot, [ana, ben], rounds=1, turn_time=0)
         # Someone who is not seated.
-        r = await t.click(eve, t.table_message(), f"table:{t.table_id}:hand")
+        r = await t.click(eve, t.table_message(), f"nimmt.hand:{t.table_id}")
         assert "not seated" in ephemeral_text(r)
         mover = [ana, ben][table.engine.to_move]
         waiter = [ana, ben][1 - table.engine.to_move]
         # The player who waits sees their hand, and no controls.
-        r = await t.click(waiter, t.table_message(), f"table:{t.table_id}:hand")
+        r = await t.click(waiter, t.table_message(), f"nimmt.hand:{t.table_id}")
         assert r.ephemeral and "Waiting for" in r.message.text()
         assert not r.message.selects()
         # The panel shows exactly the hand of its owner (the engine's view of that seat).
@@ -107,36 +107,39 @@ async def test_bad_clicks_during_a_game(world, tmp_path):
         for card in table.engine.view(seat)["hand"]:
             assert str(card) in r.message.text()
         # The mover picks a stack: only the cards that fit it are offered.
-        older = (await t.click(mover, t.table_message(), f"table:{t.table_id}:hand")).message
-        panel = (await t.click(mover, t.table_message(), f"table:{t.table_id}:hand")).message
-        stacks = select(panel, r"tsel:\d+:nstack:.*")
+        older = (await t.click(mover, t.table_message(), f"nimmt.hand:{t.table_id}")).message
+        panel = (await t.click(mover, t.table_message(), f"nimmt.hand:{t.table_id}")).message
+        stacks = select(panel, r"nimmt.stack:\d+:.*")
         first = stacks["options"][0]["value"]
         older = (await t.choose(mover, older, stacks["custom_id"], [first])).message
         panel = (await t.choose(mover, panel, stacks["custom_id"], [first])).message
         view = table.engine.view(table.seat_of(mover.id))
-        cards = select(panel, r"tsel:\d+:ncards:.*")
+        cards = select(panel, r"nimmt.cards:\d+:.*")
         offered = sorted(int(o["value"]) for o in cards["options"]) if cards else []
         assert offered == sorted(view["playable"].get(int(first), []))
-        # Custom ids carry no card: table id, step, version, and a stack id or page.
+        # Custom ids carry no card: the item, the table id, the version, and a stack id or page.
         for message in [panel, t.table_message()]:
             for item in message.buttons() + message.selects():
                 parts = item["custom_id"].split(":")
-                assert parts[0] in ("table", "tsel", "shuf") and len(parts) <= 5  # shuf: the commitment
+                assert parts[0] in ("nimmt.hand", "nimmt.refresh", "table.rules", "shuf", "nimmt.stack",
+                                    "nimmt.cards", "nimmt.take") and len(parts) <= 4  # shuf: the commitment
                 assert int(parts[1]) == t.table_id
-                if len(parts) > 3:
-                    assert int(parts[3]) == table.version
-                if len(parts) > 4:
-                    assert parts[4] == first or re.fullmatch(r"p\d+", parts[4])
+                if len(parts) > 2:
+                    assert int(parts[2]) == table.version
+                if parts[0] == "nimmt.stack":
+                    assert re.fullmatch(r"\d+", parts[3])  # the menu's page
+                elif len(parts) > 3:
+                    assert parts[3] == first  # the stack chosen
         # Take the stack; the older panel is now stale: its button refreshes it and changes nothing.
-        take = button(panel, r"table:\d+:ntake:.*")
+        take = button(panel, r"nimmt.take:\d+:.*")
         before = table.version
         r = await t.click(mover, panel, take["custom_id"])
         assert table.version == before + 1 and r.ack_type == 7
         r = await t.click(mover, older, take["custom_id"])
         assert "moved on" in r.message.text() and table.version == before + 1
         # The waiting player's old panel is stale too, and it is now their turn: it refreshes.
-        r = await t.click(waiter, fd.ephemerals(waiter)[-1], f"table:{t.table_id}:nrefresh")
-        assert select(r.message, r"tsel:\d+:(nstack|nsteal|nopen):.*")
+        r = await t.click(waiter, fd.ephemerals(waiter)[-1], f"nimmt.refresh:{t.table_id}")
+        assert select(r.message, r"nimmt\.(stack|steal|open):\d+:.*")
 
 
 async def test_deleted_messages_and_discord_errors_do_not_lose_the_game(world, tmp_path):
@@ -146,7 +149,7 @@ async def test_deleted_messages_and_discord_errors_do_not_lose_the_game(world, t
         t, table = await started_table(world, bot, people, rounds=1, turn_time=0)
         panels = {}
         for user in people:  # both players keep their hand panel open
-            panels[user.id] = (await t.click(user, t.table_message(), f"table:{t.table_id}:hand")).message
+            panels[user.id] = (await t.click(user, t.table_message(), f"nimmt.hand:{t.table_id}")).message
 
         def shows_mover() -> bool:
             current = t.table_message()
@@ -209,12 +212,12 @@ async def test_turn_timer_plays_for_an_absent_player_until_they_are_back(world, 
         log = t.log_text()
         assert log.count("Time ran out for ana") >= 2 and "ana missed three turns in a row" in log
         assert table.seats[ana_seat].away
-        await fd.wait_for(lambda: button(t.table_message(), rf"table:{t.table_id}:back"), timeout=10)
-        r = await t.click(eve, t.table_message(), f"table:{t.table_id}:back")
+        await fd.wait_for(lambda: button(t.table_message(), rf"table.back:{t.table_id}"), timeout=10)
+        r = await t.click(eve, t.table_message(), f"table.back:{t.table_id}")
         assert "not seated" in ephemeral_text(r)
-        r = await t.click(ben, t.table_message(), f"table:{t.table_id}:back")
+        r = await t.click(ben, t.table_message(), f"table.back:{t.table_id}")
         assert "playing already" in ephemeral_text(r)
-        r = await t.click(ana, t.table_message(), f"table:{t.table_id}:back")
+        r = await t.click(ana, t.table_message(), f"table.back:{t.table_id}")
         assert "Welcome back" in ephemeral_text(r)
         assert not table.seats[ana_seat].away
         await fd.wait_for(lambda: "ana is back" in t.log_text(), timeout=10)
@@ -231,10 +234,10 @@ async def test_a_lost_answer_does_not_lose_the_move(world, tmp_path):
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
         t, table = await started_table(world, bot, people, rounds=1, turn_time=0)
         mover = people[table.engine.to_move]
-        panel = (await t.click(mover, t.table_message(), f"table:{t.table_id}:hand")).message
-        stacks = select(panel, r"tsel:\d+:nstack:.*")
+        panel = (await t.click(mover, t.table_message(), f"nimmt.hand:{t.table_id}")).message
+        stacks = select(panel, r"nimmt.stack:\d+:.*")
         panel = (await t.choose(mover, panel, stacks["custom_id"], [stacks["options"][0]["value"]])).message
-        take = button(panel, r"table:\d+:ntake:.*")
+        take = button(panel, r"nimmt.take:\d+:.*")
         version = table.version
         fd.fail_next("POST", r"/interactions/\d+/[^/]+/callback", status=503, times=2)
         with pytest.raises(NoAcknowledgement):
@@ -253,7 +256,7 @@ async def test_a_lost_answer_does_not_lose_the_move(world, tmp_path):
                           or any(nxt.id in m.mentions for m in fd.messages(t.thread)[-2:]), timeout=10)
         # The player's panel catches up by itself: the take is done, the other player is to move.
         await fd.wait_for(lambda: "Waiting for" in panel.text(), timeout=10)
-        assert not button(panel, r"table:\d+:ntake:.*") and table.version == version + 1
+        assert not button(panel, r"nimmt.take:\d+:.*") and table.version == version + 1
 
 
 async def test_without_attach_files_the_table_goes_on_as_text(world, tmp_path):
@@ -266,7 +269,7 @@ async def test_without_attach_files_the_table_goes_on_as_text(world, tmp_path):
         await seat_players(t, people[0], people[1:])
         # A moderator takes Attach Files away from the bot after the lobby opened.
         fd.set_channel_overwrite(world.channel, world.guild.bot_role, deny=discord.Permissions(attach_files=True))
-        r = await t.click(people[0], t.lobby, f"table:{t.table_id}:start")
+        r = await t.click(people[0], t.lobby, f"table.start:{t.table_id}")
         assert r.ack_type == 7
         await t.wait_thread()
         table = bot.tables.get(t.table_id)
@@ -284,18 +287,18 @@ async def test_rules_at_the_table_and_play_again(world, tmp_path):
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
         t = await open_table(fd, ana, world.channel, "nimmt new", seats=3, rounds=1, turn_time=0)
         # The rules are one click away, privately, in the clicker's language.
-        r = await t.click(ben, t.lobby, f"table:{t.table_id}:rules")
+        r = await t.click(ben, t.lobby, f"table.rules:{t.table_id}")
         assert r.ephemeral and "Ein Spiel von Wolfgang Kramer" in r.message.text()
         await seat_players(t, ana, [ben], computers=1)
-        r = await t.click(ana, t.lobby, f"table:{t.table_id}:start")
+        r = await t.click(ana, t.lobby, f"table.start:{t.table_id}")
         await t.wait_thread()
         await fd.wait_for(t.table_message, timeout=10)
-        r = await t.click(eve, t.table_message(), f"table:{t.table_id}:rules")
+        r = await t.click(eve, t.table_message(), f"table.rules:{t.table_id}")
         assert r.ephemeral and "A game by Wolfgang Kramer" in r.message.text()
         await play_nimmt(fd, t, {ana: "en", ben: "de"})
         # The finished lobby offers a rematch to those who played.
         lobby = fd.message(t.lobby.id)
-        again = button(lobby, rf"table:{t.table_id}:again")
+        again = button(lobby, rf"table.again:{t.table_id}")
         assert again is not None
         r = await t.click(eve, lobby, again["custom_id"])
         assert "not seated" in ephemeral_text(r)
@@ -303,11 +306,11 @@ async def test_rules_at_the_table_and_play_again(world, tmp_path):
         assert r.ack_type == 4 and not r.ephemeral
         new_lobby = r.message
         assert str(ana.id) in new_lobby.content and ana.id in new_lobby.mentions  # invited with a ping
-        new_id = int(re.match(r"table:(\d+):join", new_lobby.buttons()[0]["custom_id"]).group(1))
+        new_id = int(re.match(r"table.join:(\d+)", new_lobby.buttons()[0]["custom_id"]).group(1))
         new = bot.tables.get(new_id)
         assert new.host_id == ben.id and new.max_seats == 3 and new.options["rounds"] == 1
         assert [s.computer for s in new.seats] == [False, True]
-        r = await t.click(ana, new_lobby, f"table:{new_id}:join")
+        r = await t.click(ana, new_lobby, f"table.join:{new_id}")
         assert r.ack_type == 7 and len(new.seats) == 3
         # One table per channel still holds: another rematch click is refused.
         r = await t.click(ana, lobby, again["custom_id"])
@@ -320,15 +323,15 @@ async def test_play_again_after_a_restart(world, tmp_path):
     async with running_bot(fd, tmp_path / "bot.db", world.guild):
         t = await open_table(fd, ana, world.channel, "nimmt new", seats=2, rounds=1, turn_time=0)
         await seat_players(t, ana, [], computers=1)
-        await t.click(ana, t.lobby, f"table:{t.table_id}:start")
+        await t.click(ana, t.lobby, f"table.start:{t.table_id}")
         await t.wait_thread()
         await fd.wait_for(t.table_message, timeout=10)
         await play_nimmt(fd, t, {ana: "en"})
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
         lobby = fd.message(t.lobby.id)
-        r = await t.click(ana, lobby, f"table:{t.table_id}:again")
+        r = await t.click(ana, lobby, f"table.again:{t.table_id}")
         assert r.ack_type == 4 and "11 nimmt!" in r.message.text()
-        new_id = int(re.match(r"table:(\d+):join", r.message.buttons()[0]["custom_id"]).group(1))
+        new_id = int(re.match(r"table.join:(\d+)", r.message.buttons()[0]["custom_id"]).group(1))
         assert new_id != t.table_id and [s.computer for s in bot.tables.get(new_id).seats] == [False, True]
 
 
@@ -339,12 +342,12 @@ async def test_an_open_panel_shows_your_turn_by_itself(world, tmp_path):
         t, table = await started_table(world, bot, people, rounds=1, turn_time=0)
         mover = people[table.engine.to_move]
         waiter = people[1 - table.engine.to_move]
-        r = await t.click(waiter, t.table_message(), f"table:{t.table_id}:hand")
+        r = await t.click(waiter, t.table_message(), f"nimmt.hand:{t.table_id}")
         panel = r.message
         assert "Waiting for" in panel.text() and not panel.selects()
         await nimmt_turn(t, mover)
         # Without a click, the waiting player's panel now offers their turn.
-        await fd.wait_for(lambda: select(panel, r"tsel:\d+:(nstack|nsteal|nopen):.*"), timeout=10)
+        await fd.wait_for(lambda: select(panel, r"nimmt\.(stack|steal|open):\d+:.*"), timeout=10)
         assert "Waiting for" not in panel.text()
         assert panel.ephemeral_to == waiter.id
         await nimmt_turn(t, waiter, panel)  # and it works

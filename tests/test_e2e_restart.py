@@ -206,12 +206,12 @@ def decide(panel: Any) -> tuple[str, str, list[str]] | None:
     Steal from / open with the first offer; play all fitting cards (one when
     without bulls) on the first stack that fits; End turn as soon as it is
     offered; else take the first stack."""
-    steal = select(panel, r"tsel:\d+:nsteal:.*")
-    opener = select(panel, r"tsel:\d+:nopen:.*")
-    cards = select(panel, r"tsel:\d+:ncards:.*")
-    stacks = select(panel, r"tsel:\d+:nstack:.*")
-    end = button(panel, r"table:\d+:npass:.*")
-    take = button(panel, r"table:\d+:ntake:.*")
+    steal = select(panel, r"nimmt.steal:\d+:.*")
+    opener = select(panel, r"nimmt.open:\d+:.*")
+    cards = select(panel, r"nimmt.cards:\d+:.*")
+    stacks = select(panel, r"nimmt.stack:\d+:.*")
+    end = button(panel, r"nimmt.pass:\d+:.*")
+    take = button(panel, r"nimmt.take:\d+:.*")
     if steal:
         return "select", steal["custom_id"], [steal["options"][0]["value"]]
     if opener:
@@ -259,15 +259,15 @@ class Run:
         r = await fd.slash(host, self.channel, "nimmt new", seats=SEATS, rounds=1, turn_time=0)
         assert r.ack_type == 4 and not r.ephemeral, r
         self.lobby = r.message
-        self.table_id = int(re.match(r"table:(\d+):join", self.lobby.buttons()[0]["custom_id"]).group(1))
+        self.table_id = int(re.match(r"table.join:(\d+)", self.lobby.buttons()[0]["custom_id"]).group(1))
         for user in self.people[1:]:
-            r = await fd.click(user, self.lobby, f"table:{self.table_id}:join")
+            r = await fd.click(user, self.lobby, f"table.join:{self.table_id}")
             assert r.ack_type == 7, r
-        r = await fd.click(host, self.lobby, f"table:{self.table_id}:cpu")
+        r = await fd.click(host, self.lobby, f"table.cpu:{self.table_id}")
         assert r.ack_type == 7, r
 
     async def start(self) -> None:
-        r = await self.fd.click(self.people[0], self.lobby, f"table:{self.table_id}:start")
+        r = await self.fd.click(self.people[0], self.lobby, f"table.start:{self.table_id}")
         assert r.ack_type == 7, r
         await self.wait_thread()
 
@@ -281,7 +281,7 @@ class Run:
         found = None
         for message in self.fd.messages(self.thread):
             if any(a.get("filename") == "table.png" for a in message.attachments) and \
-                    button(message, rf"table:{self.table_id}:hand"):
+                    button(message, rf"nimmt.hand:{self.table_id}"):
                 found = message
         return found
 
@@ -322,7 +322,7 @@ class Run:
             if self.hook:
                 await self.hook(self, "hand", user)
             message = self.table_message()
-            r = await self.interact(user, message, "click", f"table:{self.table_id}:hand", [])
+            r = await self.interact(user, message, "click", f"nimmt.hand:{self.table_id}", [])
             assert r.ack_type == 4 and r.ephemeral and r.message.ephemeral_to == user.id, r
             if panel is not None:
                 self.old_panels.append((user, panel))
@@ -330,7 +330,7 @@ class Run:
             assert decide(r.message) is not None, f"{user.name}'s turn, but no controls:\n{r.message.text()}"
             return
         kind, custom_id, values = choice
-        if ":npass:" in custom_id:
+        if custom_id.startswith("nimmt.pass:"):
             self.end_turns += 1
         if self.hook:
             replaced = await self.hook(self, "click", (user, panel, choice))
@@ -422,16 +422,16 @@ class KillPlan:
         if event != "click":
             return None
         user, panel, (kind, custom_id, values) = payload
-        if ":npass:" in custom_id and "bulls" not in self.done:
+        if custom_id.startswith("nimmt.pass:") and "bulls" not in self.done:
             # A bull-card holder played a batch and has not ended the turn.
             self.done.add("bulls")
             old_table = run.table_message()
             await run.bot.restart()
             # The old table message's "My hand" still answers: a second panel.
-            r = await run.interact(user, old_table, "click", f"table:{run.table_id}:hand", [])
+            r = await run.interact(user, old_table, "click", f"nimmt.hand:{run.table_id}", [])
             assert r.ack_type == 4 and r.ephemeral, r
             second = r.message
-            assert button(second, r"table:\d+:npass:.*"), second.text()
+            assert button(second, r"nimmt.pass:\d+:.*"), second.text()
             # End turn on the panel shown before the kill.
             r = await run.interact(user, panel, kind, custom_id, values)
             assert r.ack_type == 7, r
@@ -444,7 +444,7 @@ class KillPlan:
             seat = [s["user_id"] for s in meta["seats"]].index(user.id)
             assert seat not in seats_since(run.bot.database, run.table_id, version)
             return r.message
-        is_action = re.search(r":(ncards|ntake|npass|nsteal|nopen):", custom_id)
+        is_action = re.match(r"nimmt\.(cards|take|pass|steal|open):", custom_id)
         if is_action and run.clicks >= self.mid_click and "mid" not in self.done:
             self.done.add("mid")
             _, _, before = run.state()
@@ -504,7 +504,7 @@ async def test_kills_mid_game_lose_nothing(world, bots, tmp_path):
         assert "The table has moved on" in answer
     # After the end, an old panel answers cleanly too.
     user, old = run.old_panels[0]
-    r = await fd.click(user, old, f"table:{run.table_id}:nrefresh")
+    r = await fd.click(user, old, f"nimmt.refresh:{run.table_id}")
     assert r.ack_type == 4 and r.ephemeral and "closed" in r.message.text(), r
     await bot.kill()  # a kill after the end changes nothing either
     await bot.start()
@@ -527,14 +527,14 @@ async def test_lobby_survives_kills(world, bots, tmp_path):
     r = await fd.slash(ana, run.channel, "nimmt new", seats=3, rounds=1, turn_time=0)
     assert r.ack_type == 4
     run.lobby = r.message
-    run.table_id = int(re.match(r"table:(\d+):join", run.lobby.buttons()[0]["custom_id"]).group(1))
+    run.table_id = int(re.match(r"table.join:(\d+)", run.lobby.buttons()[0]["custom_id"]).group(1))
     await bot.restart()
-    r = await fd.click(ben, run.lobby, f"table:{run.table_id}:join")
+    r = await fd.click(ben, run.lobby, f"table.join:{run.table_id}")
     assert r.ack_type == 7 and "Seats taken: 2/3" in r.message.text(), r
     await bot.restart()
-    r = await fd.click(ben, run.lobby, f"table:{run.table_id}:join")
+    r = await fd.click(ben, run.lobby, f"table.join:{run.table_id}")
     assert r.ack_type == 4 and r.ephemeral, r  # already seated: the join was kept
-    r = await fd.click(ana, run.lobby, f"table:{run.table_id}:cpu")
+    r = await fd.click(ana, run.lobby, f"table.cpu:{run.table_id}")
     assert r.ack_type == 7 and "Seats taken: 3/3" in r.message.text(), r
     await run.start()
     status, meta, _ = run.state()
@@ -559,7 +559,7 @@ async def test_kill_between_start_and_thread(world, bots, tmp_path):
     await run.open("early")
     # Discord fails the thread creation once: discord.py waits a second before retrying.
     fd.fail_next("POST", r"/channels/\d+/messages/\d+/threads$", status=500)
-    r = await fd.click(ana, run.lobby, f"table:{run.table_id}:start")
+    r = await fd.click(ana, run.lobby, f"table.start:{run.table_id}")
     assert r.ack_type == 7, r
     await bot.kill()
     assert not fd.threads(run.channel), "the thread was opened before the kill"
@@ -663,8 +663,8 @@ async def test_kill_between_lobby_saved_and_posted(world, bots, tmp_path):
     r = await fd.slash(ana, channel, "nimmt new", seats=2, rounds=1, turn_time=0)
     assert r.ack_type == 4 and not r.ephemeral, r.message.text()
     run = Run(world, bot, [ana, ben], channel=channel, lobby=r.message)
-    run.table_id = int(re.match(r"table:(\d+):join", run.lobby.buttons()[0]["custom_id"]).group(1))
-    r = await fd.click(ben, run.lobby, f"table:{run.table_id}:join")
+    run.table_id = int(re.match(r"table.join:(\d+)", run.lobby.buttons()[0]["custom_id"]).group(1))
+    r = await fd.click(ben, run.lobby, f"table.join:{run.table_id}")
     assert r.ack_type == 7 and "Seats taken: 2/2" in r.message.text(), r
     await run.start()
     await bot.stop()
@@ -678,10 +678,10 @@ def action_of(custom_id: str, values: list[str]) -> Any:
     """The engine action a panel control stands for (None: not an action)."""
     from core.nimmt import Open, Pass, Play, Steal, Take
 
-    op, arg = re.fullmatch(r"(?:table|tsel):\d+:([a-z]+)(?::\d+)?(?::([\w.-]+))?", custom_id).groups()
-    return {"ncards": lambda: Play(int(arg), tuple(int(v) for v in values)), "ntake": lambda: Take(int(arg)),
-            "npass": lambda: Pass(), "nsteal": lambda: Steal(int(values[0])),
-            "nopen": lambda: Open(int(values[0]))}.get(op, lambda: None)()
+    op, arg = re.fullmatch(r"nimmt\.([a-z]+):\d+(?::\d+)?(?::(\d+))?", custom_id).groups()
+    return {"cards": lambda: Play(int(arg), tuple(int(v) for v in values)), "take": lambda: Take(int(arg)),
+            "pass": lambda: Pass(), "steal": lambda: Steal(int(values[0])),
+            "open": lambda: Open(int(values[0]))}.get(op, lambda: None)()
 
 
 async def test_kill_after_the_last_move_was_acknowledged(world, bots, tmp_path):

@@ -147,7 +147,7 @@ async def test_two_processes_of_two_shards_share_one_file(cluster, tmp_path):
         since = len(fd.requests)
 
         with pytest.raises(NoAcknowledgement):  # nobody runs shard 3 now: no other process answers it
-            await fd.click(people["cat"], s.table_message(), f"table:{s.table_id}:hand")
+            await fd.click(people["cat"], s.table_message(), f"nimmt.hand:{s.table_id}")
 
         for _ in range(3):  # the North keeps playing...
             user = await n.mover()

@@ -26,7 +26,7 @@ async def full_game(fd: Any, channel: Any, host: Any, others: list[Any], *, comp
     seats = 1 + len(others) + computers
     t_ = await open_table(fd, host, channel, "nimmt new", seats=seats, rounds=1, turn_time=0)
     await seat_players(t_, host, others, computers)
-    r = await t_.click(host, t_.lobby, f"table:{t_.table_id}:start")
+    r = await t_.click(host, t_.lobby, f"table.start:{t_.table_id}")
     assert r.ack_type == 7, r
     await t_.wait_thread()
     await fd.wait_for(t_.table_message, timeout=10)

@@ -17,7 +17,7 @@ async def started(world, bot, people, computers=0, **options):
     fd = world.fd
     tbl = await open_table(fd, people[0], world.channel, "take6 new", seats=len(people) + computers, **options)
     await seat_players(tbl, people[0], people[1:], computers)
-    r = await tbl.click(people[0], tbl.lobby, f"table:{tbl.table_id}:start")
+    r = await tbl.click(people[0], tbl.lobby, f"table.start:{tbl.table_id}")
     assert r.ack_type == 7
     await tbl.wait_thread()
     await fd.wait_for(tbl.table_message, timeout=10)
@@ -30,17 +30,17 @@ def summary_line(message, name: str) -> str:
 
 
 async def open_panel(tbl, user):
-    r = await tbl.click(user, tbl.table_message(), f"table:{tbl.table_id}:hand")
+    r = await tbl.click(user, tbl.table_message(), f"take6.hand:{tbl.table_id}")
     assert r.ack_type == 4 and r.ephemeral and r.message.ephemeral_to == user.id, r
     return r.message
 
 
 def card_buttons(panel):
-    return [b for b in panel.buttons() if re.fullmatch(r"table:\d+:sixcard:\d+:d\d+t\d+i\d+", b["custom_id"])]
+    return [b for b in panel.buttons() if re.fullmatch(r"take6\.card:\d+:\d+:\d+:\d+", b["custom_id"])]
 
 
 def row_buttons(panel):
-    return [b for b in panel.buttons() if re.fullmatch(r"table:\d+:sixrow:\d+:d\d+t\d+r\d", b["custom_id"])]
+    return [b for b in panel.buttons() if re.fullmatch(r"take6\.row:\d+:\d+:\d+:\d", b["custom_id"])]
 
 
 async def test_full_game_three_seats_with_a_computer(world, tmp_path):
@@ -170,8 +170,8 @@ async def test_timeout_chooses_for_who_has_not_and_three_misses_hand_the_seat_ov
         first = log.index("Time ran out for ben")
         assert log.find("🔔 Revealed:", first) > first
         assert table.seats[ben_seat].away and not table.seats[ana_seat].away
-        await fd.wait_for(lambda: button(tbl.table_message(), rf"table:{tbl.table_id}:back"), timeout=10)
-        r = await tbl.click(ben, tbl.table_message(), f"table:{tbl.table_id}:back")
+        await fd.wait_for(lambda: button(tbl.table_message(), rf"table.back:{tbl.table_id}"), timeout=10)
+        r = await tbl.click(ben, tbl.table_message(), f"table.back:{tbl.table_id}")
         assert "Welcome back" in (r.followups[-1] if r.followups else r.message).text()
         assert not table.seats[ben_seat].away
 

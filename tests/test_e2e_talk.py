@@ -31,7 +31,7 @@ async def test_a_name_with_a_mention_and_a_link_neither_pings_nor_links(world, t
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
         t = await open_table(fd, mallory, world.channel, "nimmt new", seats=3, rounds=1, turn_time=0)
         await seat_players(t, mallory, [ana], computers=1)
-        r = await t.click(mallory, t.lobby, f"table:{t.table_id}:start")
+        r = await t.click(mallory, t.lobby, f"table.start:{t.table_id}")
         assert r.ack_type == 7
         await t.wait_thread()
         table = bot.tables.get(t.table_id)
@@ -44,7 +44,7 @@ async def test_a_name_with_a_mention_and_a_link_neither_pings_nor_links(world, t
             if table.seats[table.engine.to_move].user_id == mallory.id:
                 break
             await nimmt_turn(t, ana)
-        r = await t.click(ana, t.table_message(), f"table:{t.table_id}:hand")
+        r = await t.click(ana, t.table_message(), f"nimmt.hand:{t.table_id}")
         assert r.ack_type == 4 and f"Waiting for {hostile}." in as_read(r.message.text()), r.message.text()
         await play_nimmt(fd, t, {mallory: "en", ana: "en"})
         await fd.wait_for(lambda: "Game over!" in t.log_text(), timeout=10)
@@ -80,7 +80,7 @@ async def test_nimmt_pings_once_per_turn(world, tmp_path, humans, computers, rou
         t = await open_table(fd, people[0], world.channel, "nimmt new", seats=humans + computers,
                              rounds=rounds, turn_time=0)
         await seat_players(t, people[0], people[1:], computers)
-        r = await t.click(people[0], t.lobby, f"table:{t.table_id}:start")
+        r = await t.click(people[0], t.lobby, f"table.start:{t.table_id}")
         assert r.ack_type == 7
         await t.wait_thread()
         table = bot.tables.get(t.table_id)
@@ -154,7 +154,7 @@ async def test_narration_after_kills_is_the_log_in_order_once(world, bots, tmp_p
         if event != "click" or len(held) >= 3 or run.clicks < 3 * (len(held) + 1):
             return None
         user, panel, (kind, custom_id, values) = payload
-        if not re.search(r":(ncards|ntake|npass|nsteal|nopen):", custom_id):
+        if not re.match(r"nimmt\.(cards|take|pass|steal|open):", custom_id):
             return None
         before = len(told_moves(run.thread_text()))
         # Discord fails the narration once (discord.py waits a second): the bot dies meanwhile.
@@ -187,7 +187,7 @@ async def _two_people(world: Any, bot: Any, seed_names=("ana", "ben")) -> tuple[
     people = [world.person(name) for name in seed_names]
     t = await open_table(fd, people[0], world.channel, "nimmt new", seats=2, rounds=1, turn_time=0)
     await seat_players(t, people[0], people[1:])
-    r = await t.click(people[0], t.lobby, f"table:{t.table_id}:start")
+    r = await t.click(people[0], t.lobby, f"table.start:{t.table_id}")
     assert r.ack_type == 7
     await t.wait_thread()
     await fd.wait_for(t.table_message, timeout=10)
@@ -202,8 +202,8 @@ async def test_one_click_plays_a_card(world, tmp_path):
         t, table, people = await _two_people(world, bot)
         for _ in range(30):
             user = next(u for u in people if table.seat_of(u.id) == table.engine.to_move)
-            r = await t.click(user, t.table_message(), f"table:{t.table_id}:hand")
-            quick = [b for b in r.message.buttons() if ":nplay:" in (b["custom_id"] or "")]
+            r = await t.click(user, t.table_message(), f"nimmt.hand:{t.table_id}")
+            quick = [b for b in r.message.buttons() if (b["custom_id"] or "").startswith("nimmt.play:")]
             if quick and not table.engine.view(table.engine.to_move)["turn"]["several_cards"]:
                 break
             await nimmt_turn(t, user, r.message)
@@ -235,7 +235,7 @@ async def test_a_redraw_under_way_does_not_wipe_a_fresh_answer(world, tmp_path):
         t, table, (ana, ben) = await _two_people(world, bot)
         while table.engine.to_move != table.seat_of(ben.id):
             await nimmt_turn(t, ana)
-        r = await t.click(ana, t.table_message(), f"table:{t.table_id}:hand")
+        r = await t.click(ana, t.table_message(), f"nimmt.hand:{t.table_id}")
         panel = r.message
         assert "Waiting for ben" in panel.text()
         # The next redraw of ana's panel fails once: discord.py tries again a second later.
@@ -243,17 +243,17 @@ async def test_a_redraw_under_way_does_not_wipe_a_fresh_answer(world, tmp_path):
         await nimmt_turn(t, ben)
         assert table.engine.to_move == table.seat_of(ana.id)
         await fd.wait_for(lambda: any(req.status == 500 for req in fd.requests), timeout=5)
-        r = await t.click(ana, panel, f"table:{t.table_id}:nrefresh")
+        r = await t.click(ana, panel, f"nimmt.refresh:{t.table_id}")
         assert r.ack_type == 7 and r.latency < 3
-        stacks = select(panel, r"tsel:\d+:nstack:.*")
+        stacks = select(panel, r"nimmt.stack:\d+:.*")
         assert stacks, panel.text()
         chosen = stacks["options"][0]
         r = await t.choose(ana, panel, stacks["custom_id"], [chosen["value"]])
         assert r.ack_type == 7
 
         def controls() -> bool:
-            return bool(select(panel, rf"tsel:\d+:ncards:\d+:{chosen['value']}")
-                        or button(panel, rf"table:\d+:ntake:\d+:{chosen['value']}"))
+            return bool(select(panel, rf"nimmt.cards:\d+:\d+:{chosen['value']}")
+                        or button(panel, rf"nimmt.take:\d+:\d+:{chosen['value']}"))
 
         assert controls(), panel.text()
         await fd.wait_for(lambda: sum(1 for req in fd.requests if "@original" in req.path) >= 2, timeout=5)
@@ -300,7 +300,7 @@ async def test_clicks_are_answered_while_tables_are_redrawn_after_a_kill(world, 
     for run in runs:
         user = await run.mover()
         message = run.table_message()
-        r = await fd.click(user, message, f"table:{run.table_id}:hand")  # NoAcknowledgement if late
+        r = await fd.click(user, message, f"nimmt.hand:{run.table_id}")  # NoAcknowledgement if late
         answers.append(r)
         assert r.ack_type in (4, 5) and r.ephemeral, r
     assert all(r.latency < 3 for r in answers), [r.latency for r in answers]
@@ -330,12 +330,12 @@ async def test_a_slow_panel_is_still_answered_in_time(world, tmp_path, monkeypat
 
         monkeypatch.setattr(render_nimmt, "render_nimmt_hand", slow)
         user = people[0]
-        r = await t.click(user, t.table_message(), f"table:{t.table_id}:hand")
+        r = await t.click(user, t.table_message(), f"nimmt.hand:{t.table_id}")
         assert r.ack_type == 5 and r.ephemeral and r.latency < 3, r
         await r.settled(timeout=10)
         panel = r.followups[-1] if r.followups else r.message
         assert "Your hand" in panel.text() and panel.ephemeral_to == user.id
-        r = await t.click(user, panel, f"table:{t.table_id}:nrefresh")
+        r = await t.click(user, panel, f"nimmt.refresh:{t.table_id}")
         # the same hand: its picture is reused (answered at once, 7), else deferred in time (6)
         assert r.ack_type in (6, 7) and r.latency < 3, r
         await r.settled(timeout=10)

@@ -11,7 +11,7 @@ import time
 import aiosqlite
 import pytest
 
-from app.migrations import LATEST, migrate, user_version
+from app.store.sqlite_migrations import LATEST, migrate, user_version
 from app.store import GameRecord, PlayerResult, Store
 from app.tables.manager import TableManager
 from core import garbage, nimmt, registry
@@ -144,10 +144,10 @@ async def test_the_bot_starts_on_an_old_database(world, tmp_path):
         # the 11 nimmt! game in progress is shown again, in a thread, and its hands open
         threads = await fd.wait_for(lambda: fd.threads(world.channel), timeout=10)
         table_message = await fd.wait_for(lambda: next((m for m in fd.messages(threads[-1]) if any(
-            b.get("custom_id", "").endswith(":hand") for b in m.buttons())), None), timeout=10)
+            b.get("custom_id", "").startswith("nimmt.hand:") for b in m.buttons())), None), timeout=10)
         seat = games["nimmt"].to_move
         mover = (ana, ben)[seat]
-        hand_button = next(b for b in table_message.buttons() if b["custom_id"].endswith(":hand"))
+        hand_button = next(b for b in table_message.buttons() if b["custom_id"].startswith("nimmt.hand:"))
         r = await fd.click(mover, table_message, hand_button["custom_id"])
         assert r.ephemeral and r.message.ephemeral_to == mover.id
         table = next(t for t in bot.tables.tables.values() if t.game == "nimmt" and t.status == "playing")

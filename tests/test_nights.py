@@ -176,8 +176,8 @@ def test_highlights_from_events():
 
 # ------------------------------------------------------- the host, for real
 @pytest.fixture
-async def store(tmp_path):
-    s = await Store.open(str(tmp_path / "n.db"), checkpoint_interval=None)
+async def store(store_target):
+    s = await Store.open(store_target, checkpoint_interval=None)
     yield s
     await s.close()
 

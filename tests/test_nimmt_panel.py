@@ -36,14 +36,14 @@ def test_more_than_25_stacks_are_paged():
     table = table_with(engine)
     embed, view, image = ui.panel(table, 0, "en")
     items = check_limits(view)
-    stack_select = next(c for c in items if c["custom_id"].startswith("tsel:5:nstack"))
+    stack_select = next(c for c in items if c["custom_id"].startswith("nimmt.stack:5"))
     assert len(stack_select["options"]) == 25
-    pager = [c for c in items if ":npage:" in c["custom_id"]]
+    pager = [c for c in items if c["custom_id"].startswith("nimmt.page:")]
     assert len(pager) == 2 and pager[0]["disabled"] and not pager[1]["disabled"]
     # The next page holds the other five stacks, the one that fits among them.
     embed, view, image = ui.panel(table, 0, "en", page=1)
     items = check_limits(view)
-    stack_select = next(c for c in items if c["custom_id"].startswith("tsel:5:nstack"))
+    stack_select = next(c for c in items if c["custom_id"].startswith("nimmt.stack:5"))
     assert len(stack_select["options"]) == 5
     assert any("fits" in (o.get("description") or "") for o in stack_select["options"])
     assert image[:8] == b"\x89PNG\r\n\x1a\n"
@@ -59,7 +59,7 @@ def test_a_hand_of_more_than_25_cards_opens_a_stack_through_pages():
     for page in range(2):
         embed, view, image = ui.panel(table, 0, "en", page=page)
         items = check_limits(view)
-        opener = next(c for c in items if c["custom_id"].startswith("tsel:5:nopen"))
+        opener = next(c for c in items if c["custom_id"].startswith("nimmt.open:5"))
         seen += [int(o["value"]) for o in opener["options"]]
     assert seen == hand
     # The whole hand is listed in the panel's text for its owner.
@@ -72,15 +72,15 @@ def test_bull_holder_may_pick_several_cards_and_end_the_turn():
     table = table_with(engine)
     embed, view, image = ui.panel(table, 0, "en", stack=0)
     items = check_limits(view)
-    cards = next(c for c in items if c["custom_id"].startswith("tsel:5:ncards"))
+    cards = next(c for c in items if c["custom_id"].startswith("nimmt.cards:5"))
     assert [o["value"] for o in cards["options"]] == ["34", "35", "40"] and cards["max_values"] == 3
-    assert any(c["custom_id"].startswith("table:5:ntake") for c in items)
+    assert any(c["custom_id"].startswith("nimmt.take:5") for c in items)
     engine.apply(0, engine.parse("play 0 34 35"))
     table.log.append((0, "play 0 34 35"))
     embed, view, image = ui.panel(table, 0, "en")
     items = check_limits(view)
-    assert any(c["custom_id"].startswith("table:5:npass") for c in items)  # end the turn early
-    assert not any(":ntake:" in c["custom_id"] for c in items)  # no take after a batch
+    assert any(c["custom_id"].startswith("nimmt.pass:5") for c in items)  # end the turn early
+    assert not any(c["custom_id"].startswith("nimmt.take:") for c in items)  # no take after a batch
 
 
 async def test_the_hand_picture_follows_the_hand_and_is_drawn_off_the_loop():

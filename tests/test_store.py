@@ -1,4 +1,4 @@
-"""Tests of the persistence layer (app/store.py, app/migrations.py)."""
+"""Tests of the persistence layer (app/store/)."""
 from __future__ import annotations
 
 import asyncio
@@ -6,10 +6,11 @@ import random
 import sqlite3
 
 import aiosqlite
+import asyncpg
 import pytest
 
-from app import migrations
-from app.migrations import (
+from app.store import sqlite_migrations as migrations
+from app.store.sqlite_migrations import (
     BOARDS, GAME_CODES, KEY_EXPR, LATEST, MIN_GAMES, ON_BOARD, VALUE_EXPR, migrate, user_version,
 )
 from app.store import GameRecord, PlayerResult, Store
@@ -18,10 +19,31 @@ NIMMT = GAME_CODES["nimmt"]
 
 
 @pytest.fixture
-async def store(tmp_path):
+def target(store_target, tmp_path):
+    """Where a store lives: an SQLite file (bot.db, as the SQLite-only
+    checks here read it), or a fresh PostgreSQL database (tests/pg.py)."""
+    return store_target.replace("store.db", "bot.db") if store_target.endswith("store.db") else store_target
+
+
+@pytest.fixture
+async def store(target):
+    s = await Store.open(target, checkpoint_interval=None)
+    yield s
+    await s.close()
+
+
+@pytest.fixture
+async def sqlite_store(tmp_path):
     s = await Store.open(str(tmp_path / "bot.db"), checkpoint_interval=None)
     yield s
     await s.close()
+
+
+async def scalar(store, sql):
+    """One value of a read-only query, on either backend."""
+    if store.backend == "sqlite":
+        return list(await store._r.execute_fetchall(sql))[0][0]
+    return await store._pool.fetchval(sql)
 
 
 def nimmt_game(table_id, results, *, guild_id=10, rated=True, rounds=3):
@@ -91,7 +113,8 @@ async def test_migrations_are_one_transaction(tmp_path, monkeypatch):
         assert not list(await db.execute_fetchall("SELECT name FROM sqlite_schema"))
 
 
-async def test_pragmas(store, tmp_path):
+async def test_pragmas(sqlite_store, tmp_path):
+    store = sqlite_store
     assert list(await store._w.execute_fetchall("PRAGMA journal_mode")) == [("wal",)]
     assert list(await store._w.execute_fetchall("PRAGMA foreign_keys")) == [(1,)]
     assert list(await store._w.execute_fetchall("PRAGMA wal_autocheckpoint")) == [(0,)]
@@ -108,8 +131,8 @@ async def test_memory_path_refused():
 # -- tables ----------------------------------------------------------------------
 
 
-async def test_table_round_trip(tmp_path):
-    path = str(tmp_path / "bot.db")
+async def test_table_round_trip(target):
+    path = target
     s = await Store.open(path, checkpoint_interval=None)
     t1 = await s.create_table(1, 100, "nimmt", {"lobby_message": 55})
     t2 = await s.create_table(1, 200, "garbage", {})
@@ -208,7 +231,7 @@ async def test_latest_name_kept(store):
     assert detail["standings"][0]["name"] == "New Name"  # standings show the latest name
 
 
-async def test_computer_players_never_ranked(store, tmp_path):
+async def test_computer_players_never_ranked(store):
     for t in range(6):
         await store.record_game(nimmt_game(t, [(None, 1, 0), (1, 2, 5), (None, 3, 9)]))
     assert (await store.profile(1, "nimmt"))["games"] == 6
@@ -219,8 +242,7 @@ async def test_computer_players_never_ranked(store, tmp_path):
     assert [p["computer"] for p in detail["standings"]] == [True, False, True]
     assert [p["place"] for p in detail["standings"]] == [1, 2, 3]
     assert detail["has_bots"] is True and detail["players"] == 3
-    async with aiosqlite.connect(str(tmp_path / "bot.db")) as db:
-        assert list(await db.execute_fetchall("SELECT COUNT(*) FROM players")) == [(1,)]
+    assert await scalar(store, "SELECT COUNT(*) FROM players") == 1
 
 
 async def test_unrated_games_update_counters_not_ratings(store):
@@ -476,10 +498,12 @@ async def test_order_statistic_index_matches_brute_force(tmp_path, monkeypatch, 
 async def test_integrity_after_league(store, tmp_path):
     await _league(store, n_games=30)
     assert await store.integrity_check() == ["ok"]
-    _check_buckets(str(tmp_path / "bot.db"))
+    if store.backend == "sqlite":
+        _check_buckets(str(tmp_path / "bot.db"))
 
 
-async def test_upsert_writes_the_sort_keys_itself(store, tmp_path):
+async def test_upsert_writes_the_sort_keys_itself(sqlite_store, tmp_path):
+    store = sqlite_store
     """record_game's upsert keeps the keys right without the repair triggers
     (which only exist for other writers)."""
     await store._write(lambda conn: [conn.execute(f"DROP TRIGGER {t}") for t in ("stats_keys_ins", "stats_keys_upd")])
@@ -524,13 +548,14 @@ async def test_group_commit_isolates_a_bad_record(store):
         return_exceptions=True,
     )
     assert isinstance(results[0], int) and isinstance(results[2], int)
-    assert isinstance(results[1], sqlite3.IntegrityError)
+    assert isinstance(results[1], (sqlite3.IntegrityError, asyncpg.NotNullViolationError))
     assert await store.profile(3, "nimmt") is None and await store.profile(4, "nimmt") is None
     assert (await store.profile(1, "nimmt"))["games"] == 2
     assert await store.record_game(nimmt_game(2, [(3, 1, 0), (4, 2, 5)])) is not None  # table 2 was not recorded
 
 
-async def test_checkpoint_modes(store, tmp_path):
+async def test_checkpoint_modes(sqlite_store, tmp_path):
+    store = sqlite_store
     await store.create_table(1, 2, "nimmt", {})
     assert (await store.checkpoint("TRUNCATE"))[0] == 0
     assert (tmp_path / "bot.db-wal").stat().st_size == 0
@@ -538,7 +563,8 @@ async def test_checkpoint_modes(store, tmp_path):
         await store.checkpoint("NOW")
 
 
-async def test_keys_left_alone_stay_right(store, tmp_path):
+async def test_keys_left_alone_stay_right(sqlite_store, tmp_path):
+    store = sqlite_store
     """record_game rewrites only the sort keys that move (an existing row
     gets an UPDATE naming just those columns); the edge cases stay exact
     without the repair triggers: a player joining the rating and win-rate
@@ -639,3 +665,91 @@ async def test_counts_stay_exact_across_migration_3(tmp_path):
         assert await s.integrity_check() == ["ok"]
     finally:
         await s.close()
+
+
+async def _same_boards(a, b, users, scopes=(None, 10, 11)):
+    """Every board, page, cursor page and rank of store *a* equals *b*'s."""
+    for guild in scopes:
+        for by in ("rating", "wins", "win_rate", "games"):
+            full = await a.leaderboard("nimmt", guild, by=by, page_size=1000)
+            assert full == await b.leaderboard("nimmt", guild, by=by, page_size=1000), (guild, by)
+            for page in range(0, full.pages * 100 // 7 + 2, 3):  # pages of 7, one past the end too
+                p = await a.leaderboard("nimmt", guild, by=by, page=page, page_size=7)
+                assert p == await b.leaderboard("nimmt", guild, by=by, page=page, page_size=7), (guild, by, page)
+                if p.rows:
+                    for cursor in ("after", "before"):
+                        key = p.last if cursor == "after" else p.first
+                        assert (await a.leaderboard("nimmt", guild, by=by, page_size=7, **{cursor: key})
+                                == await b.leaderboard("nimmt", guild, by=by, page_size=7, **{cursor: key}))
+            for user in users:
+                assert await a.rank(user, "nimmt", guild, by=by) == await b.rank(user, "nimmt", guild, by=by)
+        for user in users:
+            assert await a.profile(user, "nimmt", guild) == await b.profile(user, "nimmt", guild)
+
+
+async def test_postgresql_buckets_split_and_agree_with_sqlite(pg_dsn, tmp_path):
+    """PostgreSQL's order-statistic buckets (app.store.pg_migrations) with a
+    tiny split limit: a league recorded through record_game, one at a time
+    and concurrently, splits them many times; the counts stay exact and
+    every board, page, cursor, rank and profile equals the SQLite store's
+    after the same games in the same order; again after a rebuild."""
+    from app.store import pg_migrations
+
+    pg = await Store.open(pg_dsn)
+    lite = await Store.open(str(tmp_path / "same.db"), checkpoint_interval=None)
+    try:
+        await pg._pool.execute(pg_migrations.board_function(4))
+        rnd = random.Random(11)
+        games = [
+            nimmt_game(t, [(u, p, rnd.randint(0, 20)) for u, p in zip(
+                rnd.sample(range(1, 90), 4), sorted(rnd.choice([[1, 2, 3, 4], [1, 1, 3, 4], [1, 2, 2, 4]])))],
+                guild_id=rnd.choice([10, 11]), rated=rnd.random() < 0.8)
+            for t in range(300)
+        ]
+        for i in range(0, len(games), 50):
+            if i % 100:
+                await asyncio.gather(*(pg.record_game(g) for g in games[i:i + 50]))
+            else:
+                for g in games[i:i + 50]:
+                    await pg.record_game(g)
+        by_table = {g.table_id: g for g in games}
+        for (table_id,) in await pg._pool.fetch("SELECT table_id FROM games ORDER BY id"):
+            await lite.record_game(by_table[table_id])  # the order PostgreSQL committed them in
+        assert await pg._pool.fetchval("SELECT count(*) FROM buckets") > 4 * 3 * 20  # many splits
+        assert await pg.integrity_check() == ["ok"]
+        await _same_boards(pg, lite, range(1, 92))
+        await pg.rebuild_boards()  # one bucket per board again; splits start over
+        assert await pg.integrity_check() == ["ok"]
+        more = [nimmt_game(1000 + t, [(u, p, 3) for u, p in zip(rnd.sample(range(1, 90), 4), [1, 2, 3, 4])])
+                for t in range(30)]
+        for g in more:
+            await pg.record_game(g)
+            await lite.record_game(g)
+        assert await pg.integrity_check() == ["ok"]
+        await _same_boards(pg, lite, range(1, 92))
+        # a count that went wrong is found
+        await pg._pool.execute("UPDATE buckets SET cnt = cnt + 1 WHERE lo = '' AND board = 1 AND scope = 0")
+        assert await pg.integrity_check() != ["ok"]
+    finally:
+        await pg.close()
+        await lite.close()
+
+
+async def test_versus_from_either_side(store):
+    """Head-to-head counts games together, who finished ahead and the score
+    sums, the same whichever of the two asks (the one with fewer games
+    drives the lookup)."""
+    await store.record_game(nimmt_game(1, [(1, 1, 2), (2, 2, 8)]))
+    await store.record_game(nimmt_game(2, [(1, 2, 9), (2, 1, 1), (3, 3, 12)]))
+    await store.record_game(nimmt_game(3, [(1, 1, 4), (2, 1, 4)]))
+    for t in range(4, 9):  # player 1 plays more without player 2
+        await store.record_game(nimmt_game(t, [(1, 1, 0), (3, 2, 5)]))
+    want = {"nimmt": {"games": 3, "ahead": 1, "behind": 1, "level": 1, "score": 15, "other_score": 13}}
+    assert await store.versus(1, 2) == want
+    assert await store.versus(2, 1) == {"nimmt": {"games": 3, "ahead": 1, "behind": 1, "level": 1,
+                                                  "score": 13, "other_score": 15}}
+    assert await store.versus(1, 2, "garbage") == {}
+    assert (await store.versus(3, 1))["nimmt"]["games"] == 6
+    assert await store.versus(2, 99) == {}
+    with pytest.raises(ValueError):
+        await store.versus(1, 2, "chess")

@@ -1,8 +1,9 @@
-"""Several bot processes on one SQLite file (a shard cluster on one machine):
-four real processes open the same new file at once (migrated once), race to
-open a table in one channel (one wins), and record the same games at once;
-every game is recorded exactly once, and every board, rank and rating is
-what a serial run in the same commit order gives."""
+"""Several bot processes on one database (a shard cluster): four real
+processes open the same new SQLite file, or the same new PostgreSQL
+database, at once (migrated once), race to open a table in one channel (one
+wins), and record the same games at once; every game is recorded exactly
+once, and every board, rank and rating is what a serial run in the same
+commit order gives."""
 from __future__ import annotations
 
 import asyncio
@@ -11,6 +12,9 @@ import multiprocessing
 import random
 import sqlite3
 from pathlib import Path
+
+import asyncpg
+import pytest
 
 from app.store import ChannelBusy, GameRecord, PlayerResult, Store
 
@@ -69,6 +73,10 @@ async def everything(store: Store) -> dict:
         for by in BOARDS:
             page = await store.leaderboard("nimmt", guild, by=by, page=0, page_size=50, min_games=1)
             seen[f"{guild}:{by}"] = [(r["rank"], r["user_id"], r["value"], r["games"], r["wins"]) for r in page.rows]
+            page = await store.leaderboard("nimmt", guild, by=by, page=1, page_size=3)  # the indexed board
+            seen[f"{guild}:{by}:indexed"] = page
+            for user in USERS:
+                seen[f"{guild}:{user}:{by}:indexed"] = await store.rank(user, "nimmt", guild, by=by)
         for user in USERS:
             seen[f"{guild}:{user}:rank"] = await store.rank(user, "nimmt", guild, min_games=1)
             profile = await store.profile(user, "nimmt", guild)
@@ -77,8 +85,32 @@ async def everything(store: Store) -> dict:
     return seen
 
 
-async def test_four_processes_record_the_same_games_once(tmp_path):
-    path = str(tmp_path / "shared.db")
+async def _committed(target: str) -> tuple[int, list[int]]:
+    """The schema version and the table ids of the recorded games in id
+    (= commit) order; the database's own consistency check passes."""
+    if target.startswith("postgresql://"):
+        con = await asyncpg.connect(target)
+        try:
+            version = await con.fetchval("SELECT version FROM schema_version")
+            assert await con.fetchval("SELECT count(*) FROM schema_version") == 1  # migrated once
+            order = [r[0] for r in await con.fetch("SELECT table_id FROM games ORDER BY id")]
+        finally:
+            await con.close()
+        return version, order
+    con = sqlite3.connect(target)
+    try:
+        version = con.execute("PRAGMA user_version").fetchone()[0]
+        order = [row[0] for row in con.execute("SELECT table_id FROM games ORDER BY id")]
+        assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    finally:
+        con.close()
+    return version, order
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+async def test_four_processes_record_the_same_games_once(tmp_path, request, backend):
+    fresh = (lambda: request.getfixturevalue("pg_server").new_database()) if backend == "postgresql" else None
+    path = fresh() if fresh else str(tmp_path / "shared.db")
     ctx = multiprocessing.get_context("spawn")
     barrier = ctx.Barrier(PROCESSES)
     outs = [tmp_path / f"out{i}.json" for i in range(PROCESSES)]
@@ -96,18 +128,11 @@ async def test_four_processes_record_the_same_games_once(tmp_path):
     recorded = sorted(t for r in results for t in r["recorded"])
     assert recorded == list(range(1, GAMES + 1))
 
-    con = sqlite3.connect(path)
-    try:
-        version = con.execute("PRAGMA user_version").fetchone()[0]
-        order = [row[0] for row in con.execute("SELECT table_id FROM games ORDER BY id")]
-        assert con.execute("SELECT count(*) FROM games").fetchone()[0] == GAMES
-        assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    finally:
-        con.close()
+    version, order = await _committed(path)
     assert sorted(order) == list(range(1, GAMES + 1))
 
     shared = await Store.open(path, checkpoint_interval=None)
-    serial = await Store.open(str(tmp_path / "serial.db"), checkpoint_interval=None)
+    serial = await Store.open(fresh() if fresh else str(tmp_path / "serial.db"), checkpoint_interval=None)
     try:
         by_table = {g.table_id: g for g in games()}
         for table_id in order:  # the same games, one process, in the order they were committed
@@ -115,6 +140,7 @@ async def test_four_processes_record_the_same_games_once(tmp_path):
         mine, theirs = await everything(shared), await everything(serial)
         assert mine == theirs
         assert len(mine["None:games"]) == len(USERS)
+        assert await shared.integrity_check() == ["ok"]
     finally:
         await shared.close()
         await serial.close()

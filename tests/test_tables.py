@@ -16,8 +16,8 @@ HOST, ANA, BEN = 1001, 1002, 1003
 
 
 @pytest.fixture
-async def store(tmp_path):
-    s = await Store.open(str(tmp_path / "t.db"), checkpoint_interval=None)
+async def store(store_target):
+    s = await Store.open(store_target, checkpoint_interval=None)
     yield s
     await s.close()
 

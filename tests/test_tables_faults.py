@@ -12,7 +12,7 @@ import aiosqlite
 import pytest
 
 from app.tables import manager as tables_module
-from app.migrations import migrate
+from app.store.sqlite_migrations import migrate
 from app.store import Store
 from app.tables.manager import SLOW_SAVE, TableError, TableManager, when_slow
 from core import garbage, nimmt
@@ -198,21 +198,60 @@ async def test_a_lock_held_elsewhere_refuses_in_time_and_a_slow_save_calls_the_h
     await m.shutdown()
 
 
-async def test_one_table_per_channel_when_many_ask_at_once(store, tmp_path):
+async def test_one_table_per_channel_when_many_ask_at_once(store_target):
+    store = await Store.open(store_target, checkpoint_interval=None)
     m = manager(store)
     results = await asyncio.gather(*(lobby(m, host=HOST + i) for i in range(6)), return_exceptions=True)
     made = [r for r in results if not isinstance(r, Exception)]
     refused = [r for r in results if isinstance(r, TableError)]
     assert len(made) == 1 and len(refused) == 5 and all(r.code == "channel_busy" for r in refused)
     assert [r.id for r in await store.active_tables()] == [made[0].id]
-    # A second process on the same file (its own manager and memory): the unique index refuses.
-    other = await Store.open(str(tmp_path / "t.db"), checkpoint_interval=None)
+    # A second process on the same database (its own manager and memory): the unique index refuses.
+    other = await Store.open(store_target, checkpoint_interval=None)
     try:
         with pytest.raises(TableError) as busy:
             await lobby(manager(other), host=BEN)
         assert busy.value.code == "channel_busy" and busy.value.params["table"] == made[0].id
     finally:
         await other.close()
+        await store.close()
+
+
+async def test_a_row_locked_elsewhere_on_postgresql_refuses_in_time(pg_dsn):
+    """PostgreSQL's lock_timeout plays SQLite's busy timeout: a click whose
+    save meets the table's row locked by another transaction is told "not
+    saved" (the slow-save hook ran first), nothing changed; it works after."""
+    import asyncpg
+
+    store = await Store.open(pg_dsn)
+    m = manager(store)
+    other = await asyncpg.connect(pg_dsn)
+    calls = []
+
+    async def hook():
+        calls.append("slow")
+
+    token = SLOW_SAVE.set(None)
+    when_slow(hook)
+    try:
+        table = await lobby(m)
+        await m.join(table, ANA, "Ana")
+        held = other.transaction()
+        await held.start()
+        await other.execute("SELECT 1 FROM tables WHERE id = $1 FOR UPDATE", table.id)
+        before = snapshot(table)
+        with pytest.raises(TableError, match="not_saved"):  # after LOCK_TIMEOUT_MS, not forever
+            await m.start(table, HOST)
+        assert snapshot(table) == before and calls == ["slow"]
+        assert (await store.table(table.id)).status == "lobby"
+        await held.rollback()
+        await m.start(table, HOST)
+        assert (await store.table(table.id)).status == "playing"
+    finally:
+        SLOW_SAVE.reset(token)
+        await m.shutdown()
+        await other.close()
+        await store.close()
 
 
 async def test_open_lobbies_per_person_are_capped(store):

@@ -3,10 +3,12 @@ narration, pings, errors.  Thin: each click becomes one call on the
 :class:`~app.tables.TableManager`; each game cog adds a :class:`GameUI` that
 turns the engine's views and events into messages.
 
-Every component on a table message is a :class:`TableButton` or
-:class:`TableSelect`, a ``DynamicItem`` whose custom_id is
-``table:<id>:<op>[:<version>][:<arg>]`` (``tsel:`` for selects).  No custom_id
-ever holds a card from a hand; the version makes old buttons harmless.
+Every component on a table message is a typed ``DynamicItem`` (a
+:class:`~cogs.tables.router.TableButton` or ``TableSelect`` subclass) with a
+template of its own, ``<kind>:<table>[:<version>]{:<field>}``: the lobby's in
+:mod:`.lobby`, each game's in its own cog, which registers them.  No custom_id
+ever holds a card from a hand; the version makes old buttons harmless.  Ids
+of the version before (``table:``/``tsel:``) still route (:mod:`.router`).
 
 The machinery is split by job: :mod:`.lobby`, :mod:`.presenter` and
 :mod:`.router` (the custom_ids and error answers); :mod:`.game_ui` is what a
@@ -22,9 +24,9 @@ from discord.ext import commands
 
 from app.tables.manager import TableManager
 from cogs.tables.game_ui import GameUI
-from cogs.tables.lobby import Lobby
+from cogs.tables.lobby import ITEMS as LOBBY_ITEMS, Lobby
 from cogs.tables.presenter import Presenter, _Presenter
-from cogs.tables.router import Router, TableButton, TableSelect
+from cogs.tables.router import LegacyButton, LegacySelect, Router
 
 log = logging.getLogger(__name__)
 
@@ -47,10 +49,10 @@ class TablesCog(Lobby, Presenter, Router, commands.Cog, name="Tables"):
         self.extras: list[Any] = []
 
     async def cog_load(self) -> None:
-        self.bot.add_dynamic_items(TableButton, TableSelect)
+        self.bot.add_dynamic_items(*LOBBY_ITEMS, LegacyButton, LegacySelect)
 
     async def cog_unload(self) -> None:
-        self.bot.remove_dynamic_items(TableButton, TableSelect)
+        self.bot.remove_dynamic_items(*LOBBY_ITEMS, LegacyButton, LegacySelect)
         await self.stop_presenting()
 
 

@@ -1,17 +1,18 @@
 """What a game cog plugs into the shared table machinery.
+
+Its clicks do not come through here: a game's cog declares its own typed
+items (:class:`~cogs.tables.router.TableButton` / ``TableSelect``
+subclasses) and registers them with ``bot.add_dynamic_items``.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import discord
 
 from app.tables.manager import Table
 from core.protocol import Event
-
-if TYPE_CHECKING:
-    from cogs.tables import TablesCog
 
 
 @dataclass
@@ -34,6 +35,3 @@ class GameUI(Protocol):
     def narrate(self, table: Table, events: list[Event], lang: str) -> list[str]: ...
 
     def lobby_lines(self, table: Table, lang: str) -> list[str]: ...
-
-    async def on_component(self, cog: "TablesCog", interaction: discord.Interaction, table: Table,
-                           op: str, ver: int | None, arg: str | None, values: list[str]) -> None: ...

@@ -16,7 +16,7 @@ from app.text import plain
 from core.protocol import GameError
 from cogs.common.ui import (TRANSIENT, can_manage, defer_when_slow, reply, update_message, user_lang, view_of)
 from cogs.tables.presenter import _ANSWER_REDRAWS
-from cogs.tables.router import TableButton, TableSelect
+from cogs.tables.router import Click, TableButton, TableSelect, Word
 
 log = logging.getLogger(__name__)
 
@@ -179,20 +179,20 @@ class Lobby:
                                        value=level, description=t(lang, f"ai.desc_{level}"), emoji="🤖")
                   for level in LEVELS]
         items: list[discord.ui.Item] = [
-            TableButton.make(table.id, "join", t(lang, "table.join"), style=B.success, row=0),
-            TableButton.make(table.id, "leave", t(lang, "table.leave"), row=0),
-            TableButton.make(table.id, "cpu", t(lang, "table.add_computer"), row=0),  # a normal one
-            TableButton.make(table.id, "start", t(lang, "table.start"), style=B.primary, row=0),
-            TableButton.make(table.id, "cancel", t(lang, "table.cancel"), style=B.danger, row=0),
-            TableButton.make(table.id, "rules", t(lang, "table.rules"), emoji="📖", row=1),
+            Join.make(table.id, t(lang, "table.join"), style=B.success, row=0),
+            Leave.make(table.id, t(lang, "table.leave"), row=0),
+            AddComputer.make(table.id, t(lang, "table.add_computer"), row=0),  # a normal one
+            Start.make(table.id, t(lang, "table.start"), style=B.primary, row=0),
+            Cancel.make(table.id, t(lang, "table.cancel"), style=B.danger, row=0),
+            Rules.make(table.id, t(lang, "table.rules"), emoji="📖", row=1),
         ]
         players = self.manager.players
         if players is not None and players.supports(table.game):  # levels and the coach
             items += [
-                TableButton.make(table.id, "hints", t(lang, "ai.hints_button_on" if hints else "ai.hints_button_off"),
-                                 emoji="💡", style=B.success if hints else B.secondary,
-                                 arg="off" if hints else "on", row=1),
-                TableSelect.make(table.id, "cpu", t(lang, "ai.add_computer"), levels, row=2),  # at a chosen level
+                Hints.make(table.id, t(lang, "ai.hints_button_on" if hints else "ai.hints_button_off"),
+                           emoji="💡", style=B.success if hints else B.secondary,
+                           state="off" if hints else "on", row=1),
+                Level.make(table.id, t(lang, "ai.add_computer"), levels, row=2),  # at a chosen level
             ]
         return view_of(*items)
 
@@ -208,30 +208,7 @@ class Lobby:
     async def _lobby_update(self, interaction: discord.Interaction, table: Table) -> None:
         await update_message(interaction, embed=self.lobby_embed(table), view=self.lobby_view(table))
 
-    async def op_join(self, interaction: discord.Interaction, table: Table) -> None:
-        await self.manager.join(table, interaction.user.id, interaction.user.display_name)
-        await self._lobby_update(interaction, table)
-
-    async def op_leave(self, interaction: discord.Interaction, table: Table) -> None:
-        await self.manager.leave(table, interaction.user.id)
-        await self._lobby_update(interaction, table)
-
-    async def op_cpu(self, interaction: discord.Interaction, table: Table) -> None:
-        # the level menu, or the plain button (and a lobby posted before levels existed): normal
-        values = (interaction.data or {}).get("values") or ["normal"]  # type: ignore[union-attr]
-        await self.manager.add_computer(table, interaction.user.id, str(values[0]))
-        await self._lobby_update(interaction, table)
-
-    async def op_hints(self, interaction: discord.Interaction, table: Table) -> None:
-        custom_id = str((interaction.data or {}).get("custom_id", ""))  # type: ignore[union-attr]
-        await self.manager.set_hints(table, interaction.user.id, custom_id.endswith(":on"))
-        await self._lobby_update(interaction, table)
-
-    async def op_start(self, interaction: discord.Interaction, table: Table) -> None:
-        await self.manager.start(table, interaction.user.id)
-        await self._lobby_update(interaction, table)
-
-    async def op_cancel(self, interaction: discord.Interaction, table: Table) -> None:
+    async def cancel_clicked(self, interaction: discord.Interaction, table: Table) -> None:
         on_lobby = interaction.message is not None and interaction.message.id == table.messages.get("lobby")
         if on_lobby:
             _ANSWER_REDRAWS.set(table.id)  # this click's answer redraws the lobby message
@@ -261,13 +238,7 @@ class Lobby:
         key = "faults.stopped" if table.status == "abandoned" else "faults.lobby_cancelled"
         await reply(interaction, t(lang, key, table=table.id))
 
-    async def op_rules(self, interaction: discord.Interaction, table: Table) -> None:
-        from cogs.rules import build_page
-
-        embed, view = build_page(table.game, user_lang(interaction), 0)
-        await reply(interaction, embed=embed, view=view)
-
-    async def op_again(self, interaction: discord.Interaction, table_id: int) -> None:
+    async def play_again(self, interaction: discord.Interaction, table_id: int) -> None:
         """*Play again* under a finished game: a new lobby with the same options,
         the clicker as host, the same computer players, the other people invited."""
         old = self.manager.get(table_id)
@@ -288,10 +259,6 @@ class Lobby:
             turn_time=options.get("turn_time", 0), computers=[s.level for s in seats if s.computer],
             invite=[s.user_id for s in seats if s.user_id not in (None, interaction.user.id)],
             options={k: v for k, v in options.items() if k not in ("rounds", "turn_time", "hints")})
-
-    async def op_back(self, interaction: discord.Interaction, table: Table) -> None:
-        await self.manager.back(table, interaction.user.id)
-        await reply(interaction, t(user_lang(interaction), "table.welcome_back"))
 
     # ------------------------------------------------- /join /start /leave
     # The same manager calls as the lobby's buttons, on the table of the
@@ -346,3 +313,106 @@ class Lobby:
                                                                  view=self.lobby_view(table))
             except TRANSIENT:
                 log.info("lobby message of table %s could not be updated", table.id, exc_info=True)
+
+
+# ------------------------------------------------------------ the lobby's items
+# (and the buttons every table message may carry: Rules, I'm back, Play again)
+class Join(TableButton, kind="table.join"):
+    legacy = "join"
+
+    async def run(self, click: Click) -> None:
+        await click.cog.manager.join(click.table, click.user.id, click.user.display_name)
+        await click.cog._lobby_update(click.interaction, click.table)
+
+
+class Leave(TableButton, kind="table.leave"):
+    legacy = "leave"
+
+    async def run(self, click: Click) -> None:
+        await click.cog.manager.leave(click.table, click.user.id)
+        await click.cog._lobby_update(click.interaction, click.table)
+
+
+class AddComputer(TableButton, kind="table.cpu"):
+    """A computer player at the normal level (and a lobby posted before levels existed)."""
+
+    legacy = "cpu"
+
+    async def run(self, click: Click) -> None:
+        await click.cog.manager.add_computer(click.table, click.user.id, "normal")
+        await click.cog._lobby_update(click.interaction, click.table)
+
+
+class Level(TableSelect, kind="table.level"):
+    """A computer player at the level chosen in the menu."""
+
+    legacy = "cpu"
+    value = Word(*LEVELS)
+
+    async def run(self, click: Click) -> None:
+        await click.cog.manager.add_computer(click.table, click.user.id, self.choice)
+        await click.cog._lobby_update(click.interaction, click.table)
+
+
+class Hints(TableButton, kind="table.hints"):
+    """The host turns the coach on or off (``state``: what a click does)."""
+
+    legacy = "hints"
+    fields = {"state": Word("on", "off")}
+    state: str
+
+    @classmethod
+    def from_legacy(cls, ver: int | None, arg: str | None) -> dict[str, Any]:
+        return {"state": arg}
+
+    async def run(self, click: Click) -> None:
+        await click.cog.manager.set_hints(click.table, click.user.id, self.state == "on")
+        await click.cog._lobby_update(click.interaction, click.table)
+
+
+class Start(TableButton, kind="table.start"):
+    legacy = "start"
+
+    async def run(self, click: Click) -> None:
+        await click.cog.manager.start(click.table, click.user.id)
+        await click.cog._lobby_update(click.interaction, click.table)
+
+
+class Cancel(TableButton, kind="table.cancel"):
+    legacy = "cancel"
+
+    async def run(self, click: Click) -> None:
+        await click.cog.cancel_clicked(click.interaction, click.table)
+
+
+class Rules(TableButton, kind="table.rules"):
+    legacy = "rules"
+
+    async def run(self, click: Click) -> None:
+        from cogs.rules import build_page
+
+        embed, view = build_page(click.table.game, click.lang, 0)
+        await reply(click.interaction, embed=embed, view=view)
+
+
+class Back(TableButton, kind="table.back"):
+    """*I'm back*: the owner takes their seat back from the computer."""
+
+    legacy = "back"
+
+    async def run(self, click: Click) -> None:
+        await click.cog.manager.back(click.table, click.user.id)
+        await reply(click.interaction, t(click.lang, "table.welcome_back"))
+
+
+class PlayAgain(TableButton, kind="table.again"):
+    """Under the final standings: works after the table closed (and after a restart)."""
+
+    legacy = "again"
+    open_only = False
+
+    async def run(self, click: Click) -> None:
+        await click.cog.play_again(click.interaction, self.table_id)
+
+
+ITEMS = (Join, Leave, AddComputer, Level, Hints, Start, Cancel, Rules, Back, PlayAgain)

@@ -22,7 +22,6 @@ from core import registry
 from core.protocol import Event, to_act
 from cogs.common.ui import (NO_PINGS, TRANSIENT, view_of)
 from cogs.tables.game_ui import TableMessage
-from cogs.tables.router import TableButton
 
 log = logging.getLogger(__name__)
 
@@ -606,8 +605,10 @@ class Presenter:
             embed.description = t(lang, "table.finished") + "\n" + "\n".join(
                 t(lang, "table.standing", place=result.places[s], name=self.seat_name(table, s),
                   score=result.scores[s]) for s in order)
-        again = view_of(TableButton.make(table.id, "again", t(table.locale, "table.again"),
-                                         style=discord.ButtonStyle.success, emoji="🔁"))
+        from cogs.tables.lobby import PlayAgain  # (the lobby module imports this one)
+
+        again = view_of(PlayAgain.make(table.id, t(table.locale, "table.again"),
+                                       style=discord.ButtonStyle.success, emoji="🔁"))
         for extra in self.extras:
             await extra.standings(table, embed, again)
         try:

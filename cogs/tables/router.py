@@ -1,100 +1,350 @@
 """Every click on a table lands here.
 
-Every component on a table message is a :class:`TableButton` or
-:class:`TableSelect`, a ``DynamicItem`` whose custom_id is
-``table:<id>:<op>[:<version>][:<arg>]`` (``tsel:`` for selects).  No custom_id
-ever holds a card from a hand; the version makes old buttons harmless.
-:class:`Router` finds the table, and turns every error into one private answer.
+A table's components are :class:`TableItem` subclasses, ``DynamicItem``\\ s
+with a template of their own: ``<kind>:<table>[:<version>]{:<field>}``, e.g.
+``table.join:12`` (Join at table 12), or a game's ``<game>.<op>:12:40:2:5``
+(version 40, then the item's own fields: a stack, a place in the hand).  A
+game's cog declares its items beside its UI and registers them
+(``bot.add_dynamic_items``) in its ``cog_load``; the lobby's items live in
+:mod:`cogs.tables.lobby`.  Each item declares its fields (:class:`Int` with
+bounds, :class:`Word` from a fixed set) and, for a select, what its values
+are; :meth:`TableItem.run` gets them typed.
+
+Every callback goes through :meth:`Router.route`: a slow save is deferred,
+the fields and values are checked (anything the bot never made is
+:class:`~cogs.guard.BadInput`), a closed table answers so, a versioned item
+from an earlier moment calls its :meth:`TableItem.stale` (nothing acts), and
+every error becomes one private answer.  The manager takes the table's one
+lock for every change (and checks the version again under it).
+
+No custom_id ever holds a card from a hand (a card is named by its place in
+the hand, pinned by the version); select values are checked on every click.
+
+Tables saved by the version before typed items carry ``table:<id>:<op>...``
+and ``tsel:<id>:<op>...`` ids on their messages and open panels:
+:class:`LegacyButton` and :class:`LegacySelect` map them onto today's items
+(each item names its old op in ``legacy`` and reads its old argument in
+:meth:`TableItem.from_legacy`).
 """
 from __future__ import annotations
 
 import logging
 import re
-from typing import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Sequence
 
 import discord
 
 from app.i18n.catalogue import has, t
-from app.tables.manager import TableError
-from cogs.guard import INT64_MAX, BadInput
+from app.tables.manager import Table, TableError
+from cogs.guard import INT64_MAX, BadInput, number
 from core.protocol import GameError
 from cogs.common.ui import (defer_when_slow, reply, user_lang)
 
+if TYPE_CHECKING:
+    from cogs.tables import TablesCog
+
 log = logging.getLogger(__name__)
 
+
+# ------------------------------------------------------------------ fields
+class Int:
+    """A whole number field, ``low``..``high`` inclusive.
+
+    >>> Int(0, 9).read("7"), Int(0, 9).pattern
+    (7, '\\\\d{1,20}')
+    >>> for bad in ("10", "x", "", "9" * 20):
+    ...     try:
+    ...         Int(0, 9).read(bad)
+    ...     except BadInput:
+    ...         pass
+    ...     else:
+    ...         print("accepted", bad)
+    """
+
+    pattern = r"\d{1,20}"  # (wider than the bounds: a forged number is answered, not ignored)
+
+    def __init__(self, low: int, high: int) -> None:
+        self.low, self.high = low, high
+
+    def read(self, text: object) -> int:
+        value = number(text)
+        if not self.low <= value <= self.high:
+            raise BadInput(text)
+        return value
+
+    def write(self, value: Any) -> str:
+        if not isinstance(value, int) or not self.low <= value <= self.high:
+            raise ValueError(f"{value!r} is not in {self.low}..{self.high}")
+        return str(value)
+
+
+class Word:
+    """One of a fixed set of words.
+
+    >>> Word("on", "off").read("on")
+    'on'
+    """
+
+    pattern = r"[a-z0-9_]{1,16}"
+
+    def __init__(self, *words: str) -> None:
+        self.words = words
+
+    def read(self, text: object) -> str:
+        if text not in self.words:
+            raise BadInput(text)
+        return str(text)
+
+    def write(self, value: Any) -> str:
+        if value not in self.words:
+            raise ValueError(f"{value!r} is not one of {self.words}")
+        return str(value)
+
+
+Field = Int | Word
+
+VERSION = Int(0, INT64_MAX)
+TABLE = Int(0, INT64_MAX)
+
+#: today's items by the op they had in the ids before typed items: (kind, op) -> {game: class}
+_LEGACY: dict[tuple[str, str], dict[str | None, type["TableItem"]]] = {}
+
+
+@dataclass
+class Click:
+    """One click on a table component, handed to :meth:`TableItem.run`."""
+
+    cog: "TablesCog"
+    interaction: discord.Interaction
+    table: Table  # (None only for an item with ``open_only = False`` whose table is gone)
+
+    @property
+    def lang(self) -> str:
+        return user_lang(self.interaction)
+
+    @property
+    def user(self) -> discord.abc.User:
+        return self.interaction.user
+
+    @property
+    def ui(self) -> Any:
+        """The game UI of this table (:class:`~cogs.tables.game_ui.GameUI`)."""
+        return self.cog.uis[self.table.game]
+
+
+class TableItem(discord.ui.DynamicItem[discord.ui.Item[Any]], template=r"(?!)"):
+    """A component of a table.  A subclass names its ``kind`` (the custom_id's
+    first part, unique) in the class line and declares the rest:
+
+    - ``game``: the registry key of the game it belongs to (None: any table);
+    - ``versioned``: its id carries the table's version; a click from an
+      earlier moment calls :meth:`stale` instead of :meth:`run`;
+    - ``fields``: name -> :class:`Int` / :class:`Word`, in custom_id order,
+      read into attributes of the same name;
+    - ``open_only``: the table must be a lobby or running (False: ``run``
+      gets ``click.table`` None when the table is gone, e.g. *Play again*);
+    - ``legacy``: the op of this item in the ids before typed items.
+    """
+
+    kind: ClassVar[str] = ""
+    component: ClassVar[str] = ""  # "button" or "select"
+    game: ClassVar[str | None] = None
+    versioned: ClassVar[bool] = False
+    fields: ClassVar[dict[str, Field]] = {}
+    open_only: ClassVar[bool] = True
+    legacy: ClassVar[str | None] = None
+
+    table_id: int
+    ver: int | None
+    values: list[Any]
+
+    def __init_subclass__(cls, *, kind: str | None = None, **kwargs: Any) -> None:
+        if kind is None:  # an abstract layer (TableButton, a game's own base)
+            super().__init_subclass__(template=r"(?!)", **kwargs)
+            return
+        cls.kind = kind
+        clash = [name for name in cls.fields if name in ("table_id", "ver", "values") or hasattr(TableItem, name)]
+        if clash:  # (a field must not hide an attribute of the item, e.g. its row)
+            raise TypeError(f"{cls.__name__}: field names {clash} are taken")
+        parts = [re.escape(kind), rf"(?P<table_id>{TABLE.pattern})"]
+        if cls.versioned:
+            parts.append(rf"(?P<ver>{VERSION.pattern})")
+        parts += [rf"(?P<{name}>{field.pattern})" for name, field in cls.fields.items()]
+        super().__init_subclass__(template=":".join(parts), **kwargs)
+        if cls.legacy is not None:
+            _LEGACY.setdefault((cls.component, cls.legacy), {})[cls.game] = cls
+
+    def __init__(self, item: discord.ui.Item[Any]) -> None:
+        super().__init__(item)
+        self._match = self.template.fullmatch(self.custom_id)
+
+    @classmethod
+    def custom_id_for(cls, table_id: int, ver: int | None = None, **fields: Any) -> str:
+        """>>> from cogs.tables.lobby import Join
+        >>> Join.custom_id_for(12)
+        'table.join:12'
+        """
+        parts = [cls.kind, TABLE.write(table_id)]
+        if cls.versioned:
+            parts.append(VERSION.write(ver))
+        elif ver is not None:
+            raise ValueError(f"{cls.__name__} carries no version")
+        if set(fields) != set(cls.fields):
+            raise ValueError(f"{cls.__name__} needs {list(cls.fields)}, got {list(fields)}")
+        parts += [field.write(fields[name]) for name, field in cls.fields.items()]
+        custom_id = ":".join(parts)
+        assert len(custom_id) <= 100, custom_id
+        return custom_id
+
+    @classmethod
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Item[Any],
+                             match: re.Match[str], /) -> "TableItem":
+        return cls(item)  # (read in the callback, where a bad field gets its answer)
+
+    def read(self) -> None:
+        """The typed fields and values of this click, or :class:`BadInput`."""
+        match = self._match
+        if match is None:
+            raise BadInput(self.custom_id)
+        self.table_id = TABLE.read(match["table_id"])
+        self.ver = VERSION.read(match["ver"]) if self.versioned else None
+        for name, field in self.fields.items():
+            setattr(self, name, field.read(match[name]))
+        self.values = self.read_values(list(getattr(self.item, "values", None) or ()))
+
+    def read_values(self, values: list[str]) -> list[Any]:
+        return []
+
+    @classmethod
+    def from_legacy(cls, ver: int | None, arg: str | None) -> dict[str, Any]:
+        """This item's fields from an id of the version before typed items
+        (``table:<id>:<op>[:<ver>][:<arg>]``); :class:`BadInput` if it cannot be one."""
+        if cls.fields:
+            raise NotImplementedError(f"{cls.__name__} reads no legacy argument")
+        return {}
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        cog: Router = interaction.client.get_cog("Tables")  # type: ignore[assignment]
+        await cog.route(interaction, self)
+
+    async def run(self, click: Click) -> None:
+        raise NotImplementedError
+
+    async def stale(self, click: Click) -> None:
+        """A click on a component from an earlier moment of the table: nothing acts."""
+        raise TableError("stale")
+
+
+class TableButton(TableItem):
+    """A table's button: ``make`` it with its fields."""
+
+    component = "button"
+
+    @classmethod
+    def make(cls, table_id: int, label: str, *, ver: int | None = None,
+             style: discord.ButtonStyle = discord.ButtonStyle.secondary, emoji: str | None = None,
+             disabled: bool = False, row: int | None = None, **fields: Any) -> "TableButton":
+        return cls(discord.ui.Button(label=label[:80], style=style, emoji=emoji, disabled=disabled, row=row,
+                                     custom_id=cls.custom_id_for(table_id, ver, **fields)))
+
+
+class TableSelect(TableItem):
+    """A table's select menu; ``value`` checks every value chosen (``choices``:
+    how many at most may be chosen; one unless a subclass says more)."""
+
+    component = "select"
+    value: ClassVar[Field] = Int(0, INT64_MAX)
+    choices: ClassVar[int] = 1
+
+    @classmethod
+    def make(cls, table_id: int, placeholder: str, options: Sequence[discord.SelectOption], *,
+             ver: int | None = None, min_values: int = 1, max_values: int = 1, row: int | None = None,
+             **fields: Any) -> "TableSelect":
+        options = list(options)[:25]
+        return cls(discord.ui.Select(
+            custom_id=cls.custom_id_for(table_id, ver, **fields), placeholder=placeholder[:150], options=options,
+            min_values=min(min_values, len(options)), max_values=max(1, min(max_values, len(options), cls.choices)),
+            row=row))
+
+    def read_values(self, values: list[str]) -> list[Any]:
+        # (a forged select id sent as a button has no values at all)
+        if not 1 <= len(values) <= self.choices:
+            raise BadInput(values)
+        return [self.value.read(v) for v in values]
+
+    @property
+    def choice(self) -> Any:
+        """The one value of a single-choice select."""
+        return self.values[0]
+
+
+# ------------------------------------------------------------ legacy ids
 _ID = r"(?P<id>\d{1,20}):(?P<op>[a-z_]{1,16})(?::(?P<ver>\d{1,9}))?(?::(?P<arg>[A-Za-z0-9_.-]{1,40}))?"
 
 
-def make_id(prefix: str, table_id: int, op: str, ver: int | None = None, arg: object | None = None) -> str:
-    """Build a component custom_id (always well under Discord's 100 characters).
+class _Legacy(discord.ui.DynamicItem[discord.ui.Item[Any]], template=r"(?!)"):
+    component: ClassVar[str] = ""
 
-    >>> make_id("table", 12, "join")
-    'table:12:join'
-    >>> make_id("tsel", 12, "stack", 7, "p1")
-    'tsel:12:stack:7:p1'
+    def __init__(self, item: discord.ui.Item[Any]) -> None:
+        super().__init__(item)
+        self._match = self.template.fullmatch(self.custom_id)
+
+    @classmethod
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Item[Any],
+                             match: re.Match[str], /) -> "_Legacy":
+        return cls(item)
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        cog: Router = interaction.client.get_cog("Tables")  # type: ignore[assignment]
+        await cog.route_legacy(interaction, self)
+
+    def today(self, cog: "Router") -> TableItem:
+        """The item of today that this old id means, wrapping the clicked
+        component (with its values); :class:`BadInput` when there is none."""
+        match = self._match
+        assert match is not None
+        table_id = TABLE.read(match["id"])
+        ver = VERSION.read(match["ver"]) if match["ver"] is not None else None
+        candidates = _LEGACY.get((self.component, match["op"]), {})
+        table = cog.manager.get(table_id)
+        cls = candidates.get(table.game if table is not None else None) or candidates.get(None)
+        if cls is None:
+            if table is None or table.status not in ("lobby", "playing"):
+                raise TableError("table_closed")  # (a game's button of a table that is gone)
+            raise BadInput(self.custom_id)
+        fields = cls.from_legacy(ver, match["arg"])
+        try:
+            custom_id = cls.custom_id_for(table_id, (ver or 0) if cls.versioned else None, **fields)
+        except ValueError:  # a field out of its bounds
+            raise BadInput(self.custom_id) from None
+        self.item.custom_id = custom_id  # type: ignore[attr-defined]
+        return cls(self.item)
+
+
+class LegacyButton(_Legacy, template=r"table:" + _ID):
+    """A button posted before typed items (``table:<id>:<op>...``)."""
+
+    component = "button"
+
+
+class LegacySelect(_Legacy, template=r"tsel:" + _ID):
+    """A select menu posted before typed items (``tsel:<id>:<op>...``)."""
+
+    component = "select"
+
+
+def legacy_page(arg: str | None) -> int:
+    """The page of an old pager or menu id (``p<n>``).
+
+    >>> legacy_page("p3"), legacy_page(None)
+    (3, 0)
     """
-    parts = [prefix, str(table_id), op]
-    if ver is not None or arg is not None:
-        parts.append(str(ver if ver is not None else 0))
-    if arg is not None:
-        parts.append(str(arg))
-    return ":".join(parts)
-
-
-def _parse(custom_id: str) -> tuple[int, str, int | None, str | None]:
-    match = re.fullmatch(r"(?:table|tsel):" + _ID, custom_id)
-    assert match is not None
-    ver = match["ver"]
-    return int(match["id"]), match["op"], int(ver) if ver is not None else None, match["arg"]
-
-
-class TableButton(discord.ui.DynamicItem[discord.ui.Button], template=r"table:" + _ID):
-    """Every button of every table, routed to :meth:`TablesCog.route`."""
-
-    def __init__(self, item: discord.ui.Button) -> None:
-        super().__init__(item)
-        self.table_id, self.op, self.ver, self.arg = _parse(item.custom_id or "")
-
-    @classmethod
-    def make(cls, table_id: int, op: str, label: str, *, ver: int | None = None, arg: object | None = None,
-             style: discord.ButtonStyle = discord.ButtonStyle.secondary, emoji: str | None = None,
-             disabled: bool = False, row: int | None = None) -> "TableButton":
-        return cls(discord.ui.Button(label=label[:80], style=style, emoji=emoji, disabled=disabled, row=row,
-                                     custom_id=make_id("table", table_id, op, ver, arg)))
-
-    @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button, match: re.Match[str], /):
-        return cls(item)
-
-    async def callback(self, interaction: discord.Interaction) -> None:
-        cog: Router = interaction.client.get_cog("Tables")  # type: ignore[assignment]
-        await cog.route(interaction, self.table_id, self.op, self.ver, self.arg, [])
-
-
-class TableSelect(discord.ui.DynamicItem[discord.ui.Select], template=r"tsel:" + _ID):
-    """Every select menu of every table."""
-
-    def __init__(self, item: discord.ui.Select) -> None:
-        super().__init__(item)
-        self.table_id, self.op, self.ver, self.arg = _parse(item.custom_id or "")
-
-    @classmethod
-    def make(cls, table_id: int, op: str, placeholder: str, options: Sequence[discord.SelectOption], *,
-             ver: int | None = None, arg: object | None = None, min_values: int = 1, max_values: int = 1,
-             row: int | None = None) -> "TableSelect":
-        options = list(options)[:25]
-        return cls(discord.ui.Select(
-            custom_id=make_id("tsel", table_id, op, ver, arg), placeholder=placeholder[:150], options=options,
-            min_values=min(min_values, len(options)), max_values=max(1, min(max_values, len(options))), row=row))
-
-    @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Select, match: re.Match[str], /):
-        return cls(item)
-
-    async def callback(self, interaction: discord.Interaction) -> None:
-        cog: Router = interaction.client.get_cog("Tables")  # type: ignore[assignment]
-        values = list(getattr(self.item, "values", ()))  # (a forged button has none)
-        await cog.route(interaction, self.table_id, self.op, self.ver, self.arg, values)
+    if arg is None:
+        return 0
+    if not arg.startswith("p"):
+        raise BadInput(arg)
+    return number(arg[1:])
 
 
 class Router:
@@ -112,36 +362,50 @@ class Router:
             return t(lang, key) if has(key) else t(lang, "errors.illegal")
         return t(lang, "errors.unexpected")
 
-    async def route(self, interaction: discord.Interaction, table_id: int, op: str, ver: int | None,
-                    arg: str | None, values: list[str]) -> None:
+    async def route(self, interaction: discord.Interaction, item: TableItem) -> None:
         """Every table click lands here: one place turns errors into answers."""
-        lang = user_lang(interaction)
         defer_when_slow(interaction)
-        table = None
-        try:
-            if table_id > INT64_MAX:
-                raise BadInput(table_id)
-            if op == "again":  # the only button of a finished table
-                return await self.op_again(interaction, table_id)
-            table = self.manager.get(table_id)
-            if table is None or table.status not in ("lobby", "playing"):
+        await self._answering(interaction, item.custom_id, self._dispatch(interaction, item))
+
+    async def route_legacy(self, interaction: discord.Interaction, old: _Legacy) -> None:
+        """An id of the version before typed items: the same path, as today's item."""
+        defer_when_slow(interaction)
+
+        async def dispatch() -> None:
+            await self._dispatch(interaction, old.today(self))
+
+        await self._answering(interaction, old.custom_id, dispatch())
+
+    async def _dispatch(self, interaction: discord.Interaction, item: TableItem) -> None:
+        item.read()
+        table = self.manager.get(item.table_id)
+        if table is None or table.status not in ("lobby", "playing"):
+            if item.open_only:
                 raise TableError("table_closed")
-            handler = getattr(self, f"op_{op}", None)
-            if handler is not None:
-                await handler(interaction, table)
-            else:
-                ui = self.uis[table.game]
-                await ui.on_component(self, interaction, table, op, ver, arg, values)
+        elif item.game is not None and table.game != item.game:
+            raise BadInput(item.custom_id)  # another game's id: the bot never put it on this table
+        interaction.extras["table"] = table  # (its token may tell the thread what comes next)
+        click = Click(self, interaction, table)  # type: ignore[arg-type]
+        if item.versioned and table is not None and item.ver != table.version:
+            return await item.stale(click)
+        await item.run(click)
+
+    async def _answering(self, interaction: discord.Interaction, custom_id: str, handling: Any) -> None:
+        lang = user_lang(interaction)
+        try:
+            await handling
         except (TableError, GameError) as error:
             await reply(interaction, self.error_text(lang, error))
         except BadInput:
-            log.info("click %s at table %s carried values the bot never made: %r %r", op, table_id, arg, values)
+            values = (interaction.data or {}).get("values")  # type: ignore[union-attr]
+            log.info("click %r carried values the bot never made: %r", custom_id, values)
             await reply(interaction, t(lang, "guard.bad_input"))
         except discord.HTTPException:
-            log.warning("Discord refused an answer at table %s (%s)", table_id, op, exc_info=True)
+            log.warning("Discord refused an answer to %r", custom_id, exc_info=True)
         except Exception:
-            log.exception("click %s at table %s failed", op, table_id)
+            log.exception("click %r failed", custom_id)
             await reply(interaction, t(lang, "errors.unexpected"))
         finally:
+            table = interaction.extras.get("table")
             if table is not None:
                 self.heard(table, interaction)  # its token may tell the thread what comes next

@@ -40,7 +40,7 @@ neither are their index entries and board counts.  Calls that arrive while
 a recording transaction runs are committed together (group commit,
 ``RECORD_BATCH``), each in a SAVEPOINT.
 
-Leaderboards (details in :mod:`app.migrations`).  Each board is an index on
+Leaderboards (details in :mod:`app.store.sqlite_migrations`).  Each board is an index on
 a one-column text sort key in ``stats`` plus a two-level order-statistic
 index kept exact by triggers in the same transaction: ``buckets`` (<= 1024
 consecutive entries each) and ``bucket_groups`` (<= 64 consecutive buckets).
@@ -73,25 +73,24 @@ import json
 import logging
 import sqlite3
 import time
-from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence, TypeVar
 
 import aiosqlite
 
 from app import ratings
-from app.migrations import (
-    BOARD_TRIGGERS, BOARD_TRIGGER_NAMES, BOARDS, GAME_CODES, MIN_GAMES, REBUILD_BUCKETS, VALUE_EXPR,
-    migrate, sort_key,
+from app.store.base import (
+    ACTIVE, BOARD_NUMBERS, CLOSED, GUILD_DEFAULTS, MIN_GAMES, RECORD_BATCH, ChannelBusy, GameRecord,  # noqa: F401
+    GroupRecorder, Page, PlayerResult, StoreUnavailable, TableRecord,
+    board_number as _board_number, game_code as _game_code, night_record as _night, page_of, profile_of,
+    table_record as _table,
 )
-from core import registry
+from app.store.sqlite_migrations import (
+    BOARD_TRIGGERS, BOARD_TRIGGER_NAMES, BOARDS, GAME_CODES, REBUILD_BUCKETS, VALUE_EXPR, migrate, sort_key,
+)
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-__all__ = ["Store", "StoreUnavailable", "ChannelBusy", "TableRecord", "GameRecord", "PlayerResult", "Page", "GUILD_DEFAULTS", "ACTIVE"]
-
-ACTIVE = ("lobby", "playing")
-CLOSED = ("finished", "cancelled", "abandoned")
 #: How long a write waits for a lock held by another connection or process
 #: (``busy_timeout``, ms).  Under Discord's 3 s: a click whose save meets a
 #: locked file is told "not saved" (or was deferred first, see cogs/tables.py).
@@ -99,86 +98,6 @@ BUSY_TIMEOUT_MS = 2000
 #: How long opening waits for the lock: another process of a shard cluster may
 #: be migrating the same file (processes started together migrate it once).
 OPEN_BUSY_TIMEOUT_MS = 30000
-GUILD_DEFAULTS: dict[str, Any] = {"language": None, "rate_bot_games": False}
-#: most games recorded in one transaction (group commit)
-RECORD_BATCH = 64
-BOARD_NUMBERS = {name: number for number, (name, _) in BOARDS.items()}
-_CODE_GAMES = {code: name for name, code in GAME_CODES.items()}
-
-
-class StoreUnavailable(Exception):
-    """The database file cannot be opened for writing (read-only file or
-    folder, missing folder, full disk, locked by another program...)."""
-
-    def __init__(self, path: str, reason: str) -> None:
-        super().__init__(f"{path}: {reason}")
-        self.path = path
-        self.reason = reason
-
-
-class ChannelBusy(Exception):
-    """``create_table`` in a channel that has an active table already."""
-
-
-@dataclass(frozen=True)
-class TableRecord:
-    """A lobby or game table as saved: replay ``actions`` from the seed in ``meta``."""
-
-    id: int
-    guild_id: int
-    channel_id: int
-    game: str
-    status: str
-    meta: dict[str, Any]
-    actions: list[tuple[int, str]]
-    created_at: float
-    updated_at: float
-
-
-@dataclass(frozen=True)
-class PlayerResult:
-    """One seat's result; ``user_id`` None is a computer player."""
-
-    user_id: int | None
-    name: str
-    seat: int
-    score: int
-    place: int
-    stats: dict[str, int] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class GameRecord:
-    """A finished game, recorded once per ``table_id``."""
-
-    table_id: int
-    guild_id: int | None
-    channel_id: int | None
-    game: str
-    started_at: float
-    ended_at: float
-    seed: int | None
-    rounds: int
-    has_bots: bool
-    rated: bool
-    players: list[PlayerResult]
-
-
-@dataclass(frozen=True)
-class Page:
-    """One leaderboard page.
-
-    ``rows``: ``{"rank", "user_id", "name", "value", "games", "wins"}``;
-    ``page`` is 0-based, ``pages`` the page count, ``total`` the board size.
-    ``first``/``last`` are keyset cursors for ``before=``/``after=``.
-    """
-
-    rows: list[dict[str, Any]]
-    page: int
-    pages: int
-    total: int
-    first: str | None = None
-    last: str | None = None
 
 
 # -- SQL ---------------------------------------------------------------------
@@ -447,11 +366,6 @@ WHERE g.table_id = ? ORDER BY p.seat
 """
 
 
-def _night(row: Sequence[Any]) -> dict[str, Any]:
-    return {"id": row[0], "guild_id": row[1], "channel_id": row[2], "game": row[3], "status": row[4],
-            "meta": json.loads(row[5])}
-
-
 _GAME_DETAIL = """
 SELECT g.id, g.table_id, g.guild_id, g.channel_id, g.game, g.started_at, g.ended_at, g.seed,
        g.rounds, g.has_bots, g.rated, g.n_players,
@@ -470,37 +384,15 @@ ON CONFLICT (guild_id, key) DO UPDATE SET value = excluded.value
 """
 
 
-def _table(row: Sequence[Any]) -> TableRecord:
-    return TableRecord(
-        id=row[0], guild_id=row[1], channel_id=row[2], game=row[3], status=row[4],
-        meta=json.loads(row[5]), actions=[(s, a) for s, a in json.loads(row[8])],
-        created_at=row[6], updated_at=row[7],
-    )
-
-
-def _game_code(game: str) -> int:
-    try:
-        return GAME_CODES[game]
-    except KeyError:
-        raise ValueError(f"unknown game {game!r}; expected one of {sorted(GAME_CODES)}") from None
-
-
-def _board_number(by: str) -> int:
-    try:
-        return BOARD_NUMBERS[by]
-    except KeyError:
-        raise ValueError(f"unknown board {by!r}; expected one of {sorted(BOARD_NUMBERS)}") from None
-
-
-class Store:
+class SqliteStore(GroupRecorder):
     """Async persistence for tables, results, stats and settings (see module doc)."""
+
+    backend = "sqlite"
 
     def __init__(self, w: aiosqlite.Connection, r: aiosqlite.Connection, c: aiosqlite.Connection) -> None:
         self._w, self._r, self._c = w, r, c
         self._checkpointer: asyncio.Task[None] | None = None
-        self._pending: list[tuple[GameRecord, asyncio.Future[int | None]]] = []
-        self._recorder: asyncio.Task[None] | None = None
-        self._recording = False  # a recording transaction is in flight
+        self._init_recorder()
 
     # -- lifecycle -----------------------------------------------------------
 
@@ -513,7 +405,7 @@ class Store:
         cache_mib: int = 64,
         mmap_mib: int = 0,
         page_size: int = 4096,
-    ) -> "Store":
+    ) -> "SqliteStore":
         """Open (creating if needed) and migrate the database at *path*.
 
         ``cache_mib`` is SQLite's page cache per connection (three
@@ -569,8 +461,7 @@ class Store:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._checkpointer
             self._checkpointer = None
-        if self._recorder is not None:
-            await self._recorder  # games already handed to record_game are written
+        await self._finish_recording()
         with contextlib.suppress(Exception):
             await self._c.execute("PRAGMA wal_checkpoint(PASSIVE)")
         for db in (self._r, self._c, self._w):
@@ -711,61 +602,11 @@ class Store:
 
     # -- results and stats ----------------------------------------------------
 
-    async def record_game(self, record: GameRecord) -> int | None:
-        """Store a finished game and update counters and ratings, once.
+    # record_game (app.store.base.GroupRecorder): group commit, each
+    # record of a batch inside its own SAVEPOINT, so a bad record fails alone
 
-        Returns the new game id, or None if a game of ``record.table_id`` is
-        already recorded (safe to call twice, or concurrently).  Counters
-        update in the global scope and the guild's; ratings only if
-        ``record.rated``.  Computer players (``user_id`` None) are stored
-        in the game's standings only.
-
-        Group commit: games recorded while a recording transaction is
-        running wait and go together into the next one (up to
-        ``RECORD_BATCH``), each inside its own SAVEPOINT, so a bad record
-        fails alone.  A lone call costs one transaction, as before.
-        """
-        _game_code(record.game)
-        users = [p.user_id for p in record.players if p.user_id is not None]
-        if len(set(users)) != len(users):
-            raise ValueError("a user appears twice in one game")
-        if not self._recording:
-            # nobody is recording: write it now, no queue, no task
-            self._recording = True
-            try:
-                (result,) = await self._write(self._record_batch, [record])
-            finally:
-                self._recording = False
-                if self._pending:  # arrived meanwhile: one transaction for all of them
-                    self._recorder = asyncio.create_task(self._record_pending())
-            if isinstance(result, BaseException):
-                raise result
-            return result
-        future: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
-        self._pending.append((record, future))
-        return await future
-
-    async def _record_pending(self) -> None:
-        self._recording = True
-        try:
-            await self._record_queue()
-        finally:
-            self._recording = False
-
-    async def _record_queue(self) -> None:
-        while self._pending:
-            batch, self._pending = self._pending[:RECORD_BATCH], self._pending[RECORD_BATCH:]
-            try:
-                results = await self._write(self._record_batch, [record for record, _ in batch])
-            except BaseException as exc:  # the transaction failed as a whole
-                results = [exc] * len(batch)
-            for (_, future), result in zip(batch, results):
-                if future.done():  # the caller gave up waiting
-                    continue
-                if isinstance(result, BaseException):
-                    future.set_exception(result)
-                else:
-                    future.set_result(result)
+    async def _record_records(self, records: list[GameRecord]) -> list[Any]:
+        return await self._write(self._record_batch, records)
 
     @classmethod
     def _record_batch(cls, conn: sqlite3.Connection, records: list[GameRecord]) -> list[Any]:
@@ -879,26 +720,9 @@ class Store:
         rows = list(await self._r.execute_fetchall(_PROFILE, {"g": code, "s": guild_id or 0, "b": 0, "u": user_id}))
         if not rows:
             return None
-        (name, games, wins, score_sum, counters, rated_games, mu, sigma, k_rating, rank) = rows[0]
-        counters = json.loads(counters or "{}")
-        declared = {stat.key: stat.value(score_sum, counters) for stat in registry.spec(game).stats}
-        return {
-            "user_id": user_id,
-            "game": game,
-            "guild_id": guild_id,
-            "name": name,
-            "games": games,
-            "wins": wins,
-            "win_rate": wins / games if games else 0.0,
-            "score_sum": score_sum,
-            "counters": counters,
-            **declared,  # the figures the game's spec declares (core.registry)
-            "rated_games": rated_games,
-            "mu": mu,
-            "sigma": sigma,
-            "ordinal": ratings.ordinal(mu, sigma) if mu is not None else None,
-            "rank": int(rank) if rank is not None else None,
-        }
+        (name, games, wins, score_sum, counters, rated_games, mu, sigma, _, rank) = rows[0]
+        return profile_of(user_id, game, guild_id, (name, games, wins, score_sum, counters, rated_games, mu, sigma,
+                                                    rank))
 
     async def leaderboard(
         self,
@@ -978,17 +802,7 @@ class Store:
             conn.execute("COMMIT")
         return rows, pos, total
 
-    @staticmethod
-    def _page(rows: list[Any], ahead: int, total: int, page_size: int) -> Page:
-        out = [
-            {"rank": ahead + i + 1, "user_id": r[0], "name": r[1], "value": r[2], "games": r[3], "wins": r[4]}
-            for i, r in enumerate(rows)
-        ]
-        return Page(
-            rows=out, page=ahead // page_size, pages=-(-total // page_size), total=total,
-            first=rows[0][5] if rows else None,
-            last=rows[-1][5] if rows else None,
-        )
+    _page = staticmethod(page_of)
 
     async def _plain_page(self, params: dict[str, Any], min_games: int, page: int, page_size: int) -> Page:
         sql = _PLAIN_SQL[params["b"]]

@@ -1,4 +1,4 @@
-"""Numbered schema migrations for the bot's SQLite database.
+"""Numbered schema migrations for the bot's SQLite database (app.store.sqlite).
 
 ``MIGRATIONS[k]`` takes a database from ``PRAGMA user_version`` *k* to
 *k + 1*.  Each migration is a tuple of single SQL statements (not a script:
@@ -71,7 +71,9 @@ import re
 
 import aiosqlite
 
-from core.registry import GAMES, MIN_GAMES  # noqa: F401  (MIN_GAMES: the one threshold, re-exported)
+# the board numbers and game codes are the same in every backend
+from app.store.base import BOARDS, GAME_CODES  # noqa: F401  (re-exported)
+from core.registry import MIN_GAMES  # noqa: F401  (MIN_GAMES: the one threshold, re-exported)
 #: a bucket holding more entries than this splits in two.
 BUCKET_MAX = 1024
 #: bulk rebuilds cut boards into buckets of this size (room to grow).
@@ -81,13 +83,6 @@ GROUP_MAX = 64
 #: bulk rebuilds put this many buckets in a group.
 GROUP_FILL = 32
 
-#: board number -> (name, sort-key column)
-BOARDS: dict[int, tuple[str, str]] = {
-    0: ("rating", "k_rating"),
-    1: ("wins", "k_wins"),
-    2: ("win_rate", "k_rate"),
-    3: ("games", "k_games"),
-}
 #: the integer part of each board's key (grows as the value falls) and the
 #: board's display value, as SQL over a ``stats`` row.
 KEY_EXPR: dict[int, str] = {
@@ -129,9 +124,6 @@ def sort_key(board: int, on_board: str | None = None, **columns: str) -> str:
     return sql
 
 
-#: numeric codes of the games in ``stats`` / ``buckets`` (kept small: they
-#: are the first column of every board index); each game's spec holds its code.
-GAME_CODES = {spec.key: spec.code for spec in GAMES}
 
 _V1 = (
     """

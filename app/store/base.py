@@ -1,0 +1,261 @@
+"""What both backends share: the records callers pass and get back, the
+errors they raise, and the group-commit recorder.
+
+Every backend (:mod:`app.store.sqlite`, :mod:`app.store.postgres`) offers
+the same methods with the same results and raises the same exceptions:
+:class:`StoreUnavailable` when the database cannot be opened for writing,
+:class:`ChannelBusy` for a second active table in a channel,
+``LookupError`` for an unknown table or a second open night in a channel,
+``ValueError`` for an unknown game, board or status; any other failure of a
+write (a lock held too long, a lost connection) is an exception that the
+table manager reports as "not saved".
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Sequence
+
+from core import registry
+from core.registry import GAMES, MIN_GAMES  # noqa: F401  (MIN_GAMES: the one threshold, re-exported)
+
+ACTIVE = ("lobby", "playing")
+CLOSED = ("finished", "cancelled", "abandoned")
+GUILD_DEFAULTS: dict[str, Any] = {"language": None, "rate_bot_games": False}
+#: most games recorded in one transaction (group commit)
+RECORD_BATCH = 64
+#: board number -> (name, sort-key column)
+BOARDS: dict[int, tuple[str, str]] = {
+    0: ("rating", "k_rating"),
+    1: ("wins", "k_wins"),
+    2: ("win_rate", "k_rate"),
+    3: ("games", "k_games"),
+}
+BOARD_NUMBERS = {name: number for number, (name, _) in BOARDS.items()}
+#: numeric codes of the games in ``stats`` (kept small: they are the first
+#: column of every board index); each game's spec holds its code.
+GAME_CODES = {spec.key: spec.code for spec in GAMES}
+
+
+class StoreUnavailable(Exception):
+    """The database file cannot be opened for writing (read-only file or
+    folder, missing folder, full disk, locked by another program...)."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+class ChannelBusy(Exception):
+    """``create_table`` in a channel that has an active table already."""
+
+
+@dataclass(frozen=True)
+class TableRecord:
+    """A lobby or game table as saved: replay ``actions`` from the seed in ``meta``."""
+
+    id: int
+    guild_id: int
+    channel_id: int
+    game: str
+    status: str
+    meta: dict[str, Any]
+    actions: list[tuple[int, str]]
+    created_at: float
+    updated_at: float
+
+
+@dataclass(frozen=True)
+class PlayerResult:
+    """One seat's result; ``user_id`` None is a computer player."""
+
+    user_id: int | None
+    name: str
+    seat: int
+    score: int
+    place: int
+    stats: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """A finished game, recorded once per ``table_id``."""
+
+    table_id: int
+    guild_id: int | None
+    channel_id: int | None
+    game: str
+    started_at: float
+    ended_at: float
+    seed: int | None
+    rounds: int
+    has_bots: bool
+    rated: bool
+    players: list[PlayerResult]
+
+
+@dataclass(frozen=True)
+class Page:
+    """One leaderboard page.
+
+    ``rows``: ``{"rank", "user_id", "name", "value", "games", "wins"}``;
+    ``page`` is 0-based, ``pages`` the page count, ``total`` the board size.
+    ``first``/``last`` are keyset cursors for ``before=``/``after=``.
+    """
+
+    rows: list[dict[str, Any]]
+    page: int
+    pages: int
+    total: int
+    first: str | None = None
+    last: str | None = None
+
+
+
+def table_record(row: Sequence[Any]) -> TableRecord:
+    """A row ``id, guild_id, channel_id, game, status, meta, created_at,
+    updated_at, actions`` (meta and actions as JSON text)."""
+    return TableRecord(
+        id=row[0], guild_id=row[1], channel_id=row[2], game=row[3], status=row[4],
+        meta=json.loads(row[5]), actions=[(s, a) for s, a in json.loads(row[8])],
+        created_at=row[6], updated_at=row[7],
+    )
+
+
+def night_record(row: Sequence[Any]) -> dict[str, Any]:
+    return {"id": row[0], "guild_id": row[1], "channel_id": row[2], "game": row[3], "status": row[4],
+            "meta": json.loads(row[5])}
+
+
+def game_code(game: str) -> int:
+    try:
+        return GAME_CODES[game]
+    except KeyError:
+        raise ValueError(f"unknown game {game!r}; expected one of {sorted(GAME_CODES)}") from None
+
+
+def board_number(by: str) -> int:
+    try:
+        return BOARD_NUMBERS[by]
+    except KeyError:
+        raise ValueError(f"unknown board {by!r}; expected one of {sorted(BOARD_NUMBERS)}") from None
+
+
+def page_of(rows: Sequence[Sequence[Any]], ahead: int, total: int, page_size: int) -> Page:
+    """A :class:`Page` from rows ``user_id, name, value, games, wins, key, ...``
+    whose first entry has *ahead* entries before it."""
+    out = [
+        {"rank": ahead + i + 1, "user_id": r[0], "name": r[1], "value": r[2], "games": r[3], "wins": r[4]}
+        for i, r in enumerate(rows)
+    ]
+    return Page(
+        rows=out, page=ahead // page_size, pages=-(-total // page_size), total=total,
+        first=rows[0][5] if rows else None,
+        last=rows[-1][5] if rows else None,
+    )
+
+
+def profile_of(user_id: int, game: str, guild_id: int | None, row: Sequence[Any]) -> dict[str, Any]:
+    """The profile dict from ``name, games, wins, score_sum, counters (JSON),
+    rated_games, mu, sigma, rank``."""
+    from app import ratings
+
+    name, games, wins, score_sum, counters, rated_games, mu, sigma, rank = row
+    counters = json.loads(counters or "{}")
+    declared = {stat.key: stat.value(score_sum, counters) for stat in registry.spec(game).stats}
+    return {
+        "user_id": user_id,
+        "game": game,
+        "guild_id": guild_id,
+        "name": name,
+        "games": games,
+        "wins": wins,
+        "win_rate": wins / games if games else 0.0,
+        "score_sum": score_sum,
+        "counters": counters,
+        **declared,  # the figures the game's spec declares (core.registry)
+        "rated_games": rated_games,
+        "mu": mu,
+        "sigma": sigma,
+        "ordinal": ratings.ordinal(mu, sigma) if mu is not None else None,
+        "rank": int(rank) if rank is not None else None,
+    }
+
+
+def check_record(record: GameRecord) -> None:
+    game_code(record.game)
+    users = [p.user_id for p in record.players if p.user_id is not None]
+    if len(set(users)) != len(users):
+        raise ValueError("a user appears twice in one game")
+
+
+class GroupRecorder:
+    """``record_game`` with group commit, for a backend that supplies
+    ``_record_records(records) -> [game id | None | exception, ...]`` (one
+    transaction, each record failing alone).
+
+    Games recorded while a recording transaction is running wait and go
+    together into the next one (up to ``RECORD_BATCH``).  A lone call costs
+    one transaction.
+    """
+
+    _record_records: Callable[[list[GameRecord]], Awaitable[list[Any]]]
+
+    def _init_recorder(self) -> None:
+        self._pending: list[tuple[GameRecord, asyncio.Future[int | None]]] = []
+        self._recorder: asyncio.Task[None] | None = None
+        self._recording = False  # a recording transaction is in flight
+
+    async def record_game(self, record: GameRecord) -> int | None:
+        """Store a finished game and update counters and ratings, once.
+
+        Returns the new game id, or None if a game of ``record.table_id`` is
+        already recorded (safe to call twice, or concurrently, from any
+        process).  Counters update in the global scope and the guild's;
+        ratings only if ``record.rated``.  Computer players (``user_id``
+        None) are stored in the game's standings only.
+        """
+        check_record(record)
+        if not self._recording:
+            # nobody is recording: write it now, no queue, no task
+            self._recording = True
+            try:
+                (result,) = await self._record_records([record])
+            finally:
+                self._recording = False
+                if self._pending:  # arrived meanwhile: one transaction for all of them
+                    self._recorder = asyncio.create_task(self._record_pending())
+            if isinstance(result, BaseException):
+                raise result
+            return result
+        future: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
+        self._pending.append((record, future))
+        return await future
+
+    async def _record_pending(self) -> None:
+        self._recording = True
+        try:
+            await self._record_queue()
+        finally:
+            self._recording = False
+
+    async def _record_queue(self) -> None:
+        while self._pending:
+            batch, self._pending = self._pending[:RECORD_BATCH], self._pending[RECORD_BATCH:]
+            try:
+                results = await self._record_records([record for record, _ in batch])
+            except BaseException as exc:  # the transaction failed as a whole
+                results = [exc] * len(batch)
+            for (_, future), result in zip(batch, results):
+                if future.done():  # the caller gave up waiting
+                    continue
+                if isinstance(result, BaseException):
+                    future.set_exception(result)
+                else:
+                    future.set_result(result)
+
+    async def _finish_recording(self) -> None:
+        if self._recorder is not None:
+            await self._recorder  # games already handed to record_game are written

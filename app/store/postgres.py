@@ -1,0 +1,757 @@
+"""The PostgreSQL backend: the store's API over asyncpg (``DATABASE_URL``).
+
+    store = await Store.open("postgresql://bot:secret@db.example/cardnight")
+
+One connection pool per process; every call is one statement or one
+transaction on a pooled connection, so several processes (on one machine or
+several) share the database.  The schema is :mod:`app.store.pg_migrations`.
+
+Concurrency.  A write waits at most ``LOCK_TIMEOUT_MS`` for a row lock held
+by another transaction (``lock_timeout``, like SQLite's busy timeout) and
+then fails: the table manager tells the click "not saved".  The one active
+table per channel and the one open night per channel are unique indexes, so
+two processes creating at once get one :class:`ChannelBusy` / LookupError.
+
+Recording.  Every recording transaction first takes one advisory
+transaction lock (``RECORD_LOCK``): recordings from every process are
+serialised, so a game's ratings are computed from its players' committed
+rows, nothing is lost or doubled, and the order of game ids is the order in
+which they were rated (a serial run in id order gives the same boards).
+Within a process games go together into one transaction (group commit,
+each in a savepoint so a bad record fails alone), which keeps the lock's
+hold short per game.  A game already recorded for its table (by any
+process) makes ``record_game`` return None.
+
+Leaderboards.  The sort keys are generated columns with one index per
+board, and a one-level order-statistic index (``buckets``, kept exact by a
+row trigger; see :mod:`app.store.pg_migrations`): a rank sums the bucket
+rows before the player's bucket and counts fewer than ``BUCKET_MAX`` index
+entries; a numbered page picks its bucket by running count and seeks from
+its bound; a cursor page seeks from the cursor.  Each is one statement
+(a numbered page: two, in one snapshot).  Boards with another games
+threshold count and OFFSET over every row instead (O(N)), as on SQLite.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sqlite3
+import time
+import urllib.parse
+from typing import Any, Iterable, Sequence
+
+import asyncpg
+
+from app import ratings
+from app.store.base import (
+    ACTIVE, BOARDS, CLOSED, GAME_CODES, GUILD_DEFAULTS, MIN_GAMES, ChannelBusy, GameRecord, GroupRecorder, Page, StoreUnavailable,
+    TableRecord, board_number, game_code, night_record, page_of, profile_of, table_record,
+)
+from app.store.pg_migrations import REBUILD_BUCKETS, RECORD_LOCK, TABLES, VALUE_EXPR, migrate, sort_key
+
+log = logging.getLogger(__name__)
+
+#: how long a write waits for a lock held by another transaction (ms)
+LOCK_TIMEOUT_MS = 2000
+#: how long a statement may take before the call fails (s)
+COMMAND_TIMEOUT = 10.0
+#: how long connecting may take (s)
+CONNECT_TIMEOUT = 10.0
+
+
+def safe_url(dsn: str) -> str:
+    """*dsn* without its password (for messages and logs)."""
+    parts = urllib.parse.urlsplit(dsn)
+    if parts.password is None:
+        return dsn
+    netloc = parts.netloc.rsplit("@", 1)
+    user = (parts.username or "") + ":***"
+    return urllib.parse.urlunsplit(parts._replace(netloc=f"{user}@{netloc[-1]}"))
+
+
+# -- SQL ---------------------------------------------------------------------
+
+_TABLE_COLUMNS = """
+SELECT t.id, t.guild_id, t.channel_id, t.game, t.status, t.meta::text, t.created_at, t.updated_at,
+       coalesce((SELECT json_agg(json_build_array(a.seat, a.action) ORDER BY a.idx)
+                 FROM table_actions AS a WHERE a.table_id = t.id), '[]')::text
+FROM tables AS t
+"""
+_ACTIVE_TABLES = _TABLE_COLUMNS + "WHERE t.status IN ('lobby', 'playing') ORDER BY t.id"
+_TABLE_IN_CHANNEL = (
+    _TABLE_COLUMNS + "WHERE t.channel_id = $1 AND t.status IN ('lobby', 'playing') ORDER BY t.id DESC LIMIT 1"
+)
+_TABLE_BY_ID = _TABLE_COLUMNS + "WHERE t.id = $1"
+_CREATE_TABLE = """
+INSERT INTO tables (guild_id, channel_id, game, status, meta, created_at, updated_at)
+VALUES ($1, $2, $3, 'lobby', $4::jsonb, $5, $6) RETURNING id
+"""
+_UPDATE_TABLE = "UPDATE tables SET status = $1, meta = $2::jsonb, updated_at = $3 WHERE id = $4"
+_INSERT_ACTION = """
+INSERT INTO table_actions (table_id, idx, seat, action) VALUES ($1, $2, $3, $4)
+ON CONFLICT (table_id, idx) DO NOTHING
+"""
+_CLOSE_TABLE = "UPDATE tables SET status = $1, updated_at = $2 WHERE id = $3"
+
+# One statement per game: the game (once per table), its players (the
+# latest name seen wins), its standings, and the current stats rows of its
+# humans in both scopes.  Rows: the new game id (NULL: already recorded),
+# then scope, user_id, games, wins, score_sum, counters, rated_games, mu,
+# sigma of each existing stats row (one row of NULLs when there is none).
+_RECORD = """
+WITH g AS (
+    INSERT INTO games (table_id, guild_id, channel_id, game, started_at, ended_at, seed, rounds,
+                       has_bots, rated, n_players)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+    ON CONFLICT (table_id) DO NOTHING RETURNING id
+), p AS (
+    INSERT INTO players (user_id, name)
+    SELECT u, n FROM unnest($12::bigint[], $13::text[]) AS x (u, n) WHERE EXISTS (SELECT 1 FROM g) ORDER BY u
+    ON CONFLICT (user_id) DO UPDATE SET name = excluded.name WHERE players.name IS DISTINCT FROM excluded.name
+), r AS (
+    INSERT INTO game_players (game_id, seat, user_id, name, score, place, stats)
+    SELECT g.id, x.* FROM g, unnest($14::integer[], $15::bigint[], $16::text[], $17::integer[], $18::integer[],
+                                    $19::text[]) AS x
+)
+SELECT (SELECT id FROM g), s.scope, s.user_id, s.games, s.wins, s.score_sum, s.counters::text, s.rated_games,
+       s.mu, s.sigma
+FROM (SELECT 1) AS one
+LEFT JOIN stats AS s ON s.game = $20 AND s.scope = ANY($21::bigint[]) AND s.user_id = ANY($12::bigint[])
+"""
+# absolute values computed from the row read under the record lock; the
+# board keys are generated columns
+_WRITE_STATS = """
+INSERT INTO stats (game, scope, user_id, games, wins, score_sum, counters, rated_games, mu, sigma)
+VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10)
+ON CONFLICT (game, scope, user_id) DO UPDATE SET
+    games = excluded.games, wins = excluded.wins, score_sum = excluded.score_sum,
+    counters = excluded.counters, rated_games = excluded.rated_games, mu = excluded.mu, sigma = excluded.sigma
+"""
+
+
+def _board_sql(board: int) -> dict[str, str]:
+    """The statements of one indexed board (``$1`` game code, ``$2`` scope),
+    through its buckets (see app.store.pg_migrations): a count sums bucket
+    rows, a rank adds the entries of its own bucket below the key."""
+    col = BOARDS[board][1]
+    on = f"s.game = $1 AND s.scope = $2 AND s.{col} IS NOT NULL"
+    bk = f"game = $1 AND scope = $2 AND board = {board}"
+    row = f"s.user_id, p.name, {VALUE_EXPR[board]}, s.games, s.wins, s.{col}"
+    joined = "stats AS s JOIN players AS p ON p.user_id = s.user_id"
+    total = f"(SELECT coalesce(sum(cnt), 0) FROM buckets WHERE {bk})"
+
+    def holding(key: str) -> str:  # CTE f: the bucket holding *key*
+        return f"f AS (SELECT lo FROM buckets WHERE {bk} AND lo <= {key} ORDER BY lo DESC LIMIT 1)"
+
+    def ahead(key: str) -> str:  # entries strictly below *key*
+        return f"""((SELECT coalesce(sum(cnt), 0) FROM buckets WHERE {bk} AND lo < (SELECT lo FROM f))
+                    + (SELECT count(*) FROM stats AS s
+                       WHERE {on} AND s.{col} >= (SELECT lo FROM f) AND s.{col} < {key}))"""
+
+    return {
+        "count": f"SELECT {total}",
+        # $3 rows from position $4: the last bucket whose running count is <= $4, the
+        # start key an OFFSET (< BUCKET_MAX) into it over the index alone, then the rows
+        "page": f"""
+            WITH run AS (SELECT lo, sum(cnt) OVER (ORDER BY lo) - cnt AS before FROM buckets WHERE {bk}),
+            pick AS (SELECT lo, before FROM run WHERE before <= $4 ORDER BY lo DESC LIMIT 1),
+            start AS (SELECT s.{col} AS k FROM stats AS s WHERE {on} AND s.{col} >= (SELECT lo FROM pick)
+                      ORDER BY s.{col} OFFSET $4 - (SELECT before FROM pick) LIMIT 1)
+            SELECT {row} FROM {joined} WHERE {on} AND s.{col} >= (SELECT k FROM start)
+            ORDER BY s.{col} LIMIT $3
+        """,
+        # keyset: the $4 entries after key $3, how many entries are <= $3, the total
+        # (keys are 32 hex digits, so $3 || ' ' sorts right after $3)
+        "after": f"""
+            WITH {holding("($3::text || ' ')")}
+            SELECT {row}, {ahead("($3::text || ' ')")}, {total}
+            FROM {joined} WHERE {on} AND s.{col} > $3::text ORDER BY s.{col} LIMIT $4
+        """,
+        # keyset: the $4 entries before key $3 (nearest first), how many are < $3, the total
+        "before": f"""
+            WITH {holding("$3::text")}
+            SELECT {row}, {ahead("$3::text")}, {total}
+            FROM {joined} WHERE {on} AND s.{col} < $3::text ORDER BY s.{col} DESC LIMIT $4
+        """,
+        # user $3's key and the entries ahead (no row: not on the board)
+        "rank": f"""
+            WITH me AS (SELECT s.{col} AS k FROM stats AS s WHERE {on} AND s.user_id = $3),
+            {holding("(SELECT k FROM me)")}
+            SELECT me.k, {ahead("me.k")} FROM me
+        """,
+    }
+
+
+def _plain_sql(board: int, min_games: int) -> dict[str, str]:
+    """The statements of a board with another games threshold: the same key
+    computed per row and counted (O(N))."""
+    cond = f"games >= {int(min_games)}" + (" AND mu IS NOT NULL" if board == 0 else "")
+    src = f'(SELECT *, ({sort_key(board, cond)}) COLLATE "C" AS k FROM stats) AS s'
+    on = "s.game = $1 AND s.scope = $2 AND s.k IS NOT NULL"
+    row = f"s.user_id, p.name, {VALUE_EXPR[board]}, s.games, s.wins, s.k"
+    joined = f"{src} JOIN players AS p ON p.user_id = s.user_id"
+    return {
+        "count": f"SELECT count(*) FROM {src} WHERE {on}",
+        "page": f"SELECT {row} FROM {joined} WHERE {on} ORDER BY s.k LIMIT $3 OFFSET $4",
+        "rank": f"""
+            SELECT me.k, (SELECT count(*) FROM {src} WHERE {on} AND s.k < me.k)
+            FROM (SELECT s.k FROM {src} WHERE {on} AND s.user_id = $3) AS me
+        """,
+    }
+
+
+_BOARD_SQL = {board: _board_sql(board) for board in BOARDS}
+
+# a profile with its rank on the rating board (board 0), in one statement
+_PROFILE = """
+SELECT p.name, s.games, s.wins, s.score_sum, s.counters::text, s.rated_games, s.mu, s.sigma,
+       CASE WHEN s.k_rating IS NOT NULL THEN 1
+           + (SELECT coalesce(sum(b.cnt), 0) FROM buckets AS b
+              WHERE b.game = s.game AND b.scope = s.scope AND b.board = 0 AND b.lo < f.lo)
+           + (SELECT count(*) FROM stats AS x
+              WHERE x.game = s.game AND x.scope = s.scope AND x.k_rating >= f.lo AND x.k_rating < s.k_rating) END
+FROM stats AS s JOIN players AS p ON p.user_id = s.user_id
+LEFT JOIN LATERAL (SELECT b.lo FROM buckets AS b
+                   WHERE b.game = s.game AND b.scope = s.scope AND b.board = 0 AND b.lo <= s.k_rating
+                   ORDER BY b.lo DESC LIMIT 1) AS f ON true
+WHERE s.game = $1 AND s.scope = $2 AND s.user_id = $3
+"""
+_HISTORY = """
+SELECT g.id, g.game, g.guild_id, g.ended_at, gp.place, gp.score, g.n_players
+FROM game_players AS gp JOIN games AS g ON g.id = gp.game_id
+WHERE gp.user_id = $1
+  AND ($2::bigint IS NULL OR g.guild_id = $2)
+  AND ($3::text IS NULL OR g.game = $3)
+ORDER BY gp.game_id DESC
+LIMIT $4
+"""
+_GAME_DETAIL = """
+SELECT g.id, g.table_id, g.guild_id, g.channel_id, g.game, g.started_at, g.ended_at, g.seed,
+       g.rounds, g.has_bots, g.rated, g.n_players,
+       (SELECT json_agg(json_build_object(
+                   'seat', r.seat, 'user_id', r.user_id, 'name', coalesce(p.name, r.name),
+                   'score', r.score, 'place', r.place, 'computer', r.user_id IS NULL,
+                   'stats', r.stats::json) ORDER BY r.place, r.seat)
+        FROM game_players AS r LEFT JOIN players AS p ON p.user_id = r.user_id
+        WHERE r.game_id = g.id)::text
+FROM games AS g WHERE g.id = $1
+"""
+_NIGHT_COLUMNS = "SELECT id, guild_id, channel_id, game, status, meta FROM nights "
+_CREATE_NIGHT = """
+INSERT INTO nights (guild_id, channel_id, game, status, meta, created_at, updated_at)
+VALUES ($1, $2, $3, 'signup', $4, $5, $6) RETURNING id
+"""
+_SAVE_NIGHT = "UPDATE nights SET status = $1, meta = $2, updated_at = $3 WHERE id = $4"
+_INSERT_NIGHT_PLAYER = """
+INSERT INTO night_players (night_id, user_id, guild_id, game, place, points, wins, games)
+SELECT $1, $2, guild_id, game, $3, $4, $5, $6 FROM nights WHERE id = $1
+ON CONFLICT (night_id, user_id) DO NOTHING
+"""
+_OPEN_NIGHTS = _NIGHT_COLUMNS + "WHERE status != 'ended' ORDER BY id"
+_NIGHT_IN_CHANNEL = _NIGHT_COLUMNS + "WHERE channel_id = $1 ORDER BY status = 'ended', id DESC LIMIT 1"
+_NIGHT_RECORD = """
+SELECT count(*), sum((place = 1)::int) FROM night_players
+WHERE user_id = $1 AND game = $2 AND ($3::bigint IS NULL OR guild_id = $3)
+"""
+_TABLE_RESULT = """
+SELECT p.seat, p.user_id, p.score, p.place FROM games AS g JOIN game_players AS p ON p.game_id = g.id
+WHERE g.table_id = $1 ORDER BY p.seat
+"""
+_GUILD_SETTINGS = "SELECT key, value FROM guild_settings WHERE guild_id = $1"
+_SET_GUILD_SETTING = """
+INSERT INTO guild_settings (guild_id, key, value) VALUES ($1, $2, $3)
+ON CONFLICT (guild_id, key) DO UPDATE SET value = excluded.value
+"""
+_GAME_OF_TABLE = "SELECT id FROM games WHERE table_id = $1"
+# the player with fewer games (:meth:`PostgresStore.versus` reads who) drives:
+# one range of the covering index game_players_versus, one seek into the
+# other's range per game (the LATERAL ... LIMIT 1 keeps it a nested loop).
+# Rows: game, shared games, d ahead, o ahead, level, d's and o's score sums.
+_VERSUS_COUNTS = """
+SELECT user_id, sum(games) FROM stats
+WHERE game = ANY($2::integer[]) AND scope = 0 AND user_id = ANY($1::bigint[])
+GROUP BY user_id
+"""
+_VERSUS = """
+SELECT g.game, count(*), sum((d.place < o.place)::int), sum((d.place > o.place)::int),
+       sum((d.place = o.place)::int), sum(d.score), sum(o.score)
+FROM game_players AS d
+CROSS JOIN LATERAL (SELECT x.place, x.score FROM game_players AS x
+                    WHERE x.user_id = $2 AND x.game_id = d.game_id LIMIT 1) AS o
+JOIN games AS g ON g.id = d.game_id
+WHERE d.user_id = $1 AND ($3::text IS NULL OR g.game = $3)
+GROUP BY g.game
+ORDER BY g.game DESC
+"""
+
+
+def _unavailable(dsn: str, error: BaseException) -> StoreUnavailable:
+    return StoreUnavailable(safe_url(dsn), str(error) or type(error).__name__)
+
+
+_CONNECT_ERRORS = (OSError, asyncio.TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError)
+
+
+class PostgresStore(GroupRecorder):
+    """The store on PostgreSQL (see module doc); the same API as the SQLite store."""
+
+    backend = "postgresql"
+
+    def __init__(self, pool: asyncpg.Pool, dsn: str) -> None:
+        self._pool = pool
+        self.dsn = dsn
+        self._init_recorder()
+
+    # -- lifecycle -----------------------------------------------------------
+
+    @classmethod
+    async def open(cls, dsn: str, *, min_size: int = 1, max_size: int = 8, **_sqlite_options: Any
+                   ) -> "PostgresStore":
+        """Connect, migrate (under the migration lock) and open a pool.
+
+        :class:`StoreUnavailable` when the server cannot be reached, refuses
+        the login, lacks the database, or is read-only.  SQLite's options
+        (``checkpoint_interval``, ``cache_mib``...) are accepted and ignored.
+        """
+        try:
+            conn = await asyncpg.connect(dsn, timeout=CONNECT_TIMEOUT)
+            try:
+                if await conn.fetchval("SHOW transaction_read_only") == "on":
+                    raise StoreUnavailable(safe_url(dsn), "the server is read-only (a standby?)")
+                await migrate(conn)
+            finally:
+                await conn.close()
+            pool = await asyncpg.create_pool(
+                dsn, min_size=min_size, max_size=max_size, timeout=CONNECT_TIMEOUT,
+                command_timeout=COMMAND_TIMEOUT,
+                server_settings={"lock_timeout": str(LOCK_TIMEOUT_MS), "application_name": "cardnight"},
+            )
+        except _CONNECT_ERRORS as error:
+            raise _unavailable(dsn, error) from error
+        return cls(pool, dsn)
+
+    async def close(self) -> None:
+        """Write what ``record_game`` was handed, then close the pool."""
+        await self._finish_recording()
+        await self._pool.close()
+
+    async def checkpoint(self, mode: str = "PASSIVE") -> tuple[int, int, int]:
+        """Nothing to do: PostgreSQL checkpoints itself (API parity with SQLite)."""
+        if mode not in ("PASSIVE", "FULL", "RESTART", "TRUNCATE"):
+            raise ValueError(f"unknown checkpoint mode {mode!r}")
+        return 0, 0, 0
+
+    # -- tables that survive a restart ---------------------------------------
+
+    async def create_table(self, guild_id: int, channel_id: int, game: str, meta: dict[str, Any]) -> int:
+        """Save a new lobby; :class:`ChannelBusy` when the channel holds an
+        active table already (a unique index, across processes)."""
+        now = time.time()
+        try:
+            return int(await self._pool.fetchval(_CREATE_TABLE, guild_id, channel_id, game, json.dumps(meta),
+                                                 now, now))
+        except asyncpg.UniqueViolationError as error:
+            if error.constraint_name != "tables_active_channel":
+                raise
+            raise ChannelBusy(channel_id) from None
+
+    async def save_table(
+        self,
+        table_id: int,
+        *,
+        status: str,
+        meta: dict[str, Any],
+        actions: Iterable[tuple[int, str]] = (),
+        first_index: int = 0,
+    ) -> None:
+        """Update status and meta and append actions at ``first_index..``,
+        atomically (actions already stored are left alone); ``LookupError``
+        for an unknown table."""
+        if status not in ACTIVE + CLOSED:
+            raise ValueError(f"unknown table status {status!r}")
+        rows = [(table_id, first_index + i, seat, text) for i, (seat, text) in enumerate(actions)]
+        async with self._pool.acquire() as conn:
+            async with conn.transaction():
+                done = await conn.execute(_UPDATE_TABLE, status, json.dumps(meta), time.time(), table_id)
+                if done != "UPDATE 1":
+                    raise LookupError(f"no table {table_id}")
+                if rows:
+                    await conn.executemany(_INSERT_ACTION, rows)
+
+    async def active_tables(self) -> list[TableRecord]:
+        return [table_record(row) for row in await self._pool.fetch(_ACTIVE_TABLES)]
+
+    async def table_in_channel(self, channel_id: int) -> TableRecord | None:
+        row = await self._pool.fetchrow(_TABLE_IN_CHANNEL, channel_id)
+        return table_record(row) if row else None
+
+    async def table(self, table_id: int) -> TableRecord | None:
+        row = await self._pool.fetchrow(_TABLE_BY_ID, table_id)
+        return table_record(row) if row else None
+
+    async def close_table(self, table_id: int, status: str) -> None:
+        if status not in CLOSED:
+            raise ValueError(f"a table closes as one of {CLOSED}, not {status!r}")
+        await self._pool.execute(_CLOSE_TABLE, status, time.time(), table_id)
+
+    # -- results and stats ----------------------------------------------------
+
+    async def _record_records(self, records: list[GameRecord]) -> list[Any]:
+        async with self._pool.acquire() as conn:
+            async with conn.transaction():
+                await conn.execute("SELECT pg_advisory_xact_lock($1)", RECORD_LOCK)
+                if len(records) == 1:
+                    return [await self._record_one(conn, records[0])]
+                out: list[Any] = []
+                for record in records:
+                    try:
+                        async with conn.transaction():  # a savepoint
+                            out.append(await self._record_one(conn, record))
+                    except Exception as exc:  # this record alone (its savepoint is rolled back)
+                        out.append(exc)
+                return out
+
+    @staticmethod
+    async def _record_one(conn: asyncpg.Connection, record: GameRecord) -> int | None:
+        code = game_code(record.game)
+        scopes = [0] if not record.guild_id else [0, record.guild_id]
+        humans = sorted((p.user_id, p.name) for p in record.players if p.user_id is not None)
+        players = record.players
+        got = await conn.fetch(
+            _RECORD, record.table_id, record.guild_id, record.channel_id, record.game,
+            float(record.started_at), float(record.ended_at), record.seed, record.rounds,
+            bool(record.has_bots), bool(record.rated), len(players),
+            [u for u, _ in humans], [n for _, n in humans],
+            [p.seat for p in players], [p.user_id for p in players], [p.name for p in players],
+            [p.score for p in players], [p.place for p in players], [json.dumps(p.stats) for p in players],
+            code, scopes)
+        game_id = got[0][0]
+        if game_id is None:
+            return None  # this table's game is already recorded
+        if not humans:
+            return int(game_id)
+        current = {(r[1], r[2]): r[1:] for r in got if r[1] is not None}
+        rows = []
+        default = (ratings.DEFAULT_MU, ratings.DEFAULT_SIGMA)
+        for scope in scopes:
+            new: list[tuple[float, float] | None] = [None] * len(record.players)
+            if record.rated and len(record.players) >= 2:
+                before = []
+                for p in record.players:
+                    old = current.get((scope, p.user_id)) if p.user_id is not None else None
+                    before.append(default if old is None or old[7] is None else (old[7], old[8]))
+                new = list(ratings.rate(before, [p.place for p in record.players]))
+            for p, rating in zip(record.players, new):
+                if p.user_id is None:
+                    continue
+                old = current.get((scope, p.user_id))
+                games, wins, score_sum, counters, rated_games, mu, sigma = (
+                    (0, 0, 0, {}, 0, None, None) if old is None
+                    else (old[2], old[3], old[4], json.loads(old[5]), old[6], old[7], old[8]))
+                for key, value in p.stats.items():
+                    if isinstance(value, (int, float)) and not isinstance(value, bool):
+                        counters[key] = counters.get(key, 0) + int(value)
+                if rating is not None:
+                    mu, sigma = rating
+                rows.append((code, scope, p.user_id, games + 1, wins + int(p.place == 1), score_sum + p.score,
+                             json.dumps(counters), rated_games + int(rating is not None), mu, sigma))
+        await conn.executemany(_WRITE_STATS, rows)
+        return int(game_id)
+
+    async def profile(self, user_id: int, game: str, guild_id: int | None = None) -> dict[str, Any] | None:
+        row = await self._pool.fetchrow(_PROFILE, game_code(game), guild_id or 0, user_id)
+        return None if row is None else profile_of(user_id, game, guild_id, tuple(row))
+
+    async def leaderboard(
+        self,
+        game: str,
+        guild_id: int | None = None,
+        by: str = "rating",
+        page: int = 0,
+        page_size: int = 10,
+        min_games: int = MIN_GAMES,
+        *,
+        after: str | None = None,
+        before: str | None = None,
+    ) -> Page:
+        """One page of a board, or the page after/before a cursor (as the SQLite store)."""
+        if page_size < 1:
+            raise ValueError("page_size must be >= 1")
+        board = board_number(by)
+        args = (game_code(game), guild_id or 0)
+        if min_games != MIN_GAMES and by in ("rating", "win_rate"):
+            if after is not None or before is not None:
+                raise ValueError("cursors need the indexed board (min_games == MIN_GAMES)")
+            sql = _plain_sql(board, min_games)
+        else:
+            sql = _BOARD_SQL[board]
+        pos = max(page, 0) * page_size
+        if after is not None or before is not None:
+            key = after if after is not None else before
+            rows = list(await self._pool.fetch(sql["after" if after is not None else "before"], *args, key,
+                                               page_size))
+            if before is not None:
+                rows.reverse()
+            if rows:
+                ahead = int(rows[0][6]) - (len(rows) if before is not None else 0)
+                return page_of(rows, ahead, int(rows[0][7]), page_size)
+            pos = 0 if before is not None else -1  # nothing beyond the cursor: the first or the last page
+        async with self._pool.acquire() as conn:
+            async with conn.transaction(isolation="repeatable_read", readonly=True):
+                total = int(await conn.fetchval(sql["count"], *args))
+                if total == 0:
+                    return Page([], 0, 0, 0)
+                if not 0 <= pos < total:
+                    pos = (total - 1) // page_size * page_size
+                rows = list(await conn.fetch(sql["page"], *args, page_size, pos))
+        return page_of(rows, pos, total, page_size)
+
+    async def rank(
+        self, user_id: int, game: str, guild_id: int | None = None, by: str = "rating", min_games: int = MIN_GAMES
+    ) -> int | None:
+        """Exact 1-based rank of *user_id* on a board; None if not on it."""
+        board = board_number(by)
+        plain = min_games != MIN_GAMES and by in ("rating", "win_rate")
+        sql = (_plain_sql(board, min_games) if plain else _BOARD_SQL[board])["rank"]
+        row = await self._pool.fetchrow(sql, game_code(game), guild_id or 0, user_id)
+        return None if row is None else int(row[1]) + 1
+
+    async def history(
+        self, user_id: int, limit: int = 10, guild_id: int | None = None, game: str | None = None
+    ) -> list[dict[str, Any]]:
+        rows = await self._pool.fetch(_HISTORY, user_id, guild_id, game, limit)
+        return [
+            {"game_id": r[0], "game": r[1], "guild_id": r[2], "ended_at": r[3], "place": r[4],
+             "score": r[5], "players": r[6]}
+            for r in rows
+        ]
+
+    async def game_detail(self, game_id: int) -> dict[str, Any] | None:
+        r = await self._pool.fetchrow(_GAME_DETAIL, game_id)
+        if r is None:
+            return None
+        return {
+            "game_id": r[0], "table_id": r[1], "guild_id": r[2], "channel_id": r[3], "game": r[4],
+            "started_at": r[5], "ended_at": r[6], "seed": r[7], "rounds": r[8],
+            "has_bots": bool(r[9]), "rated": bool(r[10]), "players": r[11],
+            "standings": json.loads(r[12] or "[]"),
+        }
+
+    # -- game nights ---------------------------------------------------------
+
+    async def create_night(self, guild_id: int, channel_id: int, game: str, meta: dict[str, Any]) -> int:
+        now = time.time()
+        try:
+            return int(await self._pool.fetchval(_CREATE_NIGHT, guild_id, channel_id, game, json.dumps(meta),
+                                                 now, now))
+        except asyncpg.UniqueViolationError:
+            raise LookupError(f"channel {channel_id} has an open night") from None
+
+    async def save_night(self, night_id: int, status: str, meta: dict[str, Any]) -> None:
+        await self._pool.execute(_SAVE_NIGHT, status, json.dumps(meta), time.time(), night_id)
+
+    async def end_night(self, night_id: int, meta: dict[str, Any], rows: Sequence[dict[str, Any]]) -> None:
+        async with self._pool.acquire() as conn:
+            async with conn.transaction():
+                await conn.execute(_SAVE_NIGHT, "ended", json.dumps(meta), time.time(), night_id)
+                if rows:
+                    await conn.executemany(_INSERT_NIGHT_PLAYER, [
+                        (night_id, r["user_id"], r["place"], float(r["points"]), r["wins"], r["games"])
+                        for r in rows])
+
+    async def open_nights(self) -> list[dict[str, Any]]:
+        return [night_record(row) for row in await self._pool.fetch(_OPEN_NIGHTS)]
+
+    async def night_in_channel(self, channel_id: int) -> dict[str, Any] | None:
+        row = await self._pool.fetchrow(_NIGHT_IN_CHANNEL, channel_id)
+        return night_record(row) if row else None
+
+    async def night_record(self, user_id: int, game: str, guild_id: int | None = None) -> dict[str, int]:
+        played, won = await self._pool.fetchrow(_NIGHT_RECORD, user_id, game, guild_id)
+        return {"played": int(played or 0), "won": int(won or 0)}
+
+    async def table_result(self, table_id: int) -> list[dict[str, Any]] | None:
+        rows = await self._pool.fetch(_TABLE_RESULT, table_id)
+        if not rows:
+            return None
+        return [{"seat": r[0], "user_id": r[1], "score": r[2], "place": r[3]} for r in rows]
+
+    # -- guild settings ------------------------------------------------------
+
+    async def guild_settings(self, guild_id: int) -> dict[str, Any]:
+        out = dict(GUILD_DEFAULTS)
+        for key, value in await self._pool.fetch(_GUILD_SETTINGS, guild_id):
+            out[key] = json.loads(value)
+        return out
+
+    async def set_guild_setting(self, guild_id: int, key: str, value: Any) -> None:
+        await self._pool.execute(_SET_GUILD_SETTING, guild_id, key, json.dumps(value))
+
+    # -- maintenance ---------------------------------------------------------
+
+    async def rebuild_boards(self) -> None:
+        """Recount every board's buckets from ``stats`` (one transaction,
+        recordings wait for it): for repair, or after a bulk load."""
+        async with self._pool.acquire() as conn:
+            async with conn.transaction():
+                await conn.execute("SELECT pg_advisory_xact_lock($1)", RECORD_LOCK)
+                for statement in REBUILD_BUCKETS:
+                    await conn.execute(statement, timeout=None)
+
+    async def integrity_check(self) -> list[str]:
+        """['ok'] when every bucket counts the entries of its key range and
+        every board's buckets sum to its entries, and every stats row's games
+        agree with the recorded games in the global scope (foreign keys and
+        unique keys PostgreSQL enforces itself).  O(N)."""
+        problems = []
+        for board, (_, col) in BOARDS.items():
+            for r in await self._pool.fetch(f"""
+                SELECT b.game, b.scope, b.lo, b.cnt, (
+                    SELECT count(*) FROM stats AS s WHERE s.game = b.game AND s.scope = b.scope
+                      AND s.{col} >= b.lo AND (b.hi IS NULL OR s.{col} < b.hi))
+                FROM (SELECT *, lead(lo) OVER (PARTITION BY game, scope ORDER BY lo) AS hi
+                      FROM buckets WHERE board = {board}) AS b
+                WHERE b.cnt != (SELECT count(*) FROM stats AS s WHERE s.game = b.game AND s.scope = b.scope
+                                AND s.{col} >= b.lo AND (b.hi IS NULL OR s.{col} < b.hi))
+            """, timeout=None):
+                problems.append(f"board {board} game {r[0]} scope {r[1]}: bucket {r[2]!r} counts {r[3]}, holds {r[4]}")
+            for r in await self._pool.fetch(f"""
+                SELECT s.game, s.scope, count(*) FROM stats AS s WHERE s.{col} IS NOT NULL
+                GROUP BY s.game, s.scope
+                HAVING count(*) != (SELECT coalesce(sum(cnt), 0) FROM buckets AS b
+                                    WHERE b.game = s.game AND b.scope = s.scope AND b.board = {board})
+                    OR NOT EXISTS (SELECT 1 FROM buckets AS b
+                                   WHERE b.game = s.game AND b.scope = s.scope AND b.board = {board} AND b.lo = '')
+            """, timeout=None):
+                problems.append(f"board {board} game {r[0]} scope {r[1]}: {r[2]} entries, buckets disagree")
+        codes = ", ".join(f"({code}, '{key}')" for key, code in sorted(GAME_CODES.items()))
+        for r in await self._pool.fetch(f"""
+            SELECT s.game, s.user_id, s.games, count(g.id)
+            FROM stats AS s
+            JOIN (VALUES {codes}) AS c (code, key) ON c.code = s.game
+            LEFT JOIN game_players AS gp ON gp.user_id = s.user_id
+            LEFT JOIN games AS g ON g.id = gp.game_id AND g.game = c.key
+            WHERE s.scope = 0
+            GROUP BY s.game, s.user_id, s.games
+            HAVING s.games != count(g.id)
+        """, timeout=None):
+            problems.append(f"stats of user {r[1]} in game {r[0]}: {r[2]} games, {r[3]} recorded")
+        return problems or ["ok"]
+
+    # -- after the game: verification, replay, head-to-head -------------------
+
+    async def game_of_table(self, table_id: int) -> int | None:
+        value = await self._pool.fetchval(_GAME_OF_TABLE, table_id)
+        return int(value) if value is not None else None
+
+    async def versus(self, user_id: int, other_id: int, game: str | None = None) -> dict[str, dict[str, Any]]:
+        """Head-to-head of two players across all servers, per game (as the SQLite store)."""
+        if game is not None:
+            game_code(game)
+        counts = {r[0]: r[1] for r in await self._pool.fetch(
+            _VERSUS_COUNTS, [user_id, other_id], sorted(GAME_CODES.values()))}
+        swap = counts.get(other_id, 0) < counts.get(user_id, 0)
+        driver, other = (other_id, user_id) if swap else (user_id, other_id)
+        rows = await self._pool.fetch(_VERSUS, driver, other, game)
+        out: dict[str, dict[str, Any]] = {}
+        for r in rows:
+            name, games, ahead, behind, level, score, other_score = (
+                (r[0], r[1], r[3], r[2], r[4], r[6], r[5]) if swap else tuple(r))
+            out[name] = {"games": games, "ahead": ahead, "behind": behind, "level": level,
+                         "score": score, "other_score": other_score}
+        return out
+
+
+# -- copying an SQLite database -------------------------------------------------
+
+
+class TargetNotEmpty(Exception):
+    """``copy_sqlite`` into a database that holds data already."""
+
+
+#: column lists per table (SQLite and PostgreSQL alike) and a converter per column
+_COPY_COLUMNS: dict[str, tuple[str, ...]] = {
+    "tables": ("id", "guild_id", "channel_id", "game", "status", "meta", "created_at", "updated_at"),
+    "table_actions": ("table_id", "idx", "seat", "action"),
+    "guild_settings": ("guild_id", "key", "value"),
+    "players": ("user_id", "name"),
+    "games": ("id", "table_id", "guild_id", "channel_id", "game", "started_at", "ended_at", "seed", "rounds",
+              "has_bots", "rated", "n_players"),
+    "game_players": ("game_id", "seat", "user_id", "name", "score", "place", "stats"),
+    "stats": ("game", "scope", "user_id", "games", "wins", "score_sum", "counters", "rated_games", "mu", "sigma"),
+    "nights": ("id", "guild_id", "channel_id", "game", "status", "meta", "created_at", "updated_at"),
+    "night_players": ("night_id", "user_id", "guild_id", "game", "place", "points", "wins", "games"),
+}
+_FLOATS = {"created_at", "updated_at", "started_at", "ended_at", "mu", "sigma", "points"}
+_BOOLS = {"has_bots", "rated"}
+_COPY_CHUNK = 5000
+
+
+def _convert(column: str, value: Any) -> Any:
+    if value is None:
+        return None
+    if column in _FLOATS:
+        return float(value)
+    if column in _BOOLS:
+        return bool(value)
+    return value
+
+
+async def copy_sqlite(sqlite_path: str, dsn: str) -> dict[str, int]:
+    """Copy the SQLite database at *sqlite_path* (migrated to the latest
+    version first) into the EMPTY PostgreSQL database *dsn*, in one
+    transaction, keeping every id; the identity sequences then continue past
+    the copied ids.  Returns the rows copied per table.
+
+    :class:`TargetNotEmpty` if the target holds any row;
+    :class:`StoreUnavailable` if either database cannot be opened.
+    """
+    from app.store.sqlite import SqliteStore
+
+    source = await SqliteStore.open(sqlite_path, checkpoint_interval=None)  # migrates the file
+    await source.close()
+    target = await PostgresStore.open(dsn, max_size=1)  # migrates the target
+    await target.close()
+    counts: dict[str, int] = {}
+    db = sqlite3.connect(f"file:{sqlite_path}?mode=ro", uri=True)
+    try:
+        conn = await asyncpg.connect(dsn, timeout=CONNECT_TIMEOUT)
+    except _CONNECT_ERRORS as error:
+        db.close()
+        raise _unavailable(dsn, error) from error
+    try:
+        async with conn.transaction():
+            for name in TABLES:  # nobody may write while we look and copy
+                await conn.execute(f"LOCK TABLE {name} IN EXCLUSIVE MODE")
+            busy = [name for name in TABLES if await conn.fetchval(f"SELECT EXISTS (SELECT 1 FROM {name})")]
+            if busy:
+                raise TargetNotEmpty(f"{safe_url(dsn)} is not empty (rows in {', '.join(busy)})")
+            # one COPY writes many stats rows per statement: the bucket trigger is
+            # right for one row per statement only, so the buckets are rebuilt after
+            await conn.execute("ALTER TABLE stats DISABLE TRIGGER stats_boards")
+            for name in TABLES:
+                columns = _COPY_COLUMNS[name]
+                # a command of its own (the bot is stopped): plain reads, no worker threads
+                cursor = db.execute(f"SELECT {', '.join(columns)} FROM {name}")
+                counts[name] = 0
+                while True:
+                    chunk = cursor.fetchmany(_COPY_CHUNK)
+                    if not chunk:
+                        break
+                    records = [tuple(_convert(c, v) for c, v in zip(columns, row)) for row in chunk]
+                    await conn.copy_records_to_table(name, records=records, columns=columns)
+                    counts[name] += len(records)
+            await conn.execute("ALTER TABLE stats ENABLE TRIGGER stats_boards")
+            for statement in REBUILD_BUCKETS:
+                await conn.execute(statement)
+            for name in ("tables", "games", "nights"):
+                await conn.execute(
+                    f"SELECT setval(pg_get_serial_sequence('{name}', 'id'), coalesce(max(id), 0) + 1, false)"
+                    f" FROM {name}")
+        for name in (*TABLES, "buckets"):  # planner statistics, and index-only scans from the start
+            await conn.execute(f"VACUUM (ANALYZE) {name}", timeout=None)
+    finally:
+        await conn.close()
+        db.close()
+    return counts
