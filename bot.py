@@ -300,13 +300,12 @@ async def _run(config: Config, *, sync_global: bool) -> None:
 async def _freeze_when_ready(bot: CardBot) -> None:
     """Once started, everything loaded lives as long as the process: keep it
     out of the cyclic collector's full passes, which otherwise pause the
-    event loop (a millisecond or two at start, measured by bench/store.py;
-    tens of milliseconds with 500 tables, by bench/load.py); and so on with
-    what the tables add later (app/lean.py)."""
+    event loop for a millisecond or two (measured by bench/store.py); without a
+    full pass of its own (app/lean.py)."""
     from app import lean
 
     await bot.wait_until_ready()
-    await lean.short_collections()
+    lean.freeze_loaded()
 
 
 if __name__ == "__main__":
