@@ -81,7 +81,7 @@ class CardBot(commands.Bot):
         self.store: Any = None
         self.tables: Any = None
         self.nights: Any = None
-        self.budget = RequestBudget(config.requests_per_second, REQUEST_BURST)
+        self.budget = RequestBudget(config.process_requests_per_second, REQUEST_BURST)
         self.http.request = self.budget.wrap(self.http.request)  # type: ignore[method-assign]
         from app import lean
 

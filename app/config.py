@@ -10,7 +10,7 @@
 | ``LOG_LEVEL`` | ``DEBUG``, ``INFO``, ``WARNING``... | ``INFO`` |
 | ``TIME_SCALE`` | multiplies every game timer (turn timer, pauses); tests only | ``1`` |
 | ``TABLE_SEED`` | fixed seed for every new table; tests only | random |
-| ``REQUESTS_PER_SECOND`` | the bot's pace of requests Discord counts (its global limit is 50/s; 0 = no pacing) | ``38`` |
+| ``REQUESTS_PER_SECOND`` | the whole bot's pace of requests Discord counts (its global limit is 50/s, one per token; 0 = no pacing); a process of a shard cluster paces its share, by its shards | ``38`` |
 | ``SHARD_COUNT`` | shards of the whole bot (every process sets the same number) | unset: one unsharded process |
 | ``SHARD_IDS`` | the shards this process runs, e.g. ``0,1`` (needs ``SHARD_COUNT``) | all of ``SHARD_COUNT`` |
 | ``AI_BUDGET`` | seconds a hard computer player (or a hint) searches per decision | ``0.15`` |
@@ -49,6 +49,20 @@ class Config:
         """The process that does what must happen once for the whole bot
         (command sync, WAL checkpoints): the unsharded one, or the one running shard 0."""
         return self.shard_count is None or 0 in (self.shard_ids or (0,))
+
+    @property
+    def process_requests_per_second(self) -> float:
+        """This process's share of the bot's request pace: Discord's global
+        limit is one per bot token, whichever process sends.
+
+        >>> Config(token="x", requests_per_second=38, shard_count=4, shard_ids=(2, 3)).process_requests_per_second
+        19.0
+        >>> Config(token="x", requests_per_second=38).process_requests_per_second
+        38.0
+        """
+        if self.shard_count is None or self.shard_ids is None:
+            return float(self.requests_per_second)
+        return self.requests_per_second * len(self.shard_ids) / self.shard_count
 
     def owns_guild(self, guild_id: int) -> bool:
         """Whether this process runs the shard of ``guild_id`` (Discord's routing)."""

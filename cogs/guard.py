@@ -7,12 +7,29 @@ private message (``guard.bad_input``).  :class:`GuardCog` answers the
 component interactions no handler of the bot would see at all (a custom_id
 of no known shape, or naming a component the message does not have), so
 that every click gets an answer.
+
+Why :class:`GuardCog` reads discord.py's private ``ConnectionState._view_store``
+(checked against discord.py 2.7.1, the pinned version): the guard must know
+whether discord.py's own dispatch will run a handler, and that is decided
+from two registries that discord.py 2.7 keeps private.  Its public API can
+write them (``Client.add_view``, ``Client.add_dynamic_items`` /
+``remove_dynamic_items``) but not read them: ``Client.persistent_views``
+lists persistent views without the message each one is bound to (and none
+of the views with a timeout), and nothing lists the registered
+``DynamicItem`` classes or their templates (``DynamicItem.template`` is a
+property of an instance, i.e. of a click already routed).  Keeping a copy of
+both registries beside discord.py's would answer the same question from a
+second source that can drift from what discord.py really dispatches, so the
+guard reads the one place dispatch reads (:func:`_registries`, in one
+function) and ``tests/test_guard.py`` pins what it relies on.  Should a
+discord.py upgrade move them, the guard logs an error and lets discord.py's
+dispatch answer, as before it existed.
 """
 from __future__ import annotations
 
 import logging
 import re
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import discord
 from discord.ext import commands
@@ -77,25 +94,42 @@ def _on_message(message: discord.Message | None, component_type: int, custom_id:
     return False
 
 
+def _registries(bot: Any) -> tuple[Mapping[Any, Mapping[tuple[int, str], Any]], list[re.Pattern[str]]] | None:
+    """discord.py's two dispatch registries (private in 2.7, see the module's
+    docstring): the views' items by message id (None: any message) and
+    ``(component_type, custom_id)``, and the templates of the registered
+    dynamic items.  None when this discord.py keeps them elsewhere."""
+    store = getattr(getattr(bot, "_connection", None), "_view_store", None)
+    views = getattr(store, "_views", None)
+    dynamic = getattr(store, "_dynamic_items", None)
+    if not isinstance(views, Mapping) or not isinstance(dynamic, Mapping):
+        return None
+    return views, [p for p in dynamic if isinstance(p, re.Pattern)]
+
+
 class GuardCog(commands.Cog, name="Guard"):
     """Answers component interactions that no handler of the bot will."""
 
     def __init__(self, bot: Any) -> None:
         self.bot = bot
+        self._warned = False
 
     def handled(self, interaction: discord.Interaction) -> bool:
         data: dict[str, Any] = interaction.data or {}  # type: ignore[assignment]
         custom_id = str(data.get("custom_id", ""))
         component_type = int(data.get("component_type", 0))
-        store = getattr(getattr(self.bot, "_connection", None), "_view_store", None)
-        if store is None:  # another discord.py: do not guess, let its dispatch answer
+        registries = _registries(self.bot)
+        if registries is None:  # another discord.py: do not guess, let its dispatch answer
+            if not self._warned:
+                self._warned = True
+                log.error("this discord.py keeps its view registries elsewhere: forged clicks go unanswered "
+                          "(see cogs/guard.py)")
             return True
+        views, patterns = registries
         message_id = interaction.message.id if interaction.message is not None else None
         key = (component_type, custom_id)
-        views = store._views
         if key in views.get(message_id, {}) or key in views.get(None, {}):
             return True
-        patterns = list(store._dynamic_items)
         return any(p.fullmatch(custom_id) for p in patterns) and _on_message(
             interaction.message, component_type, custom_id)
 

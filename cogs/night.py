@@ -431,7 +431,7 @@ class NightCog(commands.Cog, name="Night"):
                 if failures > RETRIES:
                     return
                 presenter.signup = presenter.standings = True
-                presenter.recap = presenter.recap or (night.status == ENDED and "recap" not in night.messages)
+                presenter.recap = presenter.recap or night.recap_due
                 await asyncio.sleep(0.5 * failures)
             except Exception:
                 log.exception("night %s: presenting failed", night.id)
@@ -461,7 +461,7 @@ class NightCog(commands.Cog, name="Night"):
         await self.host.save_messages(night)
 
     async def _post_recap(self, night: Night) -> None:
-        if "recap" in night.messages:
+        if "recap" in night.messages or not night.recap_due:
             return
         from app.render import night as render_night
 
@@ -490,15 +490,25 @@ class NightCog(commands.Cog, name="Night"):
         if lines:
             text += ["", f"**{data['highlights_title']}**", *(escape(line) for line in lines)]
         embed.description = "\n".join(text)[:4000]
-        if image is None:
-            sent = await self.where(night).send(embed=embed)
-        else:
-            embed.set_image(url="attachment://night.png")
-            sent = await self.where(night).send(embed=embed, file=discord.File(io.BytesIO(image), "night.png"))
-        night.messages["recap"] = sent.id
+        # The same nonce on every try, also after a restart: Discord posts a message
+        # once per nonce (for a few minutes), so a kill between the post and the
+        # saving of its id does not post the recap twice.
+        nonce = f"recap-{night.id}"[:25]
         try:
-            await self.bot.store.save_night(night.id, night.status, night.meta())
-        except Exception:
+            if image is None:
+                sent = await self.where(night).send(embed=embed, nonce=nonce)
+            else:
+                embed.set_image(url="attachment://night.png")
+                sent = await self.where(night).send(embed=embed, file=discord.File(io.BytesIO(image), "night.png"),
+                                                    nonce=nonce)
+        except discord.NotFound:
+            # the channel is gone: no later try can post it either (Forbidden is tried
+            # again at the next start: permissions can come back)
+            log.warning("night %s: the recap cannot be posted in its channel", night.id, exc_info=True)
+            sent = None
+        try:
+            await self.host.recap_posted(night, sent.id if sent is not None else None)
+        except Exception:  # a start posts it again (the same nonce)
             log.exception("night %s: recap id not saved", night.id)
 
     def highlight_text(self, h: dict[str, Any], lang: str) -> str:

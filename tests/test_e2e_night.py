@@ -324,3 +324,56 @@ async def test_a_night_survives_a_kill_mid_round(world, tmp_path):
         await bot.stop()
     finally:
         bot.finalize()
+
+
+def recaps(fd: Any, channel: Any) -> list[Any]:
+    return [m for m in fd.messages(channel) if any(a.get("filename") == "night.png" for a in m.attachments)]
+
+
+def night_row(database: Any, night_id: int) -> tuple[str, dict[str, Any]]:
+    import json
+
+    con = sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=5)
+    try:
+        status, meta = con.execute("SELECT status, meta FROM nights WHERE id = ?", (night_id,)).fetchone()
+        return status, json.loads(meta)
+    finally:
+        con.close()
+
+
+async def test_a_kill_after_the_night_ended_before_its_recap_still_posts_it_once(world, tmp_path):
+    """The night's end is saved, the bot dies before the recap is posted (Discord
+    failed its first tries, discord.py waits to retry): after the restart the
+    recap is posted, once, and another restart does not post it again."""
+    fd = world.fd
+    people = [world.person(name) for name in NAMES[:2]]
+    bot = FastBotProcess(fd, world.guild, tmp_path / "recap.db", tmp_path / "recap.log")
+    try:
+        await bot.start()
+        r = await fd.slash(people[0], world.channel, "night start", game="nimmt", table_size=2, rounds=1,
+                           turn_time=1)
+        signup = r.message
+        night_id = int(re.match(r"night:(\d+):join", signup.buttons()[0]["custom_id"])[1])
+        assert (await fd.click(people[1], signup, f"night:{night_id}:join")).ack_type == 7
+        assert (await fd.click(people[0], signup, f"night:{night_id}:start")).ack_type == 7
+        await fd.wait_for(lambda: round_tables(fd, world.channel, 1), timeout=20)
+        await fd.wait_for(lambda: standings_message(fd, world.channel), timeout=20)
+        # From now on the next message the bot posts in the channel is the recap:
+        # Discord fails it twice (discord.py retries after 1 s, then 3 s).
+        fd.fail_next("POST", rf"/channels/{world.channel.id}/messages$", status=500, times=2)
+        await fd.wait_for(lambda: night_row(bot.database, night_id)[0] == "ended", timeout=60, interval=0.01)
+        assert not recaps(fd, world.channel)
+        await bot.kill()
+        assert not recaps(fd, world.channel), "posted before the kill: the test missed its moment"
+        await bot.start()
+        recap = await fd.wait_for(lambda: (recaps(fd, world.channel) or [None])[0], timeout=30)
+        assert t("en", "nights.recap_title", game=GAME) in recap.text()
+        await fd.wait_for(lambda: night_row(bot.database, night_id)[1]["messages"].get("recap") == recap.id,
+                          timeout=10)
+        await bot.restart()
+        again = await fd.slash(people[1], world.channel, "night start", game="nimmt")  # the channel is free
+        assert again.ack_type == 4 and not again.ephemeral
+        assert len(recaps(fd, world.channel)) == 1
+        await bot.stop()
+    finally:
+        bot.finalize()

@@ -798,3 +798,35 @@ def test_integer_option_bounds_follow_discord():
 
     assert fd._validate_command(command(2 ** 53)) == []
     assert any("max_value" in p for p in fd._validate_command(command(2 ** 62)))
+
+
+async def test_a_client_gone_in_the_middle_of_a_request_is_no_fault_of_the_stand_in(fake_discord: FakeDiscord) -> None:
+    """A killed bot leaves a picture half sent: the stand-in logs the dropped
+    request (status 0) and records no violation; the failures fail_next armed
+    and nobody used can be cleared."""
+    fd = fake_discord
+    guild, chan, alice, bob = make_world(fd)
+    body = b"--xx\r\nContent-Disposition: form-data; name=\"files[0]\"; filename=\"table.png\"\r\n\r\n" + b"\0" * 1000
+    reader, writer = await asyncio.open_connection(fd.host, fd.port)
+    writer.write((f"PATCH /api/v10/channels/{chan.id}/messages/1 HTTP/1.1\r\nHost: x\r\n"
+                  f"Authorization: Bot {fd.token}\r\nContent-Type: multipart/form-data; boundary=xx\r\n"
+                  f"Content-Length: 100000\r\n\r\n").encode() + body)
+    await writer.drain()
+    writer.transport.abort()  # as SIGKILL does: no FIN, the rest never comes
+    await fd.wait_for(lambda: any(r.method == "PATCH" and r.status == 0 for r in fd.requests), timeout=5)
+    assert fd.take_violations() == []
+    fd.fail_next("POST", r"^/channels/\d+/messages$", 500, times=3)
+    assert fd.clear_failures() == 3 and fd.clear_failures() == 0
+
+
+async def test_a_message_nonce_is_posted_once(fake_discord: FakeDiscord) -> None:
+    """As Discord: a nonce sent again (enforce_nonce) returns the first message."""
+    fd = fake_discord
+    guild, chan, alice, bob = make_world(fd)
+    async with running_bot(fd) as bot:
+        channel = bot.get_channel(chan.id)
+        first = await channel.send("recap", nonce="recap-1")
+        again = await channel.send("recap", nonce="recap-1")
+        other = await channel.send("recap", nonce="recap-2")
+        assert again.id == first.id != other.id
+        assert [m.id for m in fd.messages(chan)] == [first.id, other.id]

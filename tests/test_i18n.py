@@ -187,6 +187,8 @@ def _scan(path: Path):
     for node in ast.walk(tree):
         if isinstance(node, ast.JoinedStr):
             claimed.update(id(v) for v in node.values)
+        if isinstance(node, ast.ClassDef):  # a component's custom_id kind (``kind="nimmt.hand"``), not a key
+            claimed.update(id(kw.value) for kw in node.keywords if kw.arg == "kind")
         if not isinstance(node, ast.Call):
             continue
         name = _callee(node, aliases)
@@ -236,7 +238,9 @@ def test_scanner_on_a_sample(tmp_path):
         "tr(lang, f'rules.{k}')\n"
         "KEY = 'rules.previous'\n"
         "NOT_A_KEY = 'rules.md'\n"
-        "IGNORED = 'rules.whatever'  # i18n: ignore\n",
+        "IGNORED = 'rules.whatever'  # i18n: ignore\n"
+        "class Next(Item, kind='rules.next_page'):\n"
+        "    pass\n",
         encoding="utf-8",
     )
     found = [(kind, key if isinstance(key, str) else key.pattern) for _, kind, key, _ in _scan(sample)]

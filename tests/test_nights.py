@@ -287,7 +287,10 @@ async def test_a_table_whose_people_all_left_is_closed(store):
     for u in lonely.seats:
         await host.leave(night, u)
     await until(lambda: night.table(lonely.table_id).status == "closed")
-    assert (await store.table(lonely.table_id)).status == "abandoned"  # a game was under way: no result
+    record = await store.table(lonely.table_id)
+    assert record.status == "abandoned"  # a game was under way: no result
+    # the thread says why (everyone left the night), not that the host's id stopped it
+    assert record.meta.get("stop_reason") == "players_left" and record.meta.get("stopped_by") is None
     assert tables.get(lonely.table_id) is None  # a closed table leaves memory
     assert night.status == "playing"  # the organiser's table still plays
     assert len(made) == 2
@@ -335,3 +338,38 @@ def test_recap_image_podium_rows_and_highlights():
     w, h = size(full)
     w0, h0 = size(empty)  # a night ended before any table finished still gets its picture
     assert w == w0 and h > h0 + 12 * 30
+
+
+async def test_a_refused_save_changes_nothing_shown_and_the_same_click_works_after(tmp_path):
+    """The store refuses (disk full): a sign-up, a leave, the fill toggle, a round
+    and the end are undone in memory too, so no message can show them; once the
+    store takes writes again, the same clicks work.  (SQLite: the faults are
+    injected at its commits.)"""
+    from app.tables.manager import TableError
+    from tests.faults import DISK_FULL, failing_commits
+
+    store = await Store.open(str(tmp_path / "refused.db"), checkpoint_interval=None)
+    tables, host = make(store)
+    night = await new_night(host, people=3, size=2, rounds=1)
+    shown = (night.status, night.meta())
+    fault = failing_commits(store)
+    fault.error = DISK_FULL
+    for change in (lambda: host.join(night, 9, "p9"), lambda: host.leave(night, 3),
+                   lambda: host.toggle_fill(night, 1, False), lambda: host.start_round(night, 1, False),
+                   lambda: host.end(night, 1, False)):
+        with pytest.raises(TableError, match="not_saved"):
+            await change()
+        assert (night.status, night.meta()) == shown
+    assert [t for t in tables.tables.values() if t.night_id == night.id and t.status == "lobby"] == []
+    fault.error = None
+    await host.join(night, 9, "p9")
+    made = await host.start_round(night, 1, False)
+    await launch(host, night)
+    tables.start_timers()
+    await until(lambda: night.status == "ended", timeout=30)
+    assert {s.user_id for s in standings(night)} == {1, 2, 3, 9}
+    row = await store.night_in_channel(10)
+    assert row["status"] == "ended" and row["meta"]["recap_due"]
+    await tables.shutdown()
+    await host.close()
+    await store.close()

@@ -45,6 +45,14 @@ def test_config_from_env_shards():
         assert first.owns_guild(gid) == (shard in (0, 1))
         assert second.owns_guild(gid) == (shard in (2, 3))  # every server has exactly one owner
 
+    # Discord's global limit is one per token: the processes share the pace by their shards
+    from bot import CardBot
+
+    odd = Config.from_env({"DISCORD_TOKEN": "x", "SHARD_COUNT": "4", "SHARD_IDS": "3",
+                           "REQUESTS_PER_SECOND": "40"}, dotenv=None)
+    paces = [CardBot(c).budget.rate for c in (first, second, odd, plain)]
+    assert paces == [19.0, 19.0, 10.0, 38.0]
+
     whole = Config.from_env({"DISCORD_TOKEN": "x", "SHARD_COUNT": "3"}, dotenv=None)
     assert whole.shard_ids is None and whole.runs_shard_zero and whole.owns_guild(guild_on(2, 3))
 

@@ -123,6 +123,16 @@ async def test_pragmas(sqlite_store, tmp_path):
     assert busy == 0 and frames == done and frames > 0
 
 
+async def test_a_start_finds_untold_closes_without_reading_every_table(sqlite_store):
+    """A start looks for tables closed but not yet told among the recent closed
+    ones through their index, not by reading the whole history of tables."""
+    from app.store.sqlite import _UNTOLD_CLOSED
+
+    plan = " ".join(str(row[-1]) for row in await sqlite_store._r.execute_fetchall(
+        "EXPLAIN QUERY PLAN " + _UNTOLD_CLOSED, (0.0,)))
+    assert "tables_closed" in plan and "SCAN t " not in plan + " ", plan
+
+
 async def test_memory_path_refused():
     with pytest.raises(ValueError):
         await Store.open(":memory:")
@@ -753,3 +763,23 @@ async def test_versus_from_either_side(store):
     assert await store.versus(2, 99) == {}
     with pytest.raises(ValueError):
         await store.versus(1, 2, "chess")
+
+
+async def test_what_is_still_to_be_told_comes_back_after_a_restart(store):
+    """A table closed with notes not yet told, and a night ended with its recap
+    due, are handed back at the next start (both backends); once told, not."""
+    told = await store.create_table(1, 100, "nimmt", {})
+    untold = await store.create_table(1, 200, "nimmt", {})
+    lobby = await store.create_table(1, 300, "nimmt", {})
+    note = {"n": 1, "at": 0, "event": {"type": "abandoned", "by": "mod"}}
+    await store.save_table(told, status="abandoned", meta={"notes": [], "noted": 1, "notes_told": 1})
+    await store.save_table(untold, status="abandoned", meta={"notes": [note], "noted": 1, "notes_told": 0})
+    await store.save_table(lobby, status="cancelled", meta={})  # (closed before notes existed)
+    assert [t.id for t in await store.untold_closed_tables()] == [untold]
+    assert [t.id for t in await store.active_tables()] == []
+    ended, due = await store.create_night(1, 10, "nimmt", {}), await store.create_night(1, 11, "nimmt", {})
+    await store.end_night(ended, {"messages": {"recap": 5}}, [])
+    await store.end_night(due, {"recap_due": True}, [])
+    assert [n["id"] for n in await store.open_nights()] == [due]
+    await store.save_night(due, "ended", {"messages": {"recap": 6}})
+    assert await store.open_nights() == []

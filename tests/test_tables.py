@@ -219,3 +219,39 @@ async def test_a_timed_out_turn_that_wins_the_hand_does_not_play_the_next_hand_t
     assert table.engine.to_move == 0 and table.engine.hand_no == 2
     assert table.turn_deadline is not None
     await m.shutdown()
+
+
+async def test_a_restart_replays_every_saved_line_in_order_timeouts_and_back_included(store):
+    """What the listener was told (engine events, timed-out turns, "I'm back",
+    the start) is, after a restart with nothing told, replayed in the same
+    order from the store alone; once told, nothing is replayed."""
+    m = manager(store, time_scale=0.001)  # 120 s turn -> 0.12 s
+    table = await lobby(m, game="garbage", seats=2, turn_time=120)
+    await m.join(table, ANA, "Ana")
+    await m.start(table, HOST)
+    for _ in range(1000):
+        if any(s.away for s in table.seats):
+            break
+        await asyncio.sleep(0.01)
+    away = next(i for i, s in enumerate(table.seats) if s.away)
+    await m.back(table, table.seats[away].user_id)
+    async with table.lock:  # no timer move between the copy and the shutdown
+        told = [e for batch in m.events for e in batch if e["type"] != "lobby"]
+        version = table.version
+        await m.shutdown()
+    kinds = [e["type"] for e in told]
+    assert kinds[0] == "started" and kinds[-1] == "back" and kinds.count("timeout") >= MISSED_TURNS_LIMIT
+
+    again = manager(store)
+    [back] = await again.restore()
+    assert back.version == version and back.narrated == 0 and back.notes_told == 0
+    assert again.replay_events(back, back.narrated) == told
+    # The presenter told the thread up to the first timeout: only what follows comes back.
+    first = next(i for i, e in enumerate(told) if e["type"] == "timeout")
+    note = next(n for n in back.notes if n["event"]["type"] == "timeout")
+    assert back.told(note["at"], note["n"])
+    await again.save_messages(back)
+    [later] = await manager(store).restore()
+    assert manager(store).replay_events(later, later.narrated) == told[first + 1:]
+    assert later.told(later.version, later.noted)
+    assert manager(store).replay_events(later, later.narrated) == []

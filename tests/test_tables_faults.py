@@ -265,6 +265,29 @@ async def test_open_lobbies_per_person_are_capped(store):
     await lobby(m, channel=99)  # one closed: room for a new one
 
 
+async def test_the_lobby_cap_holds_across_the_processes_of_one_database(store_target):
+    """A shard cluster: two processes (two managers, each with its own store
+    connection) share the database; a host's lobbies in both count."""
+    stores = [await Store.open(store_target, checkpoint_interval=None) for _ in range(2)]
+    first, second = manager(stores[0]), manager(stores[1])
+    try:
+        limit = tables_module.MAX_OPEN_LOBBIES
+        for i in range(limit - 1):
+            await lobby(first, channel=30 + i)
+        last = await lobby(second, channel=40)  # the host's last free lobby, in the other process
+        for m in (first, second):
+            with pytest.raises(TableError) as capped:
+                await lobby(m, channel=50)
+            assert capped.value.code == "lobby_limit"
+        await second.cancel(last, HOST, can_manage=False)
+        await lobby(first, channel=50)  # closed in one process: room in the other
+    finally:
+        for m in (first, second):
+            await m.shutdown()
+        for one in stores:
+            await one.close()
+
+
 async def test_open_and_cancel_cycles_do_not_grow_memory(store):
     m = manager(store)
     for i in range(200):

@@ -7,14 +7,19 @@ before the caller answers a player.  The host learns that a table of a night
 is over from the manager's ``closed_hooks`` and reads the finish from what
 the store recorded (:meth:`Store.table_result`), so after a restart
 :meth:`NightHost.reconcile` settles a table that ended while the bot was
-down exactly as the hook would have.  One ``asyncio.Lock`` per night.
+down exactly as the hook would have.  One ``asyncio.Lock`` per night.  A
+change the store refused is undone in memory (:meth:`NightHost._change`), so
+nothing is shown that was not saved.
 """
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
+import json
 import logging
 import time
-from typing import Any, Awaitable, Callable
+from typing import Any, AsyncIterator, Awaitable, Callable
 
 from app.i18n.catalogue import t
 from app.nights.night import (
@@ -38,6 +43,7 @@ class NightHost:
         self.nights: dict[int, Night] = {}
         self._locks: dict[int, asyncio.Lock] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._closing = False
         self.listener: Listener = lambda night, kind: None
         tables.closed_hooks.append(self._table_closed)
 
@@ -67,7 +73,24 @@ class NightHost:
             raise NightError("ended")
 
     async def _save(self, night: Night) -> None:
-        await self.store.save_night(night.id, night.status, night.meta())
+        try:
+            await self.store.save_night(night.id, night.status, night.meta())
+        except Exception as error:
+            log.warning("night %s: change not saved (%r)", night.id, error)
+            raise TableError("not_saved") from error
+
+    @contextlib.asynccontextmanager
+    async def _change(self, night: Night) -> AsyncIterator[None]:
+        """A change of ``night`` (under its lock): when it fails (the store
+        refused it), the night is as it was before, also in memory."""
+        status, meta = night.status, json.loads(json.dumps(night.meta()))
+        try:
+            yield
+        except BaseException:
+            before = Night.from_record(night.id, night.guild_id, night.channel_id, night.game, status, meta)
+            for f in dataclasses.fields(Night):
+                setattr(night, f.name, getattr(before, f.name))
+            raise
 
     def _tell(self, night: Night, kind: str) -> None:
         try:
@@ -98,7 +121,11 @@ class NightHost:
         for nt in list(night.playing_tables()):
             table = self.tables.get(nt.table_id)
             if table is None or table.status in ("finished", "cancelled"):
-                changed = await self._settle(night, nt.table_id) or changed
+                try:
+                    async with self._change(night):
+                        changed = await self._settle(night, nt.table_id) or changed
+                except TableError:  # not saved: settled later, when the store takes it
+                    self._later_settle(night, nt.table_id)
         return changed
 
     # ------------------------------------------------------------------ sign-up
@@ -123,7 +150,7 @@ class NightHost:
         return night
 
     async def join(self, night: Night, user_id: int, name: str) -> None:
-        async with self.lock(night):
+        async with self.lock(night), self._change(night):
             self._open(night)
             player = night.player(user_id)
             if player is not None and not player.left:
@@ -136,7 +163,7 @@ class NightHost:
 
     async def join_many(self, night: Night, user_id: int, can_manage: bool, people: list[tuple[int, str]]) -> int:
         """*Seat my voice channel*: sign up everyone given; returns how many were new."""
-        async with self.lock(night):
+        async with self.lock(night), self._change(night):
             self._open(night)
             self._control(night, user_id, can_manage)
             added = 0
@@ -155,7 +182,7 @@ class NightHost:
 
     async def leave(self, night: Night, user_id: int) -> None:
         """Not seated again; a table of this round whose people all left is closed."""
-        async with self.lock(night):
+        async with self.lock(night), self._change(night):
             self._open(night)
             player = night.player(user_id)
             if player is None or player.left:
@@ -168,12 +195,12 @@ class NightHost:
                 table = self.tables.get(nt.table_id)
                 if user_id in people and all(u in gone for u in people) and table is not None:
                     try:
-                        await self.tables.cancel(table, table.host_id, can_manage=True)
+                        await self.tables.cancel(table, table.host_id, can_manage=True, reason="players_left")
                     except TableError:
                         pass  # finished meanwhile: it counts
 
     async def toggle_fill(self, night: Night, user_id: int, can_manage: bool) -> bool:
-        async with self.lock(night):
+        async with self.lock(night), self._change(night):
             self._open(night)
             self._control(night, user_id, can_manage)
             night.fill = not night.fill
@@ -191,7 +218,7 @@ class NightHost:
     async def start_round(self, night: Night, user_id: int, can_manage: bool) -> list[Table]:
         """Seat everyone signed up at new tables (saved, still lobbies): the
         caller then announces and starts them with :meth:`launch`."""
-        async with self.lock(night):
+        async with self.lock(night), self._change(night):
             self._open(night)
             self._control(night, user_id, can_manage)
             if night.status == PLAYING:
@@ -225,14 +252,15 @@ class NightHost:
                         elif uid != host:
                             await self.tables.join(table, uid, names[uid])
                     new.append(NightTable(table.id, night.round + 1, number, [s.user_id for s in table.seats]))
+                night.round += 1
+                night.tables += new
+                night.status = PLAYING
+                await self._save(night)
             except Exception:  # nothing half-seated stays behind
                 for table in made:
-                    await self.tables.cancel(table, table.host_id, can_manage=True)
+                    with contextlib.suppress(TableError):  # (not saved: the next start cancels it)
+                        await self.tables.cancel(table, table.host_id, can_manage=True)
                 raise
-            night.round += 1
-            night.tables += new
-            night.status = PLAYING
-            await self._save(night)
         self._tell(night, "round")
         return made
 
@@ -255,17 +283,29 @@ class NightHost:
     def _table_closed(self, table: Table) -> None:
         if table.night_id is None or table.night_id not in self.nights:
             return
-        night = self.nights[table.night_id]
-        task = asyncio.get_running_loop().create_task(self._settle_locked(night, table.id))
+        self._later_settle(self.nights[table.night_id], table.id)
+
+    def _later_settle(self, night: Night, table_id: int) -> None:
+        task = asyncio.get_running_loop().create_task(self._settle_locked(night, table_id))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
     async def _settle_locked(self, night: Night, table_id: int) -> None:
-        try:
-            async with self.lock(night):
-                await self._settle(night, table_id)
-        except Exception:
-            log.exception("night %s: settling table %s failed", night.id, table_id)
+        delay = 0.5
+        while True:
+            try:
+                async with self.lock(night), self._change(night):
+                    await self._settle(night, table_id)
+                return
+            except TableError:  # not saved: as it was; try again, less and less often
+                log.warning("night %s: table %s not settled yet; again in %.1f s", night.id, table_id, delay)
+            except Exception:
+                log.exception("night %s: settling table %s failed", night.id, table_id)
+                return
+            if self._closing:
+                return
+            await asyncio.sleep(delay)
+            delay = min(30.0, delay * 2)
 
     async def _settle(self, night: Night, table_id: int) -> bool:
         """A table of the night is over: its finish counts (or not, if it was
@@ -292,7 +332,7 @@ class NightHost:
 
     async def end(self, night: Night, user_id: int, can_manage: bool) -> None:
         """End the night now: tables still playing finish as ordinary games."""
-        async with self.lock(night):
+        async with self.lock(night), self._change(night):
             self._open(night)
             self._control(night, user_id, can_manage)
             await self._end(night)
@@ -303,20 +343,37 @@ class NightHost:
             nt.status = "closed"
         night.status = ENDED
         night.ended_at = self.clock()
+        night.recap_due = True  # saved with the end: a restart before the recap is posted posts it
         rows = [{"user_id": s.user_id, "place": s.rank, "points": s.points, "wins": s.wins, "games": s.games}
                 for s in standings(night)]
-        await self.store.end_night(night.id, night.meta(), rows)
+        try:
+            await self.store.end_night(night.id, night.meta(), rows)
+        except Exception as error:
+            log.warning("night %s: its end not saved (%r)", night.id, error)
+            raise TableError("not_saved") from error
 
-    async def save_messages(self, night: Night) -> None:
-        """Persist message ids after the cog (re)posted them."""
-        async with self.lock(night):
+    async def recap_posted(self, night: Night, message_id: int | None) -> None:
+        """The recap went out (``message_id``), or cannot ever (None: its channel
+        is gone): it is no longer due, also after a restart."""
+        async with self.lock(night), self._change(night):
+            if message_id is not None:
+                night.messages["recap"] = message_id
+            night.recap_due = False
             await self._save(night)
 
+    async def save_messages(self, night: Night) -> None:
+        """Persist message ids after the cog (re)posted them.  A failure is
+        logged only: the ids live on in memory and go out with the next save."""
+        async with self.lock(night):
+            with contextlib.suppress(TableError):
+                await self._save(night)
+
     async def close(self) -> None:
+        self._closing = True  # a settling the store refuses is left to the next start (reconcile)
         for task in list(self._tasks):
             try:
-                await task
-            except Exception:
+                await asyncio.wait_for(task, timeout=5)
+            except (Exception, asyncio.CancelledError):
                 pass
 
     # --------------------------------------------------------------- the recap

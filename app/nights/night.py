@@ -88,9 +88,10 @@ class Night:
     round: int = 0  # the round in progress, or the last one played
     players: list[Player] = field(default_factory=list)
     tables: list[NightTable] = field(default_factory=list)
-    messages: dict[str, int] = field(default_factory=dict)  # signup, standings
+    messages: dict[str, int] = field(default_factory=dict)  # signup, standings, recap
     created_at: float = 0.0
     ended_at: float | None = None
+    recap_due: bool = False  # ended, its recap not posted yet (saved with the end: a restart posts it)
 
     def player(self, user_id: int) -> Player | None:
         for player in self.players:
@@ -122,6 +123,7 @@ class Night:
             "turn_time": self.turn_time, "locale": self.locale, "fill": self.fill, "round": self.round,
             "players": [p.to_dict() for p in self.players], "tables": [nt.to_dict() for nt in self.tables],
             "messages": self.messages, "created_at": self.created_at, "ended_at": self.ended_at,
+            **({"recap_due": True} if self.recap_due else {}),
         }
 
     @classmethod
@@ -136,6 +138,7 @@ class Night:
             tables=[NightTable.from_dict(nt) for nt in meta.get("tables", [])],
             messages={k: int(v) for k, v in meta.get("messages", {}).items()},
             created_at=float(meta.get("created_at", 0.0)), ended_at=meta.get("ended_at"),
+            recap_due=bool(meta.get("recap_due")),
         )
 
 

@@ -22,6 +22,9 @@ from core.registry import GAMES, MIN_GAMES  # noqa: F401  (MIN_GAMES: the one th
 
 ACTIVE = ("lobby", "playing")
 CLOSED = ("finished", "cancelled", "abandoned")
+#: seconds a table's closing not told in its thread yet is still told after a restart
+#: (``untold_closed_tables``)
+UNTOLD_FOR = 7 * 24 * 3600
 GUILD_DEFAULTS: dict[str, Any] = {"language": None, "rate_bot_games": False}
 #: most games recorded in one transaction (group commit)
 RECORD_BATCH = 64

@@ -181,6 +181,7 @@ _V1 = (
     "CREATE UNIQUE INDEX tables_active_channel ON tables (channel_id)"
     " WHERE status IN ('lobby', 'playing') AND (meta ->> 'night_id') IS NULL",
     "CREATE INDEX tables_active ON tables (id) WHERE status IN ('lobby', 'playing')",
+    "CREATE INDEX tables_closed ON tables (updated_at) WHERE status IN ('cancelled', 'abandoned')",
     """
     CREATE TABLE table_actions (
         table_id  bigint NOT NULL REFERENCES tables (id) ON DELETE CASCADE,

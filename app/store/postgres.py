@@ -46,7 +46,7 @@ import asyncpg
 from app import ratings
 from app.store.base import (
     ACTIVE, BOARDS, CLOSED, GAME_CODES, GUILD_DEFAULTS, MIN_GAMES, ChannelBusy, GameRecord, GroupRecorder, Page, StoreUnavailable,
-    TableRecord, board_number, game_code, night_record, page_of, profile_of, table_record,
+    TableRecord, UNTOLD_FOR, board_number, game_code, night_record, page_of, profile_of, table_record,
 )
 from app.store.pg_migrations import REBUILD_BUCKETS, RECORD_LOCK, TABLES, VALUE_EXPR, migrate, sort_key
 
@@ -83,6 +83,14 @@ _TABLE_IN_CHANNEL = (
     _TABLE_COLUMNS + "WHERE t.channel_id = $1 AND t.status IN ('lobby', 'playing') ORDER BY t.id DESC LIMIT 1"
 )
 _TABLE_BY_ID = _TABLE_COLUMNS + "WHERE t.id = $1"
+_OPEN_LOBBIES = (
+    "SELECT count(*) FROM tables WHERE status IN ('lobby', 'playing') AND status = 'lobby'"
+    " AND (meta->>'host_id')::bigint = $1 AND meta->>'night_id' IS NULL"
+)
+# closed before the thread was told (app/tables: a close is a note until told)
+_UNTOLD_CLOSED = _TABLE_COLUMNS + (
+    "WHERE t.status IN ('cancelled', 'abandoned') AND t.updated_at > $1 "
+    "AND jsonb_array_length(coalesce(t.meta -> 'notes', '[]'::jsonb)) > 0 ORDER BY t.id")
 _CREATE_TABLE = """
 INSERT INTO tables (guild_id, channel_id, game, status, meta, created_at, updated_at)
 VALUES ($1, $2, $3, 'lobby', $4::jsonb, $5, $6) RETURNING id
@@ -248,7 +256,9 @@ INSERT INTO night_players (night_id, user_id, guild_id, game, place, points, win
 SELECT $1, $2, guild_id, game, $3, $4, $5, $6 FROM nights WHERE id = $1
 ON CONFLICT (night_id, user_id) DO NOTHING
 """
-_OPEN_NIGHTS = _NIGHT_COLUMNS + "WHERE status != 'ended' ORDER BY id"
+# (an ended night whose recap was not posted yet is still to be shown)
+_OPEN_NIGHTS = _NIGHT_COLUMNS + (
+    "WHERE status != 'ended' OR coalesce((meta::jsonb ->> 'recap_due')::boolean, false) ORDER BY id")
 _NIGHT_IN_CHANNEL = _NIGHT_COLUMNS + "WHERE channel_id = $1 ORDER BY status = 'ended', id DESC LIMIT 1"
 _NIGHT_RECORD = """
 SELECT count(*), sum((place = 1)::int) FROM night_players
@@ -382,9 +392,16 @@ class PostgresStore(GroupRecorder):
     async def active_tables(self) -> list[TableRecord]:
         return [table_record(row) for row in await self._pool.fetch(_ACTIVE_TABLES)]
 
+    async def untold_closed_tables(self) -> list[TableRecord]:
+        rows = await self._pool.fetch(_UNTOLD_CLOSED, time.time() - UNTOLD_FOR)
+        return [table_record(row) for row in rows]
+
     async def table_in_channel(self, channel_id: int) -> TableRecord | None:
         row = await self._pool.fetchrow(_TABLE_IN_CHANNEL, channel_id)
         return table_record(row) if row else None
+
+    async def open_lobbies(self, host_id: int) -> int:
+        return int(await self._pool.fetchval(_OPEN_LOBBIES, host_id))
 
     async def table(self, table_id: int) -> TableRecord | None:
         row = await self._pool.fetchrow(_TABLE_BY_ID, table_id)

@@ -82,7 +82,7 @@ from app.store.base import (
     ACTIVE, BOARD_NUMBERS, CLOSED, GUILD_DEFAULTS, MIN_GAMES, RECORD_BATCH, ChannelBusy, GameRecord,  # noqa: F401
     GroupRecorder, Page, PlayerResult, StoreUnavailable, TableRecord,
     board_number as _board_number, game_code as _game_code, night_record as _night, page_of, profile_of,
-    table_record as _table,
+    table_record as _table, UNTOLD_FOR,
 )
 from app.store.sqlite_migrations import (
     BOARD_TRIGGERS, BOARD_TRIGGER_NAMES, BOARDS, GAME_CODES, REBUILD_BUCKETS, VALUE_EXPR, migrate, sort_key,
@@ -134,6 +134,16 @@ _TABLE_IN_CHANNEL = (
     _TABLE_COLUMNS + "WHERE t.channel_id = ? AND t.status IN ('lobby', 'playing') ORDER BY t.id DESC LIMIT 1"
 )
 _TABLE_BY_ID = _TABLE_COLUMNS + "WHERE t.id = ?"
+# lobbies a person hosts, outside nights (the first two terms are the partial
+# index's own: SQLite then reads the index of active tables, never the history)
+_OPEN_LOBBIES = (
+    "SELECT count(*) FROM tables WHERE status IN ('lobby', 'playing') AND json_extract(meta, '$.night_id') IS NULL"
+    " AND status = 'lobby' AND json_extract(meta, '$.host_id') = ?"
+)
+# closed before the thread was told (app/tables: a close is a note until told)
+_UNTOLD_CLOSED = _TABLE_COLUMNS.replace("FROM tables AS t", "FROM tables AS t INDEXED BY tables_closed") + (
+    "WHERE t.status IN ('cancelled', 'abandoned') AND t.updated_at > ? "
+    "AND json_array_length(t.meta, '$.notes') > 0 ORDER BY t.id")
 
 # record_game: inside BEGIN IMMEDIATE, one read for "already recorded?" and
 # the current ratings of the humans in every scope.
@@ -354,7 +364,8 @@ INSERT INTO night_players (night_id, user_id, guild_id, game, place, points, win
 SELECT :night, :user_id, guild_id, game, :place, :points, :wins, :games FROM nights WHERE id = :night
 ON CONFLICT (night_id, user_id) DO NOTHING
 """
-_OPEN_NIGHTS = _NIGHT_COLUMNS + "WHERE status != 'ended' ORDER BY id"
+# (an ended night whose recap was not posted yet is still to be shown)
+_OPEN_NIGHTS = _NIGHT_COLUMNS + "WHERE status != 'ended' OR json_extract(meta, '$.recap_due') ORDER BY id"
 _NIGHT_IN_CHANNEL = _NIGHT_COLUMNS + "WHERE channel_id = ? ORDER BY status = 'ended', id DESC LIMIT 1"
 _NIGHT_RECORD = """
 SELECT count(*), sum(place = 1) FROM night_players
@@ -583,10 +594,23 @@ class SqliteStore(GroupRecorder):
         """Every table in 'lobby' or 'playing', with its actions, oldest first."""
         return [_table(row) for row in await self._r.execute_fetchall(_ACTIVE_TABLES)]
 
+    async def untold_closed_tables(self) -> list[TableRecord]:
+        """Tables stopped, cancelled or closed for idleness in the last
+        :data:`UNTOLD_FOR` seconds whose closing the thread was not told yet
+        (``meta.notes``), oldest first."""
+        rows = await self._r.execute_fetchall(_UNTOLD_CLOSED, (time.time() - UNTOLD_FOR,))
+        return [_table(row) for row in rows]
+
     async def table_in_channel(self, channel_id: int) -> TableRecord | None:
         """The active table in *channel_id* (the newest if several), or None."""
         rows = list(await self._r.execute_fetchall(_TABLE_IN_CHANNEL, (channel_id,)))
         return _table(rows[0]) if rows else None
+
+    async def open_lobbies(self, host_id: int) -> int:
+        """How many lobbies ``host_id`` hosts, outside game nights, in every
+        process of this database."""
+        rows = list(await self._r.execute_fetchall(_OPEN_LOBBIES, (host_id,)))
+        return int(rows[0][0])
 
     async def table(self, table_id: int) -> TableRecord | None:
         """Any table by id, active or closed."""
@@ -889,7 +913,8 @@ class SqliteStore(GroupRecorder):
         await self._write(end)
 
     async def open_nights(self) -> list[dict[str, Any]]:
-        """Every night not ended: ``{"id", "guild_id", "channel_id", "game", "status", "meta"}``."""
+        """Every night not ended, and every ended one whose recap is still due
+        (``meta.recap_due``): ``{"id", "guild_id", "channel_id", "game", "status", "meta"}``."""
         return [_night(row) for row in await self._r.execute_fetchall(_OPEN_NIGHTS)]
 
     async def night_in_channel(self, channel_id: int) -> dict[str, Any] | None:

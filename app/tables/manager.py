@@ -134,10 +134,18 @@ class Table:
     saved: int = 0  # how many log entries the store holds
     active_at: float = 0.0  # when a person last acted here (joined, started, moved...)
     stopped_by: str | None = None  # who stopped the game (abandoned), None when it went idle
+    #: why it was stopped when nobody in particular did (a catalogue key ``faults.stop_<reason>``)
+    stop_reason: str | None = None
     idle: bool = False  # closed because nobody acted for the idle limit
     recorded: bool = False  # the result is in the store's statistics
     posting: bool = False  # created by this process, its lobby message not posted yet
     narrated: int = 0  # how many log entries the thread was told (kept in meta, set by the presenter)
+    #: what the thread is told that no log entry replays (the start, a timed-out turn, "I'm back"):
+    #: ``{"n": serial, "at": log position, "event": ...}``, saved with the change that says it;
+    #: once told (``notes_told``, set by the presenter) it leaves the saved meta
+    notes: list[dict[str, Any]] = field(default_factory=list)
+    noted: int = 0  # notes ever made here (the next one's serial)
+    notes_told: int = 0  # notes the thread was told (kept in meta, set by the presenter)
     night_id: int | None = None  # a table of a game night (app/nights/host.py)
     ending: list[Event] = field(default_factory=list, repr=False)  # events of a last move not yet shown
     engine: Game | None = field(default=None, repr=False)
@@ -177,7 +185,12 @@ class Table:
             "turn_deadline": self.turn_deadline,
             "active_at": self.active_at,
             "stopped_by": self.stopped_by,
+            **({"stop_reason": self.stop_reason} if self.stop_reason else {}),
+            **({"idle": True} if self.idle else {}),
             "narrated": self.narrated,
+            "notes": [note for note in self.notes if note["n"] > self.notes_told],
+            "noted": self.noted,
+            "notes_told": self.notes_told,
             **({"night_id": self.night_id} if self.night_id is not None else {}),
         }
 
@@ -188,6 +201,7 @@ class Table:
         draft.seats = [copy.copy(s) for s in self.seats]
         draft.log = list(self.log)
         draft.options = dict(self.options)
+        draft.notes = list(self.notes)
         if engine and self.engine is not None:
             draft.engine = self.engine.copy()
         return draft
@@ -195,8 +209,26 @@ class Table:
     def adopt(self, draft: "Table") -> None:
         """Take over a saved draft's state."""
         for name in ("status", "seats", "seed", "log", "options", "started_at", "turn_seat", "turn_deadline",
-                     "saved", "engine", "active_at", "stopped_by", "idle", "shuffle"):
+                     "saved", "engine", "active_at", "stopped_by", "stop_reason", "idle", "shuffle", "noted"):
             setattr(self, name, getattr(draft, name))
+        self.notes = [note for note in draft.notes if note["n"] > self.notes_told]
+
+    def note(self, event: Event) -> Event:
+        """Keep ``event`` (not an engine event) to be told in the thread at this
+        point of the log; it is saved with this draft."""
+        self.noted += 1
+        self.notes.append({"n": self.noted, "at": len(self.log), "event": dict(event)})
+        return event
+
+    def told(self, upto: int, notes: int) -> bool:
+        """The presenter told the thread everything up to log entry ``upto`` and
+        note ``notes``; True if that is news (to be saved)."""
+        news = upto > self.narrated or notes > self.notes_told
+        self.narrated = max(self.narrated, upto)
+        self.notes_told = max(self.notes_told, notes)
+        if news:
+            self.notes = [note for note in self.notes if note["n"] > self.notes_told]
+        return news
 
 
 class Listener(Protocol):
@@ -269,31 +301,7 @@ class TableManager:
         for record in await self.store.active_tables():
             if owns is not None and not owns(record.guild_id):
                 continue
-            meta = record.meta
-            table = Table(
-                id=record.id,
-                guild_id=record.guild_id,
-                channel_id=record.channel_id,
-                game=record.game,
-                host_id=meta["host_id"],
-                max_seats=meta["max_seats"],
-                options=dict(meta["options"]),
-                locale=meta.get("locale", "en"),
-                status=record.status,
-                seats=[Seat.from_dict(s) for s in meta["seats"]],
-                seed=meta.get("seed"),
-                shuffle=dict(meta.get("shuffle") or {}),
-                log=[(int(seat), str(text)) for seat, text in record.actions],
-                messages={k: int(v) for k, v in meta.get("messages", {}).items()},
-                created_at=meta.get("created_at", 0.0),
-                started_at=meta.get("started_at"),
-                turn_seat=meta.get("turn_seat"),
-                turn_deadline=meta.get("turn_deadline"),
-                active_at=float(meta.get("active_at") or record.updated_at or 0.0),
-                night_id=meta.get("night_id"),
-            )
-            table.saved = len(table.log)
-            table.narrated = min(int(meta.get("narrated", len(table.log))), len(table.log))
+            table = self._from_record(record)
             if table.status == "playing":
                 try:
                     table.engine = self.games[table.game].replay(
@@ -313,16 +321,77 @@ class TableManager:
                     table.ending = before.apply(seat, before.parse(text))
             self.tables[table.id] = table
             restored.append(table)
+        # Closed (stopped, cancelled, idle) before the thread and the lobby said so:
+        # handed back to be told, never to be played (they stay out of ``tables``).
+        for record in await self.store.untold_closed_tables():
+            if owns is not None and not owns(record.guild_id):
+                continue
+            table = self._from_record(record)
+            if table.seed is not None:  # its table message is drawn once more, without buttons
+                try:
+                    table.engine = self.games[table.game].replay(
+                        len(table.seats), table.seed, self._engine_options(table), table.log)
+                except Exception:
+                    log.exception("closed table %s could not be replayed", table.id)
+            restored.append(table)
         return restored
 
-    def replay_events(self, table: Table, start: int) -> list[Event]:
-        """The engine's events of the log entries from ``start`` on (to tell them
-        again after a restart); the table itself is not touched."""
-        cls = self.games[table.game]
-        engine = cls.replay(len(table.seats), table.seed, self._engine_options(table), table.log[:start])
+    def _from_record(self, record: Any) -> Table:
+        """A table as the store holds it (its engine not replayed yet)."""
+        meta = record.meta
+        table = Table(
+            id=record.id,
+            guild_id=record.guild_id,
+            channel_id=record.channel_id,
+            game=record.game,
+            host_id=meta["host_id"],
+            max_seats=meta["max_seats"],
+            options=dict(meta["options"]),
+            locale=meta.get("locale", "en"),
+            status=record.status,
+            seats=[Seat.from_dict(s) for s in meta["seats"]],
+            seed=meta.get("seed"),
+            shuffle=dict(meta.get("shuffle") or {}),
+            log=[(int(seat), str(text)) for seat, text in record.actions],
+            messages={k: int(v) for k, v in meta.get("messages", {}).items()},
+            created_at=meta.get("created_at", 0.0),
+            started_at=meta.get("started_at"),
+            turn_seat=meta.get("turn_seat"),
+            turn_deadline=meta.get("turn_deadline"),
+            active_at=float(meta.get("active_at") or record.updated_at or 0.0),
+            night_id=meta.get("night_id"),
+        )
+        table.saved = len(table.log)
+        table.narrated = min(int(meta.get("narrated", len(table.log))), len(table.log))
+        table.noted = int(meta.get("noted", 0))
+        table.notes_told = int(meta.get("notes_told", 0))
+        table.notes = [dict(note) for note in meta.get("notes", ()) if int(note["n"]) > table.notes_told]
+        table.stopped_by = meta.get("stopped_by")
+        table.stop_reason = meta.get("stop_reason")
+        table.idle = bool(meta.get("idle"))
+        if "noted" not in meta and table.status == "playing" and not table.thread_id:
+            # saved before notes existed: a game whose start was never shown
+            table.note({"type": "started"})
+            table.notes[-1]["at"] = 0
+        return table
+
+    def replay_events(self, table: Table, start: int, notes_told: int | None = None) -> list[Event]:
+        """What the thread was not told yet, to tell it after a restart, in the
+        order it happened: the engine's events of the log entries from ``start``
+        on, and the notes after ``notes_told`` (default: the table's) at their
+        places among them.  The table itself is not touched."""
+        told = table.notes_told if notes_told is None else notes_told
+        notes = sorted((n for n in table.notes if n["n"] > told), key=lambda n: n["n"])
         events: list[Event] = []
-        for seat, text in table.log[start:]:
-            events += engine.apply(seat, engine.parse(text))
+        if table.seed is not None and table.log[start:]:
+            cls = self.games[table.game]
+            engine = cls.replay(len(table.seats), table.seed, self._engine_options(table), table.log[:start])
+            for index in range(start, len(table.log)):
+                while notes and notes[0]["at"] <= index:
+                    events.append(dict(notes.pop(0)["event"]))
+                seat, text = table.log[index]
+                events += engine.apply(seat, engine.parse(text))
+        events += [dict(note["event"]) for note in notes]
         return events
 
     def start_timers(self) -> None:
@@ -394,8 +463,12 @@ class TableManager:
             existing = self.in_channel(channel_id)
             if existing is not None and night_id is None:  # a night opens several tables in its channel
                 raise TableError("channel_busy", table=existing.id)
-            hosted = sum(1 for t in self.tables.values()
-                         if t.status == "lobby" and t.host_id == host_id and t.night_id is None)
+            # counted in the database: the cap holds across the processes of a shard cluster
+            try:
+                hosted = await self.store.open_lobbies(host_id) if night_id is None else 0
+            except Exception as error:
+                log.warning("the lobbies of %s could not be counted: %r", host_id, error)
+                raise TableError("not_saved") from error
             if hosted >= self.max_open_lobbies and night_id is None:
                 raise TableError("lobby_limit", count=self.max_open_lobbies)
             now = self.clock()
@@ -501,10 +574,13 @@ class TableManager:
             raise TableError("ai.hint_not_your_turn")
         return await self.players.hint(table, seat)
 
-    async def cancel(self, table: Table, user_id: int, *, can_manage: bool, name: str | None = None) -> None:
+    async def cancel(self, table: Table, user_id: int, *, can_manage: bool, name: str | None = None,
+                     reason: str | None = None) -> None:
         """End a table: the host or a moderator cancels a lobby; only a
         moderator (Manage Messages) stops a running game, which is then
-        closed as 'abandoned' (no result, no statistics)."""
+        closed as 'abandoned' (no result, no statistics).  ``reason`` says
+        why when no person stopped it (e.g. ``"players_left"``, a game night's
+        table whose players all left the night)."""
         async with self._locked(table):
             if table.status not in ACTIVE:
                 raise TableError("table_closed")
@@ -519,15 +595,17 @@ class TableManager:
             draft = table.draft()
             draft.status = status
             draft.turn_deadline = None
-            if status == "abandoned":
+            if status == "abandoned" and reason:
+                draft.stop_reason = reason
+            elif status == "abandoned":
                 draft.stopped_by = name or str(user_id)
+            # (the thread and the lobby say so; saved with the close, told after a restart too)
+            said = draft.note({"type": "cancelled"} if status == "cancelled"
+                              else {"type": "abandoned", "by": draft.stopped_by})
             await self._save(table, draft)
             self._drop_timer(table)
         self._forget(table)
-        if status == "cancelled":
-            self.listener(table, [{"type": "cancelled"}])
-        else:
-            self.listener(table, [{"type": "abandoned", "by": table.stopped_by}])
+        self.listener(table, [said])
         self._closed(table)
 
     async def start(self, table: Table, user_id: int) -> list[Event]:
@@ -547,7 +625,7 @@ class TableManager:
             draft.shuffle = commit(draft.game, draft.id, draft.seed, self._engine_options(draft))
             draft.status = "playing"
             draft.started_at = self.clock()
-            events = [{"type": "started"}]
+            events = [draft.note({"type": "started"})]
             self._new_turn(draft)
             await self._save(table, draft)  # refused: still a lobby, startable again
         self.listener(table, events)
@@ -602,7 +680,8 @@ class TableManager:
         failure is logged only: the ids live on in memory and go out with the
         table's next save."""
         async with table.lock:
-            if table.status in ACTIVE:
+            # (a stopped or cancelled table too: what its thread was told of the close)
+            if table.status in ACTIVE or table.status in ("cancelled", "abandoned"):
                 try:
                     await self.store.save_table(table.id, status=table.status, meta=table.meta(), actions=(),
                                                 first_index=table.saved)
@@ -650,8 +729,8 @@ class TableManager:
             draft.seats[seat].missed = 0
             if draft.engine is not None and seat in to_act(draft.engine):
                 self._new_turn(draft, force=True)
+            events = [draft.note({"type": "back", "seat": seat})]
             await self._save(table, draft)
-        events = [{"type": "back", "seat": seat}]
         self.listener(table, events)
         self._schedule(table)
 
@@ -810,12 +889,13 @@ class TableManager:
 
     @staticmethod
     def _missed(table: Table, seat: int) -> Event:
-        """A timed-out turn of ``seat``: the third in a row hands it to a computer."""
+        """A timed-out turn of ``seat``: the third in a row hands it to a computer
+        (the thread's line about it is a note of the draft ``table``)."""
         state = table.seats[seat]
         state.missed += 1
         if state.missed >= MISSED_TURNS_LIMIT:
             state.away = True
-        return {"type": "timeout", "seat": seat, "away": state.away}
+        return table.note({"type": "timeout", "seat": seat, "away": state.away})
 
 
     def _forget(self, table: Table) -> None:
@@ -854,6 +934,7 @@ class TableManager:
                 draft.status = "abandoned" if table.status == "playing" else "cancelled"
                 draft.turn_deadline = None
                 draft.idle = True
+                said = draft.note({"type": "idle", "hours": max(1, round(self.idle_limit / 3600))})
                 try:
                     await self._save(table, draft)
                 except TableError:
@@ -862,7 +943,7 @@ class TableManager:
             log.info("table %s closed: nobody acted for %.0f s", table.id, now - table.active_at)
             self._forget(table)
             closed.append(table)
-            self.listener(table, [{"type": "idle", "hours": max(1, round(self.idle_limit / 3600))}])
+            self.listener(table, [said])
             self._closed(table)
         return closed
 

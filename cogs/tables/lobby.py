@@ -199,6 +199,8 @@ class Lobby:
     def closed_line(self, table: Table) -> str | None:
         """Why a table closed early: stopped by a moderator, or nobody played."""
         lang = table.locale
+        if table.status == "abandoned" and table.stop_reason:
+            return t(lang, f"faults.stop_{table.stop_reason}")
         if table.status == "abandoned" and table.stopped_by:
             return t(lang, "faults.stopped_by", name=plain(table.stopped_by))
         if table.idle:

@@ -38,13 +38,17 @@ ANSWER_WAIT = 3.0  # seconds a redraw waits for the acknowledgement of the click
 class _Item:
     """One thing the thread is told: a narration line, or the ping of a turn.
 
-    ``upto`` is the table's version (log entries) this item belongs to: once
-    it is posted, that many entries have been narrated."""
+    The last item of a change carries ``upto``, the table's version (log
+    entries), and ``notes``, how many notes the table had made
+    (:meth:`Table.note`): once it is posted, everything up to there was told.
+    The other items carry 0, so a change cut short is told again after a
+    restart rather than lost."""
 
     text: str | None = None
     ping: tuple[int, ...] | None = None  # the seats pinged (``text`` is None)
     turn: int = 0  # which turn of this presenter the ping is for
     upto: int = 0
+    notes: int = 0
 
 
 @dataclass
@@ -116,7 +120,7 @@ class Presenter:
             return  # lobby changes are shown by the interaction that made them
         presenter = self.presenters.setdefault(table.id, _Presenter())
         kinds = {e.get("type") for e in events}
-        if "started" in kinds:
+        if "started" in kinds and not table.thread_id:  # (told again after a restart: the thread is there)
             presenter.need_thread = True
         if kinds & {"abandoned", "idle", "cancelled"} and _ANSWER_REDRAWS.get() != table.id:
             self._edit_lobby_later(table)
@@ -126,13 +130,12 @@ class Presenter:
             for e in events)  # a seat taken back on its own turn: that turn is its owner's now
         if registry.spec(table.game).deal_event in kinds:
             presenter.repost = True  # a fresh table message each round (old messages edit slowly)
-        upto = table.version
-        presenter.lines.extend(_Item(text=line, upto=upto) for line in self.narrate(table, events))
+        presenter.lines.extend(_Item(text=line) for line in self.narrate(table, events))
         if new_turn:
             presenter.turn += 1
             self._queue_ping(table, presenter)
-        elif presenter.lines:
-            presenter.lines[-1].upto = upto
+        if presenter.lines:  # posted, it marks this change told
+            presenter.lines[-1].upto, presenter.lines[-1].notes = table.version, table.noted
         if table.status in ("playing", "finished") or (table.status == "abandoned" and table.messages.get("table")):
             presenter.table_dirty = True  # (a stopped game's table message is drawn once more, without buttons)
         self._wake(table, presenter)
@@ -145,7 +148,7 @@ class Presenter:
         seats = self._ping_seats(table)
         if seats and presenter.pinged != presenter.turn and not any(
                 item.ping is not None and item.turn == presenter.turn for item in presenter.lines):
-            presenter.lines.append(_Item(ping=seats, turn=presenter.turn, upto=table.version))
+            presenter.lines.append(_Item(ping=seats, turn=presenter.turn, upto=table.version, notes=table.noted))
 
     def _ping_seats(self, table: Table) -> tuple[int, ...]:
         """The seats whose turn needs their human now (several when everyone chooses at once)."""
@@ -225,7 +228,7 @@ class Presenter:
         """After a start: tell what was saved but not yet told (in order, once),
         ping the turn if its ping was not sent, and show the table again."""
         missed: list[Event] = []
-        if table.narrated < table.version:
+        if table.narrated < table.version or table.notes:
             try:
                 missed = self.manager.replay_events(table, table.narrated)
             except Exception:
@@ -233,10 +236,19 @@ class Presenter:
         if table.status == "finished":  # the game ended; its end was not shown yet
             self.on_table_change(table, missed or table.ending)
             return
+        if table.status in ("cancelled", "abandoned"):  # closed before the thread and lobby said so
+            if missed:
+                self.on_table_change(table, missed)
+            return
+        if table.status == "lobby":
+            # a join, leave or computer saved just before the stop may never have been
+            # shown (its click went unanswered): the lobby message shows the seats as saved
+            # (a night's table has no lobby of its own: the night starts it at once)
+            if table.night_id is None:
+                self._edit_lobby_later(table)
+            return
         if table.status != "playing":
             return
-        if not table.thread_id:  # the Start was never shown, so the game's first lines were not either
-            missed = [{"type": "started"}, *missed]
         presenter = self.presenters.setdefault(table.id, _Presenter())
         if missed:
             self.on_table_change(table, missed)
@@ -259,11 +271,13 @@ class Presenter:
                     await self._open_thread(table, again=again)
                 items, presenter.lines = presenter.lines, []
                 unsent: list[_Item] = []
-                if items and (table.status not in ("cancelled", "abandoned") or table.thread_id):
-                    unsent = await self._send(table, presenter, items)
-                    told = max((item.upto for item in items[:len(items) - len(unsent)]), default=0)
-                    if told > table.narrated:
-                        table.narrated = told
+                if items:
+                    if table.status not in ("cancelled", "abandoned") or table.thread_id:
+                        unsent = await self._send(table, presenter, items)
+                    # (a lobby closed before its thread existed has nowhere to say it: told)
+                    posted = items[:len(items) - len(unsent)]
+                    if table.told(max((item.upto for item in posted), default=0),
+                                  max((item.notes for item in posted), default=0)):
                         await self.manager.save_messages(table)
                 if unsent:
                     failures += 1
@@ -289,8 +303,9 @@ class Presenter:
             self.presenters.pop(table.id, None)  # closed early: nothing more to show
 
     def _edit_lobby_later(self, table: Table) -> None:
-        """Show on the lobby message that a table was stopped or closed itself
-        (a Cancel click on the lobby redraws it through its own answer)."""
+        """Show the lobby message as the table is now: stopped or closed itself
+        (a Cancel click on the lobby redraws it through its own answer), or,
+        after a restart, a lobby whose last change was saved but perhaps never shown."""
         lobby = table.messages.get("lobby")
         if not lobby:
             return
@@ -298,7 +313,7 @@ class Presenter:
         async def edit() -> None:
             try:
                 await self.where(table, thread=False).get_partial_message(lobby).edit(
-                    embed=self.lobby_embed(table), view=None)
+                    embed=self.lobby_embed(table), view=self.lobby_view(table))
             except (discord.HTTPException, *TRANSIENT):
                 log.info("lobby message of table %s could not be updated", table.id)
 

@@ -132,6 +132,9 @@ class ApiError(Exception):
         self.headers = headers or {}
 
 
+NONCE_WINDOW = 300.0  # seconds Discord keeps a message's nonce for enforce_nonce ("a few minutes")
+
+
 class NoAcknowledgement(AssertionError):
     """The bot did not acknowledge an interaction within the deadline."""
 
@@ -298,6 +301,7 @@ class FakeDiscord:
         self._attachments: Dict[int, Dict[str, Any]] = {}
         self.app_emojis: Dict[int, Dict[str, Any]] = {}
         self._failures: List[Dict[str, Any]] = []
+        self._nonces: Dict[Tuple[int, int, str], Tuple[float, int]] = {}  # (channel, author, nonce) -> (when, message)
         self._edit_buckets: Dict[int, List[float]] = {}
         self.violations: List[str] = []
         self.requests: List[RequestLog] = []
@@ -734,6 +738,12 @@ class FakeDiscord:
         drops the connection without an answer (logged with status 0)."""
         self._failures.append({"method": method.upper(), "regex": re.compile(path_regex), "status": status,
                                "times": times, "json": json, "retry_after": retry_after})
+
+    def clear_failures(self) -> int:
+        """Forget the failures :meth:`fail_next` armed that no call used yet; returns how many."""
+        left = sum(f["times"] for f in self._failures)
+        self._failures.clear()
+        return left
 
     def delete_message(self, message: Message) -> None:
         """A user (moderator) deletes a message."""
@@ -1357,6 +1367,17 @@ class FakeDiscord:
             if getattr(e, "body", None) is not None:
                 body = e.body
             resp = _json_response(body, e.status, e.headers)
+        except ConnectionResetError as e:
+            if request.transport is not None and not request.transport.is_closing():
+                log.exception("fakediscord internal error on %s %s", method, path)
+                self.violation(f"stand-in internal error on {method} {path}: {e!r}")
+                resp = _json_response({"message": f"stand-in error: {e!r}", "code": 0}, 400)
+            else:
+                # The client went away in the middle of its request (a killed bot sending a
+                # picture): nobody is left to answer, and it is no fault of the stand-in.
+                log.info("client gone during %s %s", method, path)
+                dropped = True
+                raise asyncio.CancelledError()
         except Exception as e:  # a bug in the stand-in: make it visible
             log.exception("fakediscord internal error on %s %s", method, path)
             self.violation(f"stand-in internal error on {method} {path}: {e!r}")
@@ -1972,8 +1993,19 @@ class FakeDiscord:
         if int(payload.get("flags") or 0) & FLAG_EPHEMERAL:
             self.violation(f"message to #{ch.name} with the ephemeral flag outside an interaction (ignored by Discord)")
         self._check_reference(ch, payload)
+        nonce = payload.get("nonce")
+        key = (ch.id, self.bot_user.id, str(nonce))
+        if nonce is not None and payload.get("enforce_nonce"):
+            # Discord: the same author's message with this nonce in the last few
+            # minutes is returned, and no new message is created
+            seen = self._nonces.get(key)
+            old = self._messages.get(seen[1]) if seen is not None and time.time() - seen[0] < NONCE_WINDOW else None
+            if old is not None and not old.deleted:
+                return _json_response(self._message_payload(old))
         self._ensure_writable_thread(ch, edit=False)
         m = self._new_message(ch, self.bot_user, payload, files)
+        if nonce is not None and payload.get("enforce_nonce"):
+            self._nonces[key] = (time.time(), m.id)
         self._dispatch_message("MESSAGE_CREATE", m)
         return _json_response(self._message_payload(m))
 
