@@ -1,9 +1,10 @@
-"""Benchmark of the persistence layer at scale (app/store/).
+"""Benchmark of the persistence layer at scale (app/store/), SQLite and PostgreSQL.
 
     .venv/bin/python -m bench.store            # 1,000,000 players, 10,000 servers, 10,000,000 results
     .venv/bin/python -m bench.store --small    # 20,000 / 200 / 200,000: a quick run
-    .venv/bin/python -m bench.store --players 100000 --servers 1000 --results 1000000
-    .venv/bin/python -m bench.store --small --database-url postgresql://.../empty_db   # PostgreSQL
+    .venv/bin/python -m bench.store --scale 0.1                     # 100,000 / 1,000 / 1,000,000
+    .venv/bin/python -m bench.store --pg-temp                       # and PostgreSQL beside it (throwaway server)
+    .venv/bin/python -m bench.store --database-url postgresql://... # and PostgreSQL on that (empty) database
 
 Fill.  A synthetic league is written once into ``bench/out/`` (gitignored)
 and reused while present (``--refill`` rebuilds it).  The schema comes from
@@ -17,19 +18,29 @@ players, 10% from anywhere.  Ratings are synthetic (a function of win rate
 and games, with jitter): replaying openskill over ten million results would
 take far longer than the fill and does not change what is measured.
 
-Measure.  Everything below goes through the bot's own ``Store`` on aiosqlite,
-warm cache, ``--runs`` timed calls each (after warm-up), reporting median and
-p99 in milliseconds: recording a finished 4-player game with its rating
-update, leaderboard pages (first / next / previous / far, by page number and
-by keyset cursor; global, the biggest server and a mid-size server; by
-rating and by wins), an exact rank, a profile, a head-to-head (``versus``)
-of two rivals with thousands of games (recorded once into the database);
-then sustained recording throughput in games/s with the background WAL
-checkpointer running.
+PostgreSQL.  ``--database-url`` (an empty database, or one this benchmark
+filled at the same scale: a ``guild_settings`` row of guild 0 marks it;
+``--refill`` empties it) or ``--pg-temp`` (a throwaway server from
+tests/pg.py's binaries, run with :data:`PG_SETTINGS`: durable, fsync and
+synchronous_commit on) gets the SAME league: the SQLite file as it is is
+copied with COPY (asyncpg ``copy_records_to_table``) into the schema of the
+real migrations, with keys, indexes, foreign keys and the boards' trigger
+dropped or disabled during the load and built after it, the buckets rebuilt
+with the store's own SQL, then VACUUM ANALYZE.  The server's settings are
+printed; the tables and indexes are read into shared buffers (pg_prewarm)
+before measuring.
 
-PostgreSQL.  With ``--database-url`` (an EMPTY database) the filled SQLite
-file is copied there with ``bot.py --copy-db``'s own code, and the same
-calls are measured on the PostgreSQL store.
+Measure.  Everything below goes through the bot's own ``Store`` (aiosqlite,
+or asyncpg over loopback), warm cache, ``--runs`` timed calls each (after
+warm-up), reporting median and p99 in milliseconds: recording a finished
+4-player game with its rating update, leaderboard pages (first / next /
+previous / far, by page number and by keyset cursor; global, the biggest
+server and a mid-size server; by rating and by wins), an exact rank, a
+profile, a head-to-head (``versus``) of two rivals with thousands of games
+(recorded once into the database); then sustained recording in games/s from
+1 and from 4 processes at once (each one game at a time, or 32 in flight:
+group commit), with failed calls counted.  SQLite first, then PostgreSQL;
+the machine's load is printed throughout, and one table of both at the end.
 """
 from __future__ import annotations
 
@@ -42,6 +53,8 @@ import json
 import math
 import os
 import random
+import re
+import signal
 import sqlite3
 import statistics
 import sys
@@ -53,7 +66,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from app.store.sqlite_migrations import BOARDS, GAME_CODES, REBUILD_BUCKETS, sort_key  # noqa: E402
-from app.store import GameRecord, PlayerResult, Store  # noqa: E402
+from app.store import GameRecord, PlayerResult, Store, is_database_url  # noqa: E402
 
 OUT = ROOT / "bench" / "out"
 USER_BASE = 100_000_000_000_000_000   # snowflake-sized ids
@@ -219,11 +232,254 @@ def fill(path: Path, players: int, servers: int, results: int, seed: int = 1, pa
     print(f"fill done in {time.perf_counter() - t0:.0f} s, {path.stat().st_size / 2**20:,.0f} MiB", flush=True)
 
 
+# -- PostgreSQL: a throwaway server and the fill -------------------------------------
+
+#: the server settings of ``--pg-temp``: durable as in production (fsync,
+#: synchronous_commit and full_page_writes on, the defaults), memory for a
+#: database of a few GB on a machine that has it, no JIT (it compiles
+#: OLTP-sized queries for tens of ms)
+PG_SETTINGS = {
+    "fsync": "on",
+    "synchronous_commit": "on",
+    "full_page_writes": "on",
+    "shared_buffers": "2GB",
+    "effective_cache_size": "6GB",
+    "maintenance_work_mem": "1GB",
+    "work_mem": "16MB",
+    "max_wal_size": "8GB",
+    "checkpoint_timeout": "15min",
+    "jit": "off",
+    "max_connections": "100",
+    "shared_preload_libraries": "pg_stat_statements",
+}
+#: the settings the benchmark prints, whichever server it runs on
+SHOWN_SETTINGS = ("server_version", "fsync", "synchronous_commit", "full_page_writes", "wal_level",
+                  "shared_buffers", "effective_cache_size", "work_mem", "maintenance_work_mem", "max_wal_size",
+                  "checkpoint_timeout", "jit", "random_page_cost")
+#: what the fill loads from the SQLite file, parents first
+LOADED = ("players", "games", "game_players", "stats")
+#: the row of ``guild_settings`` that marks a database this benchmark filled
+FILL_MARK = (0, "bench.store fill")
+
+
+def start_pg_temp():
+    """A throwaway server (tests/pg.py's binaries and start, these settings)."""
+    import atexit
+
+    from tests.pg import PgServer, _free_port
+
+    class BenchServer(PgServer):
+        def start(self) -> None:
+            out = self._run(str(self.bin / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "postgres",
+                            "-E", "UTF8", "--locale=C", "--no-sync")
+            if out.returncode:
+                raise RuntimeError(f"initdb failed: {out.stderr}")
+            settings = dict(PG_SETTINGS)
+            if not any((self.bin.parent.parent.parent.parent / "share" / "postgresql").glob(
+                    "*/extension/pg_stat_statements.control")):
+                settings.pop("shared_preload_libraries")
+            for _ in range(5):
+                self.port = _free_port()
+                options = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.folder} " + " ".join(
+                    f"-c {k}={v}" for k, v in settings.items())
+                out = self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.folder / "log"),
+                                "-o", options, "-w", "-t", "60", "start")
+                if out.returncode == 0:
+                    return
+            raise RuntimeError(f"the PostgreSQL server did not start: {out.stderr}\n{self.log()}")
+
+    server = BenchServer()
+    server.start()
+    atexit.register(server.stop)
+    server.psql("CREATE DATABASE bench TEMPLATE template0")
+    print(f"--pg-temp: PostgreSQL in {server.folder} on 127.0.0.1:{server.port}", flush=True)
+    return server.dsn("bench")
+
+
+async def pg_settings(dsn: str) -> dict[str, str]:
+    import asyncpg
+
+    conn = await asyncpg.connect(dsn)
+    try:
+        rows = await conn.fetch("SELECT name, current_setting(name) FROM pg_settings WHERE name = ANY($1)",
+                                list(SHOWN_SETTINGS))
+    finally:
+        await conn.close()
+    return dict(rows)
+
+
+async def pg_filled(dsn: str, scale: dict[str, int]) -> str:
+    """'same' if *dsn* holds this benchmark's fill of *scale*, 'empty' if it
+    holds no bot rows, else 'other'."""
+    import asyncpg
+
+    store = await Store.open(dsn)  # migrates an empty database
+    await store.close()
+    conn = await asyncpg.connect(dsn)
+    try:
+        mark = await conn.fetchval("SELECT value FROM guild_settings WHERE guild_id = $1 AND key = $2", *FILL_MARK)
+        if mark is not None and json.loads(mark) == scale:
+            return "same"
+        from app.store.pg_migrations import TABLES
+
+        for name in TABLES:
+            if await conn.fetchval(f"SELECT EXISTS (SELECT 1 FROM {name})"):
+                return "other"
+        return "empty"
+    finally:
+        await conn.close()
+
+
+async def pg_fill(path: Path, dsn: str, scale: dict[str, int]) -> None:
+    """Copy the filled SQLite league at *path* into *dsn*: the schema from
+    ``Store.open`` (the real migrations), every table emptied, constraints and
+    indexes dropped, COPY (asyncpg ``copy_records_to_table``), then the keys,
+    indexes and foreign keys built again, VACUUM ANALYZE."""
+    import asyncpg
+
+    from app.store.pg_migrations import TABLES
+
+    t0 = time.perf_counter()
+    store = await Store.open(dsn)
+    await store.close()
+    conn = await asyncpg.connect(dsn, command_timeout=None)
+    try:
+        await conn.execute("SET maintenance_work_mem = '1GB'")
+        buckets = await conn.fetchval("SELECT to_regclass('buckets') IS NOT NULL")
+        await conn.execute(f"TRUNCATE {', '.join(TABLES + (('buckets',) if buckets else ()))}"
+                           " RESTART IDENTITY CASCADE")
+        # the boards' counting trigger (if any) waits; the buckets are rebuilt once after the load
+        await conn.execute("ALTER TABLE stats DISABLE TRIGGER USER")
+        constraints = await conn.fetch("""
+            SELECT c.conrelid::regclass::text, c.conname, pg_get_constraintdef(c.oid), c.contype::text
+            FROM pg_constraint AS c
+            WHERE c.connamespace = current_schema()::regnamespace AND c.contype IN ('p', 'u', 'f')
+              AND c.conrelid::regclass::text = ANY($1)
+            ORDER BY c.contype = 'f' DESC""", list(LOADED))
+        indexes = await conn.fetch("""
+            SELECT indexname, indexdef FROM pg_indexes
+            WHERE schemaname = current_schema() AND tablename = ANY($1)
+              AND indexname NOT IN (SELECT conname FROM pg_constraint WHERE contype IN ('p', 'u'))""",
+                                   list(LOADED))
+        for table, name, _, _ in constraints:   # foreign keys first
+            await conn.execute(f"ALTER TABLE {table} DROP CONSTRAINT {name}")
+        for name, _ in indexes:
+            await conn.execute(f"DROP INDEX {name}")
+        print(f"pg fill: {len(constraints)} constraints and {len(indexes)} indexes dropped -> {dsn}", flush=True)
+
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        columns = {
+            "players": ("user_id", "name"),
+            "games": ("id", "table_id", "guild_id", "channel_id", "game", "started_at", "ended_at", "seed",
+                      "rounds", "has_bots != 0", "rated != 0", "n_players"),
+            "game_players": ("game_id", "seat", "user_id", "name", "score", "place", "stats"),
+            "stats": ("game", "scope", "user_id", "games", "wins", "score_sum", "counters", "rated_games",
+                      "mu", "sigma"),
+        }
+        bools = {"has_bots != 0", "rated != 0"}
+        for name in LOADED:
+            cols = columns[name]
+            cursor = db.execute(f"SELECT {', '.join(cols)} FROM {name}")
+            targets = [c.split(" ")[0] for c in cols]
+            flags = [i for i, c in enumerate(cols) if c in bools]
+            count = 0
+            while True:
+                chunk = cursor.fetchmany(100_000)
+                if not chunk:
+                    break
+                if flags:
+                    chunk = [tuple(bool(v) if i in flags else v for i, v in enumerate(row)) for row in chunk]
+                await conn.copy_records_to_table(name, records=chunk, columns=targets)
+                count += len(chunk)
+            print(f"  {name}: {count:,} rows  {time.perf_counter() - t0:.0f} s", flush=True)
+        db.close()
+        for table, name, definition, kind in reversed(constraints):   # keys, then foreign keys
+            if kind != "f":
+                await conn.execute(f"ALTER TABLE {table} ADD CONSTRAINT {name} {definition}")
+        for _, definition in indexes:
+            await conn.execute(definition)
+        print(f"  keys and indexes  {time.perf_counter() - t0:.0f} s", flush=True)
+        for table, name, definition, kind in constraints:
+            if kind == "f":
+                await conn.execute(f"ALTER TABLE {table} ADD CONSTRAINT {name} {definition}")
+        print(f"  foreign keys checked  {time.perf_counter() - t0:.0f} s", flush=True)
+        await conn.execute("SELECT setval(pg_get_serial_sequence('games', 'id'), coalesce(max(id), 0) + 1, false)"
+                           " FROM games")
+        await conn.execute("ALTER TABLE stats ENABLE TRIGGER USER")
+        if buckets:
+            from app.store.pg_migrations import REBUILD_BUCKETS
+
+            for statement in REBUILD_BUCKETS:
+                await conn.execute(statement)
+            print(f"  buckets: {await conn.fetchval('SELECT count(*) FROM buckets'):,} rows  "
+                  f"{time.perf_counter() - t0:.0f} s", flush=True)
+        for name in LOADED + (("buckets",) if buckets else ()):
+            await conn.execute(f"VACUUM (ANALYZE) {name}")
+        await conn.execute("INSERT INTO guild_settings (guild_id, key, value) VALUES ($1, $2, $3)",
+                           *FILL_MARK, json.dumps(scale))
+        size = await conn.fetchval("SELECT pg_database_size(current_database())")
+    finally:
+        await conn.close()
+    print(f"pg fill done in {time.perf_counter() - t0:.0f} s, {size / 2**20:,.0f} MiB", flush=True)
+
+
+async def pg_warm(dsn: str) -> str:
+    """Read the loaded tables and their indexes into shared buffers."""
+    import asyncpg
+
+    conn = await asyncpg.connect(dsn, command_timeout=None)
+    t = time.perf_counter()
+    try:
+        try:
+            await conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
+        except asyncpg.PostgresError as error:
+            return f"no pg_prewarm ({error})"
+        blocks = await conn.fetchval("""
+            SELECT sum(pg_prewarm(c.oid)) FROM pg_class AS c
+            WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'i')
+              AND (c.relname = ANY($1) OR c.oid IN (SELECT indexrelid FROM pg_index
+                                                    WHERE indrelid::regclass::text = ANY($1)))""", list(LOADED))
+        return f"pg_prewarm read {blocks * 8 / 1024:,.0f} MiB in {time.perf_counter() - t:.1f} s"
+    finally:
+        await conn.close()
+
+
 # -- measure -------------------------------------------------------------------------
 
 
+class Probe:
+    """Plain SQL for the benchmark's own setup and checks (never timed):
+    ``$1``-style parameters on both backends (SQLite's ``?1``)."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+        self._pg = None
+        self._db: sqlite3.Connection | None = None
+
+    async def __aenter__(self) -> "Probe":
+        if is_database_url(self.target):
+            import asyncpg
+
+            self._pg = await asyncpg.connect(self.target, command_timeout=None)
+        else:
+            self._db = sqlite3.connect(f"file:{self.target}?mode=ro", uri=True)
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        if self._pg is not None:
+            await self._pg.close()
+        if self._db is not None:
+            self._db.close()
+
+    async def rows(self, sql: str, *args) -> list[tuple]:
+        if self._pg is not None:
+            return [tuple(r) for r in await self._pg.fetch(sql, *args)]
+        assert self._db is not None
+        return self._db.execute(re.sub(r"\$(\d+)", r"?\1", sql), args).fetchall()
+
+
 def _report(name: str, samples: list[float]) -> dict[str, float]:
-    samples = sorted(samples)
+    samples = sorted(samples) or [math.nan]
     med = statistics.median(samples)
     p99 = samples[min(len(samples) - 1, math.ceil(0.99 * len(samples)) - 1)]
     print(f"  {name:<52} median {med * 1e3:7.3f} ms   p99 {p99 * 1e3:7.3f} ms", flush=True)
@@ -253,38 +509,114 @@ def warm_os_cache(path: Path) -> float:
     return time.perf_counter() - t
 
 
-async def measure(path: Path, runs: int, sustained: int, seed: int = 2, url: str | None = None
-                  ) -> dict[str, dict[str, float]]:
-    rnd = random.Random(seed)
-    target = url or str(path)
+def _load() -> str:
+    return f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs"
 
-    async def scalar(store, sql: str, *args):
-        """One value, read from the store's own database (``?`` parameters)."""
-        if url is None:
-            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+
+def _record_process(target: str, games: list[GameRecord], in_flight: int, checkpoint: bool, ready, start, out
+                    ) -> None:
+    """One recording process of the sustained run (multiprocessing target)."""
+
+    async def run() -> None:
+        options = {"checkpoint_interval": 1.0 if checkpoint else None, "cache_mib": 256}
+        store = await Store.open(target, **options)
+        gc.collect()
+        gc.freeze()
+        queue = iter(games)
+        lat: list[float] = []
+        failed: dict[str, int] = {}
+
+        async def worker() -> None:
+            for g in queue:
+                t1 = time.perf_counter()
+                try:
+                    await store.record_game(g)
+                except Exception as error:  # counted: what a busy store turns away
+                    name = f"{type(error).__name__}: {error}"
+                    failed[name] = failed.get(name, 0) + 1
+                    continue
+                lat.append(time.perf_counter() - t1)
+
+        ready.put(os.getpid())
+        await asyncio.to_thread(start.wait)
+        t0 = time.time()
+        await asyncio.gather(*(worker() for _ in range(in_flight)))
+        t1 = time.time()
+        await store.close()
+        out.put((t0, t1, len(lat), lat, failed))
+
+    asyncio.run(run())
+
+
+def sustained_processes(target: str, games: list[GameRecord], processes: int, in_flight: int
+                        ) -> tuple[float, list[float], dict[str, int]]:
+    """Record *games* from *processes* processes at once (each *in_flight*
+    recordings at a time): games recorded per second from the first start to
+    the last end, every recorded call's latency, and the failed calls by
+    error (SQLite's busy timeout, a lock timeout)."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    ready, out, start = ctx.Queue(), ctx.Queue(), ctx.Event()
+    share = [games[i::processes] for i in range(processes)]
+    procs = [ctx.Process(target=_record_process, args=(target, share[i], in_flight, i == 0, ready, start, out),
+                         daemon=True)
+             for i in range(processes)]
+    for p in procs:
+        p.start()
+    import queue
+
+    def collect(q, what: str) -> list:
+        got: list = []
+        while len(got) < len(procs):
             try:
-                return db.execute(sql, args).fetchone()[0]
-            finally:
-                db.close()
-        parts = sql.split("?")
-        return await store._pool.fetchval("".join(p + (f"${i + 1}" if i < len(parts) - 1 else "")
-                                                  for i, p in enumerate(parts)), *args)
+                got.append(q.get(timeout=1.0))
+            except queue.Empty:
+                dead = [p.exitcode for p in procs if p.exitcode not in (None, 0)]
+                if dead:
+                    for p in procs:
+                        p.kill()
+                    raise RuntimeError(f"a recording process failed {what} (exit {dead[0]}; its error is above)")
+        return got
 
-    print(f"warm OS cache: read the file in {warm_os_cache(path):.1f} s; "
-          f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs", flush=True)
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    (next_table,) = db.execute("SELECT coalesce(MAX(table_id), 0) + 1 FROM games").fetchone()
-    guilds = db.execute(
-        "SELECT scope, COUNT(*) FROM stats WHERE game = 0 AND scope != 0 GROUP BY scope ORDER BY 2 DESC"
-    ).fetchall()
-    big, mid = guilds[0], guilds[len(guilds) // 20]
-    samples = {
-        scope: [u for (u,) in db.execute(
-            "SELECT user_id FROM stats WHERE game = 0 AND scope = ? AND k_rating IS NOT NULL"
-            " ORDER BY random() LIMIT 400", (scope,))]
-        for scope in (0, big[0], mid[0])
-    }
-    db.close()
+    collect(ready, "to start")
+    start.set()
+    parts = collect(out, "while recording")
+    for p in procs:
+        p.join(60)
+        if p.exitcode != 0:
+            raise RuntimeError(f"a recording process failed (exit {p.exitcode})")
+    begin, end = min(p[0] for p in parts), max(p[1] for p in parts)
+    failed: dict[str, int] = {}
+    for part in parts:
+        for name, n in part[4].items():
+            failed[name] = failed.get(name, 0) + n
+    return sum(p[2] for p in parts) / (end - begin), [x for p in parts for x in p[3]], failed
+
+
+async def measure(target: str, runs: int, sustained: int, seed: int = 2) -> dict[str, dict[str, float]]:
+    """Every figure on one backend: *target* is the SQLite file's path or a
+    ``postgresql://`` URL (the same league, filled from that file)."""
+    rnd = random.Random(seed)
+    pg = is_database_url(target)
+    if pg:
+        print(f"\n== PostgreSQL {target}", flush=True)
+        print(f"warm cache: {await pg_warm(target)}; {_load()}", flush=True)
+    else:
+        print(f"\n== SQLite {target}", flush=True)
+        print(f"warm OS cache: read the file in {warm_os_cache(Path(target)):.1f} s; {_load()}", flush=True)
+    async with Probe(target) as probe:
+        ((next_table,),) = await probe.rows("SELECT coalesce(MAX(table_id), 0) + 1 FROM games")
+        guilds = await probe.rows(
+            "SELECT scope, COUNT(*) FROM stats WHERE game = 0 AND scope != 0 GROUP BY scope ORDER BY 2 DESC, 1")
+        big, mid = guilds[0], guilds[len(guilds) // 20]
+        # the same sample on both backends (a seeded pick from the sorted ids)
+        samples = {}
+        for scope in (0, big[0], mid[0]):
+            users = [u for (u,) in await probe.rows(
+                "SELECT user_id FROM stats WHERE game = 0 AND scope = $1 AND k_rating IS NOT NULL ORDER BY 1",
+                scope)]
+            samples[scope] = random.Random(scope).sample(users, min(400, len(users)))
     print(f"measure: biggest server {big[1]:,} nimmt players, mid server {mid[1]:,}; {runs} runs each", flush=True)
     results: dict[str, dict[str, float]] = {}
     store = await Store.open(target, checkpoint_interval=None, cache_mib=256)
@@ -320,7 +652,8 @@ async def measure(path: Path, runs: int, sustained: int, seed: int = 2, url: str
             for by in ("rating", "wins"):
                 first = await store.leaderboard("nimmt", guild, by=by)
                 far_page = first.pages // 2
-                tag = f"{label}, {by} ({first.total:,})"
+                tag = f"{label}, {by}"
+                print(f"  board {tag}: {first.total:,} entries", flush=True)
                 results[f"page first: {tag}"] = _report(
                     f"page 0: {tag}",
                     await _timed(runs, lambda i: (lambda: store.leaderboard("nimmt", guild, by=by, page=0))))
@@ -354,21 +687,21 @@ async def measure(path: Path, runs: int, sustained: int, seed: int = 2, url: str
                 await _timed(runs, lambda i: (lambda u=rnd.choice(users): store.profile(u, "nimmt", guild))))
 
         # 4. brute-force check of a few exact ranks (COUNT over the index: slow, exact)
-        for scope in (0, big[0]):
-            for u in samples[scope][:3]:
-                want = await scalar(
-                    store,
-                    "SELECT 1 + COUNT(*) FROM stats WHERE game = 0 AND scope = ? AND k_rating IS NOT NULL"
-                    " AND k_rating < (SELECT k_rating FROM stats WHERE game = 0 AND scope = ? AND user_id = ?)",
-                    scope, scope, u)
-                got = await store.rank(u, "nimmt", scope or None)
-                assert got == want, (scope, u, got, want)
-        print("  exact ranks agree with a brute-force COUNT (6 players)", flush=True)
+        async with Probe(target) as probe:
+            for scope in (0, big[0]):
+                for u in samples[scope][:3]:
+                    ((want,),) = await probe.rows(
+                        "SELECT 1 + COUNT(*) FROM stats WHERE game = 0 AND scope = $1 AND k_rating IS NOT NULL"
+                        " AND k_rating < (SELECT k_rating FROM stats WHERE game = 0 AND scope = $1"
+                        " AND user_id = $2)", scope, u)
+                    got = await store.rank(u, "nimmt", scope or None)
+                    assert got == want, (scope, u, got, want)
+            print("  exact ranks agree with a brute-force COUNT (6 players)", flush=True)
 
-        # 5. head-to-head (/versus): two rivals with thousands of games each,
-        # recorded through the store once per database (group commit)
-        rival_a, rival_b = USER_BASE - 7919, USER_BASE - 2 * 7919
-        have = await scalar(store, "SELECT COUNT(*) FROM game_players WHERE user_id = ?", rival_a)
+            # 5. head-to-head (/versus): two rivals with thousands of games each,
+            # recorded through the store once per database (group commit)
+            rival_a, rival_b = USER_BASE - 7919, USER_BASE - 2 * 7919
+            ((have,),) = await probe.rows("SELECT COUNT(*) FROM game_players WHERE user_id = $1", rival_a)
         if have == 0:
             t = time.perf_counter()
             plan = ["ab"] * RIVALS_SHARED + ["a"] * (RIVALS_A - RIVALS_SHARED) + ["b"] * (RIVALS_B - RIVALS_SHARED)
@@ -410,36 +743,82 @@ async def measure(path: Path, runs: int, sustained: int, seed: int = 2, url: str
             results[f"versus: {label}"] = _report(f"versus: {label}", await _timed(runs, call))
         figures = await store.versus(rival_a, rival_b)
         assert sum(f["games"] for f in figures.values()) == RIVALS_SHARED, figures
-
-        # 6. sustained recording, background checkpointer on: one game at a
-        # time, then 32 in flight (group commit); each phase on a freshly
-        # opened store (closing checkpoints and resets the WAL)
-        for label, in_flight in (("one at a time", 1), ("32 in flight", 32)):
-            await store.close()
-            store = await Store.open(target, checkpoint_interval=1.0, cache_mib=256)
-            games = [game_for(rnd.choice([0, big[0], mid[0]])) for _ in range(sustained)]
-            queue = iter(games)
-            lat: list[float] = []
-
-            async def worker() -> None:
-                for g in queue:
-                    t1 = time.perf_counter()
-                    await store.record_game(g)
-                    lat.append(time.perf_counter() - t1)
-
-            t = time.perf_counter()
-            await asyncio.gather(*(worker() for _ in range(in_flight)))
-            elapsed = time.perf_counter() - t
-            rate = sustained / elapsed
-            wal = Path(str(path) + "-wal")
-            wal_mib = wal.stat().st_size / 2**20 if url is None and wal.exists() else 0.0
-            print(f"  sustained recording, {label}: {sustained} games in {elapsed:.2f} s = {rate:,.0f} games/s "
-                  f"(checkpointer every 1 s; WAL at the end {wal_mib:,.0f} MiB)", flush=True)
-            results[f"sustained, {label}"] = {"games_per_s": rate, **_report("    latency per call", lat)}
     finally:
         await store.close()
-    print(f"load average at the end {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+
+    # 6. sustained recording from 1 and from 4 processes at once, each one
+    # game at a time or 32 in flight (group commit); the first process runs
+    # the checkpointer every 1 s (SQLite), as shard 0 does in the bot
+    for processes, in_flight in ((1, 1), (1, 32), (4, 1), (4, 32)):
+        games = [game_for(rnd.choice([0, big[0], mid[0]])) for _ in range(sustained)]
+        rate, lat, failed = sustained_processes(target, games, processes, in_flight)
+        label = f"{processes} process{'es' if processes > 1 else ''}, {in_flight} in flight each"
+        lost = sum(failed.values())
+        print(f"  sustained recording, {label}: {sustained} games, {rate:,.0f} games/s recorded, {lost} failed"
+              f"{' (' + '; '.join(f'{n} x {e}' for e, n in failed.items()) + ')' if failed else ''}; {_load()}",
+              flush=True)
+        results[f"sustained, {label}"] = {"games_per_s": rate, "failed": lost, **_report("    latency per call", lat)}
+    print(f"{_load()} at the end", flush=True)
     return results
+
+
+# -- the table -----------------------------------------------------------------------
+
+#: summary rows: label, which result keys, the figure, the PostgreSQL target
+SUMMARY = (
+    ("record one 4-player game with its rating update: median", ("record ",), "median_ms", ""),
+    ("record one 4-player game with its rating update: p99", ("record ",), "p99_ms", "≤ 5"),
+    ("sustained, 1 process, one game at a time (games/s)", ("sustained, 1 process, 1 ",), "games_per_s", ""),
+    ("sustained, 1 process, 32 in flight (games/s)", ("sustained, 1 process, 32 ",), "games_per_s", ""),
+    ("sustained, 4 processes, one at a time each (games/s)", ("sustained, 4 processes, 1 ",), "games_per_s",
+     "≥ 1,000"),
+    ("sustained, 4 processes, 32 in flight each (games/s)", ("sustained, 4 processes, 32 ",), "games_per_s",
+     "≥ 1,000"),
+    ("leaderboard pages near: first, next/previous by cursor and by number (p99)",
+     ("page first", "page next", "page previous"), "p99_ms", "≤ 1"),
+    ("leaderboard pages far: a random page number (p99)", ("page far",), "p99_ms", "≤ 1"),
+    ("exact rank (p99)", ("rank: ",), "p99_ms", "≤ 1"),
+    ("profile with its rating rank (p99)", ("profile: ",), "p99_ms", ""),
+    ("head-to-head (/versus), all four cases (p99)", ("versus: ",), "p99_ms", ""),
+)
+
+
+def _span(values: list[float], unit: str) -> str:
+    if not values:
+        return "–"
+    fmt = (lambda v: f"{v:,.0f}") if unit == "games_per_s" else (lambda v: f"{v:.2f}")
+    lo, hi = min(values), max(values)
+    return fmt(lo) if fmt(lo) == fmt(hi) else f"{fmt(lo)}–{fmt(hi)}"
+
+
+def print_table(columns: dict[str, dict[str, dict[str, float]]]) -> None:
+    """The figures of each backend side by side: the summary (ranges over the
+    boards), then every row."""
+    names = list(columns)
+    print("\n| figure (ms unless stated) | " + " | ".join(names) + " | target (PostgreSQL) |")
+    print("|---|" + "---|" * len(names) + "---|")
+    for label, prefixes, figure, target in SUMMARY:
+        cells = []
+        for res in columns.values():
+            rows = [r for k, r in res.items() if k.startswith(prefixes) and figure in r]
+            lost = sum(r.get("failed", 0) for r in rows)
+            cells.append(_span([r[figure] for r in rows], figure) + (f" ({lost} failed)" if lost else ""))
+        print(f"| {label} | " + " | ".join(cells) + f" | {target} |")
+    keys = list(dict.fromkeys(k for res in columns.values() for k in res))
+    print("\n| every row: median / p99 ms (games/s) | " + " | ".join(names) + " |")
+    print("|---|" + "---|" * len(names))
+    for key in keys:
+        cells = []
+        for res in columns.values():
+            r = res.get(key)
+            if r is None:
+                cells.append("–")
+            else:
+                rate = f"{r['games_per_s']:,.0f} games/s; " if "games_per_s" in r else ""
+                if r.get("failed"):
+                    rate += f"{r['failed']} failed; "
+                cells.append(f"{rate}{r['median_ms']:.3f} / {r['p99_ms']:.3f}")
+        print(f"| {key} | " + " | ".join(cells) + " |")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -447,30 +826,64 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--players", type=int, default=1_000_000)
     ap.add_argument("--servers", type=int, default=10_000)
     ap.add_argument("--results", type=int, default=10_000_000)
+    ap.add_argument("--scale", type=float, default=1.0,
+                    help="multiply players, servers and results (0.1: 100,000 / 1,000 / 1,000,000)")
     ap.add_argument("--small", action="store_true", help="20,000 players, 200 servers, 200,000 results")
     ap.add_argument("--runs", type=int, default=200)
-    ap.add_argument("--sustained", type=int, default=5000, help="games for the throughput run")
-    ap.add_argument("--refill", action="store_true", help="rebuild the cached database")
+    ap.add_argument("--sustained", type=int, default=5000, help="games for each throughput run")
+    ap.add_argument("--refill", action="store_true", help="rebuild the cached database (and the PostgreSQL fill)")
+    ap.add_argument("--database-url", help="also measure PostgreSQL: an empty database, or one this benchmark "
+                                           "filled at the same scale (--refill empties it first)")
+    ap.add_argument("--pg-temp", action="store_true",
+                    help="also measure PostgreSQL on a throwaway local server (tests/pg.py's binaries)")
+    ap.add_argument("--pg-only", action="store_true", help="measure PostgreSQL only (the SQLite file still "
+                                                           "holds the league it is filled from)")
     ap.add_argument("--json", type=Path, help="also write the figures here")
-    ap.add_argument("--database-url", help="measure PostgreSQL: copy the filled file into this EMPTY database")
     args = ap.parse_args(argv)
     if args.small:
         args.players, args.servers, args.results = 20_000, 200, 200_000
+    elif args.scale != 1.0:
+        args.players, args.servers, args.results = (max(1, round(x * args.scale))
+                                                     for x in (args.players, args.servers, args.results))
+    if args.database_url and args.pg_temp:
+        ap.error("--database-url or --pg-temp, not both")
+    if args.pg_only and not (args.database_url or args.pg_temp):
+        ap.error("--pg-only needs --database-url or --pg-temp")
+    # a stopped run still stops its --pg-temp server (atexit)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    print(f"bench.store: {_load()}", flush=True)
     OUT.mkdir(parents=True, exist_ok=True)
     path = OUT / f"store-{args.players}-{args.servers}-{args.results}.db"
-    if args.refill or not Path(str(path) + ".done").exists():
+    scale = {"players": args.players, "servers": args.servers, "results": args.results}
+    fresh = args.refill or not Path(str(path) + ".done").exists()
+    dsn = args.database_url or (start_pg_temp() if args.pg_temp else None)
+    if dsn is not None:  # before the SQLite file is filled or measured: the copy must be of the fill alone
+        state = asyncio.run(pg_filled(dsn, scale))
+        if state == "other" and not args.refill:
+            sys.exit(f"{dsn} holds other data: give an empty database, or --refill to empty it")
+    if fresh:
         fill(path, args.players, args.servers, args.results)
     else:
         print(f"reusing {path.relative_to(ROOT)} ({path.stat().st_size / 2**20:,.0f} MiB)")
-    if args.database_url:
-        from app.store.postgres import copy_sqlite
-
-        t = time.perf_counter()
-        counts = asyncio.run(copy_sqlite(str(path), args.database_url))
-        print(f"copied into PostgreSQL in {time.perf_counter() - t:.1f} s: {counts}", flush=True)
-    figures = asyncio.run(measure(path, args.runs, args.sustained, url=args.database_url))
+    columns: dict[str, dict[str, dict[str, float]]] = {}
+    if dsn is not None:
+        if fresh and state == "same":
+            state = "other"  # the file was rebuilt: copy it again
+        if state != "same" or args.refill:
+            asyncio.run(pg_fill(path, dsn, scale))  # the file as it is now: both start equal
+        else:
+            print(f"reusing the PostgreSQL fill in {dsn}", flush=True)
+        settings = asyncio.run(pg_settings(dsn))
+        print("PostgreSQL settings: " + ", ".join(f"{k}={settings.get(k, '?')}" for k in SHOWN_SETTINGS),
+              flush=True)
+    if not args.pg_only:
+        columns["SQLite"] = asyncio.run(measure(str(path), args.runs, args.sustained))
+    if dsn is not None:
+        columns["PostgreSQL"] = asyncio.run(measure(dsn, args.runs, args.sustained))
+    print(f"\nscale: {args.players:,} players, {args.servers:,} servers, {args.results:,} results; {_load()}")
+    print_table(columns)
     if args.json:
-        args.json.write_text(json.dumps(figures, indent=2))
+        args.json.write_text(json.dumps(columns, indent=2))
 
 
 if __name__ == "__main__":

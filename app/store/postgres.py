@@ -54,6 +54,9 @@ log = logging.getLogger(__name__)
 
 #: how long a write waits for a lock held by another transaction (ms)
 LOCK_TIMEOUT_MS = 2000
+#: how long a recording waits for the record lock (the other processes'
+#: recordings) before it fails (ms); below COMMAND_TIMEOUT
+RECORD_LOCK_WAIT_MS = 8000
 #: how long a statement may take before the call fails (s)
 COMMAND_TIMEOUT = 10.0
 #: how long connecting may take (s)
@@ -127,6 +130,30 @@ SELECT (SELECT id FROM g), s.scope, s.user_id, s.games, s.wins, s.score_sum, s.c
 FROM (SELECT 1) AS one
 LEFT JOIN stats AS s ON s.game = $20 AND s.scope = ANY($21::bigint[]) AND s.user_id = ANY($12::bigint[])
 """
+# a group of games at once (PostgresStore._record_group): ids in the order given
+_INSERT_GAMES = """
+INSERT INTO games (table_id, guild_id, channel_id, game, started_at, ended_at, seed, rounds,
+                   has_bots, rated, n_players)
+SELECT t, g, c, k, s, e, sd, r, hb, rt, n
+FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::float8[], $6::float8[], $7::bigint[],
+            $8::int[], $9::boolean[], $10::boolean[], $11::int[]) WITH ORDINALITY
+     AS x (t, g, c, k, s, e, sd, r, hb, rt, n, ord)
+ORDER BY ord
+ON CONFLICT (table_id) DO NOTHING RETURNING id, table_id
+"""
+_UPSERT_PLAYERS = """
+INSERT INTO players (user_id, name) SELECT * FROM unnest($1::bigint[], $2::text[])
+ON CONFLICT (user_id) DO UPDATE SET name = excluded.name WHERE players.name IS DISTINCT FROM excluded.name
+"""
+_INSERT_RESULTS = """
+INSERT INTO game_players (game_id, seat, user_id, name, score, place, stats)
+SELECT * FROM unnest($1::bigint[], $2::int[], $3::bigint[], $4::text[], $5::int[], $6::int[], $7::text[])
+"""
+_READ_STATS_MANY = """
+SELECT s.game, s.scope, s.user_id, s.games, s.wins, s.score_sum, s.counters::text, s.rated_games, s.mu, s.sigma
+FROM stats AS s JOIN unnest($1::int[], $2::bigint[], $3::bigint[]) AS k (game, scope, user_id)
+  ON s.game = k.game AND s.scope = k.scope AND s.user_id = k.user_id
+"""
 # absolute values computed from the row read under the record lock; the
 # board keys are generated columns
 _WRITE_STATS = """
@@ -168,6 +195,21 @@ def _board_sql(board: int) -> dict[str, str]:
                       ORDER BY s.{col} OFFSET $4 - (SELECT before FROM pick) LIMIT 1)
             SELECT {row} FROM {joined} WHERE {on} AND s.{col} >= (SELECT k FROM start)
             ORDER BY s.{col} LIMIT $3
+        """,
+        # the same in ONE statement (one snapshot, one round trip): the total, $4
+        # clamped to the last page, the bucket, an index-only skip to the
+        # page's first key, then only the page's rows joined; every row also
+        # carries the position and the total
+        "page_at": f"""
+            WITH t AS (SELECT {total}::bigint AS total),
+            p AS (SELECT CASE WHEN $4 >= 0 AND $4 < total THEN $4::bigint
+                              ELSE greatest((total - 1) / $3 * $3, 0) END AS pos, total FROM t),
+            run AS (SELECT lo, sum(cnt) OVER (ORDER BY lo) - cnt AS before FROM buckets WHERE {bk}),
+            pick AS (SELECT run.lo, run.before FROM run, p WHERE run.before <= p.pos ORDER BY run.lo DESC LIMIT 1),
+            start AS (SELECT s.{col} AS k FROM stats AS s WHERE {on} AND s.{col} >= (SELECT lo FROM pick)
+                      ORDER BY s.{col} OFFSET (SELECT p.pos - pick.before FROM p, pick) LIMIT 1)
+            SELECT {row}, (SELECT pos FROM p), (SELECT total FROM p) FROM {joined}
+            WHERE {on} AND s.{col} >= (SELECT k FROM start) ORDER BY s.{col} LIMIT $3
         """,
         # keyset: the $4 entries after key $3, how many entries are <= $3, the total
         # (keys are 32 hex digits, so $3 || ' ' sorts right after $3)
@@ -415,9 +457,18 @@ class PostgresStore(GroupRecorder):
     # -- results and stats ----------------------------------------------------
 
     async def _record_records(self, records: list[GameRecord]) -> list[Any]:
+        if len(records) > 1:
+            try:  # the whole group in a few statements (a handful of round trips, not ~8 a game)
+                return await self._record_group(records)
+            except Exception:  # some record is bad: each alone in its savepoint, below
+                log.debug("group of %d records failed as a whole; recording each alone", len(records),
+                          exc_info=True)
         async with self._pool.acquire() as conn:
             async with conn.transaction():
-                await conn.execute("SELECT pg_advisory_xact_lock($1)", RECORD_LOCK)
+                # recordings queue for the record lock by design: under a burst from
+                # several processes the wait is longer than a click's LOCK_TIMEOUT_MS
+                await conn.execute("SELECT set_config('lock_timeout', $1, true), pg_advisory_xact_lock($2)",
+                                   str(RECORD_LOCK_WAIT_MS), RECORD_LOCK)
                 if len(records) == 1:
                     return [await self._record_one(conn, records[0])]
                 out: list[Any] = []
@@ -476,6 +527,78 @@ class PostgresStore(GroupRecorder):
         await conn.executemany(_WRITE_STATS, rows)
         return int(game_id)
 
+    async def _record_group(self, records: list[GameRecord]) -> list[Any]:
+        """Record *records* in one transaction with one statement per table:
+        the games (ids in the group's order), the players, the results, one
+        read and one write of the stats rows; the ratings are computed here in
+        id order over the rows read, as one game after the other would.
+        Any error fails the whole group (nothing written)."""
+        first: dict[int, int] = {}  # table id -> index of its first record in the group
+        for i, record in enumerate(records):
+            first.setdefault(record.table_id, i)
+        fresh = [i for i, r in enumerate(records) if first[r.table_id] == i]
+        async with self._pool.acquire() as conn:
+            async with conn.transaction():
+                await conn.execute("SELECT set_config('lock_timeout', $1, true), pg_advisory_xact_lock($2)",
+                                   str(RECORD_LOCK_WAIT_MS), RECORD_LOCK)
+                games = [records[i] for i in fresh]
+                ids = {r[1]: int(r[0]) for r in await conn.fetch(_INSERT_GAMES, *[list(col) for col in zip(*(
+                    (g.table_id, g.guild_id, g.channel_id, g.game, float(g.started_at), float(g.ended_at), g.seed,
+                     g.rounds, bool(g.has_bots), bool(g.rated), len(g.players)) for g in games))])}
+                done = [g for g in games if g.table_id in ids]  # in id order
+                names: dict[int, str] = {}
+                for g in done:
+                    for pr in g.players:
+                        if pr.user_id is not None:
+                            names[pr.user_id] = pr.name  # the latest name seen wins
+                if names:
+                    users = sorted(names)
+                    await conn.execute(_UPSERT_PLAYERS, users, [names[u] for u in users])
+                results = [(ids[g.table_id], pr.seat, pr.user_id, pr.name, pr.score, pr.place, json.dumps(pr.stats))
+                           for g in done for pr in g.players]
+                if results:
+                    await conn.execute(_INSERT_RESULTS, *[list(col) for col in zip(*results)])
+                keys = sorted({(game_code(g.game), scope, pr.user_id) for g in done
+                               for scope in ([0] if not g.guild_id else [0, g.guild_id])
+                               for pr in g.players if pr.user_id is not None})
+                current: dict[tuple[int, int, int], tuple] = {}
+                if keys:
+                    for r in await conn.fetch(_READ_STATS_MANY, *[list(col) for col in zip(*keys)]):
+                        current[(r[0], r[1], r[2])] = (r[3], r[4], r[5], json.loads(r[6]), r[7], r[8], r[9])
+                written: dict[tuple[int, int, int], tuple] = {}
+                default = (ratings.DEFAULT_MU, ratings.DEFAULT_SIGMA)
+                for g in done:
+                    code = game_code(g.game)
+                    for scope in ([0] if not g.guild_id else [0, g.guild_id]):
+                        new: list[tuple[float, float] | None] = [None] * len(g.players)
+                        if g.rated and len(g.players) >= 2:
+                            before = []
+                            for pr in g.players:
+                                old = current.get((code, scope, pr.user_id)) if pr.user_id is not None else None
+                                before.append(default if old is None or old[5] is None else (old[5], old[6]))
+                            new = list(ratings.rate(before, [pr.place for pr in g.players]))
+                        for pr, rating in zip(g.players, new):
+                            if pr.user_id is None:
+                                continue
+                            key = (code, scope, pr.user_id)
+                            games_, wins, score_sum, counters, rated_games, mu, sigma = current.get(
+                                key, (0, 0, 0, {}, 0, None, None))
+                            counters = dict(counters)
+                            for name, value in pr.stats.items():
+                                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                                    counters[name] = counters.get(name, 0) + int(value)
+                            if rating is not None:
+                                mu, sigma = rating
+                            current[key] = written[key] = (
+                                games_ + 1, wins + int(pr.place == 1), score_sum + pr.score, counters,
+                                rated_games + int(rating is not None), mu, sigma)
+                if written:
+                    # one statement per row: the board trigger counts one row per statement
+                    await conn.executemany(_WRITE_STATS, [
+                        (*key, v[0], v[1], v[2], json.dumps(v[3]), v[4], v[5], v[6])
+                        for key, v in sorted(written.items())])
+        return [ids.get(r.table_id) if first[r.table_id] == i else None for i, r in enumerate(records)]
+
     async def profile(self, user_id: int, game: str, guild_id: int | None = None) -> dict[str, Any] | None:
         row = await self._pool.fetchrow(_PROFILE, game_code(game), guild_id or 0, user_id)
         return None if row is None else profile_of(user_id, game, guild_id, tuple(row))
@@ -514,6 +637,11 @@ class PostgresStore(GroupRecorder):
                 ahead = int(rows[0][6]) - (len(rows) if before is not None else 0)
                 return page_of(rows, ahead, int(rows[0][7]), page_size)
             pos = 0 if before is not None else -1  # nothing beyond the cursor: the first or the last page
+        if "page_at" in sql:
+            rows = list(await self._pool.fetch(sql["page_at"], *args, page_size, pos))
+            if not rows:
+                return Page([], 0, 0, 0)
+            return page_of(rows, int(rows[0][6]), int(rows[0][7]), page_size)
         async with self._pool.acquire() as conn:
             async with conn.transaction(isolation="repeatable_read", readonly=True):
                 total = int(await conn.fetchval(sql["count"], *args))
