@@ -73,10 +73,6 @@ class _Presenter:
     answer_until: float = 0.0  # time.monotonic() when the token is too old
     answering: asyncio.Future[None] | None = None  # such clicks are being acknowledged now
     expecting: int = 0  # how many
-    #: the token of the latest answered click in the table's thread: narration and pings
-    #: go out as its followups for 14 minutes (outside the global limit too)
-    poster: discord.Webhook | None = None
-    poster_until: float = 0.0
 
 
 def _chunk_items(items: Sequence[_Item], limit: int = 1900) -> list[list[_Item]]:
@@ -199,20 +195,6 @@ class Presenter:
             waiting, presenter.answering = presenter.answering, None
             if waiting is not None and not waiting.done():
                 waiting.set_result(None)
-
-    def heard(self, table: Table, interaction: discord.Interaction) -> None:
-        """A click in the table's thread was answered: its token posts the thread's next
-        lines (as followups) for 14 minutes.  Not a deferred reply: its first followup
-        would fill that reply's "thinking..." instead of saying something new."""
-        presenter = self.presenters.get(table.id)
-        kinds = (discord.InteractionResponseType.channel_message,
-                 discord.InteractionResponseType.deferred_message_update,
-                 discord.InteractionResponseType.message_update)
-        if (presenter is None or table.status != "playing" or not table.thread_id
-                or interaction.channel_id != table.thread_id or interaction.response.type not in kinds):
-            return
-        presenter.poster = interaction.followup
-        presenter.poster_until = time.monotonic() + ANSWER_LIFETIME
 
     @staticmethod
     def _answer(table: Table, presenter: _Presenter) -> discord.Webhook | None:
@@ -344,9 +326,6 @@ class Presenter:
         for table in list(self.manager.tables.values()):
             if table.thread_id == payload.thread_id and table.status == "playing":
                 log.info("thread of table %s was deleted; opening a new one", table.id)
-                presenter = self.presenters.get(table.id)
-                if presenter is not None:
-                    presenter.poster = presenter.answer = None
                 self.manager.set_message(table, "thread", None)
                 self.redraw(table, new_thread=True)
 
@@ -447,16 +426,6 @@ class Presenter:
                                                 type=discord.ChannelType.text)
 
     async def _post(self, table: Table, text: str, mentions: discord.AllowedMentions) -> None:
-        presenter = self.presenters.get(table.id)
-        poster = presenter.poster if presenter is not None else None
-        if poster is not None and time.monotonic() < presenter.poster_until:  # type: ignore[union-attr]
-            try:  # a followup of a recent click in the thread: not counted against the global limit
-                await poster.send(text, allowed_mentions=mentions)
-                return
-            except discord.HTTPException:  # refused (expired...): the bot's own message below
-                log.info("table %s: a line through a click's token was refused", table.id, exc_info=True)
-        if presenter is not None and presenter.poster is poster:
-            presenter.poster = None
         try:
             await self.where(table).send(text, allowed_mentions=mentions)
         except discord.NotFound:

@@ -384,7 +384,6 @@ class Router:
                 raise TableError("table_closed")
         elif item.game is not None and table.game != item.game:
             raise BadInput(item.custom_id)  # another game's id: the bot never put it on this table
-        interaction.extras["table"] = table  # (its token may tell the thread what comes next)
         click = Click(self, interaction, table)  # type: ignore[arg-type]
         if item.versioned and table is not None and item.ver != table.version:
             return await item.stale(click)
@@ -405,7 +404,3 @@ class Router:
         except Exception:
             log.exception("click %r failed", custom_id)
             await reply(interaction, t(lang, "errors.unexpected"))
-        finally:
-            table = interaction.extras.get("table")
-            if table is not None:
-                self.heard(table, interaction)  # its token may tell the thread what comes next
