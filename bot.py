@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import logging
 import sys
 from typing import Any
@@ -84,6 +83,10 @@ class CardBot(commands.Bot):
         self.nights: Any = None
         self.budget = RequestBudget(config.process_requests_per_second, REQUEST_BURST)
         self.http.request = self.budget.wrap(self.http.request)  # type: ignore[method-assign]
+        from app import lean
+
+        lean.trim_ratelimits(self.http)  # idle rate-limit buckets go, scanned every few seconds
+        lean.skip_own_messages(self._connection)  # the bot's own messages are not parsed back
 
     async def setup_hook(self) -> None:
         from app.render import pool as render_pool
@@ -297,10 +300,12 @@ async def _run(config: Config, *, sync_global: bool) -> None:
 async def _freeze_when_ready(bot: CardBot) -> None:
     """Once started, everything loaded lives as long as the process: keep it
     out of the cyclic collector's full passes, which otherwise pause the
-    event loop for a millisecond or two (measured by bench/store.py)."""
+    event loop for a millisecond or two (measured by bench/store.py); without a
+    full pass of its own (app/lean.py)."""
+    from app import lean
+
     await bot.wait_until_ready()
-    gc.collect()
-    gc.freeze()
+    lean.freeze_loaded()
 
 
 if __name__ == "__main__":

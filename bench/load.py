@@ -4,6 +4,7 @@
     python bench/load.py --tables 20 --seconds 20 --restart 100   # a quick check (about a minute)
     python bench/load.py --global-rate 0                   # lift Discord's global limit (50 requests/s)
     python bench/load.py --tables 500 --restart 0 --profile      # cProfile of the bot, top functions printed
+    python bench/load.py --tables 500 --restart 0 --slow 15      # log what holds the bot's loop over 15 ms
 
 Everything runs on loopback: the stand-in (``tests/fakediscord``) and the
 simulated people live in this process; the bot is ``bot.py``'s ``main()`` in a
@@ -96,6 +97,18 @@ async def _probe(bot: Any, path: str) -> None:
     loop.add_signal_handler(signal.SIGUSR2, memory)
     lags: list[float] = []
     worst = (0.0, 0.0)  # (lag, loop-thread CPU during it)
+    import gc
+
+    pauses: list[tuple[int, float]] = []  # (generation, seconds) of the cyclic collector's passes
+    started = [0.0]
+
+    def collector(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            started[0] = time.perf_counter()
+        elif info.get("generation", 0) >= 1:
+            pauses.append((info["generation"], time.perf_counter() - started[0]))
+
+    gc.callbacks.append(collector)
     last = time.perf_counter()
     while True:
         t0, c0 = time.perf_counter(), time.thread_time()
@@ -120,7 +133,9 @@ async def _probe(bot: Any, path: str) -> None:
                 "actions": sum(len(t.log) for t in values),
                 "presenters": len(cog.presenters) if cog is not None else 0,
                 "ready": bot.is_ready(),
+                "gc": [(g, round(x, 5)) for g, x in pauses],
             }
+            pauses.clear()
             out.write(json.dumps(line) + "\n")
             lags, worst = [], (0.0, 0.0)
 
@@ -160,7 +175,17 @@ def child_bot() -> int:
     original = botmod.CardBot.setup_hook
     probe_path = os.environ["LOAD_PROBE"]
 
+    slow = float(os.environ.get("LOAD_SLOW") or 0)
+
     async def setup_hook(self: Any) -> None:
+        if slow:
+            # asyncio's debug mode names every callback that held the loop longer (in the bot's log)
+            loop = asyncio.get_running_loop()
+            loop.set_debug(True)
+            loop.slow_callback_duration = slow / 1000
+            import logging
+
+            logging.getLogger("asyncio").setLevel(logging.WARNING)
         await original(self)
         asyncio.get_running_loop().create_task(_probe(self, probe_path))
 
@@ -228,11 +253,11 @@ def load() -> str:
 
 
 def _kind(rec: Any) -> str:
-    """What an interaction was, for the breakdown: '/leaderboard', 'nimmt:hand', 'noop:ack'..."""
+    """What an interaction was, for the breakdown: '/leaderboard', 'nimmt.hand', 'noop:ack'..."""
     if rec.type == 2:
         return "/" + rec.name
-    parts = str(rec.data.get("custom_id", "")).split(":")
-    return f"{parts[0]}:{parts[2]}" if len(parts) > 2 else ":".join(parts[:2])
+    custom_id = str(rec.data.get("custom_id", ""))
+    return custom_id if custom_id.startswith("noop:") else custom_id.split(":")[0]
 
 
 def make_fd(**options: Any) -> Any:
@@ -413,6 +438,8 @@ class Bench:
         env = {**os.environ, **self.fd.env(), "DISCORD_TOKEN": self.fd.token, "DATABASE_PATH": str(self.db),
                "LOG_LEVEL": "WARNING", "LOAD_PROBE": str(self.probe.path), "PYTHONPATH": str(ROOT)}
         env.pop("DEV_GUILD", None)
+        if self.args.slow:
+            env["LOAD_SLOW"] = str(self.args.slow)
         if self.args.profile:
             env["LOAD_PROFILE"] = str(OUT / f"load-{self.label}.prof")
         log = open(OUT / f"load-{self.label}-{name}.log", "w")
@@ -494,12 +521,14 @@ class Bench:
             options["rounds"] = 1
         r = await fd.slash(spec.host, spec.channel, f"{spec.game} new", **options)
         lobby = r.message
-        spec.table_id = int(lobby.buttons()[0]["custom_id"].split(":")[1])
+        # (a save slower than 1.2 s on a busy machine answers "thinking..." first, then the lobby)
+        await fd.wait_for(lambda: lobby.buttons(), timeout=60)
+        spec.table_id = int(lobby.buttons()[0]["custom_id"].split(":")[1])  # table.join:<id>
         for user in spec.humans[1:]:
-            r = await fd.click(user, lobby, f"table:{spec.table_id}:join")
+            r = await fd.click(user, lobby, f"table.join:{spec.table_id}")
         for _ in range(spec.computers):
-            r = await fd.click(spec.host, lobby, f"table:{spec.table_id}:cpu")
-        await fd.click(spec.host, lobby, f"table:{spec.table_id}:start")
+            r = await fd.click(spec.host, lobby, f"table.cpu:{spec.table_id}")
+        await fd.click(spec.host, lobby, f"table.start:{spec.table_id}")
 
     async def open_lobbies(self) -> list[tuple[Spec, Any]]:
         """A lobby per table in a spare channel of its server, opened by the table's host."""
@@ -519,7 +548,7 @@ class Bench:
         async def one(spec: Spec, lobby: Any) -> None:
             async with sem:
                 table_id = lobby.buttons()[0]["custom_id"].split(":")[1]
-                await self.fd.click(spec.host, lobby, f"table:{table_id}:cancel")
+                await self.fd.click(spec.host, lobby, f"table.cancel:{table_id}")
 
         await asyncio.gather(*(one(spec, lobby) for spec, lobby in lobbies))
 
@@ -575,18 +604,18 @@ class Bench:
         if panel is None or panel.deleted or self.rng.random() < 0.3:
             while spec.table_msg is None:
                 await asyncio.sleep(0.1)
-            r = await fd.click(user, spec.table_msg, f"table:{spec.table_id}:hand")
+            r = await fd.click(user, spec.table_msg, f"nimmt.hand:{spec.table_id}")
             panel = r.message
             spec.panels[user.id] = panel
             await self.pause(0.3, 1.0)
         no_fit = translate("en", "nimmt.stack_no_fit")
         for _ in range(30):
-            steal = select(panel, r"tsel:\d+:nsteal:.*")
-            opener = select(panel, r"tsel:\d+:nopen:.*")
-            cards = select(panel, r"tsel:\d+:ncards:.*")
-            stacks = select(panel, r"tsel:\d+:nstack:.*")
-            end = button(panel, r"table:\d+:npass:.*")
-            take = button(panel, r"table:\d+:ntake:.*")
+            steal = select(panel, r"nimmt.steal:\d+:.*")
+            opener = select(panel, r"nimmt.open:\d+:.*")
+            cards = select(panel, r"nimmt.cards:\d+:.*")
+            stacks = select(panel, r"nimmt.stack:\d+:.*")
+            end = button(panel, r"nimmt.pass:\d+:.*")
+            take = button(panel, r"nimmt.take:\d+:.*")
             fitting = [o for o in (stacks or {}).get("options", []) if o.get("description") != no_fit]
             move = True
             if steal:
@@ -624,7 +653,7 @@ class Bench:
         for _ in range(12):
             message = spec.table_msg
             ops = [b for b in (message.buttons() if message is not None else [])
-                   if not b["disabled"] and b["custom_id"].split(":")[2] in ("gdraw", "gdisc", "gjack")]
+                   if not b["disabled"] and b["custom_id"].split(":")[0] in ("garbage.draw", "garbage.discard", "garbage.jack")]
             if not ops:
                 if not await self.table_change(spec, 5):
                     return
@@ -642,7 +671,7 @@ class Bench:
             if not await self.table_change(spec, 10, cleared=True):
                 return
             after = spec.table_msg
-            if not any(b["custom_id"].split(":")[2] == "gjack" and not b["disabled"] for b in after.buttons()):
+            if not any(b["custom_id"].split(":")[0] == "garbage.jack" and not b["disabled"] for b in after.buttons()):
                 return
             await self.pause(0.3, 1.0)
 
@@ -673,7 +702,7 @@ class Bench:
                     spec = self.rng.choice([s for s in specs if s.game == "nimmt"] or specs)
                     if spec.game == "nimmt" and spec.table_msg is not None and not spec.table_msg.deleted:
                         user = self.rng.choice(spec.humans)
-                        r = await fd.click(user, spec.table_msg, f"table:{spec.table_id}:hand")
+                        r = await fd.click(user, spec.table_msg, f"nimmt.hand:{spec.table_id}")
                         spec.panels[user.id] = r.message
             except (LookupError, PermissionError, ValueError, AssertionError):
                 pass
@@ -736,6 +765,7 @@ async def run_load(args: argparse.Namespace, n: int) -> dict[str, Any]:
         lines = [x for x in bench.probe.lines if first["t"] < x["t"] <= last["t"]]
         lags = [lag for x in lines for lag in x["lags"]]
         worst = max((tuple(x["worst"]) for x in lines), default=(0.0, 0.0))
+        report["gc"] = [tuple(p) for x in lines for p in x.get("gc", [])]
         rest = fd.requests[requests_before:]
         bot_rest = [r for r in rest if not r.path.startswith(("/interactions/", "/webhooks/"))]
         report.update(
@@ -743,7 +773,7 @@ async def run_load(args: argparse.Namespace, n: int) -> dict[str, Any]:
             acks=list(fd.acks), by_kind={k: list(v) for k, v in fd.by_kind.items()}, noop=list(bench.noop.acks), table=list(bench.table_times),
             panel=list(bench.panel_times), other_panels=list(bench.other_panel_times),
             lags=lags, worst=worst, moves=last["actions"] - first["actions"], cpu=last["cpu"] - first["cpu"],
-            player_moves=bench.moves, rss=rss, rest_per_s=len(bot_rest) / elapsed,
+            player_moves=bench.moves, rss=rss, rest_per_s=len(bot_rest) / elapsed, routes=_routes(rest, elapsed),
             all_rest_per_s=len(rest) / elapsed, live=last["live"], undrawn=bench.undrawn,
             no_thread=sum(1 for spec in bench.specs if spec.table_msg is not None and not spec.thread_id),
         )
@@ -784,6 +814,19 @@ async def run_load(args: argparse.Namespace, n: int) -> dict[str, Any]:
     return report
 
 
+def _routes(requests: list[Any], seconds: float) -> list[tuple[str, float]]:
+    """REST calls per second by route ('PATCH /channels/{id}/messages/{id}': 12.5), most first."""
+    import re
+
+    counts: dict[str, int] = defaultdict(int)
+    for r in requests:
+        path = re.sub(r"/\d+", "/{id}", r.path)
+        path = re.sub(r"(/webhooks/\{id\}/)[^/]+", r"\1{token}", path)
+        path = re.sub(r"(/interactions/\{id\}/)[^/]+", r"\1{token}", path)
+        counts[f"{r.method} {path}"] += 1
+    return sorted(((k, v / seconds) for k, v in counts.items()), key=lambda kv: -kv[1])
+
+
 def print_load(args: argparse.Namespace, r: dict[str, Any]) -> None:
     n = r["n"]
     print(f"\n== {n} live tables ({n - n // 2} 11 nimmt!, {n // 2} Garbage; 4-5 seats, 0-2 computers), "
@@ -806,11 +849,15 @@ def print_load(args: argparse.Namespace, r: dict[str, Any]) -> None:
     over = sum(1 for x in lags if x > 0.020)
     print(f"event loop lag: largest {1000 * worst:.1f} ms (loop thread on CPU {1000 * worst_cpu:.1f} ms of it), "
           f"p99 {1000 * pct(lags, 0.99):.1f} ms, {over} of {len(lags)} samples over 20 ms")
+    full = [x for g, x in r["gc"] if g == 2]
+    print(f"cyclic collector: {len(full)} full passes (longest {1000 * max(full, default=0):.1f} ms), "
+          f"{sum(1 for g, _ in r['gc'] if g == 1)} of generation 1")
     moves = r["moves"]
     print(f"moves: {moves} engine actions ({moves / r['seconds']:.1f}/s; {r['player_moves']} by the simulated "
           f"players), bot CPU {r['cpu']:.1f} s = {1000 * r['cpu'] / max(1, moves):.2f} ms per move")
     print(f"REST calls of the bot: {r['rest_per_s']:.1f}/s under the global limit, "
           f"{r['all_rest_per_s']:.1f}/s with interaction answers")
+    print("   per route (/s): " + ", ".join(f"{k} {v:.1f}" for k, v in r["routes"]))
     points = [p for p in r["rss"] if p[0] > 0]  # from the first step on: start-up allocations (fonts, pools) excluded
     xs = [p[0] for p in points]
     ys = [p[1] for p in points]
@@ -881,7 +928,7 @@ async def playable(bench: Bench, spec: Spec, deadline: float) -> float | None:
     while time.perf_counter() < deadline:
         message = spec.table_msg
         try:
-            r = await fd.click(spec.humans[0], message, f"table:{spec.table_id}:rules")
+            r = await fd.click(spec.humans[0], message, f"table.rules:{spec.table_id}")
             if r.message is not None and r.message.embeds:
                 return time.perf_counter()
         except (LookupError, PermissionError, ValueError, AssertionError):
@@ -963,7 +1010,7 @@ def print_restart(args: argparse.Namespace, r: dict[str, Any]) -> None:
 async def main_async(args: argparse.Namespace) -> None:
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, {load()}; "
           f"global limit {args.global_rate or 'off'}/s, per-channel edits 5 per 5 s")
-    for n in args.tables:
+    for n in (n for n in args.tables if n):  # (--tables 0: the restart figure only)
         report = await run_load(args, n)
         print_load(args, report)
         sys.stdout.flush()
@@ -983,6 +1030,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--restart", type=int, default=1000, help="live tables for the restart figure (0 = skip)")
     ap.add_argument("--global-rate", type=int, default=50, help="global requests/s of the bot token (0 = off)")
     ap.add_argument("--profile", action="store_true", help="cProfile the bot; print its top functions")
+    ap.add_argument("--slow", type=float, default=0,
+                    help="log every callback that holds the bot's loop longer than this many ms "
+                         "(asyncio debug mode, in bench/out/load-*.log; slows the bot)")
     ap.add_argument("--child", choices=("bot", "noop"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child == "bot":

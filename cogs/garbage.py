@@ -194,10 +194,16 @@ class _MoveItem(TableButton):
 
     async def move(self, click: Click, action: Any) -> None:
         self.mover(click)
-        await click.cog.manager.act(click.table, click.user.id, action, version=self.ver)
-        # The click is answered at once (unless a slow save did); the table message follows.
-        if not click.interaction.response.is_done():
-            await click.interaction.response.defer()
+        # The click is answered at once (unless a slow save did) as an update of the table
+        # message; the redrawn table follows through this click's token.
+        waiting = click.cog.expect_answer(click.table, click.interaction)
+        try:
+            await click.cog.manager.act(click.table, click.user.id, action, version=self.ver)
+            if not click.interaction.response.is_done():
+                await click.interaction.response.defer()
+        finally:
+            if waiting:
+                click.cog.answered(click.table, click.interaction)
 
 
 class DrawButton(_MoveItem, kind="garbage.draw"):

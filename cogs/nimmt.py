@@ -502,10 +502,9 @@ class HintButton(_PanelItem, TableButton, kind="nimmt.hint"):
         await click.ui.hint(click)
 
 
-class Page(_PanelItem, TableButton, kind="nimmt.page"):
-    """The stack menu's other page."""
+class _Paged(_PanelItem):
+    """A control of the panel that keeps the page of its menu (versioned)."""
 
-    legacy = "npage"
     versioned = True
     fields = {"page": Int(0, 999)}
     page: int
@@ -513,6 +512,12 @@ class Page(_PanelItem, TableButton, kind="nimmt.page"):
     @classmethod
     def from_legacy(cls, ver: int | None, arg: str | None) -> dict[str, Any]:
         return {"page": legacy_page(arg)}
+
+
+class Page(_Paged, TableButton, kind="nimmt.page"):
+    """The stack menu's other page."""
+
+    legacy = "npage"
 
     async def run(self, click: Click) -> None:
         ui: NimmtUI = click.ui
@@ -525,18 +530,11 @@ class OpenPage(Page, kind="nimmt.opage"):
     legacy = "nopage"
 
 
-class StackSelect(_PanelItem, TableSelect, kind="nimmt.stack"):
+class StackSelect(_Paged, TableSelect, kind="nimmt.stack"):
     """Which stack to play on (the panel then shows what fits it)."""
 
     legacy = "nstack"
-    versioned = True
-    fields = {"page": Int(0, 999)}
     value = STACK
-    page: int
-
-    @classmethod
-    def from_legacy(cls, ver: int | None, arg: str | None) -> dict[str, Any]:
-        return {"page": legacy_page(arg)}
 
     async def run(self, click: Click) -> None:
         ui: NimmtUI = click.ui
@@ -618,18 +616,11 @@ class StealSelect(_PanelItem, TableSelect, kind="nimmt.steal"):
         await click.ui.act(click, self.ver, Steal(self.choice))
 
 
-class OpenSelect(_PanelItem, TableSelect, kind="nimmt.open"):
+class OpenSelect(_Paged, TableSelect, kind="nimmt.open"):
     """Which card opens a stack when none is left."""
 
     legacy = "nopen"
-    versioned = True
-    fields = {"page": Int(0, 999)}
     value = CARD
-    page: int
-
-    @classmethod
-    def from_legacy(cls, ver: int | None, arg: str | None) -> dict[str, Any]:
-        return {"page": legacy_page(arg)}
 
     async def run(self, click: Click) -> None:
         await click.ui.act(click, self.ver, Open(self.choice))

@@ -261,22 +261,24 @@ def check_pings(fd: Any, t: Any, table: Any, options: dict[str, Any], game: str)
     assert all(u in users for _, u in pings), "somebody not at the table was pinged"
     assert all(m.channel_id == t.thread.id for m, _ in pings)
     for m, u in pings:
-        assert m.content.startswith(f"<@{u}>, it's your turn."), m.content
+        # the ping is the message's last line (the narration before it may share the message)
+        assert m.content.splitlines()[-1].startswith(f"<@{u}>, it's your turn."), m.content
         assert m.mentions == [u]
     assert Counter(u for _, u in pings) == expected_pings(table, options)
     # Order: ping lines and move lines as the thread shows them.
     pinged_ids = {m.id for m, _ in pings}
     waiting: int | None = None
     for message in fd.messages(t.thread):
-        if message.id in pinged_ids:
-            assert waiting is None, f"two pings in a row: {message.content}"
-            waiting = message.pinged[0]
-            continue
-        for line in message.content.splitlines():
+        lines = message.content.splitlines()
+        ping = message.id in pinged_ids
+        for line in lines[:-1] if ping else lines:
             move = MOVE[game].match(line)
             if move and waiting is not None:
                 assert as_read(move["name"]) == users[waiting], (line, users[waiting])
                 waiting = None
+        if ping:
+            assert waiting is None, f"two pings in a row: {message.content}"
+            waiting = message.pinged[0]
     assert waiting is None, "a ping for a turn nobody played"
 
 

@@ -336,8 +336,63 @@ async def refused(t: Any, user: Any, message: Any, custom_id: str, text: str, ta
 
 def delay_next_table_edit(t: Any, message: Any, seconds: float) -> None:
     """Discord answers the next edit of the table message with a 429: the
-    bot waits and retries, and meanwhile everybody still sees the old buttons."""
+    bot waits and retries, and meanwhile everybody still sees the old buttons.
+    (A move clicked on the table message redraws it through the click's token,
+    ``@original``; a computer's move or a restart by the bot's own edit.)"""
     t.fd.fail_next("PATCH", rf"/channels/{t.thread.id}/messages/{message.id}$", status=429, retry_after=seconds)
+    t.fd.fail_next("PATCH", r"/webhooks/\d+/[^/]+/messages/@original$", status=429, retry_after=seconds)
+
+
+async def test_a_move_is_shown_through_the_click_that_made_it(world, tmp_path):
+    """Seed 3: ana starts against a computer; her draw ends in a Jack to place.
+
+    A move clicked on the table message is acknowledged at once as an update of
+    that message, and the redrawn table goes through the click's own token (an
+    edit of its ``@original``), which Discord does not count against the bot's
+    global limit: the bot makes no edit of its own for it.  The computer's moves
+    after ana's are drawn through her latest click's token too, and her next
+    turn's ping comes in the message telling the computer's turn."""
+    fd = world.fd
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, table_seed=3) as bot:
+        ana = world.person("ana")
+        t = await open_table(fd, ana, world.channel, "garbage new", seats=2, turn_time=0)
+        await t.click(ana, t.lobby, f"table.cpu:{t.table_id}")
+        assert (await t.click(ana, t.lobby, f"table.start:{t.table_id}")).ack_type == 7
+        await t.wait_thread()
+        table = bot.tables.get(t.table_id)
+        message = await current_message(t, table)
+        assert mover_name(message) == "ana"
+
+        def own_edits() -> int:
+            return sum(1 for q in fd.requests if q.method == "PATCH" and q.path.startswith(f"/channels/{t.thread.id}/"))
+
+        def by_token() -> int:
+            return sum(1 for q in fd.requests
+                       if q.method == "PATCH" and re.fullmatch(r"/webhooks/\d+/[^/]+/messages/@original", q.path))
+
+        edits, tokens = own_edits(), by_token()
+        r = await t.click(ana, message, f"garbage.draw:{t.table_id}:{table.version}")
+        assert r.ack_type == 6 and r.latency is not None and r.latency < 3
+        assert table.engine.phase == "jack"
+        message = await current_message(t, table)  # the Jack buttons: the table shows the draw
+        check_table_message(message, table)
+        assert by_token() == tokens + 1 and own_edits() == edits
+        # ana places the Jack; her turn ends somewhere in the chain, then the computer plays
+        jack = [b for b in game_buttons(message) if b["custom_id"].startswith("garbage.jack:")][-1]
+        r = await t.click(ana, message, jack["custom_id"])
+        assert r.ack_type == 6
+        await fd.wait_for(lambda: any(seat == 1 for seat, _ in table.log) and table.engine.to_move == 0, timeout=15)
+        message = await current_message(t, table)
+        check_table_message(message, table)
+        assert by_token() >= tokens + 3  # ana's Jack and the computer's turn, through her tokens
+        assert own_edits() == edits, "the table message was edited by the bot's own request"
+        # ana's next turn is pinged in the message that tells the computer's turn (one request, not two)
+        ping = await fd.wait_for(lambda: next((m for m, u in fd.pings(t.thread) if u == ana.id
+                                               and "CPU 1" in m.content), None), timeout=10)
+        lines = ping.content.splitlines()
+        assert lines[0].startswith("**CPU 1**: ") and lines[-1].startswith(f"<@{ana.id}>, it's your turn."), lines
+        assert ping.mentions == [ana.id]
+        assert all(a.latency is not None and a.latency < 3 for a in t.acks)
 
 
 async def test_bad_inputs_out_of_turn_unseated_stale_double_click(world, tmp_path):

@@ -100,8 +100,10 @@ async def test_controls_posted_before_typed_items_work_after_the_upgrade(world, 
         posted_before(message)
 
     async with running_bot(fd, database, world.guild) as bot:
-        # The old lobby's Join seats the clicker; the answer redraws it with today's ids.
-        r = await lobby.click(ben, lobby.lobby, f"table:{lobby.table_id}:join")
+        # A start redraws the lobby with today's ids; a Join clicked on the old one (a
+        # client that had not seen the redraw yet) still seats the clicker.
+        await fd.wait_for(lambda: button(fd.message(lobby.lobby.id), rf"table\.join:{lobby.table_id}"), timeout=10)
+        r = lobby.record(await fd.forge(ben, lobby.lobby, f"table:{lobby.table_id}:join"))
         assert r.ack_type == 7 and bot.tables.get(lobby.table_id).seat_of(ben.id) is not None
         assert button(r.message, rf"table\.join:{lobby.table_id}") is not None
         # The old lobby's level menu (picked before the redraw reached the host) adds a computer.

@@ -273,7 +273,9 @@ class TableManager:
         self.sweep_interval = sweep_interval
         self.max_open_lobbies = max_open_lobbies
         self.tables: dict[int, Table] = {}
-        self._timers: dict[int, asyncio.Task[None]] = {}
+        #: table id -> its one timer: a loop timer handle while it waits (a few hundred
+        #: bytes, not a sleeping task's ~1.5 KB per table), the task once it is due
+        self._timers: dict[int, asyncio.TimerHandle | asyncio.Task[None]] = {}
         self._retries: dict[int, int] = {}  # table id -> automatic moves the store refused in a row
         self._closers: set[asyncio.Task[None]] = set()
         self._sweeper: asyncio.Task[None] | None = None
@@ -402,7 +404,11 @@ class TableManager:
 
     async def shutdown(self) -> None:
         self._closing = True
-        tasks = [*self._timers.values(), *self._closers, *([self._sweeper] if self._sweeper else [])]
+        for timer in self._timers.values():
+            if not isinstance(timer, asyncio.Task):
+                timer.cancel()  # not due yet: no task to wait for
+        tasks = [*(t for t in self._timers.values() if isinstance(t, asyncio.Task)), *self._closers,
+                 *([self._sweeper] if self._sweeper else [])]
         for task in tasks:
             task.cancel()
         for task in tasks:
@@ -943,9 +949,9 @@ class TableManager:
 
     # --------------------------------------------------------- timers, bots
     def _drop_timer(self, table: Table) -> None:
-        task = self._timers.pop(table.id, None)
-        if task is not None and task is not asyncio.current_task():
-            task.cancel()
+        timer = self._timers.pop(table.id, None)
+        if timer is not None and timer is not asyncio.current_task():
+            timer.cancel()
 
     def _schedule(self, table: Table, retry_in: float | None = None) -> None:
         """Arm the one timer a table needs: a computer's move or the turn timer
@@ -959,17 +965,23 @@ class TableManager:
         version = table.version
         if any(table.seats[seat].automatic for seat in acting):
             delay = self.computer_delay * self.time_scale if retry_in is None else retry_in
-            coro = self._auto(table, version, timeout=False, delay=delay)
+            timeout = False
         elif table.turn_deadline is not None:
             delay = max(0.0, table.turn_deadline - self.clock())
             if retry_in is not None:
                 delay = max(delay, retry_in)
-            coro = self._auto(table, version, timeout=True, delay=delay)
+            timeout = True
         else:
             return
+        loop = asyncio.get_running_loop()
         # A fresh context: a click's SLOW_SAVE hook must not follow into the timer.
-        self._timers[table.id] = asyncio.get_running_loop().create_task(
-            coro, name=f"table-{table.id}", context=contextvars.Context())
+        context = contextvars.Context()
+
+        def due() -> None:  # (a dropped timer's handle was cancelled: it never gets here)
+            self._timers[table.id] = loop.create_task(
+                self._auto(table, version, timeout=timeout), name=f"table-{table.id}", context=context)
+
+        self._timers[table.id] = loop.call_later(delay, due, context=context)
 
     async def _think(self, table: Table, version: int, timeout: bool) -> Any:
         """A hard computer's move, searched in a worker thread outside the lock
@@ -1004,8 +1016,7 @@ class TableManager:
 
         return choose
 
-    async def _auto(self, table: Table, version: int, *, timeout: bool, delay: float) -> None:
-        await asyncio.sleep(delay)
+    async def _auto(self, table: Table, version: int, *, timeout: bool) -> None:
         try:
             planned = await self._think(table, version, timeout)
             async with table.lock:

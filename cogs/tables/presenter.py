@@ -8,6 +8,7 @@ import asyncio
 import contextvars
 import io
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -29,6 +30,8 @@ _ANSWER_REDRAWS: contextvars.ContextVar[int | None] = contextvars.ContextVar("_A
 
 RETRIES = 3  # redraws of a table message after Discord errors
 RETRY_DELAY = 0.5  # seconds, times the attempt number
+ANSWER_LIFETIME = 14 * 60  # seconds an interaction token may edit its message (Discord: 15 minutes)
+ANSWER_WAIT = 3.0  # seconds a redraw waits for the acknowledgement of the click that caused it
 
 
 @dataclass
@@ -63,6 +66,13 @@ class _Presenter:
     table_dirty: bool = False
     sender: asyncio.Task[None] | None = None
     updater: asyncio.Task[None] | None = None
+    #: the token (followup webhook) of the latest click on the table message itself: it
+    #: edits that message as ``@original`` for 15 minutes, outside Discord's global limit
+    answer: discord.Webhook | None = None
+    answer_message: int | None = None  # the table message that click was on
+    answer_until: float = 0.0  # time.monotonic() when the token is too old
+    answering: asyncio.Future[None] | None = None  # such clicks are being acknowledged now
+    expecting: int = 0  # how many
 
 
 def _chunk_items(items: Sequence[_Item], limit: int = 1900) -> list[list[_Item]]:
@@ -144,10 +154,57 @@ class Presenter:
         return tuple(seat for seat in sorted(to_act(engine)) if not table.seats[seat].automatic)
 
     def _wake(self, table: Table, presenter: _Presenter) -> None:
+        loop = asyncio.get_running_loop()
         if presenter.sender is None or presenter.sender.done():
             # (a context of its own: the click's deferral hook stays with the click)
-            presenter.sender = asyncio.get_running_loop().create_task(self._sender(table, presenter),
-                                                                      context=contextvars.Context())
+            presenter.sender = loop.create_task(self._sender(table, presenter), context=contextvars.Context())
+        if (presenter.table_dirty and (presenter.answering is not None or self._answer(table, presenter))
+                and not presenter.need_thread and (presenter.updater is None or presenter.updater.done())):
+            # A redraw through a click's token waits for no narration and no budget.
+            presenter.updater = loop.create_task(self._updater(table, presenter), context=contextvars.Context())
+
+    # ------------------------------------------------- answers on the table message
+    def expect_answer(self, table: Table, interaction: discord.Interaction) -> bool:
+        """Before a move clicked on the table message itself: the redraw it causes waits
+        for :meth:`answered` and then goes through this click's token (an edit of its
+        ``@original``, which Discord does not count against the bot's global limit)."""
+        message = interaction.message
+        if message is None or not message.id or message.id != table.messages.get("table"):
+            return False
+        presenter = self.presenters.setdefault(table.id, _Presenter())
+        if presenter.answering is None:
+            presenter.answering = asyncio.get_running_loop().create_future()
+        presenter.expecting += 1
+        return True
+
+    def answered(self, table: Table, interaction: discord.Interaction) -> None:
+        """The click of :meth:`expect_answer` is acknowledged (or failed): when it was
+        acknowledged as an update of the table message, its token redraws the table."""
+        presenter = self.presenters.get(table.id)
+        if presenter is None:
+            return
+        presenter.expecting = max(0, presenter.expecting - 1)
+        kind = interaction.response.type
+        updated = interaction.message is not None and kind in (
+            discord.InteractionResponseType.deferred_message_update, discord.InteractionResponseType.message_update)
+        if updated:
+            presenter.answer = interaction.followup
+            presenter.answer_message = interaction.message.id  # type: ignore[union-attr]
+            presenter.answer_until = time.monotonic() + ANSWER_LIFETIME
+        if updated or not presenter.expecting:  # (a refused double click does not hold the redraw back)
+            waiting, presenter.answering = presenter.answering, None
+            if waiting is not None and not waiting.done():
+                waiting.set_result(None)
+
+    @staticmethod
+    def _answer(table: Table, presenter: _Presenter) -> discord.Webhook | None:
+        """A click's token that may still edit the current table message, or None."""
+        if presenter.answer is None:
+            return None
+        if time.monotonic() >= presenter.answer_until or presenter.answer_message != table.messages.get("table"):
+            presenter.answer = None
+            return None
+        return presenter.answer
 
     def resume(self, table: Table) -> None:
         """After a start: tell what was saved but not yet told (in order, once),
@@ -287,14 +344,21 @@ class Presenter:
         spend = getattr(self.bot, "budget", None)
         failures = 0
         while presenter.table_dirty:
-            if spend is not None:
+            if presenter.answering is not None:
+                # the click that moved is being acknowledged: its token may redraw the table
+                try:
+                    await asyncio.wait_for(asyncio.shield(presenter.answering), ANSWER_WAIT)
+                except asyncio.TimeoutError:
+                    pass
+            answer = None if presenter.repost else self._answer(table, presenter)
+            if spend is not None and answer is None:
                 # The picture is drawn only once its request may go: while the bot's
                 # requests are spent, moves made meanwhile join this one redraw.
                 await spend.prepay()
             presenter.table_dirty = False
             repost, presenter.repost = presenter.repost, False
             try:
-                await self._update_table_message(table, repost=repost)
+                await self._update_table_message(table, repost=repost, answer=answer)
                 failures = 0
             except TRANSIENT as error:
                 # Discord failed (5xx, dropped connection...): the game is saved and
@@ -369,31 +433,49 @@ class Presenter:
             await self._open_thread(table, again=True)
             await self.where(table).send(text, allowed_mentions=mentions)
 
+    def _ping_now(self, table: Table, presenter: _Presenter, item: _Item) -> list[int]:
+        """The seats a ping item calls now: only those still to act (who chose meanwhile is
+        not called), and none when its turn has passed or was pinged (a ping would mislead)."""
+        assert item.ping is not None
+        seats = [seat for seat in item.ping if seat in self._ping_seats(table)]
+        return seats if item.turn == presenter.turn and presenter.pinged != item.turn else []
+
     async def _send(self, table: Table, presenter: _Presenter, items: list[_Item]) -> list[_Item]:
-        """Post narration in order (pinging nobody) and each turn's ping on its
-        own (pinging that player only, and only while that turn is still on);
-        returns the items Discord did not take."""
+        """Post narration in order (pinging nobody) and each turn's ping (pinging that
+        player only, and only while that turn is still on); a ping goes in the same
+        message as the narration just before it, as its last line (one request, not
+        two).  Returns the items Discord did not take."""
         index = 0
         while index < len(items):
             item = items[index]
             try:
                 if item.ping is not None:
-                    # only those still to act: who chose meanwhile is not called
-                    seats = [seat for seat in item.ping if seat in self._ping_seats(table)]
-                    if item.turn == presenter.turn and presenter.pinged != item.turn and seats:
+                    seats = self._ping_now(table, presenter, item)
+                    if seats:
                         with budget.foreground():
                             await self._post(table, self.ping_line(table, seats),
                                              self.pinging([table.seats[seat].user_id for seat in seats]))
                         presenter.pinged = item.turn
-                    # else: that turn has passed (or was pinged): a ping now would mislead
                     index += 1
                     continue
                 end = index
                 while end < len(items) and items[end].ping is None:
                     end += 1
-                for chunk in _chunk_items(items[index:end]):
-                    await self._post(table, "\n".join((i.text or "")[:1900] for i in chunk), NO_PINGS)
-                    index += len(chunk)
+                chunks = _chunk_items(items[index:end])
+                for n, chunk in enumerate(chunks):
+                    text = "\n".join((i.text or "")[:1900] for i in chunk)
+                    ping = items[end] if n == len(chunks) - 1 and end < len(items) else None
+                    seats = self._ping_now(table, presenter, ping) if ping is not None else []
+                    line = self.ping_line(table, seats) if seats else ""
+                    if seats and len(text) + 1 + len(line) <= 2000:
+                        with budget.foreground():  # the turn's ping carries the lines before it
+                            await self._post(table, text + "\n" + line,
+                                             self.pinging([table.seats[seat].user_id for seat in seats]))
+                        presenter.pinged = ping.turn  # type: ignore[union-attr]
+                        index += len(chunk) + 1
+                    else:
+                        await self._post(table, text, NO_PINGS)
+                        index += len(chunk)
             except TRANSIENT as error:
                 log.warning("narration of table %s failed (%r)", table.id, error)
                 return items[index:]
@@ -425,12 +507,14 @@ class Presenter:
             except discord.HTTPException:
                 log.info("lobby message of table %s could not be updated", table.id)
 
-    async def _update_table_message(self, table: Table, repost: bool = False) -> None:
+    async def _update_table_message(self, table: Table, repost: bool = False,
+                                    answer: discord.Webhook | None = None) -> None:
         message = await self.uis[table.game].table_message(table, table.locale)
         for extra in self.extras:
             extra.table_message(table, message, table.locale)
         try:
-            await self._post_table_message(table, message, repost, with_image=message.image is not None)
+            await self._post_table_message(table, message, repost, with_image=message.image is not None,
+                                           answer=answer)
         except discord.Forbidden:
             if message.image is None:
                 raise
@@ -440,7 +524,7 @@ class Presenter:
             await self._post_table_message(table, message, repost, with_image=False)
 
     async def _post_table_message(self, table: Table, message: TableMessage, repost: bool, *,
-                                  with_image: bool) -> None:
+                                  with_image: bool, answer: discord.Webhook | None = None) -> None:
         def files() -> list[discord.File]:
             return [discord.File(io.BytesIO(message.image), filename="table.png")] if with_image else []
 
@@ -448,6 +532,17 @@ class Presenter:
             message.embed.set_image(url="attachment://table.png")
         messageable = self.where(table)
         old = table.messages.get("table")
+        if old and not repost and answer is not None:
+            try:  # through a click's token: not counted against the bot's global limit
+                await answer.edit_message("@original", content=message.content, embed=message.embed,
+                                          attachments=files(), view=message.view)  # type: ignore[arg-type]
+                return
+            except (discord.HTTPException, *TRANSIENT):
+                # expired, or Discord trouble: the bot's own edit below (which finds a deleted message too)
+                log.info("table %s: redraw through a click's token failed; editing it", table.id, exc_info=True)
+                presenter = self.presenters.get(table.id)
+                if presenter is not None and presenter.answer is answer:
+                    presenter.answer = None
         if old and not repost:
             try:
                 await messageable.get_partial_message(old).edit(
