@@ -21,6 +21,17 @@ async def test_table_pictures_from_the_worker_are_the_pictures():
         assert all(pid != os.getpid() for pid in pool._processes)
 
 
+async def test_the_worker_yields_the_cores_to_the_bot():
+    """When the cores are short, the bot answering clicks runs before pictures."""
+    await render_pool.draw(render_nimmt.render_nimmt_table, nimmt_view(), ["A", "B", "C", "D"], LABELS)
+    pool = render_pool._pool()
+    if pool is None:  # one core: the drawing thread
+        return
+    mine = os.getpriority(os.PRIO_PROCESS, 0)
+    for pid in pool._processes:
+        assert os.getpriority(os.PRIO_PROCESS, pid) == min(19, mine + render_pool.WORKER_NICENESS)
+
+
 async def test_the_worker_draws_with_the_font_the_bot_set():
     names = ["Ana", "Ben", "Cleo", "Dan"]
     view = nimmt_view()

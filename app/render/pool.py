@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
+import contextlib
 import importlib
 import itertools
 import logging
@@ -99,9 +100,18 @@ def _pooled(font: str | None, fallbacks: tuple[str, ...], module: str, name: str
     return getattr(importlib.import_module(module), name)(*args)  # type: ignore[no-any-return]
 
 
+#: how much lower the drawing process's CPU priority is than the bot's: when
+#: the cores are short, answering a click within Discord's 3 s comes before a
+#: table picture (which is redrawn later anyway, with the latest state)
+WORKER_NICENESS = 5
+
+
 def _worker_start(parent: int) -> None:
     """In the worker process: fonts and sprites ready; gone when the bot is gone
-    (even killed: nobody else would end it)."""
+    (even killed: nobody else would end it); below the bot's CPU priority."""
+    with contextlib.suppress(OSError):
+        os.nice(WORKER_NICENESS)
+
     def watch() -> None:
         while os.getppid() == parent:
             time.sleep(1.0)
