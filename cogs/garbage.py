@@ -12,16 +12,15 @@ from typing import Any
 import discord
 from discord import app_commands
 from discord.app_commands import locale_str as _
-from discord.ext import commands
 
 from app.render import garbage as render_garbage, pool as render_pool
 from app.i18n.catalogue import t
 from app.text import bold, plain
 from app.tables.manager import Table, TableError
 from cogs.coach import hint_text
-from cogs.common.ui import user_lang, view_of
+from cogs.common.ui import view_of
 from cogs.tables import TablesCog
-from cogs.tables.game_ui import TableMessage
+from cogs.tables.game_ui import GameCog, TableMessage
 from cogs.tables.lobby import Back, Rules
 from cogs.tables.router import Click, Int, TableButton
 from core.garbage import MAX_SLOTS, Discard, Draw, Jack
@@ -254,7 +253,7 @@ class HintButton(_MoveItem, kind="garbage.hint"):
 ITEMS = (DrawButton, DiscardButton, JackButton, HintButton)
 
 
-class GarbageCog(commands.Cog, name="Garbage"):
+class GarbageCog(GameCog, name="Garbage"):
     """Garbage tables."""
 
     garbage = app_commands.Group(name=_("garbage", key="commands.garbage.name"),
@@ -262,17 +261,8 @@ class GarbageCog(commands.Cog, name="Garbage"):
                                                key="commands.garbage.description"),
                                  guild_only=True)
 
-    def __init__(self, bot: Any) -> None:
-        self.bot = bot
-        self.ui = GarbageUI(bot)
-
-    async def cog_load(self) -> None:
-        tables: TablesCog = self.bot.get_cog("Tables")
-        tables.register(self.ui)
-        self.bot.add_dynamic_items(*ITEMS)
-
-    async def cog_unload(self) -> None:
-        self.bot.remove_dynamic_items(*ITEMS)
+    ui_class = GarbageUI
+    items = ITEMS
 
     @garbage.command(name=_("new", key="commands.garbage_new.name"),
                      description=_("Open a Garbage table in this channel", key="commands.garbage_new.description"))

@@ -19,16 +19,15 @@ import aiohttp
 import discord
 from discord import app_commands
 from discord.app_commands import locale_str as _
-from discord.ext import commands
 
 from app.render import nimmt as render_nimmt, pool as render_pool
 from app.i18n.catalogue import t
 from app.text import bold, label, plain
 from app.tables.manager import Table, TableError
 from cogs.coach import hint_text
-from cogs.common.ui import update_message, user_lang, view_of
+from cogs.common.ui import user_lang, view_of
 from cogs.tables import TablesCog
-from cogs.tables.game_ui import TableMessage
+from cogs.tables.game_ui import GameCog, TableMessage
 from cogs.tables.lobby import Back, Rules
 from cogs.tables.router import Click, Int, TableButton, TableSelect, legacy_page
 from core.nimmt import HEADS, Open, Pass, Play, Steal, Take, stack_label
@@ -630,24 +629,15 @@ ITEMS = (Hand, Refresh, HintButton, Page, OpenPage, StackSelect, PlayButton, Car
          StealSelect, OpenSelect)
 
 
-class NimmtCog(commands.Cog, name="Nimmt"):
+class NimmtCog(GameCog, name="Nimmt"):
     """11 nimmt! tables."""
 
     nimmt = app_commands.Group(name=_("nimmt", key="commands.nimmt.name"),
                                description=_("Play 11 nimmt! (2-7 players)", key="commands.nimmt.description"),
                                guild_only=True)
 
-    def __init__(self, bot: Any) -> None:
-        self.bot = bot
-        self.ui = NimmtUI(bot)
-
-    async def cog_load(self) -> None:
-        tables: TablesCog = self.bot.get_cog("Tables")
-        tables.register(self.ui)
-        self.bot.add_dynamic_items(*ITEMS)
-
-    async def cog_unload(self) -> None:
-        self.bot.remove_dynamic_items(*ITEMS)
+    ui_class = NimmtUI
+    items = ITEMS
 
     @nimmt.command(name=_("new", key="commands.nimmt_new.name"),
                    description=_("Open an 11 nimmt! table in this channel", key="commands.nimmt_new.description"))

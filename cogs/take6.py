@@ -27,7 +27,6 @@ import aiohttp
 import discord
 from discord import app_commands
 from discord.app_commands import locale_str as _
-from discord.ext import commands
 
 from app.i18n.catalogue import has, t
 from app.render.take6 import TAKE6_TABLE_LABELS, render_take6_table
@@ -35,7 +34,7 @@ from app.tables.manager import Table, TableError
 from app.text import plain
 from cogs.common.ui import reply, user_lang, view_of
 from cogs.tables import TablesCog
-from cogs.tables.game_ui import TableMessage
+from cogs.tables.game_ui import GameCog, TableMessage
 from cogs.guard import BadInput, number
 from cogs.tables.lobby import Back, Rules
 from cogs.tables.router import Click, Int, TableButton
@@ -356,7 +355,7 @@ class RowButton(_PanelItem, kind="take6.row"):
 ITEMS = (Hand, Refresh, CardButton, RowButton)
 
 
-class Take6Cog(commands.Cog, name="Take6"):
+class Take6Cog(GameCog, name="Take6"):
     """6 nimmt! tables."""
 
     take6 = app_commands.Group(name=_("take6", key="commands.take6.name"),
@@ -364,17 +363,8 @@ class Take6Cog(commands.Cog, name="Take6"):
                                              key="commands.take6.description"),
                                guild_only=True)
 
-    def __init__(self, bot: Any) -> None:
-        self.bot = bot
-        self.ui = Take6UI(bot)
-
-    async def cog_load(self) -> None:
-        tables: TablesCog = self.bot.get_cog("Tables")
-        tables.register(self.ui)
-        self.bot.add_dynamic_items(*ITEMS)
-
-    async def cog_unload(self) -> None:
-        self.bot.remove_dynamic_items(*ITEMS)
+    ui_class = Take6UI
+    items = ITEMS
 
     @take6.command(name=_("new", key="commands.take6_new.name"),
                    description=_("Open a 6 nimmt! table in this channel", key="commands.take6_new.description"))

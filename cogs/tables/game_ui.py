@@ -2,14 +2,15 @@
 
 Its clicks do not come through here: a game's cog declares its own typed
 items (:class:`~cogs.tables.router.TableButton` / ``TableSelect``
-subclasses) and registers them with ``bot.add_dynamic_items``.
+subclasses); :class:`GameCog` registers them and the game's UI.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, ClassVar, Protocol
 
 import discord
+from discord.ext import commands
 
 from app.tables.manager import Table
 from core.protocol import Event
@@ -35,3 +36,23 @@ class GameUI(Protocol):
     def narrate(self, table: Table, events: list[Event], lang: str) -> list[str]: ...
 
     def lobby_lines(self, table: Table, lang: str) -> list[str]: ...
+
+
+class GameCog(commands.Cog):
+    """A game's cog: its :class:`GameUI` (``ui_class``) plugged into the
+    table cog, and its typed items (``items``) registered while it is loaded.
+    A game's cog adds its ``new`` command."""
+
+    ui_class: ClassVar[Any]
+    items: ClassVar[tuple[type[discord.ui.DynamicItem[Any]], ...]] = ()
+
+    def __init__(self, bot: Any) -> None:
+        self.bot = bot
+        self.ui = self.ui_class(bot)
+
+    async def cog_load(self) -> None:
+        self.bot.get_cog("Tables").register(self.ui)
+        self.bot.add_dynamic_items(*self.items)
+
+    async def cog_unload(self) -> None:
+        self.bot.remove_dynamic_items(*self.items)
