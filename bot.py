@@ -87,6 +87,7 @@ class CardBot(commands.Bot):
 
         lean.trim_ratelimits(self.http)  # idle rate-limit buckets go, scanned every few seconds
         lean.skip_own_messages(self._connection)  # the bot's own messages are not parsed back
+        lean.break_cycles()  # discord.py's cycles of every move (pictures, views, answers) are broken
 
     async def setup_hook(self) -> None:
         from app.render import pool as render_pool

@@ -91,3 +91,120 @@ def freeze_loaded() -> None:
     """Once the bot is ready: what is loaded lives as long as the process (see above)."""
     gc.collect(1)
     gc.freeze()
+
+
+# ----------------------------------------------------------------------------- reference cycles
+def _unlink(view: Any) -> None:
+    """Drop the items' references back to their view (``item._view``): the view keeps its items."""
+    for item in view.walk_children():
+        item._view = None
+        inner = getattr(item, "item", None)  # a dynamic item's button or select
+        if inner is not None and hasattr(inner, "_view"):
+            inner._view = None
+
+
+def _fully_dynamic(view: Any) -> bool:
+    from discord.ui import DynamicItem
+
+    return all(isinstance(item, DynamicItem) or not item.is_dispatchable() for item in view.walk_children())
+
+
+_DISPATCHED: Any = None  # contextvars.ContextVar: the views discord.py builds for one dynamic item call
+
+
+def break_cycles() -> None:
+    """Three reference cycles discord.py 2.x makes on every move (bench/cycles.py), broken where they end.
+
+    - ``discord.File.close`` puts the stream's own bound ``close`` back into the
+      stream's ``__dict__``: a cycle through every picture sent (its PNG bytes
+      included).  Here the stub is deleted instead, which uncovers the same method.
+    - A view and its items refer to each other (``item._view``).  A view of dynamic
+      items only (every table message and panel) is not dispatched through once it
+      is sent: when discord.py stores it, the items' back references are dropped.
+      The view discord.py builds from the clicked message for a dynamic item's
+      callback is unlinked when the callback is over.
+    - ``Interaction.response`` refers to its interaction (``_parent``).  Once the
+      dynamic item's callback or the slash command is over and the interaction
+      answered, the response lets go of it (``is_done()`` stays true).
+    """
+    import contextvars
+    import functools
+
+    import discord
+    from discord.ui import view as view_module
+
+    global _DISPATCHED
+    if _DISPATCHED is not None:
+        return
+    _DISPATCHED = contextvars.ContextVar("lean_dispatched_views", default=None)
+
+    def close(self: Any) -> None:
+        try:
+            del self.fp.close  # the stub set in __init__: the stream's own method shows again
+        except AttributeError:
+            self.fp.close = self._closer
+        if self._owner:
+            self._closer()
+
+    discord.File.close = close  # type: ignore[method-assign]
+
+    store = view_module.ViewStore
+    add_view = store.add_view
+
+    @functools.wraps(add_view)
+    def add_view_unlinked(self: Any, view: Any, message_id: Any = None) -> None:
+        add_view(self, view, message_id)
+        if not view.__discord_ui_modal__ and view.timeout is None and _fully_dynamic(view):
+            _unlink(view)
+
+    store.add_view = add_view_unlinked  # type: ignore[method-assign]
+
+    for cls in (view_module.View, view_module.LayoutView):
+        from_message = cls.from_message.__func__  # type: ignore[attr-defined]
+
+        def recorded(klass: Any, *args: Any, _original: Any = from_message, **kwargs: Any) -> Any:
+            view = _original(klass, *args, **kwargs)
+            made = _DISPATCHED.get()
+            if made is not None:
+                made.append(view)
+            return view
+
+        cls.from_message = classmethod(functools.wraps(from_message)(recorded))  # type: ignore[assignment]
+
+    call = store.schedule_dynamic_item_call
+
+    @functools.wraps(call)
+    async def call_then_unlink(self: Any, component_type: int, factory: Any, interaction: Any, *args: Any) -> None:
+        made: list[Any] = []
+        _DISPATCHED.set(made)  # this runs in its own task: the variable is this call's
+        try:
+            await call(self, component_type, factory, interaction, *args)
+        finally:
+            for view in made:
+                _unlink(view)
+            made.clear()
+            release_response(interaction)
+
+    store.schedule_dynamic_item_call = call_then_unlink  # type: ignore[method-assign]
+
+    tree = discord.app_commands.CommandTree
+    run_command = tree._call
+
+    @functools.wraps(run_command)
+    async def call_then_release(self: Any, interaction: Any) -> None:
+        try:
+            await run_command(self, interaction)
+        finally:
+            release_response(interaction)
+
+    tree._call = call_then_release  # type: ignore[method-assign]
+
+
+def release_response(interaction: Any) -> None:
+    """An answered interaction's ``response`` lets go of the interaction (see :func:`break_cycles`)."""
+    try:
+        response = interaction._cs_response
+    except AttributeError:
+        return
+    if response.is_done():
+        response._parent = None
