@@ -307,6 +307,7 @@ async def _freeze_when_ready(bot: CardBot) -> None:
 
     await bot.wait_until_ready()
     lean.freeze_loaded()
+    await lean.keep_frozen()  # until the bot stops: what lives on is frozen every few seconds
 
 
 if __name__ == "__main__":

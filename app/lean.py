@@ -93,6 +93,20 @@ def freeze_loaded() -> None:
     gc.freeze()
 
 
+FREEZE_EVERY = 10.0  # seconds between freezes of what survived (keep_frozen)
+
+
+async def keep_frozen(every: float = FREEZE_EVERY) -> None:
+    """Every ``every`` seconds: a pass of the young generations, then what survived it is frozen.
+
+    Python's automatic full passes go on, but they walk only what came since the
+    last freeze (a few seconds of play), never every live table (see above)."""
+    while True:
+        await asyncio.sleep(every)
+        gc.collect(1)
+        gc.freeze()
+
+
 # ----------------------------------------------------------------------------- reference cycles
 def _unlink(view: Any) -> None:
     """Drop the items' references back to their view (``item._view``): the view keeps its items."""
