@@ -1,7 +1,7 @@
 """What the bot's discord.py client need not keep or parse, with hundreds of tables.
 
-Two costs of discord.py 2.x that grow with the number of tables (measured by
-``bench/load.py``):
+Costs of discord.py 2.x and of Python's collector that grow with the number of
+tables (measured by ``bench/load.py``):
 
 - **Rate-limit buckets.**  ``HTTPClient`` keeps one ``Ratelimit`` (~1.1 KB)
   per route and channel (a thread's messages, its edits, its lobby...) until
@@ -23,11 +23,24 @@ Two costs of discord.py 2.x that grow with the number of tables (measured by
   loaded when the bot is ready into the permanent generation (``gc.freeze``)
   after a collection of the young generations only: a full pass there walks
   every restored table (177 ms over 1,000 replayed engines on this machine),
-  right when the first clicks after a restart come in.  Full passes later on
-  stay Python's own: leaving them out (frozen start, young generations only,
-  one full pass an hour) let the bot's RSS after 30 s of play at 500 tables
-  reach 252 MiB (bench/load.py; 120 MiB in a run with Python's passes, though
-  with 918 moves instead of 2,118): cycles a move leaves stay until found.
+  right when the first clicks after a restart come in.
+- **The cyclic collector later on.**  A full pass walks every object the
+  collector tracks: at 500 live tables 100-150 ms of the loop, five times in
+  30 s of play.  Leaving full passes out used to cost memory, because every
+  move left reference cycles (bench/cycles.py found them): discord.py's
+  ``File.close`` puts a stream's bound ``close`` back into its own
+  ``__dict__`` (each picture sent, its PNG bytes included), views and their
+  items refer to each other, and so do an interaction and its ``response``.
+  :func:`break_cycles` breaks the three where they end; no move leaves a
+  cycle of the bot's own objects (tests/test_e2e_cycles.py).  With that,
+  :func:`keep_frozen` freezes, every ``FREEZE_EVERY`` seconds, what survived a
+  pass of the young generations: Python's automatic full passes go on, but
+  walk only what came since the last freeze, never all the tables.  What a
+  frozen object leaves is still freed by its reference count (a closed
+  table's engine, presenter and messages); only a cycle that was alive at a
+  freeze and dies later stays until the process ends (an exception kept with
+  its traceback is the kind; the ones a move made are broken above), which
+  bench/load.py's RSS after play and after the close step would show.
 """
 from __future__ import annotations
 
