@@ -99,14 +99,14 @@ async def _probe(bot: Any, path: str) -> None:
     worst = (0.0, 0.0)  # (lag, loop-thread CPU during it)
     import gc
 
-    pauses: list[tuple[int, float]] = []  # (generation, seconds) of the cyclic collector's passes
-    started = [0.0]
+    pauses: list[tuple[int, float, float]] = []  # (generation, seconds, thread CPU seconds) of the collector's passes
+    started = [0.0, 0.0]
 
     def collector(phase: str, info: dict[str, Any]) -> None:
         if phase == "start":
-            started[0] = time.perf_counter()
+            started[0], started[1] = time.perf_counter(), time.thread_time()
         elif info.get("generation", 0) >= 1:
-            pauses.append((info["generation"], time.perf_counter() - started[0]))
+            pauses.append((info["generation"], time.perf_counter() - started[0], time.thread_time() - started[1]))
 
     gc.callbacks.append(collector)
     last = time.perf_counter()
@@ -133,7 +133,7 @@ async def _probe(bot: Any, path: str) -> None:
                 "actions": sum(len(t.log) for t in values),
                 "presenters": len(cog.presenters) if cog is not None else 0,
                 "ready": bot.is_ready(),
-                "gc": [(g, round(x, 5)) for g, x in pauses],
+                "gc": [(g, round(x, 5), round(c, 5)) for g, x, c in pauses],
             }
             pauses.clear()
             out.write(json.dumps(line) + "\n")
@@ -849,9 +849,11 @@ def print_load(args: argparse.Namespace, r: dict[str, Any]) -> None:
     over = sum(1 for x in lags if x > 0.020)
     print(f"event loop lag: largest {1000 * worst:.1f} ms (loop thread on CPU {1000 * worst_cpu:.1f} ms of it), "
           f"p99 {1000 * pct(lags, 0.99):.1f} ms, {over} of {len(lags)} samples over 20 ms")
-    full = [x for g, x in r["gc"] if g == 2]
-    print(f"cyclic collector: {len(full)} full passes (longest {1000 * max(full, default=0):.1f} ms), "
-          f"{sum(1 for g, _ in r['gc'] if g == 1)} of generation 1")
+    full = [(x, c) for g, x, *c in r["gc"] if g == 2]
+    longest = max(full, default=(0.0, [0.0]))
+    cpu = f", on CPU {1000 * longest[1][0]:.1f} ms of it" if longest[1] else ""
+    print(f"cyclic collector: {len(full)} full passes (longest {1000 * longest[0]:.1f} ms{cpu}), "
+          f"{sum(1 for g, *_ in r['gc'] if g == 1)} of generation 1")
     moves = r["moves"]
     print(f"moves: {moves} engine actions ({moves / r['seconds']:.1f}/s; {r['player_moves']} by the simulated "
           f"players), bot CPU {r['cpu']:.1f} s = {1000 * r['cpu'] / max(1, moves):.2f} ms per move")
