@@ -165,15 +165,77 @@ async def _replay_check(bot: Any, out: Any) -> None:
     out.write(json.dumps({"check": {"tables": checked, "differ": differ}}) + "\n")
 
 
+def _spans(probe_path: str) -> Any:
+    """In the bot's process: ``mark(name)`` writes when the start reached ``name``
+    (seconds since the benchmark spawned the process) as a probe line."""
+    t0 = float(os.environ.get("LOAD_T0") or time.time())
+    seen: set[str] = set()
+
+    def mark(name: str) -> None:
+        if name not in seen:
+            seen.add(name)
+            with open(probe_path, "a") as out:
+                out.write(json.dumps({"span": [name, round(time.time() - t0, 4)]}) + "\n")
+
+    return mark
+
+
+def _mark_start(botmod: Any, mark: Any) -> None:
+    """Spans of a start: store open, extensions, tables restored, commands synced,
+    connected, first interaction, ready."""
+    import discord
+
+    from app.tables.manager import TableManager
+
+    def around(owner: Any, name: str, label: str) -> None:
+        original = getattr(owner, name)
+
+        async def timed(*args: Any, **kwargs: Any) -> Any:
+            mark(label + " start")
+            try:
+                return await original(*args, **kwargs)
+            finally:
+                mark(label + " end")
+
+        setattr(owner, name, timed)
+
+    around(botmod, "open_database", "store open")
+    around(TableManager, "restore", "tables restore")
+    if hasattr(TableManager, "_restore_all"):  # restored while connecting
+        around(TableManager, "_restore_all", "tables restore")
+    around(discord.app_commands.CommandTree, "sync", "commands sync")
+    around(botmod.CardBot, "load_extension", "extensions")
+    state = discord.state.ConnectionState
+    for parser, label in (("parse_ready", "gateway READY"), ("parse_interaction_create", "first interaction")):
+        original = getattr(state, parser)
+
+        def parse(self: Any, data: Any, _original: Any = original, _label: str = label) -> Any:
+            mark(_label)
+            return _original(self, data)
+
+        setattr(state, parser, parse)
+    ready = botmod.CardBot.on_ready
+
+    async def on_ready(self: Any) -> None:
+        mark("on_ready")
+        await ready(self)
+
+    botmod.CardBot.on_ready = on_ready  # type: ignore[method-assign]
+
+
 def child_bot() -> int:
     """The real bot (bot.py's main) with the probe started in its loop."""
+    probe_path = os.environ["LOAD_PROBE"]
+    mark = _spans(probe_path)
+    mark("python started")
     from tests.fakediscord.launch import patch_discord_from_env
 
     patch_discord_from_env()
     import bot as botmod
 
+    mark("bot imported")
+    _mark_start(botmod, mark)
     original = botmod.CardBot.setup_hook
-    probe_path = os.environ["LOAD_PROBE"]
 
     slow = float(os.environ.get("LOAD_SLOW") or 0)
 
@@ -186,7 +248,9 @@ def child_bot() -> int:
             import logging
 
             logging.getLogger("asyncio").setLevel(logging.WARNING)
+        mark("setup_hook start")
         await original(self)
+        mark("setup_hook end")
         asyncio.get_running_loop().create_task(_probe(self, probe_path))
 
     botmod.CardBot.setup_hook = setup_hook  # type: ignore[method-assign]
@@ -298,6 +362,7 @@ class Probe:
         self.offset = 0
         self.lines: list[dict[str, Any]] = []
         self.checks: list[dict[str, Any]] = []
+        self.spans: list[tuple[str, float]] = []  # (what, seconds since the process was spawned)
 
     def poll(self) -> dict[str, Any] | None:
         if self.path.exists():
@@ -308,7 +373,12 @@ class Probe:
             self.offset += len(complete)
             for raw in complete.splitlines():
                 item = json.loads(raw)
-                (self.checks.append(item["check"]) if "check" in item else self.lines.append(item))
+                if "check" in item:
+                    self.checks.append(item["check"])
+                elif "span" in item:
+                    self.spans.append(tuple(item["span"]))
+                else:
+                    self.lines.append(item)
         return self.lines[-1] if self.lines else None
 
     async def next(self, timeout: float = 60) -> dict[str, Any]:
@@ -444,10 +514,18 @@ class Bench:
             env["LOAD_PROFILE"] = str(OUT / f"load-{self.label}.prof")
         log = open(OUT / f"load-{self.label}-{name}.log", "w")
         self.spawned_at = time.perf_counter()
+        env["LOAD_T0"] = repr(time.time())
         self.bot = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--child", "bot"],
                                     cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
                                     preexec_fn=_die_with_parent)
         self.procs.append(self.bot)
+        if name == "again" and self.args.spy:
+            # py-spy samples the start from outside (collapsed stacks, one line per stack and count)
+            spy = Path(sys.executable).with_name("py-spy")
+            self.procs.append(subprocess.Popen(
+                [str(spy), "record", "--pid", str(self.bot.pid), "-d", str(self.args.spy), "-r", "250", "-f", "raw",
+                 "--nonblocking", "-o", str(OUT / f"load-{self.label}-start.spy")],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
 
     async def start_noop(self) -> None:
         await self.noop.start()
@@ -963,6 +1041,7 @@ async def run_restart(args: argparse.Namespace, count: int) -> dict[str, Any]:
         start = bench.spawned_at
         bench.redraw_since = start
         bench.probe.lines.clear()
+        bench.probe.spans.clear()
         await bench.wait_bot_ready()
         report["ready_s"] = time.perf_counter() - start
         deadline = time.perf_counter() + 120
@@ -976,6 +1055,8 @@ async def run_restart(args: argparse.Namespace, count: int) -> dict[str, Any]:
         answered = [x for x in done if x is not None]
         report["playable_s"] = (max(answered) - start) if answered else float("nan")
         report["playable"] = len(answered)
+        bench.probe.poll()
+        report["spans"] = list(bench.probe.spans) + [("every table playable (bench)", report["playable_s"])]
         try:
             await fd.wait_for(lambda: len(bench.redrawn) >= len(bench.specs), timeout=300, interval=0.2)
         except TimeoutError:
@@ -1000,6 +1081,8 @@ def print_restart(args: argparse.Namespace, r: dict[str, Any]) -> None:
     print(f"   start -> every table playable (a button answered by the table): {r['playable_s']:.2f} s "
           f"({r['playable']} of {r['tables']})")
     print(f"   start -> every table message redrawn: {r['redrawn_s']:.1f} s ({r['redrawn']} of {r['tables']})")
+    print("   the start, seconds after the process was spawned: "
+          + ", ".join(f"{name} {t:.2f}" for name, t in sorted(r["spans"], key=lambda s: s[1])))
     check = r["check"]
     print(f"   wrong: {r['unanswered']} unanswered, {len(r['violations'])} violations, {r['429']} 429s, "
           f"{len(check['differ'])} of {check['tables']} tables differ from a replay of their saved log")
@@ -1030,6 +1113,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--restart", type=int, default=1000, help="live tables for the restart figure (0 = skip)")
     ap.add_argument("--global-rate", type=int, default=50, help="global requests/s of the bot token (0 = off)")
     ap.add_argument("--profile", action="store_true", help="cProfile the bot; print its top functions")
+    ap.add_argument("--spy", type=int, default=0,
+                    help="with --restart: py-spy records the first SECONDS of the start again "
+                         "(bench/out/load-restart*-start.spy, collapsed stacks)")
     ap.add_argument("--slow", type=float, default=0,
                     help="log every callback that holds the bot's loop longer than this many ms "
                          "(asyncio debug mode, in bench/out/load-*.log; slows the bot)")

@@ -18,8 +18,11 @@ from bot import CardBot
 
 
 @contextlib.asynccontextmanager
-async def running_bot(fd: Any, database: Path, guild: Any, **overrides: Any) -> AsyncIterator[CardBot]:
-    """Start the bot in this event loop against the stand-in; stop it after."""
+async def running_bot(fd: Any, database: Path, guild: Any, *, loaded: bool = True,
+                      **overrides: Any) -> AsyncIterator[CardBot]:
+    """Start the bot in this event loop against the stand-in; stop it after.
+    ``loaded``: yield once every saved table is restored (the bot restores them
+    while it connects), for tests that look at ``bot.tables``."""
     settings = dict(token=fd.token, dev_guild=guild.id, database=database, computer_delay=0.02,
                     time_scale=1.0, table_seed=None, log_level="WARNING")
     settings.update(overrides)
@@ -35,6 +38,8 @@ async def running_bot(fd: Any, database: Path, guild: Any, **overrides: Any) -> 
                 task.result()
                 raise AssertionError("the bot stopped before it was ready")
             ready.result()
+            if loaded:
+                await asyncio.wait_for(bot.tables.loaded(), 15)
             yield bot
         finally:
             await bot.close()

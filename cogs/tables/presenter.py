@@ -323,6 +323,7 @@ class Presenter:
 
     @commands.Cog.listener()
     async def on_raw_thread_delete(self, payload: discord.RawThreadDeleteEvent) -> None:
+        await self.manager.loaded()  # (right after a start: every table restored)
         for table in list(self.manager.tables.values()):
             if table.thread_id == payload.thread_id and table.status == "playing":
                 log.info("thread of table %s was deleted; opening a new one", table.id)
@@ -333,6 +334,7 @@ class Presenter:
     async def on_raw_message_delete(self, payload: discord.RawMessageDeleteEvent) -> None:
         if payload.message_id in self._deleting:
             return  # the bot's own deletion of a replaced table message
+        await self.manager.loaded()
         for table in list(self.manager.tables.values()):
             if table.messages.get("table") == payload.message_id and table.status == "playing":
                 log.info("table message of table %s was deleted; posting it again", table.id)
