@@ -522,6 +522,8 @@ class Bench:
         if name == "again" and self.args.spy:
             # py-spy samples the start from outside (collapsed stacks, one line per stack and count)
             spy = Path(sys.executable).with_name("py-spy")
+            if not spy.exists():
+                raise SystemExit("--spy needs py-spy beside this Python (pip install py-spy==0.4.3)")
             self.procs.append(subprocess.Popen(
                 [str(spy), "record", "--pid", str(self.bot.pid), "-d", str(self.args.spy), "-r", "250", "-f", "raw",
                  "--nonblocking", "-o", str(OUT / f"load-{self.label}-start.spy")],
