@@ -173,7 +173,7 @@ class CardBot(commands.Bot):
         log.info("ready as %s in %d server(s)", self.user, len(self.guilds))
 
 
-#: a table component's custom_id: its kind, then the table id (``nimmt.play:12:40:2``,
+#: a table component's custom_id: its kind, then the table id (``<game>.<op>:12:40:2``,
 #: ``table.join:12``; ids before typed items: ``table:12:join``, ``tsel:12:...``)
 _TABLE_ID = re.compile(r"([a-z][a-z0-9_.]*):(\d{1,20})(?::|$)")
 
