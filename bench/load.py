@@ -1046,6 +1046,7 @@ async def run_restart(args: argparse.Namespace, count: int) -> dict[str, Any]:
         bench.probe.spans.clear()
         await bench.wait_bot_ready()
         report["ready_s"] = time.perf_counter() - start
+        report["ready_cpu"] = _cpu(bench.bot.pid)
         deadline = time.perf_counter() + 120
         sem = asyncio.Semaphore(64)
 
@@ -1057,6 +1058,7 @@ async def run_restart(args: argparse.Namespace, count: int) -> dict[str, Any]:
         answered = [x for x in done if x is not None]
         report["playable_s"] = (max(answered) - start) if answered else float("nan")
         report["playable"] = len(answered)
+        report["playable_cpu"] = _cpu(bench.bot.pid)
         bench.probe.poll()
         report["spans"] = list(bench.probe.spans) + [("every table playable (bench)", report["playable_s"])]
         try:
@@ -1075,6 +1077,14 @@ async def run_restart(args: argparse.Namespace, count: int) -> dict[str, Any]:
     return report
 
 
+def _cpu(pid: int) -> float:
+    """CPU seconds (user + system) a process has used so far: less noisy than the
+    wall clock on a shared machine."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def print_restart(args: argparse.Namespace, r: dict[str, Any]) -> None:
     limit = f"global limit {args.global_rate}/s" if args.global_rate else "no global limit"
     print(f"\n== restart with {r['tables']} live tables saved (SIGKILL, then start again; {limit}); "
@@ -1082,6 +1092,8 @@ def print_restart(args: argparse.Namespace, r: dict[str, Any]) -> None:
     print(f"   start -> ready (gateway READY, commands synced): {r['ready_s']:.2f} s")
     print(f"   start -> every table playable (a button answered by the table): {r['playable_s']:.2f} s "
           f"({r['playable']} of {r['tables']})")
+    print(f"   the bot's own CPU from its start: {r['ready_cpu']:.2f} s to ready, "
+          f"{r['playable_cpu']:.2f} s to every table playable")
     print(f"   start -> every table message redrawn: {r['redrawn_s']:.1f} s ({r['redrawn']} of {r['tables']})")
     print("   the start, seconds after the process was spawned: "
           + ", ".join(f"{name} {t:.2f}" for name, t in sorted(r["spans"], key=lambda s: s[1])))
