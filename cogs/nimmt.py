@@ -76,6 +76,9 @@ class _OpenPanel:
     version: int
     stack: int | None = None  # what the player was looking at, kept by a redraw
     page: int = 0
+    #: the panel's message when it is a followup (opened by *My hand*, whose click answered
+    #: as an update of the table message); None: the interaction's ``@original``
+    message: int | None = None
 
 
 def cards_text(cards: list[int]) -> str:
@@ -369,9 +372,13 @@ class NimmtUI:
                     await interaction.response.defer()
             embed, view, image = await drawing
             file = discord.File(io.BytesIO(image), filename="hand.png")
+            message: int | None = None
             if interaction.response.is_done():
                 if new:
-                    await interaction.followup.send(embed=embed, view=view, file=file, ephemeral=True)
+                    sent = await interaction.followup.send(embed=embed, view=view, file=file, ephemeral=True,
+                                                           wait=True)
+                    if interaction.response.type == discord.InteractionResponseType.deferred_message_update:
+                        message = sent.id  # (the click's @original is the table message)
                 else:
                     await interaction.edit_original_response(embed=embed, view=view, attachments=[file])
             elif new:
@@ -379,7 +386,8 @@ class NimmtUI:
             else:
                 await interaction.response.edit_message(embed=embed, view=view, attachments=[file])
             # The panel keeps itself current while its interaction token lives.
-            self.open_panels[key] = _OpenPanel(interaction.followup, time.monotonic(), lang, version, stack, page)
+            self.open_panels[key] = _OpenPanel(interaction.followup, time.monotonic(), lang, version, stack, page,
+                                               message)
 
     def changed(self, table: Table) -> None:
         """The table moved: redraw every open panel at it (the mover's own too, unless its
@@ -413,7 +421,7 @@ class NimmtUI:
                                                             page=panel.page)
                 try:
                     await panel.webhook.edit_message(
-                        "@original", embed=embed, view=view,  # type: ignore[arg-type]
+                        panel.message or "@original", embed=embed, view=view,  # type: ignore[arg-type]
                         attachments=[discord.File(io.BytesIO(image), filename="hand.png")])
                     panel.version = version
                 except (discord.HTTPException, aiohttp.ClientError, OSError, RuntimeError):
@@ -482,6 +490,9 @@ class Hand(_PanelItem, TableButton, kind="nimmt.hand"):
 
     async def run(self, click: Click) -> None:
         ui: NimmtUI = click.ui
+        # Acknowledged at once as an update of the table message (showing nothing): the
+        # panel follows privately, and this click's token redraws the table from now on.
+        await click.cog.defer_on_table(click.table, click.interaction)
         await ui._show(click.interaction, click.table, ui._seat(click.table, click.interaction), new=True)
 
 
