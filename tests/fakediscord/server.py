@@ -217,6 +217,7 @@ class _Interaction:
         self.original_replaced = False
         self.followups: List[Message] = []
         self.edits = 0
+        self.first_edit_at: Optional[float] = None  # loop.time() of the first edit through this token
         self.modal: Optional[Dict[str, Any]] = None
         self.choices: Optional[List[Dict[str, Any]]] = None
         self.changed = asyncio.Event()
@@ -2846,6 +2847,8 @@ class FakeDiscord:
         self._validate(payload, files, partial=True, where=where, flags=payload.get("flags", m.flags))
         self._apply_edit(m, payload, files, where=where, route="webhook", loading_fill=m.loading)
         rec.edits += 1
+        if rec.first_edit_at is None:
+            rec.first_edit_at = asyncio.get_running_loop().time()
         self._dispatch_message("MESSAGE_UPDATE", m)
         rec.touch()
         return _json_response(self._message_payload(m))
