@@ -405,7 +405,6 @@ class Back(TableButton, kind="table.back"):
     legacy = "back"
 
     async def run(self, click: Click) -> None:
-        await click.cog.defer_on_table(click.table, click.interaction)  # (its token redraws the table)
         await click.cog.manager.back(click.table, click.user.id)
         await reply(click.interaction, t(click.lang, "table.welcome_back"))
 
