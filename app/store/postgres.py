@@ -45,6 +45,7 @@ threshold count and OFFSET over every row instead (O(N)), as on SQLite.
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 import logging
 import sqlite3
@@ -129,11 +130,11 @@ UNION ALL
 SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, table_id FROM games WHERE table_id = ANY($4::bigint[])
 """
 _RECORD_GAMES = (
-    "SELECT * FROM record_games($1, $2, $3::bigint[], $4::bigint[], $5::bigint[], $6::text[], $7::float8[], $8::float8[],"
+    "SELECT * FROM record_games_v3($1, $2, $3::bigint[], $4::bigint[], $5::bigint[], $6::text[], $7::float8[], $8::float8[],"
     " $9::bigint[], $10::int[], $11::boolean[], $12::boolean[], $13::int[], $14::bigint[], $15::text[],"
     " $16::int[], $17::int[], $18::bigint[], $19::text[], $20::int[], $21::int[], $22::text[],"
     " $23::int[], $24::bigint[], $25::bigint[], $26::int[], $27::int[], $28::int[], $29::bigint[], $30::text[],"
-    " $31::int[], $32::float8[], $33::float8[])"
+    " $31::int[], $32::float8[], $33::float8[], $34::int[], $35::bigint[], $36::bigint[])"
 )
 # (the pessimistic attempt: record_games takes them again, which is allowed)
 _RECORD_LOCKS = """
@@ -144,6 +145,9 @@ SELECT set_config('lock_timeout', $1, true), pg_advisory_xact_lock_shared($2),
 _SPLIT_BUCKETS = "SELECT split_buckets($1, $2)"
 #: optimistic attempts of a group before it takes the record lock for its read too
 RECORD_ATTEMPTS = 3
+#: stats rows a process remembers as it last wrote them (least recently used
+#: dropped first): a group whose rows are all known is sent without a read
+KNOWN_ROWS = 50_000
 
 
 def _board_sql(board: int) -> dict[str, str]:
@@ -345,6 +349,9 @@ class PostgresStore(GroupRecorder):
         self._pool = pool
         self.dsn = dsn
         self._init_recorder()
+        # (game code, scope, user id) -> the stats row as this process last wrote it:
+        # (games, wins, score_sum, counters, rated_games, mu, sigma)
+        self._known: collections.OrderedDict[tuple[int, int, int], tuple] = collections.OrderedDict()
 
     # -- lifecycle -----------------------------------------------------------
 
@@ -464,15 +471,17 @@ class PostgresStore(GroupRecorder):
         return out
 
     async def _record_group(self, records: list[GameRecord]) -> list[Any]:
-        """Record *records* with one read and one call of ``record_games``
-        (pg migration 2): the stats rows are read without a lock, the new rows
-        (ratings in id order, as one game after the other would) computed
-        here, and the function writes them only if nothing it was computed
-        from changed meanwhile; else read and compute again.  After
-        ``RECORD_ATTEMPTS`` such misses the read too is made under the record
-        lock (it cannot miss then).  Returns the game ids in the order given
-        (None: the table's game is recorded already).  Any error fails the
-        whole group (nothing written)."""
+        """Record *records* with one call of ``record_games_v3`` (pg migration
+        3), after one lock-free read of their stats rows unless this process
+        knows them all (it wrote them last): the new rows (ratings in id
+        order, as one game after the other would) are computed here, and the
+        function writes them only if nothing they were computed from changed
+        meanwhile (a row's games count is the test); else it returns the
+        current rows and the group is computed again.  After
+        ``RECORD_ATTEMPTS`` such misses the read too is made under the
+        players' locks (it cannot miss then).  Returns the game ids in the
+        order given (None: the table's game is recorded already).  Any error
+        fails the whole group (nothing written)."""
         first: dict[int, int] = {}  # table id -> index of its first record in the group
         for i, record in enumerate(records):
             first.setdefault(record.table_id, i)
@@ -480,52 +489,77 @@ class PostgresStore(GroupRecorder):
         keys = sorted({(game_code(g.game), scope, pr.user_id) for g in fresh
                        for scope in ([0] if not g.guild_id else [0, g.guild_id])
                        for pr in g.players if pr.user_id is not None})
-        read_args = (*[list(col) for col in zip(*keys)], [g.table_id for g in fresh]) if keys else (
-            [], [], [], [g.table_id for g in fresh])
+        key_args = [list(col) for col in zip(*keys)] if keys else [[], [], []]
+        tables = [g.table_id for g in fresh]
         users = sorted({pr.user_id for g in fresh for pr in g.players if pr.user_id is not None})
+        known = self._known
+        seen: tuple[dict, set[int]] | None = None  # (rows, tables recorded): the last read
+        if keys and all(key in known for key in keys):
+            seen = {key: known[key] for key in keys}, set()
         async with self._pool.acquire() as conn:
             for attempt in range(RECORD_ATTEMPTS + 1):
                 try:
                     if attempt < RECORD_ATTEMPTS:
-                        got = await self._try_group(conn, fresh, read_args)
+                        if seen is None:
+                            seen = self._read_rows(await conn.fetch(_READ_FOR_RECORD, *key_args, tables))
+                        got = await self._try_group(conn, fresh, *seen, key_args)
                     else:
                         async with conn.transaction():  # the locks record_games takes, before the read
                             await conn.execute(_RECORD_LOCKS, str(RECORD_LOCK_WAIT_MS), RECORD_LOCK, users)
-                            got = await self._try_group(conn, fresh, read_args)
+                            seen = self._read_rows(await conn.fetch(_READ_FOR_RECORD, *key_args, tables))
+                            got = await self._try_group(conn, fresh, *seen, key_args)
                 except (asyncpg.DeadlockDetectedError, asyncpg.SerializationError):
                     if attempt == RECORD_ATTEMPTS:
                         raise
+                    seen = None
                     continue  # (none is expected: every lock is taken in one order)
                 except asyncpg.UniqueViolationError as error:
                     # a game without humans (no player lock) recorded by another process meanwhile
                     if attempt == RECORD_ATTEMPTS or error.constraint_name != "games_table_id_key":
                         raise
+                    seen = None
                     continue
-                if got is not None:
-                    ids, split = got
-                    break
+                if isinstance(got, str):  # a miss: the rows as they are now
+                    seen = self._read_rows(json.loads(got))
+                    continue
+                ids, split, written = got
+                break
             else:  # pragma: no cover - the locked read cannot miss
                 raise RuntimeError("record_games missed under the players' locks")
+            for key, row in written.items():
+                known[key] = row
+                known.move_to_end(key)
+            while len(known) > KNOWN_ROWS:
+                known.popitem(last=False)
             if split:  # a bucket outgrew its limit: split it, with the record lock held alone
                 await conn.fetchval(_SPLIT_BUCKETS, RECORD_LOCK, str(RECORD_LOCK_WAIT_MS))
         return [ids.get(r.table_id) if first[r.table_id] == i else None for i, r in enumerate(records)]
 
     @staticmethod
-    async def _try_group(conn: asyncpg.Connection, fresh: list[GameRecord], read_args: tuple
-                         ) -> tuple[dict[int, int], bool] | None:
-        """One read and one ``record_games``: table id -> game id of the games
-        written and whether a bucket is to split, or None when the function
-        found a row changed since the read."""
+    def _read_rows(rows: Iterable[Sequence[Any]]) -> tuple[dict[tuple[int, int, int], tuple], set[int]]:
+        """The rows of _READ_FOR_RECORD (or of a miss, decoded from JSON):
+        stats rows by key, and the tables recorded already."""
         current: dict[tuple[int, int, int], tuple] = {}
         recorded: set[int] = set()
-        for r in await conn.fetch(_READ_FOR_RECORD, *read_args):
+        for r in rows:
             if r[10] is not None:
                 recorded.add(r[10])
             else:
-                current[(r[0], r[1], r[2])] = (r[3], r[4], r[5], json.loads(r[6]), r[7], r[8], r[9])
+                counters = json.loads(r[6]) if isinstance(r[6], str) else r[6]
+                current[(r[0], r[1], r[2])] = (r[3], r[4], r[5], counters, r[7], r[8], r[9])
+        return current, recorded
+
+    @staticmethod
+    async def _try_group(conn: asyncpg.Connection, fresh: list[GameRecord], current: dict, recorded: set[int],
+                         key_args: list) -> tuple[dict[int, int], bool, dict] | str:
+        """One ``record_games_v3`` from the rows *current* (not changed by
+        this call): table id -> game id of the games written, whether a
+        bucket is to split and the stats rows written; or, when the function
+        found a row or a table changed since, its JSON of the current rows."""
+        current = dict(current)
         done = [g for g in fresh if g.table_id not in recorded]  # in id order
         if not done:
-            return {}, False
+            return {}, False, {}
         before = {key: v[0] for key, v in current.items()}
         names: dict[int, str] = {}
         for g in done:
@@ -570,12 +604,12 @@ class PostgresStore(GroupRecorder):
             (g.table_id, g.guild_id, g.channel_id, g.game, float(g.started_at), float(g.ended_at), g.seed,
              g.rounds, bool(g.has_bots), bool(g.rated), len(g.players)) for g in done))]
         result_columns = [list(col) for col in zip(*results)] if results else [[] for _ in range(7)]
-        ids, split = await conn.fetchrow(
+        ids, split, missed = await conn.fetchrow(
             _RECORD_GAMES, RECORD_LOCK, str(RECORD_LOCK_WAIT_MS), *games, users, [names[u] for u in users],
-            *result_columns, *columns)
+            *result_columns, *columns, *key_args)
         if ids is None:
-            return None
-        return {g.table_id: int(game_id) for g, game_id in zip(done, ids)}, split
+            return missed
+        return {g.table_id: int(game_id) for g, game_id in zip(done, ids)}, split, written
 
     async def profile(self, user_id: int, game: str, guild_id: int | None = None) -> dict[str, Any] | None:
         row = await self._pool.fetchrow(_PROFILE, game_code(game), guild_id or 0, user_id)
