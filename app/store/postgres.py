@@ -14,13 +14,14 @@ two processes creating at once get one :class:`ChannelBusy` / LookupError.
 
 Recording.  A game, or a group of games (group commit: the games handed
 to ``record_game`` while a recording is in flight), is one lock-free read
-and one statement, ``record_games`` (pg migration 2): the stats rows of
-its players are read, the new rows (ratings in order) computed here, and
-the function writes games, players, results, stats and bucket counts in
-one transaction after checking that nothing read has changed (every
+and one statement, ``record_games_v3`` (pg migrations 2 and 3): the stats
+rows of its players are read (or taken as this process last wrote them,
+``KNOWN_ROWS``), the new rows (ratings in order) computed here, and the
+function writes games, players, results, stats and bucket counts in one
+transaction after checking that nothing they came from has changed (every
 recording adds one to a row's games count); when something has, it writes
-nothing and the group is read and computed again (after
-``RECORD_ATTEMPTS`` misses the read is made under the locks too).  The
+nothing and returns the current rows, and the group is computed again
+(after ``RECORD_ATTEMPTS`` misses the read is made under the locks too).  The
 function locks the group's players (advisory locks in id order, after the
 record lock ``RECORD_LOCK`` taken shared) and takes the game ids under
 them: recordings of games without a player in common run in parallel, from
