@@ -170,6 +170,15 @@ def _board_sql(board: int) -> dict[str, str]:
                     + (SELECT count(*) FROM stats AS s
                        WHERE {on} AND s.{col} >= (SELECT lo FROM f) AND s.{col} < {key}))"""
 
+    # CTE b: the entries of the buckets before f's and the board's total, from ONE pass
+    # over the board's buckets (not one for each)
+    sums = f"""b AS MATERIALIZED (SELECT coalesce(sum(cnt) FILTER (WHERE lo < (SELECT lo FROM f)), 0) AS before_f,
+                                   coalesce(sum(cnt), 0) AS total FROM buckets WHERE {bk})"""
+
+    def ahead_of(key: str) -> str:  # entries strictly below *key*, with CTE b
+        return f"""((SELECT before_f FROM b) + (SELECT count(*) FROM stats AS s
+                     WHERE {on} AND s.{col} >= (SELECT lo FROM f) AND s.{col} < {key}))"""
+
     return {
         "count": f"SELECT {total}",
         # $3 rows from position $4: the last bucket whose running count is <= $4, the
@@ -200,14 +209,14 @@ def _board_sql(board: int) -> dict[str, str]:
         # keyset: the $4 entries after key $3, how many entries are <= $3, the total
         # (keys are 32 hex digits, so $3 || ' ' sorts right after $3)
         "after": f"""
-            WITH {holding("($3::text || ' ')")}
-            SELECT {row}, {ahead("($3::text || ' ')")}, {total}
+            WITH {holding("($3::text || ' ')")}, {sums}
+            SELECT {row}, {ahead_of("($3::text || ' ')")}, (SELECT total FROM b)
             FROM {joined} WHERE {on} AND s.{col} > $3::text ORDER BY s.{col} LIMIT $4
         """,
         # keyset: the $4 entries before key $3 (nearest first), how many are < $3, the total
         "before": f"""
-            WITH {holding("$3::text")}
-            SELECT {row}, {ahead("$3::text")}, {total}
+            WITH {holding("$3::text")}, {sums}
+            SELECT {row}, {ahead_of("$3::text")}, (SELECT total FROM b)
             FROM {joined} WHERE {on} AND s.{col} < $3::text ORDER BY s.{col} DESC LIMIT $4
         """,
         # user $3's key and the entries ahead (no row: not on the board)
