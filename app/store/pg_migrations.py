@@ -53,6 +53,10 @@ from core.registry import MIN_GAMES
 BUCKET_MAX = 1024
 #: bulk rebuilds cut boards into buckets of this size (room to grow)
 BUCKET_FILL = 512
+#: a group (version 3) holding more buckets than this splits in two
+GROUP_MAX = 64
+#: bulk rebuilds put this many buckets in a group
+GROUP_FILL = 32
 
 #: the advisory lock of migrations (any constant; "cardnite")
 MIGRATION_LOCK = 0x63617264_6E697465 - (1 << 63)
@@ -92,12 +96,24 @@ def sort_key(board: int, on_board: str | None = None) -> str:
             f" || lpad(to_hex(user_id), 16, '0')) END")
 
 
-def board_function(bucket_max: int | None = None) -> str:
+def board_function(bucket_max: int | None = None, groups: bool = False) -> str:
     """The trigger function keeping every board's bucket counts exact
-    (*bucket_max*: the split limit, ``BUCKET_MAX`` unless a test asks)."""
+    (*bucket_max*: the split limit, ``BUCKET_MAX`` unless a test asks;
+    *groups*: and the counts of ``bucket_groups``, version 3)."""
     limit = BUCKET_MAX if bucket_max is None else int(bucket_max)
     blocks = []
     for board, (_, col) in BOARDS.items():
+        def group(row: str, lo: str, change: str, board: int = board) -> str:
+            if not groups:
+                return ""
+            return f"""
+                UPDATE bucket_groups SET {change}
+                WHERE game = {row}.game AND scope = {row}.scope AND board = {board}
+                  AND lo = (SELECT max(lo) FROM bucket_groups
+                            WHERE game = {row}.game AND scope = {row}.scope AND board = {board} AND lo <= {lo});"""
+        first_group = "" if not groups else f"""
+                    INSERT INTO bucket_groups (game, scope, board, lo, cnt, nb) VALUES (NEW.game, NEW.scope, {board}, '', 1, 1)
+                    ON CONFLICT (game, scope, board, lo) DO UPDATE SET cnt = bucket_groups.cnt + 1;"""
         # the buckets holding the old and the new key; nothing to write when
         # they are the same bucket (the usual case: a key moves a little)
         blocks.append(f"""
@@ -119,11 +135,11 @@ def board_function(bucket_max: int | None = None) -> str:
            OR OLD.game <> NEW.game OR OLD.scope <> NEW.scope THEN
             IF old_lo IS NOT NULL THEN
                 UPDATE buckets SET cnt = cnt - 1
-                WHERE game = OLD.game AND scope = OLD.scope AND board = {board} AND lo = old_lo;
+                WHERE game = OLD.game AND scope = OLD.scope AND board = {board} AND lo = old_lo;{group("OLD", "old_lo", "cnt = cnt - 1")}
             END IF;
             IF TG_OP <> 'DELETE' AND NEW.{col} IS NOT NULL THEN
                 IF new_lo IS NULL THEN
-                    INSERT INTO buckets (game, scope, board, lo, cnt) VALUES (NEW.game, NEW.scope, {board}, '', 1);
+                    INSERT INTO buckets (game, scope, board, lo, cnt) VALUES (NEW.game, NEW.scope, {board}, '', 1);{first_group}
                 ELSIF b_cnt > {limit} THEN
                     SELECT {col} INTO mid FROM stats
                     WHERE game = NEW.game AND scope = NEW.scope AND {col} IS NOT NULL AND {col} >= new_lo
@@ -131,10 +147,10 @@ def board_function(bucket_max: int | None = None) -> str:
                     INSERT INTO buckets (game, scope, board, lo, cnt)
                     VALUES (NEW.game, NEW.scope, {board}, mid, b_cnt - b_cnt / 2);
                     UPDATE buckets SET cnt = b_cnt / 2
-                    WHERE game = NEW.game AND scope = NEW.scope AND board = {board} AND lo = new_lo;
+                    WHERE game = NEW.game AND scope = NEW.scope AND board = {board} AND lo = new_lo;{group("NEW", "new_lo", "cnt = cnt + 1, nb = nb + 1")}
                 ELSE
                     UPDATE buckets SET cnt = b_cnt
-                    WHERE game = NEW.game AND scope = NEW.scope AND board = {board} AND lo = new_lo;
+                    WHERE game = NEW.game AND scope = NEW.scope AND board = {board} AND lo = new_lo;{group("NEW", "new_lo", "cnt = cnt + 1")}
                 END IF;
             END IF;
         END IF;
@@ -172,6 +188,19 @@ REBUILD_BUCKETS: tuple[str, ...] = (
         for board, (_, col) in BOARDS.items()
     ),
 )
+#: recount the groups of buckets (version 3) from ``buckets``: GROUP_FILL buckets each
+REBUILD_GROUPS: tuple[str, ...] = (
+    "DELETE FROM bucket_groups",
+    f"""
+    INSERT INTO bucket_groups (game, scope, board, lo, cnt, nb)
+    SELECT game, scope, board, min(lo), sum(cnt), count(*)
+    FROM (SELECT *, (row_number() OVER (PARTITION BY game, scope, board ORDER BY lo) - 1) / {GROUP_FILL} AS g
+          FROM buckets) AS b
+    GROUP BY game, scope, board, g
+    """,
+)
+#: (from version 3 on, a rebuild of the buckets rebuilds their groups too)
+REBUILD_BUCKETS = REBUILD_BUCKETS + REBUILD_GROUPS
 
 
 _V1 = (
@@ -338,6 +367,13 @@ def bucket_max_function(bucket_max: int | None = None) -> str:
     of version 2 (``BUCKET_MAX`` unless a test asks for a tiny one)."""
     limit = BUCKET_MAX if bucket_max is None else int(bucket_max)
     return f"CREATE OR REPLACE FUNCTION bucket_max() RETURNS integer LANGUAGE sql IMMUTABLE AS 'SELECT {limit}'"
+
+
+def group_max_function(group_max: int | None = None) -> str:
+    """``group_max()``: the buckets a group holds before it splits (version
+    3; ``GROUP_MAX`` unless a test asks for a tiny one)."""
+    limit = GROUP_MAX if group_max is None else int(group_max)
+    return f"CREATE OR REPLACE FUNCTION group_max() RETURNS integer LANGUAGE sql IMMUTABLE AS 'SELECT {limit}'"
 
 
 def _split_blocks() -> str:
@@ -608,22 +644,121 @@ def _record_games_v3() -> str:
                     WHERE p.kn IS NOT NULL
                 ) AS m (lo, d)
                 WHERE p.ko IS NULL OR p.kn IS NULL OR p.top > least(p.ko, p.kn)
+            ), delta AS (  -- per bucket
+                SELECT game, scope, board, lo, sum(d) AS d FROM moved
+                GROUP BY game, scope, board, lo HAVING sum(d) <> 0
             ), done AS (
-            INSERT INTO buckets AS t (game, scope, board, lo, cnt)
-            SELECT game, scope, board, lo, sum(d) FROM moved
-            GROUP BY game, scope, board, lo HAVING sum(d) <> 0
-            ORDER BY game, scope, board, lo
-            ON CONFLICT (game, scope, board, lo) DO UPDATE SET cnt = t.cnt + excluded.cnt
-            RETURNING t.cnt
-        )
+                INSERT INTO buckets AS t (game, scope, board, lo, cnt)
+                SELECT game, scope, board, lo, d FROM delta ORDER BY game, scope, board, lo
+                ON CONFLICT (game, scope, board, lo) DO UPDATE SET cnt = t.cnt + excluded.cnt
+                RETURNING t.cnt
+            ), gdelta AS (  -- per group: a move between two buckets of one group changes none
+                SELECT game, scope, board, g, sum(d) AS d FROM (
+                    SELECT x.*, coalesce((SELECT gr.lo FROM bucket_groups AS gr
+                                          WHERE gr.game = x.game AND gr.scope = x.scope AND gr.board = x.board
+                                            AND gr.lo <= x.lo ORDER BY gr.lo DESC LIMIT 1), '') AS g
+                    FROM delta AS x) AS y
+                GROUP BY game, scope, board, g HAVING sum(d) <> 0
+            ), gdone AS (  -- (the groups after the buckets, each in key order: deadlock-free)
+                INSERT INTO bucket_groups AS t (game, scope, board, lo, cnt, nb)
+                SELECT game, scope, board, g, d, 1 FROM gdelta ORDER BY game, scope, board, g
+                ON CONFLICT (game, scope, board, lo) DO UPDATE SET cnt = t.cnt + excluded.cnt
+            )
         SELECT coalesce(max(cnt) > bucket_max(), false) INTO split FROM done;
     END
     $fn$
     """
 
 
+def _record_games_on_v3() -> str:
+    """record_games (version 2's signature, for a process of the old code
+    still running) as a call of record_games_v3, which keeps the groups."""
+    v2 = _V2[2]
+    params = v2[v2.index("CREATE FUNCTION record_games(") + len("CREATE FUNCTION record_games("):
+                v2.index(") LANGUAGE plpgsql")]
+    return f"""
+    CREATE OR REPLACE FUNCTION record_games({params}) LANGUAGE sql AS $fn$
+        SELECT r.ids, r.split FROM record_games_v3(
+            lock_key, lock_wait, g_table, g_guild, g_channel, g_game, g_started, g_ended, g_seed, g_rounds,
+            g_bots, g_rated, g_n, p_user, p_name, r_game, r_seat, r_user, r_name, r_score, r_place, r_stats,
+            s_game, s_scope, s_user, s_before, s_games, s_wins, s_score, s_counters, s_rated, s_mu, s_sigma,
+            s_game, s_scope, s_user) AS r
+    $fn$
+    """
+
+
+_SPLIT_V3 = f"""
+    CREATE OR REPLACE FUNCTION split_buckets(lock_key bigint, lock_wait text) RETURNS integer LANGUAGE plpgsql AS $fn$
+    DECLARE
+        n integer := 0;
+        g integer;
+        sc bigint;
+        bd smallint;
+        b_lo text COLLATE "C";
+        b_cnt integer;
+        mid text COLLATE "C";
+        g_lo text COLLATE "C";
+        g_hi text COLLATE "C";
+        g_nb integer;
+        up bigint;
+    BEGIN
+        PERFORM set_config('lock_timeout', lock_wait, true);
+        PERFORM pg_advisory_xact_lock(lock_key);
+        LOOP  -- (a group can overfill a bucket more than twice)
+            SELECT game, scope, board, lo, cnt INTO g, sc, bd, b_lo, b_cnt FROM buckets
+            WHERE cnt > bucket_max() LIMIT 1;
+            EXIT WHEN NOT FOUND;
+            {_split_blocks()}
+            INSERT INTO buckets (game, scope, board, lo, cnt) VALUES (g, sc, bd, mid, b_cnt - b_cnt / 2);
+            UPDATE buckets SET cnt = b_cnt / 2 WHERE game = g AND scope = sc AND board = bd AND lo = b_lo;
+            UPDATE bucket_groups SET nb = nb + 1  -- (the new bucket lies in the old one's group: same count)
+            WHERE game = g AND scope = sc AND board = bd
+              AND lo = (SELECT max(lo) FROM bucket_groups WHERE game = g AND scope = sc AND board = bd AND lo <= b_lo);
+            n := n + 1;
+        END LOOP;
+        LOOP  -- a group of more than group_max() buckets splits at its middle bucket
+            SELECT game, scope, board, lo INTO g, sc, bd, g_lo FROM bucket_groups WHERE nb > group_max() LIMIT 1;
+            EXIT WHEN NOT FOUND;
+            SELECT min(lo) INTO g_hi FROM bucket_groups WHERE game = g AND scope = sc AND board = bd AND lo > g_lo;
+            SELECT count(*) INTO g_nb FROM buckets
+            WHERE game = g AND scope = sc AND board = bd AND lo >= g_lo AND (g_hi IS NULL OR lo < g_hi);
+            IF g_nb > group_max() THEN
+                SELECT lo INTO mid FROM buckets WHERE game = g AND scope = sc AND board = bd AND lo >= g_lo
+                ORDER BY lo OFFSET g_nb / 2 LIMIT 1;
+                SELECT coalesce(sum(cnt), 0) INTO up FROM buckets
+                WHERE game = g AND scope = sc AND board = bd AND lo >= mid AND (g_hi IS NULL OR lo < g_hi);
+                INSERT INTO bucket_groups (game, scope, board, lo, cnt, nb) VALUES (g, sc, bd, mid, up, g_nb - g_nb / 2);
+                UPDATE bucket_groups SET cnt = cnt - up, nb = g_nb / 2
+                WHERE game = g AND scope = sc AND board = bd AND lo = g_lo;
+                n := n + 1;
+            ELSE
+                UPDATE bucket_groups SET nb = g_nb WHERE game = g AND scope = sc AND board = bd AND lo = g_lo;
+            END IF;
+        END LOOP;
+        RETURN n;
+    END
+    $fn$
+    """
+
+
 _V3 = (
+    """
+    CREATE TABLE bucket_groups (
+        game   integer NOT NULL,
+        scope  bigint NOT NULL,
+        board  smallint NOT NULL,
+        lo     text COLLATE "C" NOT NULL,
+        cnt    bigint NOT NULL,
+        nb     integer NOT NULL,
+        PRIMARY KEY (game, scope, board, lo)
+    ) WITH (fillfactor = 50)
+    """,
+    *REBUILD_GROUPS[1:],
+    group_max_function(),
+    board_function(groups=True).replace(f"b_cnt > {BUCKET_MAX} THEN", "b_cnt > bucket_max() THEN"),
     _record_games_v3(),
+    _record_games_on_v3(),
+    _SPLIT_V3,
     "DROP TRIGGER stats_boards ON stats",
     "CREATE TRIGGER stats_boards AFTER INSERT OR DELETE OR UPDATE OF game, scope, user_id, games, wins, mu, sigma"
     " ON stats FOR EACH ROW WHEN (current_setting('cardnight.boards', true) IS DISTINCT FROM 'off')"

@@ -153,56 +153,72 @@ KNOWN_ROWS = 50_000
 
 def _board_sql(board: int) -> dict[str, str]:
     """The statements of one indexed board (``$1`` game code, ``$2`` scope),
-    through its buckets (see app.store.pg_migrations): a count sums bucket
-    rows, a rank adds the entries of its own bucket below the key."""
+    through its two levels of counts (see app.store.pg_migrations): groups
+    of at most ``GROUP_MAX`` buckets, buckets of at most ``BUCKET_MAX``
+    entries.  A count sums the group rows; a rank adds the groups before
+    its own, the buckets of its group before its own, and the entries of
+    its bucket below the key; a numbered page walks down the same way."""
     col = BOARDS[board][1]
     on = f"s.game = $1 AND s.scope = $2 AND s.{col} IS NOT NULL"
     bk = f"game = $1 AND scope = $2 AND board = {board}"
     row = f"s.user_id, p.name, {VALUE_EXPR[board]}, s.games, s.wins, s.{col}"
     joined = "stats AS s JOIN players AS p ON p.user_id = s.user_id"
-    total = f"(SELECT coalesce(sum(cnt), 0) FROM buckets WHERE {bk})"
+    total = f"(SELECT coalesce(sum(cnt), 0) FROM bucket_groups WHERE {bk})"
 
-    def holding(key: str) -> str:  # CTE f: the bucket holding *key*
-        return f"f AS (SELECT lo FROM buckets WHERE {bk} AND lo <= {key} ORDER BY lo DESC LIMIT 1)"
+    def holding(key: str) -> str:  # CTEs f, fg: the bucket holding *key*, the group holding f
+        return (f"f AS (SELECT lo FROM buckets WHERE {bk} AND lo <= {key} ORDER BY lo DESC LIMIT 1), "
+                f"fg AS (SELECT lo FROM bucket_groups WHERE {bk} AND lo <= (SELECT lo FROM f)"
+                f" ORDER BY lo DESC LIMIT 1)")
 
     def ahead(key: str) -> str:  # entries strictly below *key*
-        return f"""((SELECT coalesce(sum(cnt), 0) FROM buckets WHERE {bk} AND lo < (SELECT lo FROM f))
+        return f"""((SELECT coalesce(sum(cnt), 0) FROM bucket_groups WHERE {bk} AND lo < (SELECT lo FROM fg))
+                    + (SELECT coalesce(sum(cnt), 0) FROM buckets
+                       WHERE {bk} AND lo >= (SELECT lo FROM fg) AND lo < (SELECT lo FROM f))
                     + (SELECT count(*) FROM stats AS s
                        WHERE {on} AND s.{col} >= (SELECT lo FROM f) AND s.{col} < {key}))"""
 
-    # CTE b: the entries of the buckets before f's and the board's total, from ONE pass
-    # over the board's buckets (not one for each)
-    sums = f"""b AS MATERIALIZED (SELECT coalesce(sum(cnt) FILTER (WHERE lo < (SELECT lo FROM f)), 0) AS before_f,
-                                   coalesce(sum(cnt), 0) AS total FROM buckets WHERE {bk})"""
+    # CTE b: the entries of the groups before fg and the board's total, from ONE pass
+    # over the board's groups
+    sums = f"""b AS MATERIALIZED (SELECT coalesce(sum(cnt) FILTER (WHERE lo < (SELECT lo FROM fg)), 0) AS before_g,
+                                   coalesce(sum(cnt), 0) AS total FROM bucket_groups WHERE {bk})"""
 
     def ahead_of(key: str) -> str:  # entries strictly below *key*, with CTE b
-        return f"""((SELECT before_f FROM b) + (SELECT count(*) FROM stats AS s
-                     WHERE {on} AND s.{col} >= (SELECT lo FROM f) AND s.{col} < {key}))"""
+        return f"""((SELECT before_g FROM b)
+                    + (SELECT coalesce(sum(cnt), 0) FROM buckets
+                       WHERE {bk} AND lo >= (SELECT lo FROM fg) AND lo < (SELECT lo FROM f))
+                    + (SELECT count(*) FROM stats AS s
+                       WHERE {on} AND s.{col} >= (SELECT lo FROM f) AND s.{col} < {key}))"""
+
+    # CTEs from position p.pos: the group (the last whose running count is <= pos), in it
+    # the bucket the same way, then the start key an OFFSET (< BUCKET_MAX) into the
+    # bucket over the index alone
+    walk = f"""
+            runs AS (SELECT lo, sum(cnt) OVER (ORDER BY lo) - cnt AS before, lead(lo) OVER (ORDER BY lo) AS hi
+                     FROM bucket_groups WHERE {bk}),
+            pg AS MATERIALIZED (SELECT runs.lo, runs.before, runs.hi FROM runs, p WHERE runs.before <= p.pos
+                                ORDER BY runs.lo DESC LIMIT 1),
+            run AS (SELECT b.lo, (SELECT before FROM pg) + sum(b.cnt) OVER (ORDER BY b.lo) - b.cnt AS before
+                    FROM buckets AS b WHERE {bk} AND b.lo >= (SELECT lo FROM pg)
+                      AND ((SELECT hi FROM pg) IS NULL OR b.lo < (SELECT hi FROM pg))),
+            pick AS (SELECT run.lo, run.before FROM run, p WHERE run.before <= p.pos ORDER BY run.lo DESC LIMIT 1),
+            start AS (SELECT s.{col} AS k FROM stats AS s WHERE {on} AND s.{col} >= (SELECT lo FROM pick)
+                      ORDER BY s.{col} OFFSET (SELECT p.pos - pick.before FROM p, pick) LIMIT 1)"""
 
     return {
         "count": f"SELECT {total}",
-        # $3 rows from position $4: the last bucket whose running count is <= $4, the
-        # start key an OFFSET (< BUCKET_MAX) into it over the index alone, then the rows
+        # $3 rows from position $4
         "page": f"""
-            WITH run AS (SELECT lo, sum(cnt) OVER (ORDER BY lo) - cnt AS before FROM buckets WHERE {bk}),
-            pick AS (SELECT lo, before FROM run WHERE before <= $4 ORDER BY lo DESC LIMIT 1),
-            start AS (SELECT s.{col} AS k FROM stats AS s WHERE {on} AND s.{col} >= (SELECT lo FROM pick)
-                      ORDER BY s.{col} OFFSET $4 - (SELECT before FROM pick) LIMIT 1)
+            WITH p AS (SELECT $4::bigint AS pos), {walk}
             SELECT {row} FROM {joined} WHERE {on} AND s.{col} >= (SELECT k FROM start)
             ORDER BY s.{col} LIMIT $3
         """,
         # the same in ONE statement (one snapshot, one round trip): the total, $4
-        # clamped to the last page, the bucket, an index-only skip to the
-        # page's first key, then only the page's rows joined; every row also
-        # carries the position and the total
+        # clamped to the last page, the walk down, then only the page's rows
+        # joined; every row also carries the position and the total
         "page_at": f"""
             WITH t AS MATERIALIZED (SELECT {total}::bigint AS total),  -- one sum, not one per use
             p AS (SELECT CASE WHEN $4 >= 0 AND $4 < total THEN $4::bigint
-                              ELSE greatest((total - 1) / $3 * $3, 0) END AS pos, total FROM t),
-            run AS (SELECT lo, sum(cnt) OVER (ORDER BY lo) - cnt AS before FROM buckets WHERE {bk}),
-            pick AS (SELECT run.lo, run.before FROM run, p WHERE run.before <= p.pos ORDER BY run.lo DESC LIMIT 1),
-            start AS (SELECT s.{col} AS k FROM stats AS s WHERE {on} AND s.{col} >= (SELECT lo FROM pick)
-                      ORDER BY s.{col} OFFSET (SELECT p.pos - pick.before FROM p, pick) LIMIT 1)
+                              ELSE greatest((total - 1) / $3 * $3, 0) END AS pos, total FROM t), {walk}
             SELECT {row}, (SELECT pos FROM p), (SELECT total FROM p) FROM {joined}
             WHERE {on} AND s.{col} >= (SELECT k FROM start) ORDER BY s.{col} LIMIT $3
         """,
@@ -252,14 +268,19 @@ _BOARD_SQL = {board: _board_sql(board) for board in BOARDS}
 _PROFILE = """
 SELECT p.name, s.games, s.wins, s.score_sum, s.counters::text, s.rated_games, s.mu, s.sigma,
        CASE WHEN s.k_rating IS NOT NULL THEN 1
+           + (SELECT coalesce(sum(g.cnt), 0) FROM bucket_groups AS g
+              WHERE g.game = s.game AND g.scope = s.scope AND g.board = 0 AND g.lo < fg.lo)
            + (SELECT coalesce(sum(b.cnt), 0) FROM buckets AS b
-              WHERE b.game = s.game AND b.scope = s.scope AND b.board = 0 AND b.lo < f.lo)
+              WHERE b.game = s.game AND b.scope = s.scope AND b.board = 0 AND b.lo >= fg.lo AND b.lo < f.lo)
            + (SELECT count(*) FROM stats AS x
               WHERE x.game = s.game AND x.scope = s.scope AND x.k_rating >= f.lo AND x.k_rating < s.k_rating) END
 FROM stats AS s JOIN players AS p ON p.user_id = s.user_id
 LEFT JOIN LATERAL (SELECT b.lo FROM buckets AS b
                    WHERE b.game = s.game AND b.scope = s.scope AND b.board = 0 AND b.lo <= s.k_rating
                    ORDER BY b.lo DESC LIMIT 1) AS f ON true
+LEFT JOIN LATERAL (SELECT g.lo FROM bucket_groups AS g
+                   WHERE g.game = s.game AND g.scope = s.scope AND g.board = 0 AND g.lo <= f.lo
+                   ORDER BY g.lo DESC LIMIT 1) AS fg ON true
 WHERE s.game = $1 AND s.scope = $2 AND s.user_id = $3
 """
 _HISTORY = """
@@ -767,8 +788,9 @@ class PostgresStore(GroupRecorder):
                     await conn.execute(statement, timeout=None)
 
     async def integrity_check(self) -> list[str]:
-        """['ok'] when every bucket counts the entries of its key range and
-        every board's buckets sum to its entries, and every stats row's games
+        """['ok'] when every bucket counts the entries of its key range,
+        every board's buckets sum to its entries, every group of buckets
+        counts its buckets and their entries, and every stats row's games
         agree with the recorded games in the global scope (foreign keys and
         unique keys PostgreSQL enforces itself).  O(N)."""
         problems = []
@@ -792,6 +814,23 @@ class PostgresStore(GroupRecorder):
                                    WHERE b.game = s.game AND b.scope = s.scope AND b.board = {board} AND b.lo = '')
             """, timeout=None):
                 problems.append(f"board {board} game {r[0]} scope {r[1]}: {r[2]} entries, buckets disagree")
+        for r in await self._pool.fetch("""
+            SELECT g.game, g.scope, g.board, g.lo, g.cnt, g.nb, x.cnt, x.nb
+            FROM (SELECT *, lead(lo) OVER (PARTITION BY game, scope, board ORDER BY lo) AS hi
+                  FROM bucket_groups) AS g
+            CROSS JOIN LATERAL (SELECT coalesce(sum(b.cnt), 0) AS cnt, count(*) AS nb FROM buckets AS b
+                                WHERE b.game = g.game AND b.scope = g.scope AND b.board = g.board
+                                  AND b.lo >= g.lo AND (g.hi IS NULL OR b.lo < g.hi)) AS x
+            WHERE g.cnt <> x.cnt OR g.nb <> x.nb
+        """, timeout=None):
+            problems.append(f"board {r[2]} game {r[0]} scope {r[1]}: group {r[3]!r} counts {r[4]} in {r[5]} buckets,"
+                            f" they hold {r[6]} in {r[7]}")
+        for r in await self._pool.fetch("""
+            SELECT DISTINCT b.game, b.scope, b.board FROM buckets AS b
+            WHERE NOT EXISTS (SELECT 1 FROM bucket_groups AS g
+                              WHERE g.game = b.game AND g.scope = b.scope AND g.board = b.board AND g.lo = '')
+        """, timeout=None):
+            problems.append(f"board {r[2]} game {r[0]} scope {r[1]}: no first group")
         codes = ", ".join(f"({code}, '{key}')" for key, code in sorted(GAME_CODES.items()))
         for r in await self._pool.fetch(f"""
             SELECT s.game, s.user_id, s.games, count(g.id)
