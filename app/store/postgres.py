@@ -199,7 +199,7 @@ def _board_sql(board: int) -> dict[str, str]:
                                 ORDER BY runs.lo DESC LIMIT 1),
             run AS (SELECT b.lo, (SELECT before FROM pg) + sum(b.cnt) OVER (ORDER BY b.lo) - b.cnt AS before
                     FROM buckets AS b WHERE {bk} AND b.lo >= (SELECT lo FROM pg)
-                      AND ((SELECT hi FROM pg) IS NULL OR b.lo < (SELECT hi FROM pg))),
+                      AND b.lo < coalesce((SELECT hi FROM pg), '~')),  -- ('~': above every key, an index bound)
             pick AS (SELECT run.lo, run.before FROM run, p WHERE run.before <= p.pos ORDER BY run.lo DESC LIMIT 1),
             start AS (SELECT s.{col} AS k FROM stats AS s WHERE {on} AND s.{col} >= (SELECT lo FROM pick)
                       ORDER BY s.{col} OFFSET (SELECT p.pos - pick.before FROM p, pick) LIMIT 1)"""
