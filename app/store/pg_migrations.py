@@ -39,8 +39,13 @@ bucket counts set-based (the row trigger stands aside for it), and leaves
 splits of overfull buckets to ``split_buckets`` after the commit.
 
 Version 3 adds ``record_games_v3`` (the same, with less work per game; a
-miss returns the rows that changed) and queues the boards' trigger only for
-other writers (see the comment above ``_V3``).
+miss returns the rows that changed), queues the boards' trigger only for
+other writers, and gives the order-statistic index its second level, as
+SQLite's: ``bucket_groups`` cuts each board's buckets into consecutive
+runs of at most ``GROUP_MAX`` (``lo -> cnt`` entries, ``nb`` buckets), so
+that a rank or a numbered page sums a few dozen group rows and at most
+``GROUP_MAX`` bucket rows, not all ~1,900 buckets of a board of a million
+entries (see the comment above ``_V3``).
 """
 from __future__ import annotations
 
@@ -531,6 +536,14 @@ _V2 = (
 #   unchanged row still locked and logged it).
 # * The boards' row trigger is not even queued for record_games' statement
 #   (a WHEN clause instead of a test inside the trigger function).
+# * bucket_groups, the second level: record_games_v3 moves a group's count
+#   by the sum of its buckets' changes (a key moving between two buckets of
+#   one group writes no group), after the buckets, in key order;
+#   split_buckets counts the new bucket in its group and splits a group past
+#   group_max() buckets at its middle bucket; the row trigger keeps the
+#   counts too (it does not split groups: rebuild_boards does, or the next
+#   split_buckets).  record_games (version 2's signature) becomes a call of
+#   record_games_v3, so a process of the old code keeps the groups exact.
 
 
 def _record_games_v3() -> str:
