@@ -960,4 +960,20 @@ async def copy_sqlite(sqlite_path: str, dsn: str) -> dict[str, int]:
     finally:
         await conn.close()
         db.close()
+        _tidy_sqlite(sqlite_path)
     return counts
+
+
+def _tidy_sqlite(path: str) -> None:
+    """A read-only reader of a WAL file leaves an empty ``-wal`` and a ``-shm``
+    beside it; the last read-write connection to close removes them (after a
+    checkpoint of nothing: the file itself stays byte for byte).  Nothing
+    happens while the bot still holds the file open."""
+    try:
+        tidy = sqlite3.connect(path)
+        try:
+            tidy.execute("SELECT count(*) FROM sqlite_master").fetchall()
+        finally:
+            tidy.close()
+    except sqlite3.Error:
+        log.info("%s: left its -wal and -shm files", path, exc_info=True)
