@@ -312,6 +312,7 @@ async def test_copy_db_moves_a_running_bot_to_postgresql(world, processes, pg_ds
     assert copied.returncode == 0, copied.stderr
     assert "Copied" in copied.stdout and "1 games" in copied.stdout, copied.stdout
     assert fingerprint(database) == before, "the copy changed the SQLite file"
+    assert sorted(p.name for p in database.parent.glob("bot.db*")) == ["bot.db"], "the copy left files beside it"
     moved = await row_counts(pg_dsn)
     refused = copy_db(database, pg_dsn)  # a second copy: the target holds rows now
     assert refused.returncode == 3, (refused.returncode, refused.stderr)
