@@ -670,14 +670,14 @@ class Bench:
                     await self.nimmt_turn(spec, users[uid])
                 else:
                     await self.garbage_turn(spec, users[uid])
-            except (LookupError, PermissionError, ValueError):
+            except (LookupError, PermissionError, ValueError, TimeoutError):
                 pass  # the message moved on under the player (a stale panel): they wait for the next ping
             except AssertionError:
                 pass  # unanswered: counted by the stand-in
 
     async def nimmt_turn(self, spec: Spec, user: Any) -> None:
         from app.i18n.catalogue import t as translate
-        from tests.e2e import button, select
+        from tests.e2e import button, private_answer, select
 
         fd = self.fd
         panel = spec.panels.get(user.id)
@@ -685,7 +685,7 @@ class Bench:
             while spec.table_msg is None:
                 await asyncio.sleep(0.1)
             r = await fd.click(user, spec.table_msg, f"nimmt.hand:{spec.table_id}")
-            panel = r.message
+            panel = await private_answer(r)  # (a followup after an update of the table message)
             spec.panels[user.id] = panel
             await self.pause(0.3, 1.0)
         no_fit = translate("en", "nimmt.stack_no_fit")
@@ -722,7 +722,12 @@ class Bench:
                 r = await fd.select(user, panel, stacks["custom_id"], [stacks["options"][0]["value"]])
             else:
                 return  # no controls: not (or no longer) this player's turn
-            if move and r.latency is not None:
+            if move and r.ack_type == 6:  # acknowledged at once: the panel follows as an edit
+                await r.settled(10)
+                rec = r.interaction
+                if rec.first_edit_at is not None:
+                    self.panel_times.append(rec.first_edit_at - rec.dispatched_at)
+            elif move and r.latency is not None:
                 self.panel_times.append(r.latency)
             panel = r.message
             spec.panels[user.id] = panel
@@ -783,8 +788,10 @@ class Bench:
                     if spec.game == "nimmt" and spec.table_msg is not None and not spec.table_msg.deleted:
                         user = self.rng.choice(spec.humans)
                         r = await fd.click(user, spec.table_msg, f"nimmt.hand:{spec.table_id}")
-                        spec.panels[user.id] = r.message
-            except (LookupError, PermissionError, ValueError, AssertionError):
+                        from tests.e2e import private_answer
+
+                        spec.panels[user.id] = await private_answer(r)
+            except (LookupError, PermissionError, ValueError, AssertionError, TimeoutError):
                 pass
 
     # -------------------------------------------------------------- phases

@@ -68,6 +68,30 @@ def select(message: Any, pattern: str) -> dict[str, Any] | None:
     return None
 
 
+async def private_answer(result: Any) -> Any:
+    """The private message a click answered with: its own ephemeral reply (4) or update (7),
+    or, after a deferred update of the public message it was on (6: *My hand*, *Rules*
+    on the table message), the ephemeral followup that came after."""
+    if result.ack_type == 5:
+        await result.settled()
+    if result.ack_type in (4, 5, 7):
+        return result.message
+    assert result.ack_type == 6, result
+    # (the table message may be redrawn through the click's token before the followup comes)
+    await result.interaction.fd.wait_for(lambda: result.followups, timeout=10)
+    return result.followups[-1]
+
+
+async def open_hand(t: "Table", user: Any, game: str = "nimmt") -> Any:
+    """*My hand* on the table message: answered at once as an update of the table message
+    (type 6), the panel follows as an ephemeral followup only ``user`` sees."""
+    r = await t.click(user, t.table_message(), f"{game}.hand:{t.table_id}")
+    assert r.ack_type == 6, r
+    panel = await private_answer(r)
+    assert panel.ephemeral_to == user.id, panel
+    return panel
+
+
 @dataclass
 class Table:
     """What the players see of one table, found through the stand-in."""
@@ -142,12 +166,11 @@ async def nimmt_turn(t: Table, user: Any, panel: Any = None, lang: str = "en") -
     an open panel), pick a stack where a card fits, play; take a stack when
     nothing fits; end a bull-card turn when no other stack takes a card."""
     if panel is None:
-        r = await t.click(user, t.table_message(), f"nimmt.hand:{t.table_id}")
-        assert r.ack_type == 4 and r.ephemeral, r
+        panel = await open_hand(t, user)
     else:
         r = await t.click(user, panel, f"nimmt.refresh:{t.table_id}")
         assert r.ack_type == 7, r
-    panel = r.message
+        panel = r.message
     assert panel.ephemeral_to == user.id
     no_fit = translate(lang, "nimmt.stack_no_fit")
     for _ in range(40):
