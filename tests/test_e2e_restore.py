@@ -9,7 +9,7 @@ import pytest
 
 from app.i18n.catalogue import t as translate
 from app.tables.manager import TableManager
-from tests.e2e import open_table, running_bot, seat_players
+from tests.e2e import open_hand, open_table, running_bot, seat_players
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -33,9 +33,7 @@ async def test_a_click_right_after_a_start_answers_from_the_saved_table_while_ot
     async with running_bot(fd, db, world.guild):
         first = await started(fd, world.channel, [ana, ben])
         second = await started(fd, other, [cleo, dan])
-        r = await first.click(ana, first.table_message(), f"nimmt.hand:{first.table_id}")
-        assert r.ack_type == 4 and r.ephemeral
-        hand_before = r.message.text()
+        hand_before = (await open_hand(first, ana)).text()
 
     # The restore at the next start is held back (as on a slow start with many tables),
     # except what a click asks for.
@@ -52,9 +50,8 @@ async def test_a_click_right_after_a_start_answers_from_the_saved_table_while_ot
         assert bot.tables.get(first.table_id) is None and bot.tables.get(second.table_id) is None
         # Ana opens her hand on the table message she saw before the start: the table
         # is restored for her click and shows exactly what it showed before.
-        r = await first.click(ana, first.table_message(), f"nimmt.hand:{first.table_id}")
-        assert r.ack_type == 4 and r.ephemeral and r.message.ephemeral_to == ana.id
-        assert r.message.text() == hand_before
+        panel = await open_hand(first, ana)  # (only ana sees it)
+        assert panel.text() == hand_before
         assert bot.tables.get(first.table_id) is not None
         assert bot.tables.get(second.table_id) is None  # still waiting for the background restore
         # A command waits for every table: "is there a table in this channel?" needs them all.
@@ -69,5 +66,4 @@ async def test_a_click_right_after_a_start_answers_from_the_saved_table_while_ot
         assert table is not None and table.status == "playing" and table.engine is not None
         # The table the click restored is not restored a second time by the background.
         assert bot.tables.get(first.table_id).engine is not None
-        r = await second.click(cleo, second.table_message(), f"nimmt.hand:{second.table_id}")
-        assert r.ack_type == 4 and r.ephemeral
+        await open_hand(second, cleo)
