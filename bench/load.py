@@ -1016,9 +1016,13 @@ async def playable(bench: Bench, spec: Spec, deadline: float) -> float | None:
         message = spec.table_msg
         try:
             r = await fd.click(spec.humans[0], message, f"table.rules:{spec.table_id}")
-            if r.message is not None and r.message.embeds:
+            if r.ack_type == 6:  # a deferred update of the table message; the rules follow privately
+                await fd.wait_for(lambda: r.followups, timeout=max(0.1, deadline - time.perf_counter()))
+                if r.followups[-1].embeds:
+                    return time.perf_counter()
+            elif r.message is not None and r.message.embeds:
                 return time.perf_counter()
-        except (LookupError, PermissionError, ValueError, AssertionError):
+        except (LookupError, PermissionError, ValueError, AssertionError, TimeoutError):
             pass
         await asyncio.sleep(0.2)
     return None
