@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import re
 import sys
 from typing import Any
 
@@ -81,6 +82,7 @@ class CardBot(commands.Bot):
         self.store: Any = None
         self.tables: Any = None
         self.nights: Any = None
+        self._syncing: asyncio.Task[None] | None = None
         self.budget = RequestBudget(config.process_requests_per_second, REQUEST_BURST)
         self.http.request = self.budget.wrap(self.http.request)  # type: ignore[method-assign]
         from app import lean
@@ -125,25 +127,33 @@ class CardBot(commands.Bot):
                 await self.load_extension(extension)
             except Exception:
                 log.exception("extension %s failed to load", extension)
-        restored = await self.tables.restore(owns=self.config.owns_guild)
-        log.info("restored %d table(s)", len(restored))
         tables_cog = self.get_cog("Tables")
-        if tables_cog is not None:
-            # Before any timer runs: what was saved but not told yet goes out first, in
-            # order (opening a missing thread waits until connected: it needs the server cached).
-            for table in restored:
-                tables_cog.resume(table)
+        # The tables are restored while the bot connects, the most recently active first;
+        # each one, once restored, tells what was saved but not told yet, in order, before
+        # its timer runs (opening a missing thread waits until connected: it needs the
+        # server cached). A click on a table not restored yet restores that one first;
+        # any other interaction waits until every table is back (gate_interactions).
+        self.tables.restore_in_background(
+            owns=self.config.owns_guild, resume=tables_cog.resume if tables_cog is not None else None)
+        gate_interactions(self)
         self.tables.start_timers()  # the idle sweep too: each process closes its own tables
         if not self.config.runs_shard_zero:
             log.info("shards %s: commands are synced by the process running shard 0", self.config.shard_ids)
-        elif self.config.dev_guild:
-            guild = discord.Object(self.config.dev_guild)
-            self.tree.copy_global_to(guild=guild)
-            synced = await self.tree.sync(guild=guild)
-            log.info("synced %d command(s) to the development server", len(synced))
-        if self.sync_global and self.config.runs_shard_zero:
-            synced = await self.tree.sync()
-            log.info("synced %d command(s) globally", len(synced))
+        elif self.config.dev_guild or self.sync_global:
+            self._syncing = asyncio.get_running_loop().create_task(self._sync_commands())  # while connecting
+
+    async def _sync_commands(self) -> None:
+        try:
+            if self.config.dev_guild:
+                guild = discord.Object(self.config.dev_guild)
+                self.tree.copy_global_to(guild=guild)
+                synced = await self.tree.sync(guild=guild)
+                log.info("synced %d command(s) to the development server", len(synced))
+            if self.sync_global:
+                synced = await self.tree.sync()
+                log.info("synced %d command(s) globally", len(synced))
+        except Exception:
+            log.exception("the commands could not be synced")
 
     async def close(self) -> None:
         if self.tables is not None:
@@ -162,6 +172,65 @@ class CardBot(commands.Bot):
 
     async def on_ready(self) -> None:
         log.info("ready as %s in %d server(s)", self.user, len(self.guilds))
+
+
+#: a table component's custom_id: its kind, then the table id (``<game>.<op>:12:40:2``,
+#: ``table.join:12``; ids before typed items: ``table:12:join``, ``tsel:12:...``)
+_TABLE_ID = re.compile(r"([a-z][a-z0-9_.]*):(\d{1,20})(?::|$)")
+
+
+def _table_kinds() -> set[str]:
+    """The first part of every table component's custom_id."""
+    from cogs.tables.router import TableItem
+
+    kinds = {"table", "tsel"}
+    todo = [TableItem]
+    while todo:
+        cls = todo.pop()
+        todo += cls.__subclasses__()
+        if cls.kind:
+            kinds.add(cls.kind)
+    return kinds
+
+
+def gate_interactions(bot: CardBot) -> None:
+    """While the tables are being restored at a start: a click on a table waits only
+    for that table (restored at once if its turn has not come), any other interaction
+    until every table is back; then interactions go straight through again."""
+    state = bot._connection
+    parse = state.parsers["INTERACTION_CREATE"]
+    manager = bot.tables
+    kinds: set[str] | None = None
+    waiting: set[asyncio.Task[None]] = set()
+
+    async def later(data: Any, table_id: int | None) -> None:
+        if table_id is not None:
+            await manager.restored(table_id)
+        else:
+            await manager.loaded()
+        parse(data)
+
+    def gated(data: Any) -> None:
+        nonlocal kinds
+        if manager.is_loaded:
+            state.parsers["INTERACTION_CREATE"] = parse  # every table is back: no more gate
+            parse(data)
+            return
+        table_id = None
+        if data.get("type") == 3:  # a component
+            if kinds is None:
+                kinds = _table_kinds()
+            match = _TABLE_ID.match(str((data.get("data") or {}).get("custom_id", "")))
+            if match is not None and match[1] in kinds:
+                table_id = int(match[2])
+                if manager.get(table_id) is not None:
+                    parse(data)  # restored already
+                    return
+        task = asyncio.get_running_loop().create_task(later(data, table_id))
+        waiting.add(task)
+        task.add_done_callback(waiting.discard)
+
+    state.parsers["INTERACTION_CREATE"] = gated
 
 
 class ShardedCardBot(CardBot, commands.AutoShardedBot):

@@ -165,15 +165,77 @@ async def _replay_check(bot: Any, out: Any) -> None:
     out.write(json.dumps({"check": {"tables": checked, "differ": differ}}) + "\n")
 
 
+def _spans(probe_path: str) -> Any:
+    """In the bot's process: ``mark(name)`` writes when the start reached ``name``
+    (seconds since the benchmark spawned the process) as a probe line."""
+    t0 = float(os.environ.get("LOAD_T0") or time.time())
+    seen: set[str] = set()
+
+    def mark(name: str) -> None:
+        if name not in seen:
+            seen.add(name)
+            with open(probe_path, "a") as out:
+                out.write(json.dumps({"span": [name, round(time.time() - t0, 4)]}) + "\n")
+
+    return mark
+
+
+def _mark_start(botmod: Any, mark: Any) -> None:
+    """Spans of a start: store open, extensions, tables restored, commands synced,
+    connected, first interaction, ready."""
+    import discord
+
+    from app.tables.manager import TableManager
+
+    def around(owner: Any, name: str, label: str) -> None:
+        original = getattr(owner, name)
+
+        async def timed(*args: Any, **kwargs: Any) -> Any:
+            mark(label + " start")
+            try:
+                return await original(*args, **kwargs)
+            finally:
+                mark(label + " end")
+
+        setattr(owner, name, timed)
+
+    around(botmod, "open_database", "store open")
+    around(TableManager, "restore", "tables restore")
+    if hasattr(TableManager, "_restore_all"):  # restored while connecting
+        around(TableManager, "_restore_all", "tables restore")
+    around(discord.app_commands.CommandTree, "sync", "commands sync")
+    around(botmod.CardBot, "load_extension", "extensions")
+    state = discord.state.ConnectionState
+    for parser, label in (("parse_ready", "gateway READY"), ("parse_interaction_create", "first interaction")):
+        original = getattr(state, parser)
+
+        def parse(self: Any, data: Any, _original: Any = original, _label: str = label) -> Any:
+            mark(_label)
+            return _original(self, data)
+
+        setattr(state, parser, parse)
+    ready = botmod.CardBot.on_ready
+
+    async def on_ready(self: Any) -> None:
+        mark("on_ready")
+        await ready(self)
+
+    botmod.CardBot.on_ready = on_ready  # type: ignore[method-assign]
+
+
 def child_bot() -> int:
     """The real bot (bot.py's main) with the probe started in its loop."""
+    probe_path = os.environ["LOAD_PROBE"]
+    mark = _spans(probe_path)
+    mark("python started")
     from tests.fakediscord.launch import patch_discord_from_env
 
     patch_discord_from_env()
     import bot as botmod
 
+    mark("bot imported")
+    _mark_start(botmod, mark)
     original = botmod.CardBot.setup_hook
-    probe_path = os.environ["LOAD_PROBE"]
 
     slow = float(os.environ.get("LOAD_SLOW") or 0)
 
@@ -186,7 +248,9 @@ def child_bot() -> int:
             import logging
 
             logging.getLogger("asyncio").setLevel(logging.WARNING)
+        mark("setup_hook start")
         await original(self)
+        mark("setup_hook end")
         asyncio.get_running_loop().create_task(_probe(self, probe_path))
 
     botmod.CardBot.setup_hook = setup_hook  # type: ignore[method-assign]
@@ -298,6 +362,7 @@ class Probe:
         self.offset = 0
         self.lines: list[dict[str, Any]] = []
         self.checks: list[dict[str, Any]] = []
+        self.spans: list[tuple[str, float]] = []  # (what, seconds since the process was spawned)
 
     def poll(self) -> dict[str, Any] | None:
         if self.path.exists():
@@ -308,7 +373,12 @@ class Probe:
             self.offset += len(complete)
             for raw in complete.splitlines():
                 item = json.loads(raw)
-                (self.checks.append(item["check"]) if "check" in item else self.lines.append(item))
+                if "check" in item:
+                    self.checks.append(item["check"])
+                elif "span" in item:
+                    self.spans.append(tuple(item["span"]))
+                else:
+                    self.lines.append(item)
         return self.lines[-1] if self.lines else None
 
     async def next(self, timeout: float = 60) -> dict[str, Any]:
@@ -444,10 +514,20 @@ class Bench:
             env["LOAD_PROFILE"] = str(OUT / f"load-{self.label}.prof")
         log = open(OUT / f"load-{self.label}-{name}.log", "w")
         self.spawned_at = time.perf_counter()
+        env["LOAD_T0"] = repr(time.time())
         self.bot = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--child", "bot"],
                                     cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
                                     preexec_fn=_die_with_parent)
         self.procs.append(self.bot)
+        if name == "again" and self.args.spy:
+            # py-spy samples the start from outside (collapsed stacks, one line per stack and count)
+            spy = Path(sys.executable).with_name("py-spy")
+            if not spy.exists():
+                raise SystemExit("--spy needs py-spy beside this Python (pip install py-spy==0.4.3)")
+            self.procs.append(subprocess.Popen(
+                [str(spy), "record", "--pid", str(self.bot.pid), "-d", str(self.args.spy), "-r", "250", "-f", "raw",
+                 "--nonblocking", "-o", str(OUT / f"load-{self.label}-start.spy")],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
 
     async def start_noop(self) -> None:
         await self.noop.start()
@@ -590,14 +670,14 @@ class Bench:
                     await self.nimmt_turn(spec, users[uid])
                 else:
                     await self.garbage_turn(spec, users[uid])
-            except (LookupError, PermissionError, ValueError):
+            except (LookupError, PermissionError, ValueError, TimeoutError):
                 pass  # the message moved on under the player (a stale panel): they wait for the next ping
             except AssertionError:
                 pass  # unanswered: counted by the stand-in
 
     async def nimmt_turn(self, spec: Spec, user: Any) -> None:
         from app.i18n.catalogue import t as translate
-        from tests.e2e import button, select
+        from tests.e2e import button, private_answer, select
 
         fd = self.fd
         panel = spec.panels.get(user.id)
@@ -605,7 +685,7 @@ class Bench:
             while spec.table_msg is None:
                 await asyncio.sleep(0.1)
             r = await fd.click(user, spec.table_msg, f"nimmt.hand:{spec.table_id}")
-            panel = r.message
+            panel = await private_answer(r)  # (a followup after an update of the table message)
             spec.panels[user.id] = panel
             await self.pause(0.3, 1.0)
         no_fit = translate("en", "nimmt.stack_no_fit")
@@ -642,7 +722,12 @@ class Bench:
                 r = await fd.select(user, panel, stacks["custom_id"], [stacks["options"][0]["value"]])
             else:
                 return  # no controls: not (or no longer) this player's turn
-            if move and r.latency is not None:
+            if move and r.ack_type == 6:  # acknowledged at once: the panel follows as an edit
+                await r.settled(10)
+                rec = r.interaction
+                if rec.first_edit_at is not None:
+                    self.panel_times.append(rec.first_edit_at - rec.dispatched_at)
+            elif move and r.latency is not None:
                 self.panel_times.append(r.latency)
             panel = r.message
             spec.panels[user.id] = panel
@@ -703,8 +788,10 @@ class Bench:
                     if spec.game == "nimmt" and spec.table_msg is not None and not spec.table_msg.deleted:
                         user = self.rng.choice(spec.humans)
                         r = await fd.click(user, spec.table_msg, f"nimmt.hand:{spec.table_id}")
-                        spec.panels[user.id] = r.message
-            except (LookupError, PermissionError, ValueError, AssertionError):
+                        from tests.e2e import private_answer
+
+                        spec.panels[user.id] = await private_answer(r)
+            except (LookupError, PermissionError, ValueError, AssertionError, TimeoutError):
                 pass
 
     # -------------------------------------------------------------- phases
@@ -931,9 +1018,13 @@ async def playable(bench: Bench, spec: Spec, deadline: float) -> float | None:
         message = spec.table_msg
         try:
             r = await fd.click(spec.humans[0], message, f"table.rules:{spec.table_id}")
-            if r.message is not None and r.message.embeds:
+            if r.ack_type == 6:  # a deferred update of the table message; the rules follow privately
+                await fd.wait_for(lambda: r.followups, timeout=max(0.1, deadline - time.perf_counter()))
+                if r.followups[-1].embeds:
+                    return time.perf_counter()
+            elif r.message is not None and r.message.embeds:
                 return time.perf_counter()
-        except (LookupError, PermissionError, ValueError, AssertionError):
+        except (LookupError, PermissionError, ValueError, AssertionError, TimeoutError):
             pass
         await asyncio.sleep(0.2)
     return None
@@ -965,8 +1056,10 @@ async def run_restart(args: argparse.Namespace, count: int) -> dict[str, Any]:
         start = bench.spawned_at
         bench.redraw_since = start
         bench.probe.lines.clear()
+        bench.probe.spans.clear()
         await bench.wait_bot_ready()
         report["ready_s"] = time.perf_counter() - start
+        report["ready_cpu"] = _cpu(bench.bot.pid)
         deadline = time.perf_counter() + 120
         sem = asyncio.Semaphore(64)
 
@@ -978,6 +1071,9 @@ async def run_restart(args: argparse.Namespace, count: int) -> dict[str, Any]:
         answered = [x for x in done if x is not None]
         report["playable_s"] = (max(answered) - start) if answered else float("nan")
         report["playable"] = len(answered)
+        report["playable_cpu"] = _cpu(bench.bot.pid)
+        bench.probe.poll()
+        report["spans"] = list(bench.probe.spans) + [("every table playable (bench)", report["playable_s"])]
         try:
             await fd.wait_for(lambda: len(bench.redrawn) >= len(bench.specs), timeout=300, interval=0.2)
         except TimeoutError:
@@ -994,6 +1090,14 @@ async def run_restart(args: argparse.Namespace, count: int) -> dict[str, Any]:
     return report
 
 
+def _cpu(pid: int) -> float:
+    """CPU seconds (user + system) a process has used so far: less noisy than the
+    wall clock on a shared machine."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def print_restart(args: argparse.Namespace, r: dict[str, Any]) -> None:
     limit = f"global limit {args.global_rate}/s" if args.global_rate else "no global limit"
     print(f"\n== restart with {r['tables']} live tables saved (SIGKILL, then start again; {limit}); "
@@ -1001,7 +1105,11 @@ def print_restart(args: argparse.Namespace, r: dict[str, Any]) -> None:
     print(f"   start -> ready (gateway READY, commands synced): {r['ready_s']:.2f} s")
     print(f"   start -> every table playable (a button answered by the table): {r['playable_s']:.2f} s "
           f"({r['playable']} of {r['tables']})")
+    print(f"   the bot's own CPU from its start: {r['ready_cpu']:.2f} s to ready, "
+          f"{r['playable_cpu']:.2f} s to every table playable")
     print(f"   start -> every table message redrawn: {r['redrawn_s']:.1f} s ({r['redrawn']} of {r['tables']})")
+    print("   the start, seconds after the process was spawned: "
+          + ", ".join(f"{name} {t:.2f}" for name, t in sorted(r["spans"], key=lambda s: s[1])))
     check = r["check"]
     print(f"   wrong: {r['unanswered']} unanswered, {len(r['violations'])} violations, {r['429']} 429s, "
           f"{len(check['differ'])} of {check['tables']} tables differ from a replay of their saved log")
@@ -1032,6 +1140,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--restart", type=int, default=1000, help="live tables for the restart figure (0 = skip)")
     ap.add_argument("--global-rate", type=int, default=50, help="global requests/s of the bot token (0 = off)")
     ap.add_argument("--profile", action="store_true", help="cProfile the bot; print its top functions")
+    ap.add_argument("--spy", type=int, default=0,
+                    help="with --restart: py-spy records the first SECONDS of the start again "
+                         "(bench/out/load-restart*-start.spy, collapsed stacks)")
     ap.add_argument("--slow", type=float, default=0,
                     help="log every callback that holds the bot's loop longer than this many ms "
                          "(asyncio debug mode, in bench/out/load-*.log; slows the bot)")

@@ -413,7 +413,8 @@ async def pg_fill(path: Path, dsn: str, scale: dict[str, int]) -> None:
                 await conn.execute(statement)
             print(f"  buckets: {await conn.fetchval('SELECT count(*) FROM buckets'):,} rows  "
                   f"{time.perf_counter() - t0:.0f} s", flush=True)
-        for name in LOADED + (("buckets",) if buckets else ()):
+        groups = await conn.fetchval("SELECT to_regclass('bucket_groups') IS NOT NULL")
+        for name in LOADED + (("buckets",) if buckets else ()) + (("bucket_groups",) if groups else ()):
             await conn.execute(f"VACUUM (ANALYZE) {name}")
         await conn.execute("INSERT INTO guild_settings (guild_id, key, value) VALUES ($1, $2, $3)",
                            *FILL_MARK, json.dumps(scale))

@@ -545,6 +545,7 @@ class NightCog(commands.Cog, name="Night"):
         """After a start: settle what ended while the bot was down, start
         tables seated but not started, show every open night again."""
         await self.bot.wait_until_ready()
+        await self.bot.tables.loaded()  # every table restored (app.tables.manager.restore_in_background)
         for night in list(self.host.nights.values()):
             try:
                 async with self.host.lock(night):

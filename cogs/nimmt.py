@@ -63,6 +63,9 @@ PANEL_DEBOUNCE = 0.3
 HAND_IMAGES = 512  # hand pictures kept (~15 KB each): most panel redraws show a hand that did not change
 ANSWER_WITHIN = 2.0  # seconds after the click: a panel not drawn by then is deferred (Discord allows 3)
 QUICK_PLAYS = 10  # one-click buttons (card on stack) when no more pairs than this fit
+#: a click on the panel that redraws its picture is acknowledged at once (a deferred update,
+#: which shows nothing) and the panel follows as an edit (bench/load.py measures both ways)
+DEFER_PANEL = False
 
 
 @dataclass
@@ -76,6 +79,9 @@ class _OpenPanel:
     version: int
     stack: int | None = None  # what the player was looking at, kept by a redraw
     page: int = 0
+    #: the panel's message when it is a followup (opened by *My hand*, whose click answered
+    #: as an update of the table message); None: the interaction's ``@original``
+    message: int | None = None
 
 
 def cards_text(cards: list[int]) -> str:
@@ -359,6 +365,12 @@ class NimmtUI:
         async with self._lock(key):
             version = table.version
             drawing = asyncio.ensure_future(self.panel_drawn(table, seat, lang, stack=stack, page=page, note=note))
+            if DEFER_PANEL and not new and not interaction.response.is_done():
+                await asyncio.sleep(0)  # (the same hand as drawn before: its picture is ready at once)
+                if not drawing.done():
+                    # A picture to draw: acknowledge the click now (a deferred update of the
+                    # panel shows nothing), the redrawn panel follows as an edit of it.
+                    await interaction.response.defer()
             age = (discord.utils.utcnow() - interaction.created_at).total_seconds()
             await asyncio.wait({drawing}, timeout=max(0.2, ANSWER_WITHIN - max(0.0, age)))
             if not drawing.done() and not interaction.response.is_done():
@@ -369,9 +381,13 @@ class NimmtUI:
                     await interaction.response.defer()
             embed, view, image = await drawing
             file = discord.File(io.BytesIO(image), filename="hand.png")
+            message: int | None = None
             if interaction.response.is_done():
                 if new:
-                    await interaction.followup.send(embed=embed, view=view, file=file, ephemeral=True)
+                    sent = await interaction.followup.send(embed=embed, view=view, file=file, ephemeral=True,
+                                                           wait=True)
+                    if interaction.response.type == discord.InteractionResponseType.deferred_message_update:
+                        message = sent.id  # (the click's @original is the table message)
                 else:
                     await interaction.edit_original_response(embed=embed, view=view, attachments=[file])
             elif new:
@@ -379,7 +395,8 @@ class NimmtUI:
             else:
                 await interaction.response.edit_message(embed=embed, view=view, attachments=[file])
             # The panel keeps itself current while its interaction token lives.
-            self.open_panels[key] = _OpenPanel(interaction.followup, time.monotonic(), lang, version, stack, page)
+            self.open_panels[key] = _OpenPanel(interaction.followup, time.monotonic(), lang, version, stack, page,
+                                               message)
 
     def changed(self, table: Table) -> None:
         """The table moved: redraw every open panel at it (the mover's own too, unless its
@@ -413,7 +430,7 @@ class NimmtUI:
                                                             page=panel.page)
                 try:
                     await panel.webhook.edit_message(
-                        "@original", embed=embed, view=view,  # type: ignore[arg-type]
+                        panel.message or "@original", embed=embed, view=view,  # type: ignore[arg-type]
                         attachments=[discord.File(io.BytesIO(image), filename="hand.png")])
                     panel.version = version
                 except (discord.HTTPException, aiohttp.ClientError, OSError, RuntimeError):
@@ -446,6 +463,10 @@ class NimmtUI:
         """A move from the panel: saved, then the panel shows what it did."""
         table = click.table
         seat = self._seat(table, click.interaction)
+        # Acknowledged at once, before the move is saved (a deferred update of the panel shows
+        # nothing); the panel, drawn from the saved state, follows as an edit of it.
+        if DEFER_PANEL and not click.interaction.response.is_done():
+            await click.interaction.response.defer()
         try:
             events = await click.cog.manager.act(table, click.user.id, action, version=ver)
         except TableError as error:
@@ -482,6 +503,9 @@ class Hand(_PanelItem, TableButton, kind="nimmt.hand"):
 
     async def run(self, click: Click) -> None:
         ui: NimmtUI = click.ui
+        # Acknowledged at once as an update of the table message (showing nothing): the
+        # panel follows privately, and this click's token redraws the table from now on.
+        await click.cog.defer_on_table(click.table, click.interaction)
         await ui._show(click.interaction, click.table, ui._seat(click.table, click.interaction), new=True)
 
 

@@ -55,6 +55,9 @@ class _OpenPanel:
     opened: float
     lang: str
     version: int
+    #: the panel's message when it is a followup (opened by *My hand*, whose click answered
+    #: as an update of the table message); None: the interaction's original response
+    message: int | None = None
 
 
 def card_text(card: int) -> str:
@@ -212,12 +215,20 @@ class Take6UI:
         lang = user_lang(interaction)
         version = table.version
         embed, view = self.panel(table, seat, lang, note)
-        if new:
+        message: int | None = None
+        if new and interaction.response.is_done():  # (My hand: the table message's update came first)
+            sent = await interaction.followup.send(embed=embed, view=view, ephemeral=True, wait=True)
+            if interaction.response.type == discord.InteractionResponseType.deferred_message_update:
+                message = sent.id
+        elif new:
             await interaction.response.send_message(embed=embed, view=view, ephemeral=True)
+        elif interaction.response.is_done():  # (a slow save deferred it)
+            await interaction.edit_original_response(embed=embed, view=view)
         else:
             await interaction.response.edit_message(embed=embed, view=view)
         # The panel keeps itself current while its interaction token lives.
-        self.open_panels[(table.id, interaction.user.id)] = _OpenPanel(interaction, time.monotonic(), lang, version)
+        self.open_panels[(table.id, interaction.user.id)] = _OpenPanel(interaction, time.monotonic(), lang, version,
+                                                                       message)
 
     def changed(self, table: Table) -> None:
         """The table moved: redraw every open panel at it (a reveal may ask for a row)."""
@@ -241,7 +252,10 @@ class Take6UI:
         version = table.version
         embed, view = self.panel(table, seat, panel.lang)
         try:
-            await panel.interaction.edit_original_response(embed=embed, view=view)
+            if panel.message is not None:
+                await panel.interaction.followup.edit_message(panel.message, embed=embed, view=view)
+            else:
+                await panel.interaction.edit_original_response(embed=embed, view=view)
             panel.version = version
         except (discord.HTTPException, aiohttp.ClientError, OSError, RuntimeError):
             log.debug("panel %s could not be redrawn", key, exc_info=True)
@@ -298,6 +312,9 @@ class Hand(_PanelItem, kind="take6.hand"):
 
     async def run(self, click: Click) -> None:
         ui: Take6UI = click.ui
+        # Acknowledged at once as an update of the table message (showing nothing): the
+        # panel follows privately, and this click's token redraws the table from now on.
+        await click.cog.defer_on_table(click.table, click.interaction)
         await ui._show(click.interaction, click.table, ui._seat(click.table, click.interaction), new=True)
 
 

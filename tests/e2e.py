@@ -18,8 +18,11 @@ from bot import CardBot
 
 
 @contextlib.asynccontextmanager
-async def running_bot(fd: Any, database: Path, guild: Any, **overrides: Any) -> AsyncIterator[CardBot]:
-    """Start the bot in this event loop against the stand-in; stop it after."""
+async def running_bot(fd: Any, database: Path, guild: Any, *, loaded: bool = True,
+                      **overrides: Any) -> AsyncIterator[CardBot]:
+    """Start the bot in this event loop against the stand-in; stop it after.
+    ``loaded``: yield once every saved table is restored (the bot restores them
+    while it connects), for tests that look at ``bot.tables``."""
     settings = dict(token=fd.token, dev_guild=guild.id, database=database, computer_delay=0.02,
                     time_scale=1.0, table_seed=None, log_level="WARNING")
     settings.update(overrides)
@@ -35,6 +38,8 @@ async def running_bot(fd: Any, database: Path, guild: Any, **overrides: Any) -> 
                 task.result()
                 raise AssertionError("the bot stopped before it was ready")
             ready.result()
+            if loaded:
+                await asyncio.wait_for(bot.tables.loaded(), 15)
             yield bot
         finally:
             await bot.close()
@@ -61,6 +66,30 @@ def select(message: Any, pattern: str) -> dict[str, Any] | None:
         if s.get("custom_id") and re.fullmatch(pattern, s["custom_id"]):
             return s
     return None
+
+
+async def private_answer(result: Any) -> Any:
+    """The private message a click answered with: its own ephemeral reply (4) or update (7),
+    or, after a deferred update of the public message it was on (6: *My hand*, *Rules*
+    on the table message), the ephemeral followup that came after."""
+    if result.ack_type == 5:
+        await result.settled()
+    if result.ack_type in (4, 5, 7):
+        return result.message
+    assert result.ack_type == 6, result
+    # (the table message may be redrawn through the click's token before the followup comes)
+    await result.interaction.fd.wait_for(lambda: result.followups, timeout=10)
+    return result.followups[-1]
+
+
+async def open_hand(t: "Table", user: Any, game: str = "nimmt") -> Any:
+    """*My hand* on the table message: answered at once as an update of the table message
+    (type 6), the panel follows as an ephemeral followup only ``user`` sees."""
+    r = await t.click(user, t.table_message(), f"{game}.hand:{t.table_id}")
+    assert r.ack_type == 6, r
+    panel = await private_answer(r)
+    assert panel.ephemeral_to == user.id, panel
+    return panel
 
 
 @dataclass
@@ -137,12 +166,11 @@ async def nimmt_turn(t: Table, user: Any, panel: Any = None, lang: str = "en") -
     an open panel), pick a stack where a card fits, play; take a stack when
     nothing fits; end a bull-card turn when no other stack takes a card."""
     if panel is None:
-        r = await t.click(user, t.table_message(), f"nimmt.hand:{t.table_id}")
-        assert r.ack_type == 4 and r.ephemeral, r
+        panel = await open_hand(t, user)
     else:
         r = await t.click(user, panel, f"nimmt.refresh:{t.table_id}")
         assert r.ack_type == 7, r
-    panel = r.message
+        panel = r.message
     assert panel.ephemeral_to == user.id
     no_fit = translate(lang, "nimmt.stack_no_fit")
     for _ in range(40):

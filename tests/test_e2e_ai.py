@@ -7,15 +7,15 @@ import time
 
 import pytest
 
-from tests.e2e import button, open_table, play_nimmt, running_bot, seat_players
+from tests.e2e import button, open_hand, open_table, play_nimmt, private_answer, running_bot, seat_players
 
 pytestmark = pytest.mark.timeout(600)
 
 FAST = {"ai_budget": 0.02}  # a hard computer searches 20 ms a move here (the bot's default is 150 ms)
 
 
-def ephemeral_text(r) -> str:
-    message = r.message if r.ack_type == 4 else (r.followups[-1] if r.followups else r.message)
+async def ephemeral_text(r) -> str:
+    message = await private_answer(r)
     assert message.ephemeral
     return message.text()
 
@@ -54,8 +54,7 @@ async def test_hints_only_at_unrated_tables_that_turned_them_on(world, tmp_path)
         await fd.wait_for(t0.table_message, timeout=10)
         table0 = bot.tables.get(t0.table_id)
         await fd.wait_for(lambda: table0.engine.to_move == 0, timeout=10)
-        r = await t0.click(ana, t0.table_message(), f"nimmt.hand:{t0.table_id}")
-        assert r.ephemeral and button(r.message, r"nimmt.hint:\d+:.*") is None
+        assert button(await open_hand(t0, ana), r"nimmt.hint:\d+:.*") is None
 
         # Two people and no computer: the game would be rated, so hints are refused.
         other = fd.add_channel(world.guild, "games-2")
@@ -63,11 +62,11 @@ async def test_hints_only_at_unrated_tables_that_turned_them_on(world, tmp_path)
         await seat_players(t, ana, [ben])
         hints_on = button(t.lobby, rf"table.hints:{t.table_id}:on")
         r = await t.click(ana, t.lobby, hints_on["custom_id"])
-        assert "only for unrated games" in ephemeral_text(r)
+        assert "only for unrated games" in await ephemeral_text(r)
         # With a computer player the game is unrated (the server's default): the host turns them on.
         await seat_players(t, ana, [], computers=1, level="normal")
         r = await t.click(ben, t.lobby, button(t.lobby, r"table.hints:\d+:on")["custom_id"])
-        assert ephemeral_text(r) == "Das kann nur der Gastgeber."  # in the clicker's language
+        assert await ephemeral_text(r) == "Das kann nur der Gastgeber."  # in the clicker's language
         r = await t.click(ana, t.lobby, button(t.lobby, r"table.hints:\d+:on")["custom_id"])
         assert r.ack_type == 7 and "Hints are on: this game is not rated." in r.message.text()
         t.lobby = r.message
@@ -80,13 +79,13 @@ async def test_hints_only_at_unrated_tables_that_turned_them_on(world, tmp_path)
         await fd.wait_for(lambda: table.engine.to_move in (0, 1), timeout=10)
         mover = [ana, ben][table.engine.to_move]
         waiter = [ana, ben][1 - table.engine.to_move]
-        r = await t.click(mover, t.table_message(), f"nimmt.hand:{t.table_id}")
-        hint = button(r.message, r"nimmt.hint:\d+:.*")
+        panel = await open_hand(t, mover)
+        hint = button(panel, r"nimmt.hint:\d+:.*")
         assert hint is not None
         before = table.version
         started = time.monotonic()
-        r = await t.click(mover, r.message, hint["custom_id"])
-        text = ephemeral_text(r)
+        r = await t.click(mover, panel, hint["custom_id"])
+        text = await ephemeral_text(r)
         assert r.ack_type == 4 and r.message.ephemeral_to == mover.id
         # in the mover's language: the move, then the search's figures (or: the only move)
         words = ("simulierten Enden", "einziger Zug") if mover is ben else ("simulated endings", "only move")
@@ -94,8 +93,7 @@ async def test_hints_only_at_unrated_tables_that_turned_them_on(world, tmp_path)
         assert table.version == before  # a hint changes nothing
         print(f"hint answered in {time.monotonic() - started:.3f} s: {text!r}")
         # The player waiting gets no hint (and no Hint button).
-        r = await t.click(waiter, t.table_message(), f"nimmt.hand:{t.table_id}")
-        assert button(r.message, r"nimmt.hint:\d+:.*") is None
+        assert button(await open_hand(t, waiter), r"nimmt.hint:\d+:.*") is None
         # The server starts rating computer games meanwhile: a coached game still changes no rating.
         boss = world.person("boss", manage_guild=True)
         r = await fd.slash(boss, world.channel, "settings rated_computers", enabled=True)
@@ -123,11 +121,11 @@ async def test_garbage_hint_for_the_player_to_move_and_nobody_else(world, tmp_pa
         mover, waiter = (ana, ben) if table.engine.to_move == 0 else (ben, ana)
         # The hint is for the player to move: anyone else clicking the table's Hint is refused, privately.
         r = await t.click(waiter, message, hint)
-        assert ephemeral_text(r) == "It's not your turn."
+        assert await ephemeral_text(r) == "It's not your turn."
         r = await t.click(eve, message, hint)
-        assert ephemeral_text(r) == "You're not seated at this table."
+        assert await ephemeral_text(r) == "You're not seated at this table."
         r = await t.click(mover, message, hint)
-        text = ephemeral_text(r)
+        text = await ephemeral_text(r)
         assert r.message.ephemeral_to == mover.id
         assert text.startswith("💡 ")
         assert "Draw from the stock" in text or "discard pile" in text or "Jack on slot" in text

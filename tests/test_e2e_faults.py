@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from app.i18n.catalogue import t as translate
-from tests.e2e import button, open_table, play_nimmt, running_bot, seat_players, select
+from tests.e2e import button, open_hand, open_table, play_nimmt, running_bot, seat_players, select
 from tests.faults import DISK_FULL, IO_ERROR, READ_ONLY, failing_commits, held_lock
 
 pytestmark = pytest.mark.timeout(120)
@@ -52,9 +52,7 @@ async def started(fd, world, people, computers=0, **options):
 async def first_move(t, user):
     """Open the hand and make the first move it offers (pick a stack first if
     needed); returns the answer to the click that made the move."""
-    r = await t.click(user, t.table_message(), f"nimmt.hand:{t.table_id}")
-    assert r.ack_type == 4 and r.ephemeral
-    panel = r.message
+    panel = await open_hand(t, user)
     no_fit = translate("en", "nimmt.stack_no_fit")
     for _ in range(3):
         for op in ("steal", "open"):

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from app.i18n.catalogue import t
-from tests.e2e import button, open_table, nimmt_turn, running_bot, seat_players, select
+from tests.e2e import button, open_hand, open_table, nimmt_turn, running_bot, seat_players, select
 from tests.test_e2e_stats import Seeder, answer
 
 pytestmark = pytest.mark.timeout(300)
@@ -41,7 +41,7 @@ async def test_forged_clicks_at_a_table_are_answered_and_change_nothing(world, t
         message = await fd.wait_for(table.table_message, timeout=10)
         live = bot.tables.get(table.table_id)
         mover = [ana, ben][live.engine.to_move]
-        panel = (await table.click(mover, message, f"nimmt.hand:{table.table_id}")).message
+        panel = await open_hand(table, mover)
         stacks = select(panel, r"nimmt.stack:\d+:.*")
         assert stacks is not None
         tid, ver = table.table_id, live.version

@@ -10,7 +10,7 @@ import pytest
 
 from app.i18n.catalogue import t
 from app.i18n.rules import rules_pages
-from tests.e2e import open_table, running_bot
+from tests.e2e import open_table, private_answer, running_bot
 from tests.test_e2e_stats import answer, final_standings, full_game
 
 pytestmark = pytest.mark.timeout(600)
@@ -64,7 +64,8 @@ async def test_each_player_sees_their_language_the_table_the_servers(world, tmp_
         async def watcher_clicks(table: Any) -> None:
             # someone not seated asks for a hand: told off in Spanish
             r = await table.click(pablo, table.table_message(), f"nimmt.hand:{table.table_id}")
-            assert r.ephemeral and r.message.text() == t("es", "errors.not_seated")
+            told = await private_answer(r)
+            assert told.ephemeral_to == pablo.id and told.text() == t("es", "errors.not_seated")
             assert table.table_message().buttons()[0]["label"] == t("en", "nimmt.my_hand")
 
         game = await full_game(fd, world.channel, sofia, [dieter], langs={sofia.id: "es", dieter.id: "de"},

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from app.i18n.catalogue import t
-from tests.e2e import button, open_table, running_bot, seat_players, select
+from tests.e2e import button, open_hand, open_table, private_answer, running_bot, seat_players, select
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -79,7 +79,7 @@ async def test_controls_posted_before_typed_items_work_after_the_upgrade(world, 
         # two panels of the mover, each open on a stack where a card fits
         panels = []
         for _ in range(2):
-            panel = (await nimmt.click(mover, nimmt.table_message(), f"nimmt.hand:{nimmt.table_id}")).message
+            panel = await open_hand(nimmt, mover)
             stacks = select(panel, r"nimmt\.stack:\d+:.*")
             no_fit = t("en", "nimmt.stack_no_fit")
             fitting = [o for o in stacks["options"] if o.get("description") != no_fit]
@@ -89,7 +89,7 @@ async def test_controls_posted_before_typed_items_work_after_the_upgrade(world, 
             panels.append(panel)
         panel, older = panels
         six = await started(fd, bot, take6_channel, "take6 new", [ana, ben])
-        six_panel = (await six.click(ana, six.table_message(), f"take6.hand:{six.table_id}")).message
+        six_panel = await open_hand(six, ana, "take6")
         trash = await started(fd, bot, garbage_channel, "garbage new", [ana, ben])
         trash_live = bot.tables.get(trash.table_id)
         trash_mover = [ana, ben][trash_live.engine.to_move]
@@ -123,7 +123,9 @@ async def test_controls_posted_before_typed_items_work_after_the_upgrade(world, 
         assert live.version == versions[nimmt.table_id] + 1
         # The old table message's My hand (a click before its redraw) opens a panel.
         r = await fd.forge(ben, nimmt.table_message(), f"table:{nimmt.table_id}:hand")
-        assert r.ack_type in (4, 5) and r.ephemeral and r.message.ephemeral_to == ben.id
+        assert r.ack_type == 6  # (an update of the table message; the panel follows privately)
+        shown = await private_answer(r)
+        assert shown.ephemeral_to == ben.id and "Your hand" in shown.text()
 
         # The open 6 nimmt! panel chooses a card through its old button.
         six_live = bot.tables.get(six.table_id)

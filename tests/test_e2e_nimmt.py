@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from tests.e2e import button, check_pings, nimmt_turn, open_table, play_nimmt, running_bot, seat_players, select
+from tests.e2e import (button, check_pings, nimmt_turn, open_hand, open_table, play_nimmt, private_answer,
+                       running_bot, seat_players, select)
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -56,8 +57,8 @@ async def started_table(world, bot, people, computers=0, **options):
     return t, bot.tables.get(t.table_id)
 
 
-def ephemeral_text(r) -> str:
-    message = r.message if r.ack_type == 4 else (r.followups[-1] if r.followups else r.message)
+async def ephemeral_text(r) -> str:
+    message = await private_answer(r)
     assert message.ephemeral
     return message.text()
 
@@ -70,16 +71,16 @@ async def test_lobby_refusals_are_private_and_change_nothing(world, tmp_path):
         again = await fd.slash(ben, world.channel, "nimmt new")
         assert again.ephemeral and "already a table in this channel" in again.message.text()
         r = await t.click(ana, t.lobby, f"table.join:{t.table_id}")
-        assert "already seated" in ephemeral_text(r)
+        assert "already seated" in await ephemeral_text(r)
         r = await t.click(ben, t.lobby, f"table.start:{t.table_id}")
-        assert "Only the host" in ephemeral_text(r)
+        assert "Only the host" in await ephemeral_text(r)
         r = await t.click(ben, t.lobby, f"table.cancel:{t.table_id}")
-        assert "Only the host or someone with Manage Messages" in ephemeral_text(r)
+        assert "Only the host or someone with Manage Messages" in await ephemeral_text(r)
         r = await t.click(ana, t.lobby, f"table.start:{t.table_id}")
-        assert "At least 2 players" in ephemeral_text(r)
+        assert "At least 2 players" in await ephemeral_text(r)
         await seat_players(t, ana, [ben])
         r = await t.click(mod, t.lobby, f"table.join:{t.table_id}")
-        assert "This table is full" in ephemeral_text(r)
+        assert "This table is full" in await ephemeral_text(r)
         assert "ana" in t.lobby.text() and "ben" in t.lobby.text() and "mod" not in t.lobby.text()
         r = await t.click(mod, t.lobby, f"table.cancel:{t.table_id}")  # a moderator may
         assert r.ack_type == 7 and "cancelled" in r.message.text()
@@ -95,20 +96,21 @@ async def test_bad_clicks_during_a_game(world, tmp_path):
         t, table = await started_table(world, bot, [ana, ben], rounds=1, turn_time=0)
         # Someone who is not seated.
         r = await t.click(eve, t.table_message(), f"nimmt.hand:{t.table_id}")
-        assert "not seated" in ephemeral_text(r)
+        assert r.ack_type == 6 and "not seated" in await ephemeral_text(r)
+        assert (await private_answer(r)).ephemeral_to == eve.id
         mover = [ana, ben][table.engine.to_move]
         waiter = [ana, ben][1 - table.engine.to_move]
         # The player who waits sees their hand, and no controls.
-        r = await t.click(waiter, t.table_message(), f"nimmt.hand:{t.table_id}")
-        assert r.ephemeral and "Waiting for" in r.message.text()
-        assert not r.message.selects()
+        shown = await open_hand(t, waiter)
+        assert "Waiting for" in shown.text()
+        assert not shown.selects()
         # The panel shows exactly the hand of its owner (the engine's view of that seat).
         seat = table.seat_of(waiter.id)
         for card in table.engine.view(seat)["hand"]:
-            assert str(card) in r.message.text()
+            assert str(card) in shown.text()
         # The mover picks a stack: only the cards that fit it are offered.
-        older = (await t.click(mover, t.table_message(), f"nimmt.hand:{t.table_id}")).message
-        panel = (await t.click(mover, t.table_message(), f"nimmt.hand:{t.table_id}")).message
+        older = await open_hand(t, mover)
+        panel = await open_hand(t, mover)
         stacks = select(panel, r"nimmt.stack:\d+:.*")
         first = stacks["options"][0]["value"]
         older = (await t.choose(mover, older, stacks["custom_id"], [first])).message
@@ -149,7 +151,7 @@ async def test_deleted_messages_and_discord_errors_do_not_lose_the_game(world, t
         t, table = await started_table(world, bot, people, rounds=1, turn_time=0)
         panels = {}
         for user in people:  # both players keep their hand panel open
-            panels[user.id] = (await t.click(user, t.table_message(), f"nimmt.hand:{t.table_id}")).message
+            panels[user.id] = await open_hand(t, user)
 
         def shows_mover() -> bool:
             current = t.table_message()
@@ -214,11 +216,11 @@ async def test_turn_timer_plays_for_an_absent_player_until_they_are_back(world, 
         assert table.seats[ana_seat].away
         await fd.wait_for(lambda: button(t.table_message(), rf"table.back:{t.table_id}"), timeout=10)
         r = await t.click(eve, t.table_message(), f"table.back:{t.table_id}")
-        assert "not seated" in ephemeral_text(r)
+        assert "not seated" in await ephemeral_text(r)
         r = await t.click(ben, t.table_message(), f"table.back:{t.table_id}")
-        assert "playing already" in ephemeral_text(r)
+        assert "playing already" in await ephemeral_text(r)
         r = await t.click(ana, t.table_message(), f"table.back:{t.table_id}")
-        assert "Welcome back" in ephemeral_text(r)
+        assert "Welcome back" in await ephemeral_text(r)
         assert not table.seats[ana_seat].away
         await fd.wait_for(lambda: "ana is back" in t.log_text(), timeout=10)
         assert table.status == "playing"
@@ -234,7 +236,7 @@ async def test_a_lost_answer_does_not_lose_the_move(world, tmp_path):
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
         t, table = await started_table(world, bot, people, rounds=1, turn_time=0)
         mover = people[table.engine.to_move]
-        panel = (await t.click(mover, t.table_message(), f"nimmt.hand:{t.table_id}")).message
+        panel = await open_hand(t, mover)
         stacks = select(panel, r"nimmt.stack:\d+:.*")
         panel = (await t.choose(mover, panel, stacks["custom_id"], [stacks["options"][0]["value"]])).message
         take = button(panel, r"nimmt.take:\d+:.*")
@@ -294,14 +296,15 @@ async def test_rules_at_the_table_and_play_again(world, tmp_path):
         await t.wait_thread()
         await fd.wait_for(t.table_message, timeout=10)
         r = await t.click(eve, t.table_message(), f"table.rules:{t.table_id}")
-        assert r.ephemeral and "A game by Wolfgang Kramer" in r.message.text()
+        rules = await private_answer(r)
+        assert rules.ephemeral_to == eve.id and "A game by Wolfgang Kramer" in rules.text()
         await play_nimmt(fd, t, {ana: "en", ben: "de"})
         # The finished lobby offers a rematch to those who played.
         lobby = fd.message(t.lobby.id)
         again = button(lobby, rf"table.again:{t.table_id}")
         assert again is not None
         r = await t.click(eve, lobby, again["custom_id"])
-        assert "not seated" in ephemeral_text(r)
+        assert "not seated" in await ephemeral_text(r)
         r = await t.click(ben, lobby, again["custom_id"])
         assert r.ack_type == 4 and not r.ephemeral
         new_lobby = r.message
@@ -314,7 +317,7 @@ async def test_rules_at_the_table_and_play_again(world, tmp_path):
         assert r.ack_type == 7 and len(new.seats) == 3
         # One table per channel still holds: another rematch click is refused.
         r = await t.click(ana, lobby, again["custom_id"])
-        assert "already a table in this channel" in ephemeral_text(r)
+        assert "already a table in this channel" in await ephemeral_text(r)
 
 
 async def test_play_again_after_a_restart(world, tmp_path):
@@ -342,8 +345,7 @@ async def test_an_open_panel_shows_your_turn_by_itself(world, tmp_path):
         t, table = await started_table(world, bot, people, rounds=1, turn_time=0)
         mover = people[table.engine.to_move]
         waiter = people[1 - table.engine.to_move]
-        r = await t.click(waiter, t.table_message(), f"nimmt.hand:{t.table_id}")
-        panel = r.message
+        panel = await open_hand(t, waiter)
         assert "Waiting for" in panel.text() and not panel.selects()
         await nimmt_turn(t, mover)
         # Without a click, the waiting player's panel now offers their turn.

@@ -34,6 +34,7 @@ from tests import pg
 from tests.conftest import make_world
 from tests.fakediscord import NoAcknowledgement
 from tests.test_e2e_restart import BotProcess, Run, decide, final_state
+from tests.e2e import private_answer
 from tests.test_e2e_shards import SHARDS, ShardProcess, board, syncs
 from tests.test_e2e_stats import description
 from tests.test_store_copy import copy_db
@@ -100,8 +101,9 @@ class PgRun(Run):
         if panel is not None and decide(panel) is not None:
             return await super().step(user)
         r = await self.interact(user, self.table_message(), "click", f"nimmt.hand:{self.table_id}", [])
-        assert r.ack_type == 4 and r.ephemeral and r.message.ephemeral_to == user.id, r
-        await self._until_controls(user, r.message)
+        panel = await private_answer(r)
+        assert panel.ephemeral_to == user.id, r
+        await self._until_controls(user, panel)
 
     async def _until_controls(self, user: Any, panel: Any) -> None:
         for _ in range(50):
@@ -120,8 +122,9 @@ class PgRun(Run):
         user = await self.mover()
         assert user is not None, "the game ended too early for the test"
         r = await self.interact(user, message, "click", f"nimmt.hand:{self.table_id}", [])
-        assert r.ack_type == 4 and r.ephemeral and r.message.ephemeral_to == user.id, r
-        await self._until_controls(user, r.message)
+        panel = await private_answer(r)
+        assert panel.ephemeral_to == user.id, r
+        await self._until_controls(user, panel)
 
 
 class PgBotProcess(BotProcess):
@@ -309,6 +312,7 @@ async def test_copy_db_moves_a_running_bot_to_postgresql(world, processes, pg_ds
     assert copied.returncode == 0, copied.stderr
     assert "Copied" in copied.stdout and "1 games" in copied.stdout, copied.stdout
     assert fingerprint(database) == before, "the copy changed the SQLite file"
+    assert sorted(p.name for p in database.parent.glob("bot.db*")) == ["bot.db"], "the copy left files beside it"
     moved = await row_counts(pg_dsn)
     refused = copy_db(database, pg_dsn)  # a second copy: the target holds rows now
     assert refused.returncode == 3, (refused.returncode, refused.stderr)

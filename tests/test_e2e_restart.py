@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 import pytest
 
-from tests.e2e import button, select
+from tests.e2e import button, private_answer, select
 from tests.fakediscord import NoAcknowledgement
 
 pytestmark = pytest.mark.timeout(240)
@@ -323,11 +323,12 @@ class Run:
                 await self.hook(self, "hand", user)
             message = self.table_message()
             r = await self.interact(user, message, "click", f"nimmt.hand:{self.table_id}", [])
-            assert r.ack_type == 4 and r.ephemeral and r.message.ephemeral_to == user.id, r
+            shown = await private_answer(r)  # (after a deferred update of the table message: a followup)
+            assert shown.ephemeral_to == user.id, r
             if panel is not None:
                 self.old_panels.append((user, panel))
-            self.panels[user.id] = r.message
-            assert decide(r.message) is not None, f"{user.name}'s turn, but no controls:\n{r.message.text()}"
+            self.panels[user.id] = shown
+            assert decide(shown) is not None, f"{user.name}'s turn, but no controls:\n{shown.text()}"
             return
         kind, custom_id, values = choice
         if custom_id.startswith("nimmt.pass:"):
@@ -429,8 +430,8 @@ class KillPlan:
             await run.bot.restart()
             # The old table message's "My hand" still answers: a second panel.
             r = await run.interact(user, old_table, "click", f"nimmt.hand:{run.table_id}", [])
-            assert r.ack_type == 4 and r.ephemeral, r
-            second = r.message
+            second = await private_answer(r)
+            assert second.ephemeral_to == user.id, r
             assert button(second, r"nimmt.pass:\d+:.*"), second.text()
             # End turn on the panel shown before the kill.
             r = await run.interact(user, panel, kind, custom_id, values)

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from app.i18n.catalogue import t
-from tests.e2e import button, live_engine, open_table, running_bot, seat_players
+from tests.e2e import button, live_engine, open_hand, open_table, running_bot, seat_players
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -30,9 +30,7 @@ def summary_line(message, name: str) -> str:
 
 
 async def open_panel(tbl, user):
-    r = await tbl.click(user, tbl.table_message(), f"take6.hand:{tbl.table_id}")
-    assert r.ack_type == 4 and r.ephemeral and r.message.ephemeral_to == user.id, r
-    return r.message
+    return await open_hand(tbl, user, "take6")
 
 
 def card_buttons(panel):

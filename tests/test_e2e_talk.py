@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from core.nimmt import Nimmt
-from tests.e2e import (MOVE, as_read, check_pings, everything_shown, nimmt_turn, open_table, play_nimmt, running_bot,
-                       seat_players, versions)
+from tests.e2e import (MOVE, as_read, check_pings, everything_shown, nimmt_turn, open_hand, open_table, play_nimmt,
+                       private_answer, running_bot, seat_players, versions)
 from tests.test_e2e_restart import bots  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.timeout(600)
@@ -44,8 +44,8 @@ async def test_a_name_with_a_mention_and_a_link_neither_pings_nor_links(world, t
             if table.seats[table.engine.to_move].user_id == mallory.id:
                 break
             await nimmt_turn(t, ana)
-        r = await t.click(ana, t.table_message(), f"nimmt.hand:{t.table_id}")
-        assert r.ack_type == 4 and f"Waiting for {hostile}." in as_read(r.message.text()), r.message.text()
+        shown = await open_hand(t, ana)
+        assert f"Waiting for {hostile}." in as_read(shown.text()), shown.text()
         await play_nimmt(fd, t, {mallory: "en", ana: "en"})
         await fd.wait_for(lambda: "Game over!" in t.log_text(), timeout=10)
         for command, options in (("stats", {"user": mallory}), ("leaderboard", {"by": "games"}),
@@ -202,14 +202,13 @@ async def test_one_click_plays_a_card(world, tmp_path):
         t, table, people = await _two_people(world, bot)
         for _ in range(30):
             user = next(u for u in people if table.seat_of(u.id) == table.engine.to_move)
-            r = await t.click(user, t.table_message(), f"nimmt.hand:{t.table_id}")
-            quick = [b for b in r.message.buttons() if (b["custom_id"] or "").startswith("nimmt.play:")]
+            panel = await open_hand(t, user)
+            quick = [b for b in panel.buttons() if (b["custom_id"] or "").startswith("nimmt.play:")]
             if quick and not table.engine.view(table.engine.to_move)["turn"]["several_cards"]:
                 break
-            await nimmt_turn(t, user, r.message)
+            await nimmt_turn(t, user, panel)
         else:
             pytest.fail("no panel offered one-click plays")
-        panel = r.message
         view = table.engine.view(table.seat_of(user.id))
         pairs = sorted((int(s), c) for s, cards in view["playable"].items() for c in cards)
         labels = {s["id"]: s["label"] for s in view["stacks"]}
@@ -235,11 +234,11 @@ async def test_a_redraw_under_way_does_not_wipe_a_fresh_answer(world, tmp_path):
         t, table, (ana, ben) = await _two_people(world, bot)
         while table.engine.to_move != table.seat_of(ben.id):
             await nimmt_turn(t, ana)
-        r = await t.click(ana, t.table_message(), f"nimmt.hand:{t.table_id}")
-        panel = r.message
+        panel = await open_hand(t, ana)
         assert "Waiting for ben" in panel.text()
-        # The next redraw of ana's panel fails once: discord.py tries again a second later.
-        fd.fail_next("PATCH", r"/webhooks/\d+/[^/]+/messages/@original$", status=500)
+        # The next redraw of ana's panel (a followup of My hand: edited by its id) fails
+        # once: discord.py tries again a second later.
+        fd.fail_next("PATCH", rf"/webhooks/\d+/[^/]+/messages/{panel.id}$", status=500)
         await nimmt_turn(t, ben)
         assert table.engine.to_move == table.seat_of(ana.id)
         await fd.wait_for(lambda: any(req.status == 500 for req in fd.requests), timeout=5)
@@ -256,7 +255,8 @@ async def test_a_redraw_under_way_does_not_wipe_a_fresh_answer(world, tmp_path):
                         or button(panel, rf"nimmt.take:\d+:\d+:{chosen['value']}"))
 
         assert controls(), panel.text()
-        await fd.wait_for(lambda: sum(1 for req in fd.requests if "@original" in req.path) >= 2, timeout=5)
+        await fd.wait_for(lambda: sum(1 for req in fd.requests if req.path.endswith(f"/messages/{panel.id}")) >= 2,
+                          timeout=5)
         await asyncio.sleep(0.5)
         assert controls(), "the redraw wiped the chosen stack"
 
@@ -302,19 +302,19 @@ async def test_clicks_are_answered_while_tables_are_redrawn_after_a_kill(world, 
         message = run.table_message()
         r = await fd.click(user, message, f"nimmt.hand:{run.table_id}")  # NoAcknowledgement if late
         answers.append(r)
-        assert r.ack_type in (4, 5) and r.ephemeral, r
+        assert r.ack_type in (4, 5, 6), r
     assert all(r.latency < 3 for r in answers), [r.latency for r in answers]
     for r in answers:
-        await r.settled()
-        shown = r.followups[-1] if r.ack_type == 5 and r.followups else r.message
-        assert "Your hand" in shown.text(), shown.text()
+        shown = await private_answer(r)
+        assert shown.ephemeral and "Your hand" in shown.text(), shown.text()
     await bot.stop()
     fd.assert_clean()
 
 
 async def test_a_slow_panel_is_still_answered_in_time(world, tmp_path, monkeypatch):
     """When drawing a hand takes longer than Discord waits (a busy machine), the click
-    is answered "thinking" in time and the panel follows."""
+    is answered in time (My hand: at once, as an update of the table message) and the
+    panel follows."""
     import time
 
     from app.render import nimmt as render_nimmt
@@ -331,9 +331,8 @@ async def test_a_slow_panel_is_still_answered_in_time(world, tmp_path, monkeypat
         monkeypatch.setattr(render_nimmt, "render_nimmt_hand", slow)
         user = people[0]
         r = await t.click(user, t.table_message(), f"nimmt.hand:{t.table_id}")
-        assert r.ack_type == 5 and r.ephemeral and r.latency < 3, r
-        await r.settled(timeout=10)
-        panel = r.followups[-1] if r.followups else r.message
+        assert r.ack_type == 6 and r.latency < 3, r
+        panel = await private_answer(r)
         assert "Your hand" in panel.text() and panel.ephemeral_to == user.id
         r = await t.click(user, panel, f"nimmt.refresh:{t.table_id}")
         # the same hand: its picture is reused (answered at once, 7), else deferred in time (6)

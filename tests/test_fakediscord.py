@@ -73,6 +73,20 @@ class HandView(discord.ui.View):
         await interaction.response.send_message(f"picked {','.join(select.values)}", ephemeral=True)
 
 
+class BoardView(discord.ui.View):
+    """A public board whose button answers privately: a deferred update of the board (type 6),
+    then the private part as an ephemeral followup (the "My hand" of a card game)."""
+
+    def __init__(self) -> None:
+        super().__init__(timeout=None)
+
+    @discord.ui.button(label="Peek", custom_id="board:peek")
+    async def peek(self, interaction: discord.Interaction, button: discord.ui.Button) -> None:
+        await interaction.response.defer()
+        private = await interaction.followup.send("only you see this", ephemeral=True, wait=True)
+        interaction.client.peeks.append((interaction.followup, private.id))  # type: ignore[attr-defined]
+
+
 class RenameModal(discord.ui.Modal, title="Rename table"):
     name = discord.ui.TextInput(label="New name", custom_id="rename:name", max_length=30)
 
@@ -88,10 +102,12 @@ class GameBot(commands.Bot):
         self.next_table = 1
         self.errors: list = []
         self.block_seconds = 0.0
+        self.peeks: list = []  # (the webhook of a Peek click, its ephemeral followup's id)
 
     async def setup_hook(self) -> None:
         self.add_dynamic_items(SeatButton)
         self.add_view(HandView())
+        self.add_view(BoardView())
         self.tree.add_command(NimmtGroup())
         await self.tree.sync()
 
@@ -124,6 +140,10 @@ class NimmtGroup(app_commands.Group, name="nimmt", description="6 nimmt!"):
     @app_commands.command(name="hand", description="Show your hand")
     async def hand(self, interaction: discord.Interaction) -> None:
         await interaction.response.send_message("Your hand: 3 17 55", view=HandView(), ephemeral=True)
+
+    @app_commands.command(name="board", description="A public board with a private button")
+    async def board(self, interaction: discord.Interaction) -> None:
+        await interaction.response.send_message("the board", view=BoardView())
 
     @app_commands.command(name="slow", description="Deferred reply")
     async def slow(self, interaction: discord.Interaction) -> None:
@@ -323,6 +343,49 @@ async def test_full_flow(fake_discord: FakeDiscord) -> None:
         assert ei.value.code == 10008
     assert not [r for r in fd.requests if r.status >= 500]
     assert all(not r.path.endswith("/callback") or r.status == 200 for r in fd.requests)
+
+
+async def test_deferred_update_then_ephemeral_followup(fake_discord: FakeDiscord) -> None:
+    """As on Discord: after a type-6 answer an ephemeral followup is a new message only the
+    clicker sees; the token's @original is the message the button is on, a followup is edited
+    by its id, neither edit counts against the global limit; the token lasts 15 minutes."""
+    fd = fake_discord
+    guild, chan, alice, bob = make_world(fd)
+    async with running_bot(fd) as bot:
+        board = (await fd.slash(alice, chan, "nimmt board")).message
+        r = await fd.click(bob, board, "board:peek")
+        assert r.ack_type == 6 and r.message is board
+        await r.settled(5)
+        private = r.followups[0]
+        assert private.ephemeral_to == bob.id and private is not board and private.content == "only you see this"
+        assert private in fd.ephemerals(bob) and private not in fd.ephemerals(alice)
+        assert private not in fd.messages(chan) and board.content == "the board"
+        webhook, private_id = bot.peeks[-1]
+        assert private_id == private.id
+        fd.global_rate = (1, 30.0)
+        await bot.get_channel(chan.id).send("uses the only request")
+        await webhook.edit_message("@original", content="the board, redrawn")
+        await webhook.edit_message(private_id, content="only you see this, redrawn")
+        fd.global_rate = None
+        assert board.content == "the board, redrawn" and board.edited_by == ["webhook"]
+        assert private.content == "only you see this, redrawn" and private.edited_by == ["webhook"]
+        await bot.get_channel(chan.id).get_partial_message(board.id).edit(content="the bot's own edit")
+        assert board.edited_by == ["webhook", "channel"]
+        # another user's click cannot reach bob's followup through its own token
+        r2 = await fd.click(alice, board, "board:peek")
+        await r2.settled(5)
+        theirs, _ = bot.peeks[-1]
+        with pytest.raises(discord.NotFound):
+            await theirs.edit_message(private_id, content="leaked")
+        assert fd.take_violations(r"ephemeral message .* of user bob accessed")
+        # 15 minutes on, the token is refused
+        fd.token_lifetime = 0.05
+        await asyncio.sleep(0.1)
+        with pytest.raises(discord.HTTPException) as expired:
+            await webhook.edit_message("@original", content="too late")
+        assert expired.value.status == 401 and expired.value.code == 50027
+        assert board.content == "the bot's own edit"
+    assert not fd.violations
 
 
 async def test_permissions_reported(fake_discord: FakeDiscord) -> None:

@@ -698,9 +698,10 @@ async def _same_boards(a, b, users, scopes=(None, 10, 11)):
 
 
 async def test_postgresql_buckets_split_and_agree_with_sqlite(pg_dsn, tmp_path):
-    """PostgreSQL's order-statistic buckets (app.store.pg_migrations) with a
-    tiny split limit: a league recorded through record_game, one at a time
-    and concurrently, splits them many times; the counts stay exact and
+    """PostgreSQL's order-statistic buckets and their groups
+    (app.store.pg_migrations) with tiny split limits: a league recorded
+    through record_game, one at a time and concurrently, splits them many
+    times; the counts stay exact and
     every board, page, cursor, rank and profile equals the SQLite store's
     after the same games in the same order; again after a rebuild."""
     from app.store import pg_migrations
@@ -709,6 +710,7 @@ async def test_postgresql_buckets_split_and_agree_with_sqlite(pg_dsn, tmp_path):
     lite = await Store.open(str(tmp_path / "same.db"), checkpoint_interval=None)
     try:
         await pg._pool.execute(pg_migrations.bucket_max_function(4))  # the split limit of record_games and the trigger
+        await pg._pool.execute(pg_migrations.group_max_function(3))  # and of a group of buckets
         rnd = random.Random(11)
         games = [
             nimmt_game(t, [(u, p, rnd.randint(0, 20)) for u, p in zip(
@@ -726,6 +728,7 @@ async def test_postgresql_buckets_split_and_agree_with_sqlite(pg_dsn, tmp_path):
         for (table_id,) in await pg._pool.fetch("SELECT table_id FROM games ORDER BY id"):
             await lite.record_game(by_table[table_id])  # the order PostgreSQL committed them in
         assert await pg._pool.fetchval("SELECT count(*) FROM buckets") > 4 * 3 * 20  # many splits
+        assert await pg._pool.fetchval("SELECT count(*) FROM bucket_groups") > 4 * 3 * 4  # of groups too
         assert await pg.integrity_check() == ["ok"]
         await _same_boards(pg, lite, range(1, 92))
         await pg.rebuild_boards()  # one bucket per board again; splits start over

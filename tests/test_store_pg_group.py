@@ -135,3 +135,30 @@ async def test_a_game_another_process_records_meanwhile_counts_first(monkeypatch
     finally:
         await shared.close()
         await serial.close()
+
+
+async def test_rows_a_process_remembers_but_another_changed_are_read_again():
+    """A process records a game, another process then records one with a
+    player in common, and the first records its players' next game from the
+    rows it remembers writing: the changed row is noticed (its games count),
+    the game is rated from the other process's row, and everything equals a
+    serial run in id order."""
+    rnd = random.Random(4)
+    games = [game(1, [1, 2, 3, 4], rnd, "nimmt", 10), game(2, [1, 5, 6, 7], rnd, "nimmt", 10),
+             game(3, [1, 2, 3, 4], rnd, "nimmt", 10), game(4, [2, 3, 4, 8], rnd, "nimmt", None)]
+    dsn = fresh_database()
+    one, two, serial = await Store.open(dsn), await Store.open(dsn), await Store.open(fresh_database())
+    try:
+        assert await one.record_game(games[0]) is not None
+        assert await two.record_game(games[1]) is not None  # player 1's rows change behind one's back
+        assert await one.record_game(games[2]) is not None
+        assert await one.record_game(games[3]) is not None
+        assert await two.record_game(games[2]) is None  # recorded once, whichever process asks
+        for g in games:
+            await serial.record_game(g)
+        await same_everywhere(serial, one)
+        assert (await one.profile(1, "nimmt", 10))["games"] == 3
+    finally:
+        await one.close()
+        await two.close()
+        await serial.close()

@@ -227,9 +227,12 @@ class GroupRecorder:
             try:
                 (result,) = await self._record_records([record])
             finally:
-                self._recording = False
-                if self._pending:  # arrived meanwhile: one transaction for all of them
+                if self._pending:  # arrived meanwhile: one transaction for all of them, next
+                    # (still "recording" until that task has written them: a call arriving
+                    # before it runs joins the group instead of starting a transaction of its own)
                     self._recorder = asyncio.create_task(self._record_pending())
+                else:
+                    self._recording = False
             if isinstance(result, BaseException):
                 raise result
             return result
@@ -238,7 +241,6 @@ class GroupRecorder:
         return await future
 
     async def _record_pending(self) -> None:
-        self._recording = True
         try:
             await self._record_queue()
         finally:

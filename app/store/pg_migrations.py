@@ -37,6 +37,15 @@ see the comment above ``_V2``): it locks the players instead of one lock
 for every recording, writes the stats rows in one statement that moves the
 bucket counts set-based (the row trigger stands aside for it), and leaves
 splits of overfull buckets to ``split_buckets`` after the commit.
+
+Version 3 adds ``record_games_v3`` (the same, with less work per game; a
+miss returns the rows that changed), queues the boards' trigger only for
+other writers, and gives the order-statistic index its second level, as
+SQLite's: ``bucket_groups`` cuts each board's buckets into consecutive
+runs of at most ``GROUP_MAX`` (``lo -> cnt`` entries, ``nb`` buckets), so
+that a rank or a numbered page sums a few dozen group rows and at most
+``GROUP_MAX`` bucket rows, not all ~1,900 buckets of a board of a million
+entries (see the comment above ``_V3``).
 """
 from __future__ import annotations
 
@@ -49,6 +58,10 @@ from core.registry import MIN_GAMES
 BUCKET_MAX = 1024
 #: bulk rebuilds cut boards into buckets of this size (room to grow)
 BUCKET_FILL = 512
+#: a group (version 3) holding more buckets than this splits in two
+GROUP_MAX = 64
+#: bulk rebuilds put this many buckets in a group
+GROUP_FILL = 32
 
 #: the advisory lock of migrations (any constant; "cardnite")
 MIGRATION_LOCK = 0x63617264_6E697465 - (1 << 63)
@@ -88,12 +101,24 @@ def sort_key(board: int, on_board: str | None = None) -> str:
             f" || lpad(to_hex(user_id), 16, '0')) END")
 
 
-def board_function(bucket_max: int | None = None) -> str:
+def board_function(bucket_max: int | None = None, groups: bool = False) -> str:
     """The trigger function keeping every board's bucket counts exact
-    (*bucket_max*: the split limit, ``BUCKET_MAX`` unless a test asks)."""
+    (*bucket_max*: the split limit, ``BUCKET_MAX`` unless a test asks;
+    *groups*: and the counts of ``bucket_groups``, version 3)."""
     limit = BUCKET_MAX if bucket_max is None else int(bucket_max)
     blocks = []
     for board, (_, col) in BOARDS.items():
+        def group(row: str, lo: str, change: str, board: int = board) -> str:
+            if not groups:
+                return ""
+            return f"""
+                UPDATE bucket_groups SET {change}
+                WHERE game = {row}.game AND scope = {row}.scope AND board = {board}
+                  AND lo = (SELECT max(lo) FROM bucket_groups
+                            WHERE game = {row}.game AND scope = {row}.scope AND board = {board} AND lo <= {lo});"""
+        first_group = "" if not groups else f"""
+                    INSERT INTO bucket_groups (game, scope, board, lo, cnt, nb) VALUES (NEW.game, NEW.scope, {board}, '', 1, 1)
+                    ON CONFLICT (game, scope, board, lo) DO UPDATE SET cnt = bucket_groups.cnt + 1;"""
         # the buckets holding the old and the new key; nothing to write when
         # they are the same bucket (the usual case: a key moves a little)
         blocks.append(f"""
@@ -115,11 +140,11 @@ def board_function(bucket_max: int | None = None) -> str:
            OR OLD.game <> NEW.game OR OLD.scope <> NEW.scope THEN
             IF old_lo IS NOT NULL THEN
                 UPDATE buckets SET cnt = cnt - 1
-                WHERE game = OLD.game AND scope = OLD.scope AND board = {board} AND lo = old_lo;
+                WHERE game = OLD.game AND scope = OLD.scope AND board = {board} AND lo = old_lo;{group("OLD", "old_lo", "cnt = cnt - 1")}
             END IF;
             IF TG_OP <> 'DELETE' AND NEW.{col} IS NOT NULL THEN
                 IF new_lo IS NULL THEN
-                    INSERT INTO buckets (game, scope, board, lo, cnt) VALUES (NEW.game, NEW.scope, {board}, '', 1);
+                    INSERT INTO buckets (game, scope, board, lo, cnt) VALUES (NEW.game, NEW.scope, {board}, '', 1);{first_group}
                 ELSIF b_cnt > {limit} THEN
                     SELECT {col} INTO mid FROM stats
                     WHERE game = NEW.game AND scope = NEW.scope AND {col} IS NOT NULL AND {col} >= new_lo
@@ -127,10 +152,10 @@ def board_function(bucket_max: int | None = None) -> str:
                     INSERT INTO buckets (game, scope, board, lo, cnt)
                     VALUES (NEW.game, NEW.scope, {board}, mid, b_cnt - b_cnt / 2);
                     UPDATE buckets SET cnt = b_cnt / 2
-                    WHERE game = NEW.game AND scope = NEW.scope AND board = {board} AND lo = new_lo;
+                    WHERE game = NEW.game AND scope = NEW.scope AND board = {board} AND lo = new_lo;{group("NEW", "new_lo", "cnt = cnt + 1, nb = nb + 1")}
                 ELSE
                     UPDATE buckets SET cnt = b_cnt
-                    WHERE game = NEW.game AND scope = NEW.scope AND board = {board} AND lo = new_lo;
+                    WHERE game = NEW.game AND scope = NEW.scope AND board = {board} AND lo = new_lo;{group("NEW", "new_lo", "cnt = cnt + 1")}
                 END IF;
             END IF;
         END IF;
@@ -168,6 +193,19 @@ REBUILD_BUCKETS: tuple[str, ...] = (
         for board, (_, col) in BOARDS.items()
     ),
 )
+#: recount the groups of buckets (version 3) from ``buckets``: GROUP_FILL buckets each
+REBUILD_GROUPS: tuple[str, ...] = (
+    "DELETE FROM bucket_groups",
+    f"""
+    INSERT INTO bucket_groups (game, scope, board, lo, cnt, nb)
+    SELECT game, scope, board, min(lo), sum(cnt), count(*)
+    FROM (SELECT *, (row_number() OVER (PARTITION BY game, scope, board ORDER BY lo) - 1) / {GROUP_FILL} AS g
+          FROM buckets) AS b
+    GROUP BY game, scope, board, g
+    """,
+)
+#: (from version 3 on, a rebuild of the buckets rebuilds their groups too)
+REBUILD_BUCKETS = REBUILD_BUCKETS + REBUILD_GROUPS
 
 
 _V1 = (
@@ -336,6 +374,13 @@ def bucket_max_function(bucket_max: int | None = None) -> str:
     return f"CREATE OR REPLACE FUNCTION bucket_max() RETURNS integer LANGUAGE sql IMMUTABLE AS 'SELECT {limit}'"
 
 
+def group_max_function(group_max: int | None = None) -> str:
+    """``group_max()``: the buckets a group holds before it splits (version
+    3; ``GROUP_MAX`` unless a test asks for a tiny one)."""
+    limit = GROUP_MAX if group_max is None else int(group_max)
+    return f"CREATE OR REPLACE FUNCTION group_max() RETURNS integer LANGUAGE sql IMMUTABLE AS 'SELECT {limit}'"
+
+
 def _split_blocks() -> str:
     """plpgsql: split bucket (g, sc, bd, lo) of b_cnt entries at its median key."""
     out = []
@@ -476,8 +521,265 @@ _V2 = (
     """,
 )
 
+# Version 3: ``record_games_v3``, record_games with less work per game
+# (record_games stays, same locks and checks: a process of the old code
+# records beside one of the new while they are replaced).
+#
+# * A miss (a row or a table changed since the caller's read) returns the
+#   current rows (``missed``, JSON: the same columns as the caller's read) so
+#   that the caller computes again without another read; a caller that knows
+#   the rows (it wrote them last) sends them without reading at all.
+# * A key's bucket is looked up once when the old and the new key lie in
+#   one bucket (the usual case: the bucket holding the greater key starts at
+#   or below the smaller one), not once per key.
+# * A player's name is written only when it changed (an upsert of an
+#   unchanged row still locked and logged it).
+# * The boards' row trigger is not even queued for record_games' statement
+#   (a WHEN clause instead of a test inside the trigger function).
+# * bucket_groups, the second level: record_games_v3 moves a group's count
+#   by the sum of its buckets' changes (a key moving between two buckets of
+#   one group writes no group), after the buckets, in key order;
+#   split_buckets counts the new bucket in its group and splits a group past
+#   group_max() buckets at its middle bucket; the row trigger keeps the
+#   counts too (it does not split groups: rebuild_boards does, or the next
+#   split_buckets).  record_games (version 2's signature) becomes a call of
+#   record_games_v3, so a process of the old code keeps the groups exact.
+
+
+def _record_games_v3() -> str:
+    """The function of version 3 (see above); its body follows record_games'."""
+    return f"""
+    CREATE FUNCTION record_games_v3(
+        lock_key bigint, lock_wait text,
+        g_table bigint[], g_guild bigint[], g_channel bigint[], g_game text[], g_started float8[],
+        g_ended float8[], g_seed bigint[], g_rounds integer[], g_bots boolean[], g_rated boolean[],
+        g_n integer[],
+        p_user bigint[], p_name text[],
+        r_game integer[], r_seat integer[], r_user bigint[], r_name text[], r_score integer[],
+        r_place integer[], r_stats text[],
+        s_game integer[], s_scope bigint[], s_user bigint[], s_before integer[], s_games integer[],
+        s_wins integer[], s_score bigint[], s_counters text[], s_rated integer[], s_mu float8[],
+        s_sigma float8[], k_game integer[], k_scope bigint[], k_user bigint[],
+        OUT ids bigint[], OUT split boolean, OUT missed text
+    ) LANGUAGE plpgsql AS $fn$
+    DECLARE
+        gid bigint;
+        i integer;
+    BEGIN
+        split := false;
+        PERFORM set_config('lock_timeout', lock_wait, true);
+        PERFORM set_config('cardnight.boards', 'off', true);
+        PERFORM pg_advisory_xact_lock_shared(lock_key);
+        -- the players' locks, in id order (p_user is sorted): deadlock-free
+        PERFORM pg_advisory_xact_lock(u) FROM unnest(p_user) WITH ORDINALITY AS x (u, n) ORDER BY n;
+        IF EXISTS (SELECT 1 FROM games WHERE table_id = ANY(g_table))
+           OR EXISTS (SELECT 1 FROM unnest(s_game, s_scope, s_user, s_before) AS k (game, scope, user_id, games)
+                      LEFT JOIN stats AS s ON s.game = k.game AND s.scope = k.scope AND s.user_id = k.user_id
+                      WHERE coalesce(s.games, 0) <> k.games) THEN
+            -- changed meanwhile: what the caller's read would return now (k_*: every key it needs),
+            -- the floats in their shortest exact text (whatever the server's default)
+            PERFORM set_config('extra_float_digits', '1', true);
+            SELECT coalesce(json_agg(r), '[]')::text INTO missed FROM (
+                SELECT json_build_array(s.game, s.scope, s.user_id, s.games, s.wins, s.score_sum, s.counters,
+                                        s.rated_games, s.mu, s.sigma, NULL) AS r
+                FROM stats AS s JOIN unnest(k_game, k_scope, k_user) AS k (game, scope, user_id)
+                  ON s.game = k.game AND s.scope = k.scope AND s.user_id = k.user_id
+                UNION ALL
+                SELECT json_build_array(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, table_id)
+                FROM games WHERE table_id = ANY(g_table)
+            ) AS m;
+            RETURN;
+        END IF;
+        ids := '{{}}';
+        FOR i IN 1 .. coalesce(array_length(g_table, 1), 0) LOOP
+            INSERT INTO games (table_id, guild_id, channel_id, game, started_at, ended_at, seed, rounds,
+                               has_bots, rated, n_players)
+            VALUES (g_table[i], g_guild[i], g_channel[i], g_game[i], g_started[i], g_ended[i], g_seed[i],
+                    g_rounds[i], g_bots[i], g_rated[i], g_n[i])
+            RETURNING id INTO gid;
+            ids := ids || gid;
+        END LOOP;
+        INSERT INTO players (user_id, name)
+        SELECT x.u, x.n FROM unnest(p_user, p_name) AS x (u, n)
+        WHERE NOT EXISTS (SELECT 1 FROM players AS p WHERE p.user_id = x.u AND p.name = x.n)
+        ON CONFLICT (user_id) DO UPDATE SET name = excluded.name;
+        INSERT INTO game_players (game_id, seat, user_id, name, score, place, stats)
+        SELECT ids[x.g], x.seat, x.u, x.n, x.sc, x.pl, x.st
+        FROM unnest(r_game, r_seat, r_user, r_name, r_score, r_place, r_stats) AS x (g, seat, u, n, sc, pl, st);
+        WITH x AS (
+                SELECT * FROM unnest(s_game, s_scope, s_user, s_before, s_games, s_wins, s_score, s_counters,
+                                     s_rated, s_mu, s_sigma)
+                    AS x (game, scope, user_id, before, games, wins, score_sum, counters, rated_games, mu, sigma)
+            ), old AS (
+                SELECT s.game, s.scope, s.user_id, b.board, b.k
+                FROM x JOIN stats AS s ON s.game = x.game AND s.scope = x.scope AND s.user_id = x.user_id
+                CROSS JOIN LATERAL (VALUES (0, s.k_rating), (1, s.k_wins), (2, s.k_rate), (3, s.k_games))
+                    AS b (board, k)
+                WHERE x.before > 0 AND b.k IS NOT NULL
+            ), upd AS (
+                UPDATE stats AS s SET games = x.games, wins = x.wins, score_sum = x.score_sum,
+                                      counters = x.counters::jsonb, rated_games = x.rated_games,
+                                      mu = x.mu, sigma = x.sigma
+                FROM x WHERE x.before > 0 AND s.game = x.game AND s.scope = x.scope AND s.user_id = x.user_id
+                RETURNING s.game, s.scope, s.user_id, s.k_rating, s.k_wins, s.k_rate, s.k_games
+            ), ins AS (
+                INSERT INTO stats (game, scope, user_id, games, wins, score_sum, counters, rated_games, mu, sigma)
+                SELECT game, scope, user_id, games, wins, score_sum, counters::jsonb, rated_games, mu, sigma
+                FROM x WHERE x.before = 0
+                RETURNING game, scope, user_id, k_rating, k_wins, k_rate, k_games
+            ), new AS (
+                SELECT n.game, n.scope, n.user_id, b.board, b.k
+                FROM (SELECT * FROM upd UNION ALL SELECT * FROM ins) AS n
+                CROSS JOIN LATERAL (VALUES (0, n.k_rating), (1, n.k_wins), (2, n.k_rate), (3, n.k_games))
+                    AS b (board, k)
+                WHERE b.k IS NOT NULL
+            ), pairs AS (  -- per entry: its old key, its new key, the bucket holding the greater one
+                SELECT p.game, p.scope, p.board, p.ko, p.kn,
+                       coalesce((SELECT b.lo FROM buckets AS b
+                                 WHERE b.game = p.game AND b.scope = p.scope AND b.board = p.board
+                                   AND b.lo <= greatest(p.ko, p.kn)
+                                 ORDER BY b.lo DESC LIMIT 1), '') AS top
+                FROM (SELECT game, scope, user_id, board, o.k AS ko, n.k AS kn
+                      FROM old AS o FULL JOIN new AS n USING (game, scope, user_id, board)) AS p
+            ), moved AS (  -- -1 in the old key's bucket, +1 in the new key's; none when both are 'top'
+                SELECT p.game, p.scope, p.board, m.lo, m.d
+                FROM pairs AS p CROSS JOIN LATERAL (
+                    SELECT CASE WHEN p.kn IS NULL OR p.ko >= p.kn THEN p.top
+                                ELSE coalesce((SELECT b.lo FROM buckets AS b
+                                               WHERE b.game = p.game AND b.scope = p.scope AND b.board = p.board
+                                                 AND b.lo <= p.ko ORDER BY b.lo DESC LIMIT 1), '') END, -1
+                    WHERE p.ko IS NOT NULL
+                    UNION ALL
+                    SELECT CASE WHEN p.ko IS NULL OR p.kn >= p.ko THEN p.top
+                                ELSE coalesce((SELECT b.lo FROM buckets AS b
+                                               WHERE b.game = p.game AND b.scope = p.scope AND b.board = p.board
+                                                 AND b.lo <= p.kn ORDER BY b.lo DESC LIMIT 1), '') END, 1
+                    WHERE p.kn IS NOT NULL
+                ) AS m (lo, d)
+                WHERE p.ko IS NULL OR p.kn IS NULL OR p.top > least(p.ko, p.kn)
+            ), delta AS (  -- per bucket
+                SELECT game, scope, board, lo, sum(d) AS d FROM moved
+                GROUP BY game, scope, board, lo HAVING sum(d) <> 0
+            ), done AS (
+                INSERT INTO buckets AS t (game, scope, board, lo, cnt)
+                SELECT game, scope, board, lo, d FROM delta ORDER BY game, scope, board, lo
+                ON CONFLICT (game, scope, board, lo) DO UPDATE SET cnt = t.cnt + excluded.cnt
+                RETURNING t.cnt
+            ), gdelta AS (  -- per group: a move between two buckets of one group changes none
+                SELECT game, scope, board, g, sum(d) AS d FROM (
+                    SELECT x.*, coalesce((SELECT gr.lo FROM bucket_groups AS gr
+                                          WHERE gr.game = x.game AND gr.scope = x.scope AND gr.board = x.board
+                                            AND gr.lo <= x.lo ORDER BY gr.lo DESC LIMIT 1), '') AS g
+                    FROM delta AS x) AS y
+                GROUP BY game, scope, board, g HAVING sum(d) <> 0
+            ), gdone AS (  -- (the groups after the buckets, each in key order: deadlock-free)
+                INSERT INTO bucket_groups AS t (game, scope, board, lo, cnt, nb)
+                SELECT game, scope, board, g, d, 1 FROM gdelta ORDER BY game, scope, board, g
+                ON CONFLICT (game, scope, board, lo) DO UPDATE SET cnt = t.cnt + excluded.cnt
+            )
+        SELECT coalesce(max(cnt) > bucket_max(), false) INTO split FROM done;
+    END
+    $fn$
+    """
+
+
+def _record_games_on_v3() -> str:
+    """record_games (version 2's signature, for a process of the old code
+    still running) as a call of record_games_v3, which keeps the groups."""
+    v2 = _V2[2]
+    params = v2[v2.index("CREATE FUNCTION record_games(") + len("CREATE FUNCTION record_games("):
+                v2.index(") LANGUAGE plpgsql")]
+    return f"""
+    CREATE OR REPLACE FUNCTION record_games({params}) LANGUAGE sql AS $fn$
+        SELECT r.ids, r.split FROM record_games_v3(
+            lock_key, lock_wait, g_table, g_guild, g_channel, g_game, g_started, g_ended, g_seed, g_rounds,
+            g_bots, g_rated, g_n, p_user, p_name, r_game, r_seat, r_user, r_name, r_score, r_place, r_stats,
+            s_game, s_scope, s_user, s_before, s_games, s_wins, s_score, s_counters, s_rated, s_mu, s_sigma,
+            s_game, s_scope, s_user) AS r
+    $fn$
+    """
+
+
+_SPLIT_V3 = f"""
+    CREATE OR REPLACE FUNCTION split_buckets(lock_key bigint, lock_wait text) RETURNS integer LANGUAGE plpgsql AS $fn$
+    DECLARE
+        n integer := 0;
+        g integer;
+        sc bigint;
+        bd smallint;
+        b_lo text COLLATE "C";
+        b_cnt integer;
+        mid text COLLATE "C";
+        g_lo text COLLATE "C";
+        g_hi text COLLATE "C";
+        g_nb integer;
+        up bigint;
+    BEGIN
+        PERFORM set_config('lock_timeout', lock_wait, true);
+        PERFORM pg_advisory_xact_lock(lock_key);
+        LOOP  -- (a group can overfill a bucket more than twice)
+            SELECT game, scope, board, lo, cnt INTO g, sc, bd, b_lo, b_cnt FROM buckets
+            WHERE cnt > bucket_max() LIMIT 1;
+            EXIT WHEN NOT FOUND;
+            {_split_blocks()}
+            INSERT INTO buckets (game, scope, board, lo, cnt) VALUES (g, sc, bd, mid, b_cnt - b_cnt / 2);
+            UPDATE buckets SET cnt = b_cnt / 2 WHERE game = g AND scope = sc AND board = bd AND lo = b_lo;
+            UPDATE bucket_groups SET nb = nb + 1  -- (the new bucket lies in the old one's group: same count)
+            WHERE game = g AND scope = sc AND board = bd
+              AND lo = (SELECT max(lo) FROM bucket_groups WHERE game = g AND scope = sc AND board = bd AND lo <= b_lo);
+            n := n + 1;
+        END LOOP;
+        LOOP  -- a group of more than group_max() buckets splits at its middle bucket
+            SELECT game, scope, board, lo INTO g, sc, bd, g_lo FROM bucket_groups WHERE nb > group_max() LIMIT 1;
+            EXIT WHEN NOT FOUND;
+            SELECT min(lo) INTO g_hi FROM bucket_groups WHERE game = g AND scope = sc AND board = bd AND lo > g_lo;
+            SELECT count(*) INTO g_nb FROM buckets
+            WHERE game = g AND scope = sc AND board = bd AND lo >= g_lo AND (g_hi IS NULL OR lo < g_hi);
+            IF g_nb > group_max() THEN
+                SELECT lo INTO mid FROM buckets WHERE game = g AND scope = sc AND board = bd AND lo >= g_lo
+                ORDER BY lo OFFSET g_nb / 2 LIMIT 1;
+                SELECT coalesce(sum(cnt), 0) INTO up FROM buckets
+                WHERE game = g AND scope = sc AND board = bd AND lo >= mid AND (g_hi IS NULL OR lo < g_hi);
+                INSERT INTO bucket_groups (game, scope, board, lo, cnt, nb) VALUES (g, sc, bd, mid, up, g_nb - g_nb / 2);
+                UPDATE bucket_groups SET cnt = cnt - up, nb = g_nb / 2
+                WHERE game = g AND scope = sc AND board = bd AND lo = g_lo;
+                n := n + 1;
+            ELSE
+                UPDATE bucket_groups SET nb = g_nb WHERE game = g AND scope = sc AND board = bd AND lo = g_lo;
+            END IF;
+        END LOOP;
+        RETURN n;
+    END
+    $fn$
+    """
+
+
+_V3 = (
+    """
+    CREATE TABLE bucket_groups (
+        game   integer NOT NULL,
+        scope  bigint NOT NULL,
+        board  smallint NOT NULL,
+        lo     text COLLATE "C" NOT NULL,
+        cnt    bigint NOT NULL,
+        nb     integer NOT NULL,
+        PRIMARY KEY (game, scope, board, lo)
+    ) WITH (fillfactor = 50)
+    """,
+    *REBUILD_GROUPS[1:],
+    group_max_function(),
+    board_function(groups=True).replace(f"b_cnt > {BUCKET_MAX} THEN", "b_cnt > bucket_max() THEN"),
+    _record_games_v3(),
+    _record_games_on_v3(),
+    _SPLIT_V3,
+    "DROP TRIGGER stats_boards ON stats",
+    "CREATE TRIGGER stats_boards AFTER INSERT OR DELETE OR UPDATE OF game, scope, user_id, games, wins, mu, sigma"
+    " ON stats FOR EACH ROW WHEN (current_setting('cardnight.boards', true) IS DISTINCT FROM 'off')"
+    " EXECUTE FUNCTION stats_boards()",
+)
+
 #: MIGRATIONS[k] brings version k to k + 1.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3)
 LATEST = len(MIGRATIONS)
 #: the tables of the schema, parents before children (``--copy-db`` order)
 TABLES = ("tables", "table_actions", "guild_settings", "players", "games", "game_players", "stats",

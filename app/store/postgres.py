@@ -14,13 +14,14 @@ two processes creating at once get one :class:`ChannelBusy` / LookupError.
 
 Recording.  A game, or a group of games (group commit: the games handed
 to ``record_game`` while a recording is in flight), is one lock-free read
-and one statement, ``record_games`` (pg migration 2): the stats rows of
-its players are read, the new rows (ratings in order) computed here, and
-the function writes games, players, results, stats and bucket counts in
-one transaction after checking that nothing read has changed (every
+and one statement, ``record_games_v3`` (pg migrations 2 and 3): the stats
+rows of its players are read (or taken as this process last wrote them,
+``KNOWN_ROWS``), the new rows (ratings in order) computed here, and the
+function writes games, players, results, stats and bucket counts in one
+transaction after checking that nothing they came from has changed (every
 recording adds one to a row's games count); when something has, it writes
-nothing and the group is read and computed again (after
-``RECORD_ATTEMPTS`` misses the read is made under the locks too).  The
+nothing and returns the current rows, and the group is computed again
+(after ``RECORD_ATTEMPTS`` misses the read is made under the locks too).  The
 function locks the group's players (advisory locks in id order, after the
 record lock ``RECORD_LOCK`` taken shared) and takes the game ids under
 them: recordings of games without a player in common run in parallel, from
@@ -45,6 +46,7 @@ threshold count and OFFSET over every row instead (O(N)), as on SQLite.
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 import logging
 import sqlite3
@@ -129,11 +131,11 @@ UNION ALL
 SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, table_id FROM games WHERE table_id = ANY($4::bigint[])
 """
 _RECORD_GAMES = (
-    "SELECT * FROM record_games($1, $2, $3::bigint[], $4::bigint[], $5::bigint[], $6::text[], $7::float8[], $8::float8[],"
+    "SELECT * FROM record_games_v3($1, $2, $3::bigint[], $4::bigint[], $5::bigint[], $6::text[], $7::float8[], $8::float8[],"
     " $9::bigint[], $10::int[], $11::boolean[], $12::boolean[], $13::int[], $14::bigint[], $15::text[],"
     " $16::int[], $17::int[], $18::bigint[], $19::text[], $20::int[], $21::int[], $22::text[],"
     " $23::int[], $24::bigint[], $25::bigint[], $26::int[], $27::int[], $28::int[], $29::bigint[], $30::text[],"
-    " $31::int[], $32::float8[], $33::float8[])"
+    " $31::int[], $32::float8[], $33::float8[], $34::int[], $35::bigint[], $36::bigint[])"
 )
 # (the pessimistic attempt: record_games takes them again, which is allowed)
 _RECORD_LOCKS = """
@@ -144,65 +146,93 @@ SELECT set_config('lock_timeout', $1, true), pg_advisory_xact_lock_shared($2),
 _SPLIT_BUCKETS = "SELECT split_buckets($1, $2)"
 #: optimistic attempts of a group before it takes the record lock for its read too
 RECORD_ATTEMPTS = 3
+#: stats rows a process remembers as it last wrote them (least recently used
+#: dropped first): a group whose rows are all known is sent without a read
+KNOWN_ROWS = 50_000
 
 
 def _board_sql(board: int) -> dict[str, str]:
     """The statements of one indexed board (``$1`` game code, ``$2`` scope),
-    through its buckets (see app.store.pg_migrations): a count sums bucket
-    rows, a rank adds the entries of its own bucket below the key."""
+    through its two levels of counts (see app.store.pg_migrations): groups
+    of at most ``GROUP_MAX`` buckets, buckets of at most ``BUCKET_MAX``
+    entries.  A count sums the group rows; a rank adds the groups before
+    its own, the buckets of its group before its own, and the entries of
+    its bucket below the key; a numbered page walks down the same way."""
     col = BOARDS[board][1]
     on = f"s.game = $1 AND s.scope = $2 AND s.{col} IS NOT NULL"
     bk = f"game = $1 AND scope = $2 AND board = {board}"
     row = f"s.user_id, p.name, {VALUE_EXPR[board]}, s.games, s.wins, s.{col}"
     joined = "stats AS s JOIN players AS p ON p.user_id = s.user_id"
-    total = f"(SELECT coalesce(sum(cnt), 0) FROM buckets WHERE {bk})"
+    total = f"(SELECT coalesce(sum(cnt), 0) FROM bucket_groups WHERE {bk})"
 
-    def holding(key: str) -> str:  # CTE f: the bucket holding *key*
-        return f"f AS (SELECT lo FROM buckets WHERE {bk} AND lo <= {key} ORDER BY lo DESC LIMIT 1)"
+    def holding(key: str) -> str:  # CTEs f, fg: the bucket holding *key*, the group holding f
+        return (f"f AS (SELECT lo FROM buckets WHERE {bk} AND lo <= {key} ORDER BY lo DESC LIMIT 1), "
+                f"fg AS (SELECT lo FROM bucket_groups WHERE {bk} AND lo <= (SELECT lo FROM f)"
+                f" ORDER BY lo DESC LIMIT 1)")
 
     def ahead(key: str) -> str:  # entries strictly below *key*
-        return f"""((SELECT coalesce(sum(cnt), 0) FROM buckets WHERE {bk} AND lo < (SELECT lo FROM f))
+        return f"""((SELECT coalesce(sum(cnt), 0) FROM bucket_groups WHERE {bk} AND lo < (SELECT lo FROM fg))
+                    + (SELECT coalesce(sum(cnt), 0) FROM buckets
+                       WHERE {bk} AND lo >= (SELECT lo FROM fg) AND lo < (SELECT lo FROM f))
                     + (SELECT count(*) FROM stats AS s
                        WHERE {on} AND s.{col} >= (SELECT lo FROM f) AND s.{col} < {key}))"""
 
+    # CTE b: the entries of the groups before fg and the board's total, from ONE pass
+    # over the board's groups
+    sums = f"""b AS MATERIALIZED (SELECT coalesce(sum(cnt) FILTER (WHERE lo < (SELECT lo FROM fg)), 0) AS before_g,
+                                   coalesce(sum(cnt), 0) AS total FROM bucket_groups WHERE {bk})"""
+
+    def ahead_of(key: str) -> str:  # entries strictly below *key*, with CTE b
+        return f"""((SELECT before_g FROM b)
+                    + (SELECT coalesce(sum(cnt), 0) FROM buckets
+                       WHERE {bk} AND lo >= (SELECT lo FROM fg) AND lo < (SELECT lo FROM f))
+                    + (SELECT count(*) FROM stats AS s
+                       WHERE {on} AND s.{col} >= (SELECT lo FROM f) AND s.{col} < {key}))"""
+
+    # CTEs from position p.pos: the group (the last whose running count is <= pos), in it
+    # the bucket the same way, then the start key an OFFSET (< BUCKET_MAX) into the
+    # bucket over the index alone
+    walk = f"""
+            runs AS (SELECT lo, sum(cnt) OVER (ORDER BY lo) - cnt AS before, lead(lo) OVER (ORDER BY lo) AS hi
+                     FROM bucket_groups WHERE {bk}),
+            pg AS MATERIALIZED (SELECT runs.lo, runs.before, runs.hi FROM runs, p WHERE runs.before <= p.pos
+                                ORDER BY runs.lo DESC LIMIT 1),
+            run AS (SELECT b.lo, (SELECT before FROM pg) + sum(b.cnt) OVER (ORDER BY b.lo) - b.cnt AS before
+                    FROM buckets AS b WHERE {bk} AND b.lo >= (SELECT lo FROM pg)
+                      AND b.lo < coalesce((SELECT hi FROM pg), '~')),  -- ('~': above every key, an index bound)
+            pick AS (SELECT run.lo, run.before FROM run, p WHERE run.before <= p.pos ORDER BY run.lo DESC LIMIT 1),
+            start AS (SELECT s.{col} AS k FROM stats AS s WHERE {on} AND s.{col} >= (SELECT lo FROM pick)
+                      ORDER BY s.{col} OFFSET (SELECT p.pos - pick.before FROM p, pick) LIMIT 1)"""
+
     return {
         "count": f"SELECT {total}",
-        # $3 rows from position $4: the last bucket whose running count is <= $4, the
-        # start key an OFFSET (< BUCKET_MAX) into it over the index alone, then the rows
+        # $3 rows from position $4
         "page": f"""
-            WITH run AS (SELECT lo, sum(cnt) OVER (ORDER BY lo) - cnt AS before FROM buckets WHERE {bk}),
-            pick AS (SELECT lo, before FROM run WHERE before <= $4 ORDER BY lo DESC LIMIT 1),
-            start AS (SELECT s.{col} AS k FROM stats AS s WHERE {on} AND s.{col} >= (SELECT lo FROM pick)
-                      ORDER BY s.{col} OFFSET $4 - (SELECT before FROM pick) LIMIT 1)
+            WITH p AS (SELECT $4::bigint AS pos), {walk}
             SELECT {row} FROM {joined} WHERE {on} AND s.{col} >= (SELECT k FROM start)
             ORDER BY s.{col} LIMIT $3
         """,
         # the same in ONE statement (one snapshot, one round trip): the total, $4
-        # clamped to the last page, the bucket, an index-only skip to the
-        # page's first key, then only the page's rows joined; every row also
-        # carries the position and the total
+        # clamped to the last page, the walk down, then only the page's rows
+        # joined; every row also carries the position and the total
         "page_at": f"""
             WITH t AS MATERIALIZED (SELECT {total}::bigint AS total),  -- one sum, not one per use
             p AS (SELECT CASE WHEN $4 >= 0 AND $4 < total THEN $4::bigint
-                              ELSE greatest((total - 1) / $3 * $3, 0) END AS pos, total FROM t),
-            run AS (SELECT lo, sum(cnt) OVER (ORDER BY lo) - cnt AS before FROM buckets WHERE {bk}),
-            pick AS (SELECT run.lo, run.before FROM run, p WHERE run.before <= p.pos ORDER BY run.lo DESC LIMIT 1),
-            start AS (SELECT s.{col} AS k FROM stats AS s WHERE {on} AND s.{col} >= (SELECT lo FROM pick)
-                      ORDER BY s.{col} OFFSET (SELECT p.pos - pick.before FROM p, pick) LIMIT 1)
+                              ELSE greatest((total - 1) / $3 * $3, 0) END AS pos, total FROM t), {walk}
             SELECT {row}, (SELECT pos FROM p), (SELECT total FROM p) FROM {joined}
             WHERE {on} AND s.{col} >= (SELECT k FROM start) ORDER BY s.{col} LIMIT $3
         """,
         # keyset: the $4 entries after key $3, how many entries are <= $3, the total
         # (keys are 32 hex digits, so $3 || ' ' sorts right after $3)
         "after": f"""
-            WITH {holding("($3::text || ' ')")}
-            SELECT {row}, {ahead("($3::text || ' ')")}, {total}
+            WITH {holding("($3::text || ' ')")}, {sums}
+            SELECT {row}, {ahead_of("($3::text || ' ')")}, (SELECT total FROM b)
             FROM {joined} WHERE {on} AND s.{col} > $3::text ORDER BY s.{col} LIMIT $4
         """,
         # keyset: the $4 entries before key $3 (nearest first), how many are < $3, the total
         "before": f"""
-            WITH {holding("$3::text")}
-            SELECT {row}, {ahead("$3::text")}, {total}
+            WITH {holding("$3::text")}, {sums}
+            SELECT {row}, {ahead_of("$3::text")}, (SELECT total FROM b)
             FROM {joined} WHERE {on} AND s.{col} < $3::text ORDER BY s.{col} DESC LIMIT $4
         """,
         # user $3's key and the entries ahead (no row: not on the board)
@@ -238,14 +268,19 @@ _BOARD_SQL = {board: _board_sql(board) for board in BOARDS}
 _PROFILE = """
 SELECT p.name, s.games, s.wins, s.score_sum, s.counters::text, s.rated_games, s.mu, s.sigma,
        CASE WHEN s.k_rating IS NOT NULL THEN 1
+           + (SELECT coalesce(sum(g.cnt), 0) FROM bucket_groups AS g
+              WHERE g.game = s.game AND g.scope = s.scope AND g.board = 0 AND g.lo < fg.lo)
            + (SELECT coalesce(sum(b.cnt), 0) FROM buckets AS b
-              WHERE b.game = s.game AND b.scope = s.scope AND b.board = 0 AND b.lo < f.lo)
+              WHERE b.game = s.game AND b.scope = s.scope AND b.board = 0 AND b.lo >= fg.lo AND b.lo < f.lo)
            + (SELECT count(*) FROM stats AS x
               WHERE x.game = s.game AND x.scope = s.scope AND x.k_rating >= f.lo AND x.k_rating < s.k_rating) END
 FROM stats AS s JOIN players AS p ON p.user_id = s.user_id
 LEFT JOIN LATERAL (SELECT b.lo FROM buckets AS b
                    WHERE b.game = s.game AND b.scope = s.scope AND b.board = 0 AND b.lo <= s.k_rating
                    ORDER BY b.lo DESC LIMIT 1) AS f ON true
+LEFT JOIN LATERAL (SELECT g.lo FROM bucket_groups AS g
+                   WHERE g.game = s.game AND g.scope = s.scope AND g.board = 0 AND g.lo <= f.lo
+                   ORDER BY g.lo DESC LIMIT 1) AS fg ON true
 WHERE s.game = $1 AND s.scope = $2 AND s.user_id = $3
 """
 _HISTORY = """
@@ -323,6 +358,16 @@ def _unavailable(dsn: str, error: BaseException) -> StoreUnavailable:
     return StoreUnavailable(safe_url(dsn), str(error) or type(error).__name__)
 
 
+async def _keep_session(conn: asyncpg.Connection) -> None:
+    """The pool's reset on release: nothing beyond asyncpg's own (a
+    transaction left open is rolled back).  The store leaves no session
+    state behind (its settings and advisory locks are transaction-local; no
+    LISTEN, no cursor outside a transaction), so asyncpg's default reset
+    query (``RESET ALL``, ``pg_advisory_unlock_all()``...) would only cost
+    one more round trip after every call (a rank, page or profile took 0.50
+    ms median with it, 0.35 without, interleaved on one server)."""
+
+
 _CONNECT_ERRORS = (OSError, asyncio.TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError)
 
 
@@ -335,6 +380,9 @@ class PostgresStore(GroupRecorder):
         self._pool = pool
         self.dsn = dsn
         self._init_recorder()
+        # (game code, scope, user id) -> the stats row as this process last wrote it:
+        # (games, wins, score_sum, counters, rated_games, mu, sigma)
+        self._known: collections.OrderedDict[tuple[int, int, int], tuple] = collections.OrderedDict()
 
     # -- lifecycle -----------------------------------------------------------
 
@@ -357,7 +405,7 @@ class PostgresStore(GroupRecorder):
                 await conn.close()
             pool = await asyncpg.create_pool(
                 dsn, min_size=min_size, max_size=max_size, timeout=CONNECT_TIMEOUT,
-                command_timeout=COMMAND_TIMEOUT,
+                command_timeout=COMMAND_TIMEOUT, reset=_keep_session,
                 server_settings={"lock_timeout": str(LOCK_TIMEOUT_MS), "application_name": "cardnight"},
             )
         except _CONNECT_ERRORS as error:
@@ -454,15 +502,17 @@ class PostgresStore(GroupRecorder):
         return out
 
     async def _record_group(self, records: list[GameRecord]) -> list[Any]:
-        """Record *records* with one read and one call of ``record_games``
-        (pg migration 2): the stats rows are read without a lock, the new rows
-        (ratings in id order, as one game after the other would) computed
-        here, and the function writes them only if nothing it was computed
-        from changed meanwhile; else read and compute again.  After
-        ``RECORD_ATTEMPTS`` such misses the read too is made under the record
-        lock (it cannot miss then).  Returns the game ids in the order given
-        (None: the table's game is recorded already).  Any error fails the
-        whole group (nothing written)."""
+        """Record *records* with one call of ``record_games_v3`` (pg migration
+        3), after one lock-free read of their stats rows unless this process
+        knows them all (it wrote them last): the new rows (ratings in id
+        order, as one game after the other would) are computed here, and the
+        function writes them only if nothing they were computed from changed
+        meanwhile (a row's games count is the test); else it returns the
+        current rows and the group is computed again.  After
+        ``RECORD_ATTEMPTS`` such misses the read too is made under the
+        players' locks (it cannot miss then).  Returns the game ids in the
+        order given (None: the table's game is recorded already).  Any error
+        fails the whole group (nothing written)."""
         first: dict[int, int] = {}  # table id -> index of its first record in the group
         for i, record in enumerate(records):
             first.setdefault(record.table_id, i)
@@ -470,52 +520,77 @@ class PostgresStore(GroupRecorder):
         keys = sorted({(game_code(g.game), scope, pr.user_id) for g in fresh
                        for scope in ([0] if not g.guild_id else [0, g.guild_id])
                        for pr in g.players if pr.user_id is not None})
-        read_args = (*[list(col) for col in zip(*keys)], [g.table_id for g in fresh]) if keys else (
-            [], [], [], [g.table_id for g in fresh])
+        key_args = [list(col) for col in zip(*keys)] if keys else [[], [], []]
+        tables = [g.table_id for g in fresh]
         users = sorted({pr.user_id for g in fresh for pr in g.players if pr.user_id is not None})
+        known = self._known
+        seen: tuple[dict, set[int]] | None = None  # (rows, tables recorded): the last read
+        if keys and all(key in known for key in keys):
+            seen = {key: known[key] for key in keys}, set()
         async with self._pool.acquire() as conn:
             for attempt in range(RECORD_ATTEMPTS + 1):
                 try:
                     if attempt < RECORD_ATTEMPTS:
-                        got = await self._try_group(conn, fresh, read_args)
+                        if seen is None:
+                            seen = self._read_rows(await conn.fetch(_READ_FOR_RECORD, *key_args, tables))
+                        got = await self._try_group(conn, fresh, *seen, key_args)
                     else:
                         async with conn.transaction():  # the locks record_games takes, before the read
                             await conn.execute(_RECORD_LOCKS, str(RECORD_LOCK_WAIT_MS), RECORD_LOCK, users)
-                            got = await self._try_group(conn, fresh, read_args)
+                            seen = self._read_rows(await conn.fetch(_READ_FOR_RECORD, *key_args, tables))
+                            got = await self._try_group(conn, fresh, *seen, key_args)
                 except (asyncpg.DeadlockDetectedError, asyncpg.SerializationError):
                     if attempt == RECORD_ATTEMPTS:
                         raise
+                    seen = None
                     continue  # (none is expected: every lock is taken in one order)
                 except asyncpg.UniqueViolationError as error:
                     # a game without humans (no player lock) recorded by another process meanwhile
                     if attempt == RECORD_ATTEMPTS or error.constraint_name != "games_table_id_key":
                         raise
+                    seen = None
                     continue
-                if got is not None:
-                    ids, split = got
-                    break
+                if isinstance(got, str):  # a miss: the rows as they are now
+                    seen = self._read_rows(json.loads(got))
+                    continue
+                ids, split, written = got
+                break
             else:  # pragma: no cover - the locked read cannot miss
                 raise RuntimeError("record_games missed under the players' locks")
+            for key, row in written.items():
+                known[key] = row
+                known.move_to_end(key)
+            while len(known) > KNOWN_ROWS:
+                known.popitem(last=False)
             if split:  # a bucket outgrew its limit: split it, with the record lock held alone
                 await conn.fetchval(_SPLIT_BUCKETS, RECORD_LOCK, str(RECORD_LOCK_WAIT_MS))
         return [ids.get(r.table_id) if first[r.table_id] == i else None for i, r in enumerate(records)]
 
     @staticmethod
-    async def _try_group(conn: asyncpg.Connection, fresh: list[GameRecord], read_args: tuple
-                         ) -> tuple[dict[int, int], bool] | None:
-        """One read and one ``record_games``: table id -> game id of the games
-        written and whether a bucket is to split, or None when the function
-        found a row changed since the read."""
+    def _read_rows(rows: Iterable[Sequence[Any]]) -> tuple[dict[tuple[int, int, int], tuple], set[int]]:
+        """The rows of _READ_FOR_RECORD (or of a miss, decoded from JSON):
+        stats rows by key, and the tables recorded already."""
         current: dict[tuple[int, int, int], tuple] = {}
         recorded: set[int] = set()
-        for r in await conn.fetch(_READ_FOR_RECORD, *read_args):
+        for r in rows:
             if r[10] is not None:
                 recorded.add(r[10])
             else:
-                current[(r[0], r[1], r[2])] = (r[3], r[4], r[5], json.loads(r[6]), r[7], r[8], r[9])
+                counters = json.loads(r[6]) if isinstance(r[6], str) else r[6]
+                current[(r[0], r[1], r[2])] = (r[3], r[4], r[5], counters, r[7], r[8], r[9])
+        return current, recorded
+
+    @staticmethod
+    async def _try_group(conn: asyncpg.Connection, fresh: list[GameRecord], current: dict, recorded: set[int],
+                         key_args: list) -> tuple[dict[int, int], bool, dict] | str:
+        """One ``record_games_v3`` from the rows *current* (not changed by
+        this call): table id -> game id of the games written, whether a
+        bucket is to split and the stats rows written; or, when the function
+        found a row or a table changed since, its JSON of the current rows."""
+        current = dict(current)
         done = [g for g in fresh if g.table_id not in recorded]  # in id order
         if not done:
-            return {}, False
+            return {}, False, {}
         before = {key: v[0] for key, v in current.items()}
         names: dict[int, str] = {}
         for g in done:
@@ -560,12 +635,12 @@ class PostgresStore(GroupRecorder):
             (g.table_id, g.guild_id, g.channel_id, g.game, float(g.started_at), float(g.ended_at), g.seed,
              g.rounds, bool(g.has_bots), bool(g.rated), len(g.players)) for g in done))]
         result_columns = [list(col) for col in zip(*results)] if results else [[] for _ in range(7)]
-        ids, split = await conn.fetchrow(
+        ids, split, missed = await conn.fetchrow(
             _RECORD_GAMES, RECORD_LOCK, str(RECORD_LOCK_WAIT_MS), *games, users, [names[u] for u in users],
-            *result_columns, *columns)
+            *result_columns, *columns, *key_args)
         if ids is None:
-            return None
-        return {g.table_id: int(game_id) for g, game_id in zip(done, ids)}, split
+            return missed
+        return {g.table_id: int(game_id) for g, game_id in zip(done, ids)}, split, written
 
     async def profile(self, user_id: int, game: str, guild_id: int | None = None) -> dict[str, Any] | None:
         row = await self._pool.fetchrow(_PROFILE, game_code(game), guild_id or 0, user_id)
@@ -713,8 +788,9 @@ class PostgresStore(GroupRecorder):
                     await conn.execute(statement, timeout=None)
 
     async def integrity_check(self) -> list[str]:
-        """['ok'] when every bucket counts the entries of its key range and
-        every board's buckets sum to its entries, and every stats row's games
+        """['ok'] when every bucket counts the entries of its key range,
+        every board's buckets sum to its entries, every group of buckets
+        counts its buckets and their entries, and every stats row's games
         agree with the recorded games in the global scope (foreign keys and
         unique keys PostgreSQL enforces itself).  O(N)."""
         problems = []
@@ -738,6 +814,23 @@ class PostgresStore(GroupRecorder):
                                    WHERE b.game = s.game AND b.scope = s.scope AND b.board = {board} AND b.lo = '')
             """, timeout=None):
                 problems.append(f"board {board} game {r[0]} scope {r[1]}: {r[2]} entries, buckets disagree")
+        for r in await self._pool.fetch("""
+            SELECT g.game, g.scope, g.board, g.lo, g.cnt, g.nb, x.cnt, x.nb
+            FROM (SELECT *, lead(lo) OVER (PARTITION BY game, scope, board ORDER BY lo) AS hi
+                  FROM bucket_groups) AS g
+            CROSS JOIN LATERAL (SELECT coalesce(sum(b.cnt), 0) AS cnt, count(*) AS nb FROM buckets AS b
+                                WHERE b.game = g.game AND b.scope = g.scope AND b.board = g.board
+                                  AND b.lo >= g.lo AND (g.hi IS NULL OR b.lo < g.hi)) AS x
+            WHERE g.cnt <> x.cnt OR g.nb <> x.nb
+        """, timeout=None):
+            problems.append(f"board {r[2]} game {r[0]} scope {r[1]}: group {r[3]!r} counts {r[4]} in {r[5]} buckets,"
+                            f" they hold {r[6]} in {r[7]}")
+        for r in await self._pool.fetch("""
+            SELECT DISTINCT b.game, b.scope, b.board FROM buckets AS b
+            WHERE NOT EXISTS (SELECT 1 FROM bucket_groups AS g
+                              WHERE g.game = b.game AND g.scope = b.scope AND g.board = b.board AND g.lo = '')
+        """, timeout=None):
+            problems.append(f"board {r[2]} game {r[0]} scope {r[1]}: no first group")
         codes = ", ".join(f"({code}, '{key}')" for key, code in sorted(GAME_CODES.items()))
         for r in await self._pool.fetch(f"""
             SELECT s.game, s.user_id, s.games, count(g.id)
@@ -867,4 +960,20 @@ async def copy_sqlite(sqlite_path: str, dsn: str) -> dict[str, int]:
     finally:
         await conn.close()
         db.close()
+        _tidy_sqlite(sqlite_path)
     return counts
+
+
+def _tidy_sqlite(path: str) -> None:
+    """A read-only reader of a WAL file leaves an empty ``-wal`` and a ``-shm``
+    beside it; the last read-write connection to close removes them (after a
+    checkpoint of nothing: the file itself stays byte for byte).  Nothing
+    happens while the bot still holds the file open."""
+    try:
+        tidy = sqlite3.connect(path)
+        try:
+            tidy.execute("SELECT count(*) FROM sqlite_master").fetchall()
+        finally:
+            tidy.close()
+    except sqlite3.Error:
+        log.info("%s: left its -wal and -shm files", path, exc_info=True)

@@ -57,6 +57,7 @@ ACTIVE = ("lobby", "playing")
 IDLE_LIMIT = 24 * 3600  # seconds without a person acting before a table closes itself (abandoned)
 SWEEP_INTERVAL = 600  # seconds between looks for idle tables
 MAX_OPEN_LOBBIES = 3  # lobbies one person may host at once, across servers
+RESTORE_SLICE = 0.005  # seconds the restore at a start holds the loop before clicks get it
 SLOW_SAVE_AFTER = 1.2  # seconds a save may take before SLOW_SAVE is called
 RETRY_FIRST, RETRY_MAX = 0.5, 30.0  # seconds between tries of an automatic move the store refused
 
@@ -281,6 +282,13 @@ class TableManager:
         self._sweeper: asyncio.Task[None] | None = None
         self._create_lock = asyncio.Lock()  # "is a table here?" and the insert, as one step
         self._closing = False
+        # the restore at a start (restore_in_background): rows not restored yet, by table id
+        self._pending: dict[int, Any] = {}
+        self._records_read = asyncio.Event()
+        self._loaded = asyncio.Event()
+        self._restoring: asyncio.Task[None] | None = None
+        self._resume: Callable[[Table], None] | None = None
+        self._timing = True  # timers are armed as tables are restored (after start_timers)
 
     # ------------------------------------------------------------------ lookup
     def get(self, table_id: int) -> Table | None:
@@ -298,43 +306,128 @@ class TableManager:
         """Load every lobby and game from the store and replay it; with ``owns``
         only those of the servers it accepts (a shard cluster: this process's servers)."""
         restored = []
-        for record in await self.store.active_tables():
-            if owns is not None and not owns(record.guild_id):
-                continue
-            table = self._from_record(record)
-            if table.status == "playing":
-                try:
-                    table.engine = self.games[table.game].replay(
-                        len(table.seats), table.seed, self._engine_options(table), table.log)
-                except Exception:  # a corrupt row must not stop the other tables
-                    log.exception("table %s could not be replayed; it is left out", table.id)
-                    continue
-                if table.engine.over:
-                    # Stopped after the last move, before its end was shown: record it
-                    # (at most once per table) and hand the ending back to be announced.
-                    table.status = "finished"
-                    table.turn_deadline = None
-                    await self._record(table)
-                    cls = self.games[table.game]
-                    before = cls.replay(len(table.seats), table.seed, self._engine_options(table), table.log[:-1])
-                    seat, text = table.log[-1]
-                    table.ending = before.apply(seat, before.parse(text))
-            self.tables[table.id] = table
-            restored.append(table)
-        # Closed (stopped, cancelled, idle) before the thread and the lobby said so:
-        # handed back to be told, never to be played (they stay out of ``tables``).
-        for record in await self.store.untold_closed_tables():
-            if owns is not None and not owns(record.guild_id):
-                continue
-            table = self._from_record(record)
+        for record in await self._records(owns):
+            table = await self._restore_record(record)
+            if table is not None:
+                restored.append(table)
+        self._loaded.set()
+        return restored
+
+    async def _records(self, owns: Callable[[int], bool] | None) -> list[Any]:
+        """The active tables' rows, then those closed before the thread and the lobby said so."""
+        active = [r for r in await self.store.active_tables() if owns is None or owns(r.guild_id)]
+        closed = [r for r in await self.store.untold_closed_tables() if owns is None or owns(r.guild_id)]
+        return active + closed
+
+    async def _restore_record(self, record: Any) -> Table | None:
+        """One table from its row, replayed; an active one joins ``tables``, a closed
+        one is handed back to be told, never to be played (it stays out of ``tables``)."""
+        table = self._from_record(record)
+        if table.status not in ACTIVE:
             if table.seed is not None:  # its table message is drawn once more, without buttons
                 try:
                     table.engine = self.games[table.game].replay(
                         len(table.seats), table.seed, self._engine_options(table), table.log)
                 except Exception:
                     log.exception("closed table %s could not be replayed", table.id)
-            restored.append(table)
-        return restored
+            return table
+        if table.status == "playing":
+            try:
+                table.engine = self.games[table.game].replay(
+                    len(table.seats), table.seed, self._engine_options(table), table.log)
+            except Exception:  # a corrupt row must not stop the other tables
+                log.exception("table %s could not be replayed; it is left out", table.id)
+                return None
+            if table.engine.over:
+                # Stopped after the last move, before its end was shown: record it
+                # (at most once per table) and hand the ending back to be announced.
+                table.status = "finished"
+                table.turn_deadline = None
+                await self._record(table)
+                cls = self.games[table.game]
+                before = cls.replay(len(table.seats), table.seed, self._engine_options(table), table.log[:-1])
+                seat, text = table.log[-1]
+                table.ending = before.apply(seat, before.parse(text))
+        self.tables[table.id] = table
+        return table
+
+    # ------------------------------------------------- restore while connecting
+    def restore_in_background(self, owns: Callable[[int], bool] | None = None,
+                              resume: Callable[[Table], None] | None = None,
+                              slice_s: float = RESTORE_SLICE) -> asyncio.Task[None]:
+        """Restore every table in a task of its own, the most recently active first,
+        yielding the loop every ``slice_s`` seconds (clicks go first); ``resume`` is
+        called with each table once it is restored, before its timer is armed.  A
+        click on a table not restored yet restores that one at once
+        (:meth:`restored`); everything else waits for :meth:`loaded`."""
+        self._resume = resume
+        self._timing = False
+        task = asyncio.get_running_loop().create_task(
+            self._restore_all(owns, slice_s), name="tables-restore", context=contextvars.Context())
+        self._restoring = task
+        return task
+
+    async def _restore_all(self, owns: Callable[[int], bool] | None, slice_s: float) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            records = await self._records(owns)
+            records.sort(key=lambda r: -float(r.meta.get("active_at") or r.updated_at or 0.0))
+            self._pending = {r.id: r for r in records}
+            self._records_read.set()
+            started = loop.time()
+            while self._pending:
+                table_id = next(iter(self._pending))
+                await self._admit(table_id)
+                if loop.time() - started >= slice_s:
+                    await asyncio.sleep(0)  # a click waiting here goes first
+                    started = loop.time()
+            count = sum(1 for t in self.tables.values() if t.status in ACTIVE)
+            log.info("restored %d table(s)", count)
+        except Exception:
+            log.exception("restoring the tables failed")
+        finally:
+            self._pending.clear()
+            self._records_read.set()
+            self._loaded.set()
+
+    async def _admit(self, table_id: int) -> Table | None:
+        """Restore one pending table now (once), hand it to ``resume``, arm its timer."""
+        record = self._pending.pop(table_id, None)
+        if record is None:
+            return self.tables.get(table_id)
+        try:
+            table = await self._restore_record(record)
+        except Exception:
+            log.exception("table %s could not be restored", table_id)
+            return None
+        if table is not None:
+            if self._resume is not None:
+                try:
+                    self._resume(table)
+                except Exception:
+                    log.exception("table %s could not be resumed", table.id)
+            if self._timing and table.status == "playing":
+                self._schedule(table)
+        return table
+
+    async def restored(self, table_id: int) -> Table | None:
+        """The table ``table_id`` once restored: at once if the background restore
+        has not come to it yet (see :meth:`restore_in_background`)."""
+        if not self.is_loaded:
+            await self._records_read.wait()
+            if table_id in self._pending:
+                await self._admit(table_id)
+        return self.tables.get(table_id)
+
+    async def loaded(self) -> None:
+        """Wait until every table is restored (at once when no restore runs)."""
+        if not self.is_loaded:
+            await self._loaded.wait()
+
+    @property
+    def is_loaded(self) -> bool:
+        """Whether no restore started by :meth:`restore_in_background` is still running."""
+        return self._restoring is None or self._loaded.is_set()
 
     def _from_record(self, record: Any) -> Table:
         """A table as the store holds it (its engine not replayed yet)."""
@@ -395,6 +488,7 @@ class TableManager:
         return events
 
     def start_timers(self) -> None:
+        self._timing = True
         for table in list(self.tables.values()):
             if table.status == "playing":
                 self._schedule(table)
@@ -408,7 +502,8 @@ class TableManager:
             if not isinstance(timer, asyncio.Task):
                 timer.cancel()  # not due yet: no task to wait for
         tasks = [*(t for t in self._timers.values() if isinstance(t, asyncio.Task)), *self._closers,
-                 *([self._sweeper] if self._sweeper else [])]
+                 *([self._sweeper] if self._sweeper else []),
+                 *([self._restoring] if self._restoring and not self._restoring.done() else [])]
         for task in tasks:
             task.cancel()
         for task in tasks:
@@ -459,6 +554,7 @@ class TableManager:
                 table_options[name] = option.check(value)
             except ValueError:
                 raise TableError("bad_option", option=name, min=option.minimum, max=option.maximum) from None
+        await self.loaded()  # (a table restored later may be in this channel)
         async with self._guarded(self._create_lock):
             existing = self.in_channel(channel_id)
             if existing is not None and night_id is None:  # a night opens several tables in its channel
@@ -913,6 +1009,7 @@ class TableManager:
 
     # ---------------------------------------------------------- idle tables
     async def _sweep_loop(self) -> None:
+        await self.loaded()
         while not self._closing:
             try:
                 await self.close_idle()

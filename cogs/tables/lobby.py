@@ -394,6 +394,8 @@ class Rules(TableButton, kind="table.rules"):
         from cogs.rules import build_page
 
         embed, view = build_page(click.table.game, click.lang, 0)
+        # (on the table message: its update first, whose token then redraws the table)
+        await click.cog.defer_on_table(click.table, click.interaction)
         await reply(click.interaction, embed=embed, view=view)
 
 

@@ -198,13 +198,42 @@ class Presenter:
         updated = interaction.message is not None and kind in (
             discord.InteractionResponseType.deferred_message_update, discord.InteractionResponseType.message_update)
         if updated:
-            presenter.answer = interaction.followup
-            presenter.answer_message = interaction.message.id  # type: ignore[union-attr]
-            presenter.answer_until = time.monotonic() + ANSWER_LIFETIME
+            self._keep(presenter, interaction)
         if updated or not presenter.expecting:  # (a refused double click does not hold the redraw back)
             waiting, presenter.answering = presenter.answering, None
             if waiting is not None and not waiting.done():
                 waiting.set_result(None)
+
+    def kept_answer(self, table: Table, interaction: discord.Interaction) -> None:
+        """A click on the table message answered as a deferred update whose own answer goes
+        elsewhere (a private panel as a followup): its token redraws the table from now on,
+        for every later change (moves made on private panels, the computers') while it lives."""
+        message = interaction.message
+        if (message is None or not message.id or message.id != table.messages.get("table")
+                or interaction.response.type != discord.InteractionResponseType.deferred_message_update):
+            return
+        presenter = self.presenters.setdefault(table.id, _Presenter())
+        self._keep(presenter, interaction)
+        if presenter.table_dirty:
+            self._wake(table, presenter)
+
+    async def defer_on_table(self, table: Table | None, interaction: discord.Interaction) -> None:
+        """A click on a running table's message that answers privately: acknowledged at once
+        as a deferred update of the table message (which shows nothing), its token kept for
+        redrawing the table (:meth:`kept_answer`); the private answer follows as an ephemeral
+        followup (:func:`cogs.common.ui.reply` sends one once the response is done)."""
+        message = interaction.message
+        if (table is None or table.status != "playing" or interaction.response.is_done() or message is None
+                or not message.id or message.id != table.messages.get("table")):
+            return
+        await interaction.response.defer()
+        self.kept_answer(table, interaction)
+
+    @staticmethod
+    def _keep(presenter: _Presenter, interaction: discord.Interaction) -> None:
+        presenter.answer = interaction.followup
+        presenter.answer_message = interaction.message.id  # type: ignore[union-attr]
+        presenter.answer_until = time.monotonic() + ANSWER_LIFETIME
 
     @staticmethod
     def _answer(table: Table, presenter: _Presenter) -> discord.Webhook | None:
@@ -334,6 +363,7 @@ class Presenter:
 
     @commands.Cog.listener()
     async def on_raw_thread_delete(self, payload: discord.RawThreadDeleteEvent) -> None:
+        await self.manager.loaded()  # (right after a start: every table restored)
         for table in list(self.manager.tables.values()):
             if table.thread_id == payload.thread_id and table.status == "playing":
                 log.info("thread of table %s was deleted; opening a new one", table.id)
@@ -344,6 +374,7 @@ class Presenter:
     async def on_raw_message_delete(self, payload: discord.RawMessageDeleteEvent) -> None:
         if payload.message_id in self._deleting:
             return  # the bot's own deletion of a replaced table message
+        await self.manager.loaded()
         for table in list(self.manager.tables.values()):
             if table.messages.get("table") == payload.message_id and table.status == "playing":
                 log.info("table message of table %s was deleted; posting it again", table.id)

@@ -315,6 +315,10 @@ class Message:
     # message's allowed_mentions let through; a reply's author when allowed); edits never add any
     pinged: List[int] = field(default_factory=list)
     allowed_mentions: Optional[Dict[str, Any]] = None
+    # how each edit came, in order: "channel" (PATCH /channels/{id}/messages/{id}, counted by the global
+    # limit and the channel's edit bucket), "callback" (an interaction answer of type 7), "webhook"
+    # (PATCH /webhooks/{app}/{token}/messages/@original or /{id}: an interaction token, not counted)
+    edited_by: List[str] = field(default_factory=list)
     _changed: Optional[asyncio.Event] = field(default=None, repr=False)
 
     # --- convenience -------------------------------------------------------

@@ -217,6 +217,7 @@ class _Interaction:
         self.original_replaced = False
         self.followups: List[Message] = []
         self.edits = 0
+        self.first_edit_at: Optional[float] = None  # loop.time() of the first edit through this token
         self.modal: Optional[Dict[str, Any]] = None
         self.choices: Optional[List[Dict[str, Any]]] = None
         self.changed = asyncio.Event()
@@ -264,8 +265,11 @@ class FakeDiscord:
         keep_history: bool = True,
         shard_count: int = 1,
         max_concurrency: int = 1,
+        token_lifetime: float = 15 * 60,
     ) -> None:
         self.token = token
+        #: seconds an interaction token may send followups and edit messages (Discord: 15 minutes)
+        self.token_lifetime = token_lifetime
         #: the shard count ``GET /gateway/bot`` recommends; sessions route by the shard they IDENTIFY with
         self.shard_count = shard_count
         #: ``session_start_limit.max_concurrency``: shards that may IDENTIFY together per 5 s
@@ -2030,8 +2034,10 @@ class FakeDiscord:
                 "X-RateLimit-Bucket": "fakeeditbucket"}
 
     def _apply_edit(self, m: Message, payload: Dict[str, Any], files: List[Dict[str, Any]], *, where: str,
-                    loading_fill: bool = False, check_mentions: bool = True) -> None:
-        """Apply a (partial) message edit; records the 'mention added by edit' warning."""
+                    route: str, loading_fill: bool = False, check_mentions: bool = True) -> None:
+        """Apply a (partial) message edit; records the 'mention added by edit' warning and the
+        route of the edit (``route``: see :attr:`Message.edited_by`)."""
+        m.edited_by.append(route)
         old_mentions = set(m.mentions)
         if self.keep_history:
             m.history.append(m.snapshot())
@@ -2088,7 +2094,8 @@ class FakeDiscord:
         headers = self._edit_bucket(ch)
         self._validate(payload, files, partial=True, where=f"edit of message {m.id} in #{ch.name}",
                        flags=payload.get("flags", m.flags))
-        self._apply_edit(m, payload, files, where=f"PATCH /channels/{ch.id}/messages/{m.id}")
+        self._apply_edit(m, payload, files, where=f"PATCH /channels/{ch.id}/messages/{m.id}",
+                         route="channel")
         self._dispatch_message("MESSAGE_UPDATE", m)
         return _json_response(self._message_payload(m), headers=headers)
 
@@ -2684,7 +2691,7 @@ class FakeDiscord:
             if m.deleted:
                 raise ApiError(404, 10008, "Unknown Message")
             self._validate(data, files, partial=True, where=where, flags=data.get("flags", m.flags))
-            self._apply_edit(m, data, files, where=f"{where} (type 7)")
+            self._apply_edit(m, data, files, where=f"{where} (type 7)", route="callback")
             self._dispatch_message("MESSAGE_UPDATE", m)
             message = m
         elif cb == 9:
@@ -2754,8 +2761,8 @@ class FakeDiscord:
         if int(app_id) != self.application_id:
             raise ApiError(404, 10015, "Unknown Webhook")
         rec = self._by_token.get(token)
-        if rec is None:
-            raise ApiError(401, 50027, "Invalid Webhook Token")
+        if rec is None or asyncio.get_running_loop().time() - rec.dispatched_at > self.token_lifetime:
+            raise ApiError(401, 50027, "Invalid Webhook Token")  # (Discord's answer to an expired token too)
         if rec.ack_type is None:
             raise ApiError(404, 10015, "Unknown Webhook",
                            violation=f"followup/edit through the token of {rec.describe()} before it was acknowledged")
@@ -2807,7 +2814,7 @@ class FakeDiscord:
                                f"(it replaces the deferred message) - defer(ephemeral=True) instead")
             rec.original_replaced = True
             # it is technically an edit of the "thinking" message: its mentions do not notify either
-            self._apply_edit(m, payload, files, where=f"{where}, which replaced the deferred 'thinking' message",
+            self._apply_edit(m, payload, files, where=f"{where}, which replaced the deferred 'thinking' message", route="webhook",
                              loading_fill=True)
             self._dispatch_message("MESSAGE_UPDATE", m)
             rec.followups.append(m)
@@ -2838,8 +2845,10 @@ class FakeDiscord:
             self._ensure_writable_thread(ch, edit=True)
         where = f"edit of {'@original' if mid == '@original' else 'message ' + mid} of {rec.describe()}"
         self._validate(payload, files, partial=True, where=where, flags=payload.get("flags", m.flags))
-        self._apply_edit(m, payload, files, where=where, loading_fill=m.loading)
+        self._apply_edit(m, payload, files, where=where, route="webhook", loading_fill=m.loading)
         rec.edits += 1
+        if rec.first_edit_at is None:
+            rec.first_edit_at = asyncio.get_running_loop().time()
         self._dispatch_message("MESSAGE_UPDATE", m)
         rec.touch()
         return _json_response(self._message_payload(m))
