@@ -21,7 +21,7 @@ from typing import Any
 import discord
 import pytest
 
-from tests.e2e import nimmt_turn, open_table, running_bot, seat_players
+from tests.e2e import nimmt_turn, open_hand, open_table, running_bot, seat_players
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -94,10 +94,10 @@ async def test_moves_lobbies_and_lookups_leave_no_cycles_of_ours(world, tmp_path
                 await fd.wait_for(lambda: table.version > ver, timeout=10)
             table = bot.tables.get(take6.table_id)
             for user in (ana, ben):  # 6 nimmt!: everyone picks a card on their panel
-                r = await take6.click(user, take6.table_message(), f"take6.hand:{take6.table_id}")
-                card = next(b["custom_id"] for b in r.message.buttons()
+                panel = await open_hand(take6, user, "take6")
+                card = next(b["custom_id"] for b in panel.buttons()
                             if re.fullmatch(r"take6\.card:.*", b.get("custom_id") or ""))
-                assert (await take6.click(user, r.message, card)).ack_type == 7
+                assert (await take6.click(user, panel, card)).ack_type == 7
             lobbies = fd.add_channel(world.guild, "lobbies")
             for _ in range(2):
                 t = await open_table(fd, cleo, lobbies, "garbage new", seats=3)
