@@ -16,7 +16,7 @@ from app.store import GameRecord, PlayerResult, Store
 from app.tables.manager import TableManager
 from core import garbage, nimmt, registry
 from core.protocol import to_act
-from tests.e2e import running_bot
+from tests.e2e import private_answer, running_bot
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -149,7 +149,8 @@ async def test_the_bot_starts_on_an_old_database(world, tmp_path):
         mover = (ana, ben)[seat]
         hand_button = next(b for b in table_message.buttons() if b["custom_id"].startswith("nimmt.hand:"))
         r = await fd.click(mover, table_message, hand_button["custom_id"])
-        assert r.ephemeral and r.message.ephemeral_to == mover.id
+        panel = await private_answer(r)  # a deferred update of the table message, the panel privately
+        assert panel.ephemeral and panel.ephemeral_to == mover.id
         table = next(t for t in bot.tables.tables.values() if t.game == "nimmt" and t.status == "playing")
         for card in table.engine.view(seat)["hand"]:
-            assert str(card) in r.message.text()
+            assert str(card) in panel.text()
