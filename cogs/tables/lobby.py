@@ -394,8 +394,9 @@ class Rules(TableButton, kind="table.rules"):
         from cogs.rules import build_page
 
         embed, view = build_page(click.table.game, click.lang, 0)
-        # (on the table message: its update first, whose token then redraws the table)
-        await click.cog.defer_on_table(click.table, click.interaction)
+        # A private reply at once, the rules in the answer itself: no deferral of the table
+        # message (whose token would redraw it), which after a restart, when many players look
+        # at the rules, would draw a burst of tables before their answers.
         await reply(click.interaction, embed=embed, view=view)
 
 
