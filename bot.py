@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import re
 import sys
 from typing import Any
 
@@ -174,33 +173,15 @@ class CardBot(commands.Bot):
         log.info("ready as %s in %d server(s)", self.user, len(self.guilds))
 
 
-#: a table component's custom_id: its kind, then the table id (``<game>.<op>:12:40:2``,
-#: ``table.join:12``; ids before typed items: ``table:12:join``, ``tsel:12:...``)
-_TABLE_ID = re.compile(r"([a-z][a-z0-9_.]*):(\d{1,20})(?::|$)")
-
-
-def _table_kinds() -> set[str]:
-    """The first part of every table component's custom_id."""
-    from cogs.tables.router import TableItem
-
-    kinds = {"table", "tsel"}
-    todo = [TableItem]
-    while todo:
-        cls = todo.pop()
-        todo += cls.__subclasses__()
-        if cls.kind:
-            kinds.add(cls.kind)
-    return kinds
-
-
 def gate_interactions(bot: CardBot) -> None:
     """While the tables are being restored at a start: a click on a table waits only
     for that table (restored at once if its turn has not come), any other interaction
     until every table is back; then interactions go straight through again."""
+    from cogs.tables.router import table_of
+
     state = bot._connection
     parse = state.parsers["INTERACTION_CREATE"]
     manager = bot.tables
-    kinds: set[str] | None = None
     waiting: set[asyncio.Task[None]] = set()
 
     async def later(data: Any, table_id: int | None) -> None:
@@ -211,21 +192,16 @@ def gate_interactions(bot: CardBot) -> None:
         parse(data)
 
     def gated(data: Any) -> None:
-        nonlocal kinds
         if manager.is_loaded:
             state.parsers["INTERACTION_CREATE"] = parse  # every table is back: no more gate
             parse(data)
             return
         table_id = None
         if data.get("type") == 3:  # a component
-            if kinds is None:
-                kinds = _table_kinds()
-            match = _TABLE_ID.match(str((data.get("data") or {}).get("custom_id", "")))
-            if match is not None and match[1] in kinds:
-                table_id = int(match[2])
-                if manager.get(table_id) is not None:
-                    parse(data)  # restored already
-                    return
+            table_id = table_of(str((data.get("data") or {}).get("custom_id", "")))
+            if table_id is not None and manager.get(table_id) is not None:
+                parse(data)  # restored already
+                return
         task = asyncio.get_running_loop().create_task(later(data, table_id))
         waiting.add(task)
         task.add_done_callback(waiting.discard)

@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
-from collections import Counter, defaultdict
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -181,7 +181,7 @@ def report(step: Step, top: int, chains: int) -> None:
         print(f"   cycle {shown} (from {where}):")
         for o in cycle:
             print(f"       {describe(o):60s} {origin(o)}")
-        print(f"       -> back to the first")
+        print("       -> back to the first")
     if seen_shapes:
         print("   cycle shapes (count):")
         for shape, count in seen_shapes.most_common(top):

@@ -63,9 +63,6 @@ PANEL_DEBOUNCE = 0.3
 HAND_IMAGES = 512  # hand pictures kept (~15 KB each): most panel redraws show a hand that did not change
 ANSWER_WITHIN = 2.0  # seconds after the click: a panel not drawn by then is deferred (Discord allows 3)
 QUICK_PLAYS = 10  # one-click buttons (card on stack) when no more pairs than this fit
-#: a click on the panel that redraws its picture is acknowledged at once (a deferred update,
-#: which shows nothing) and the panel follows as an edit (bench/load.py measures both ways)
-DEFER_PANEL = False
 
 
 @dataclass
@@ -283,7 +280,6 @@ class NimmtUI:
 
     def _play_controls(self, table: Table, view: dict[str, Any], lang: str, stack: int | None, page: int,
                        lines: list[str]) -> list[discord.ui.Item]:
-        seat = view["seat"]
         ver = table.version
         turn = view["turn"]
         played = set(turn["played_stacks"])
@@ -365,12 +361,6 @@ class NimmtUI:
         async with self._lock(key):
             version = table.version
             drawing = asyncio.ensure_future(self.panel_drawn(table, seat, lang, stack=stack, page=page, note=note))
-            if DEFER_PANEL and not new and not interaction.response.is_done():
-                await asyncio.sleep(0)  # (the same hand as drawn before: its picture is ready at once)
-                if not drawing.done():
-                    # A picture to draw: acknowledge the click now (a deferred update of the
-                    # panel shows nothing), the redrawn panel follows as an edit of it.
-                    await interaction.response.defer()
             age = (discord.utils.utcnow() - interaction.created_at).total_seconds()
             await asyncio.wait({drawing}, timeout=max(0.2, ANSWER_WITHIN - max(0.0, age)))
             if not drawing.done() and not interaction.response.is_done():
@@ -463,10 +453,6 @@ class NimmtUI:
         """A move from the panel: saved, then the panel shows what it did."""
         table = click.table
         seat = self._seat(table, click.interaction)
-        # Acknowledged at once, before the move is saved (a deferred update of the panel shows
-        # nothing); the panel, drawn from the saved state, follows as an edit of it.
-        if DEFER_PANEL and not click.interaction.response.is_done():
-            await click.interaction.response.defer()
         try:
             events = await click.cog.manager.act(table, click.user.id, action, version=ver)
         except TableError as error:

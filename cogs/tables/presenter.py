@@ -204,30 +204,21 @@ class Presenter:
             if waiting is not None and not waiting.done():
                 waiting.set_result(None)
 
-    def kept_answer(self, table: Table, interaction: discord.Interaction) -> None:
-        """A click on the table message answered as a deferred update whose own answer goes
-        elsewhere (a private panel as a followup): its token redraws the table from now on,
-        for every later change (moves made on private panels, the computers') while it lives."""
-        message = interaction.message
-        if (message is None or not message.id or message.id != table.messages.get("table")
-                or interaction.response.type != discord.InteractionResponseType.deferred_message_update):
-            return
-        presenter = self.presenters.setdefault(table.id, _Presenter())
-        self._keep(presenter, interaction)
-        if presenter.table_dirty:
-            self._wake(table, presenter)
-
     async def defer_on_table(self, table: Table | None, interaction: discord.Interaction) -> None:
         """A click on a running table's message that answers privately: acknowledged at once
-        as a deferred update of the table message (which shows nothing), its token kept for
-        redrawing the table (:meth:`kept_answer`); the private answer follows as an ephemeral
-        followup (:func:`cogs.common.ui.reply` sends one once the response is done)."""
+        as a deferred update of the table message (which shows nothing); its token redraws
+        the table from now on, for every later change (moves made on private panels, the
+        computers') while it lives.  The private answer follows as an ephemeral followup
+        (:func:`cogs.common.ui.reply` sends one once the response is done)."""
         message = interaction.message
         if (table is None or table.status != "playing" or interaction.response.is_done() or message is None
                 or not message.id or message.id != table.messages.get("table")):
             return
         await interaction.response.defer()
-        self.kept_answer(table, interaction)
+        presenter = self.presenters.setdefault(table.id, _Presenter())
+        self._keep(presenter, interaction)
+        if presenter.table_dirty:
+            self._wake(table, presenter)
 
     @staticmethod
     def _keep(presenter: _Presenter, interaction: discord.Interaction) -> None:

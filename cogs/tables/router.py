@@ -109,6 +109,19 @@ TABLE = Int(0, INT64_MAX)
 
 #: today's items by the op they had in the ids before typed items: (kind, op) -> {game: class}
 _LEGACY: dict[tuple[str, str], dict[str | None, type["TableItem"]]] = {}
+#: the first part of every table component's custom_id (the ids before typed items included)
+_KINDS: set[str] = {"table", "tsel"}
+_KIND_AND_TABLE = re.compile(r"([a-z][a-z0-9_.]*):(\d{1,20})(?::|$)")
+
+
+def table_of(custom_id: str) -> int | None:
+    """The table a component's custom_id belongs to, or None (not a table's component).
+
+    >>> table_of("table:12:join"), table_of("tsel:7:seats"), table_of("night:3:join")
+    (12, 7, None)
+    """
+    match = _KIND_AND_TABLE.match(custom_id)
+    return int(match[2]) if match is not None and match[1] in _KINDS else None
 
 
 @dataclass
@@ -164,6 +177,7 @@ class TableItem(discord.ui.DynamicItem[discord.ui.Item[Any]], template=r"(?!)"):
             super().__init_subclass__(template=r"(?!)", **kwargs)
             return
         cls.kind = kind
+        _KINDS.add(kind)
         clash = [name for name in cls.fields if name in ("table_id", "ver", "values") or hasattr(TableItem, name)]
         if clash:  # (a field must not hide an attribute of the item, e.g. its row)
             raise TypeError(f"{cls.__name__}: field names {clash} are taken")
