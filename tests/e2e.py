@@ -85,8 +85,17 @@ async def private_answer(result: Any) -> Any:
 async def open_hand(t: "Table", user: Any, game: str = "nimmt") -> Any:
     """*My hand* on the table message: answered at once as an update of the table message
     (type 6), the panel follows as an ephemeral followup only ``user`` sees."""
-    r = await t.click(user, t.table_message(), f"{game}.hand:{t.table_id}")
-    assert r.ack_type == 6, r
+    clicked = t.table_message()
+    r = await t.click(user, clicked, f"{game}.hand:{t.table_id}")
+    if r.ack_type == 4:
+        # The click raced a new round's repost of the table message (on the old one, or on
+        # the new one before the bot had recorded it): the panel comes as a plain reply.
+        where = t.thread or t.channel
+        posted = [m for m in t.fd.messages(where, include_deleted=True) if any(
+            re.fullmatch(rf"\w+\.hand:{t.table_id}", b.get("custom_id") or "") for b in m.buttons())]
+        assert len(posted) > 1 and clicked.id in (posted[-1].id, posted[-2].id), r
+    else:
+        assert r.ack_type == 6, r
     panel = await private_answer(r)
     assert panel.ephemeral_to == user.id, panel
     return panel
