@@ -370,3 +370,42 @@ async def test_take6_replay_through_simultaneous_turns(world, tmp_path):
         options = record.meta["shuffle"]["options"]
         story = await page_through(fd, ana, tbl, Take6, 3, seed, options, log, hands=True)
         assert story == thread_story(fd, tbl, "take6")
+
+
+async def test_the_standings_wait_for_a_slow_recording_and_come_with_replay(world, tmp_path):
+    """A database that takes a moment to record the result (a busy disk) while the table
+    message's redraw of the last turn waits out a rate limit: the lobby shows the final
+    standings only once the game is recorded, with Replay and Verify under them."""
+    import asyncio
+
+    from tests.test_e2e_take6 import card_buttons, open_panel, row_buttons, started
+
+    fd = world.fd
+    ana = world.person("ana")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        record_game = bot.store.record_game
+
+        async def slow_record(record: GameRecord) -> Any:
+            await asyncio.sleep(2.0)
+            return await record_game(record)
+
+        bot.store.record_game = slow_record
+        tbl, table = await started(world, bot, [ana], computers=2, deals=1, turn_time=0)
+        seat = table.seat_of(ana.id)
+        for _ in range(100):
+            if table.status != "playing":
+                break
+            if seat in table.engine.to_act:
+                if len(table.engine.view(seat)["hand"]) == 1:
+                    # the last turn: its redraw of the table message (through the token of
+                    # ana's My hand click) is told to wait a second
+                    fd.fail_next("PATCH", r"^/webhooks/\d+/[^/]+/messages/@original$", status=429, retry_after=1.0)
+                panel = await open_panel(tbl, ana)
+                choice = (row_buttons(panel) or card_buttons(panel))[0]
+                assert (await tbl.click(ana, panel, choice["custom_id"])).ack_type == 7
+            else:
+                await fd.wait_for(lambda: table.status != "playing" or seat in table.engine.to_act, timeout=10)
+        assert table.status == "finished"
+        finished = t("en", "table.finished")
+        await fd.wait_for(lambda: finished in tbl.lobby.text(), timeout=10)
+        assert button(tbl.lobby, r"rply:\d+:0:o") and button(tbl.lobby, r"vrfy:\d+"), tbl.lobby.buttons()

@@ -73,6 +73,9 @@ class _Presenter:
     answer_until: float = 0.0  # time.monotonic() when the token is too old
     answering: asyncio.Future[None] | None = None  # such clicks are being acknowledged now
     expecting: int = 0  # how many
+    #: the change that ended the game reached the presenter: it is saved and recorded
+    #: (``table.status`` turns "finished" before the result is recorded and told)
+    ended: bool = False
 
 
 def _chunk_items(items: Sequence[_Item], limit: int = 1900) -> list[list[_Item]]:
@@ -140,6 +143,8 @@ class Presenter:
             self._queue_ping(table, presenter)
         if presenter.lines:  # posted, it marks this change told
             presenter.lines[-1].upto, presenter.lines[-1].notes = table.version, table.noted
+        if table.status == "finished":
+            presenter.ended = True
         if table.status in ("playing", "finished") or (table.status == "abandoned" and table.messages.get("table")):
             presenter.table_dirty = True  # (a stopped game's table message is drawn once more, without buttons)
         self._wake(table, presenter)
@@ -404,6 +409,11 @@ class Presenter:
                     await asyncio.sleep(RETRY_DELAY * failures)
             except Exception:
                 log.exception("updating the table message of table %s failed", table.id)
+        if table.status == "finished" and not presenter.ended:
+            # The last move is saved but still being recorded: its change comes to
+            # on_table_change next, which redraws the table and then shows the end (the
+            # standings' Replay and Verify need the recorded game).
+            return
         if table.status == "finished" and self.presenters.get(table.id) is presenter:
             try:
                 await self._finish(table)
