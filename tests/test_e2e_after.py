@@ -409,3 +409,4 @@ async def test_the_standings_wait_for_a_slow_recording_and_come_with_replay(worl
         finished = t("en", "table.finished")
         await fd.wait_for(lambda: finished in tbl.lobby.text(), timeout=10)
         assert button(tbl.lobby, r"rply:\d+:0:o") and button(tbl.lobby, r"vrfy:\d+"), tbl.lobby.buttons()
+        assert fd.clear_failures() == 0  # the last redraw did wait out its 429
