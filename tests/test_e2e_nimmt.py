@@ -354,3 +354,28 @@ async def test_an_open_panel_shows_your_turn_by_itself(world, tmp_path):
         assert panel.ephemeral_to == waiter.id
         await nimmt_turn(t, waiter, panel)  # and it works
         assert table.engine.to_move == table.seat_of(mover.id) or table.status != "playing"
+
+
+async def test_my_hand_on_the_table_message_being_replaced_answers_privately(world, tmp_path):
+    """A new round posts a fresh table message and deletes the old one; a player who
+    clicks My hand on the old one before it is gone gets the hand privately, as a
+    plain reply (the race the harness's ``open_hand`` allows for)."""
+    fd = world.fd
+    ana, ben = world.person("ana"), world.person("ben")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        t, table = await started_table(world, bot, [ana, ben], rounds=2, turn_time=0)
+        # the old table message stays a few seconds: Discord rate-limits its deletion
+        fd.fail_next("DELETE", rf"/channels/{t.thread.id}/messages/\d+$", status=429, retry_after=3.0)
+        first = t.table_message()
+        by_seat = {table.seat_of(u.id): u for u in (ana, ben)}
+        for _ in range(200):
+            if t.table_message() is not first:
+                break
+            await nimmt_turn(t, by_seat[table.engine.to_move])
+            await fd.wait_for(lambda: t.table_message() is not first or table.engine.to_move in by_seat, timeout=10)
+        assert t.table_message() is not first and not first.deleted
+        r = await t.click(ana, first, f"nimmt.hand:{t.table_id}")
+        assert r.ack_type == 4 and r.ephemeral and r.message.ephemeral_to == ana.id, r
+        assert any(a["filename"] == "hand.png" for a in r.message.attachments), r.message.attachments
+        await fd.wait_for(lambda: first.deleted, timeout=10)
+        assert fd.clear_failures() == 0  # the deletion did wait
