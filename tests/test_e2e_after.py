@@ -410,3 +410,38 @@ async def test_the_standings_wait_for_a_slow_recording_and_come_with_replay(worl
         await fd.wait_for(lambda: finished in tbl.lobby.text(), timeout=10)
         assert button(tbl.lobby, r"rply:\d+:0:o") and button(tbl.lobby, r"vrfy:\d+"), tbl.lobby.buttons()
         assert fd.clear_failures() == 0  # the last redraw did wait out its 429
+
+
+async def test_the_thread_tells_the_end_before_the_lobby_shows_the_standings(world, tmp_path):
+    """The last turn's narration is slow to post (Discord fails it once; discord.py tries
+    again a second later): the lobby's final standings wait for the thread's "Game over!"."""
+    from tests.test_e2e_take6 import card_buttons, open_panel, row_buttons, started
+
+    fd = world.fd
+    ana = world.person("ana")
+    told_first: list[bool] = []  # at each edit of the lobby that shows the standings: was the end told?
+
+    def watch(message: Any, kind: str) -> None:
+        if kind == "edit" and message.id == tbl.lobby.id and t("en", "table.finished") in message.text():
+            told_first.append("Game over!" in tbl.log_text())
+
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        tbl, table = await started(world, bot, [ana], computers=2, deals=1, turn_time=0)
+        fd.message_listeners.append(watch)
+        seat = table.seat_of(ana.id)
+        for _ in range(100):
+            if table.status != "playing":
+                break
+            if seat in table.engine.to_act:
+                if len(table.engine.view(seat)["hand"]) == 1:
+                    # the last turn, once its ping is out: its narration will fail once
+                    await fd.wait_for(lambda: ana.id in fd.messages(tbl.thread)[-1].mentions, timeout=10)
+                    fd.fail_next("POST", rf"/channels/{tbl.thread.id}/messages$", status=500)
+                panel = await open_panel(tbl, ana)
+                choice = (row_buttons(panel) or card_buttons(panel))[0]
+                assert (await tbl.click(ana, panel, choice["custom_id"])).ack_type == 7
+            else:
+                await fd.wait_for(lambda: table.status != "playing" or seat in table.engine.to_act, timeout=10)
+        await fd.wait_for(lambda: told_first, timeout=10)
+        assert told_first == [True]
+        assert fd.clear_failures() == 0  # the end's narration did fail once

@@ -415,6 +415,9 @@ class Presenter:
             # standings' Replay and Verify need the recorded game).
             return
         if table.status == "finished" and self.presenters.get(table.id) is presenter:
+            sender = presenter.sender
+            if sender is not None and not sender.done():
+                await asyncio.wait({sender})  # the thread tells the end before the lobby shows it
             try:
                 await self._finish(table)
             except Exception:
