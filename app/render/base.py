@@ -18,6 +18,7 @@ has it (:class:`ChainFont`).  :func:`clean` folds what no font has (``é`` ->
 from __future__ import annotations
 
 import io
+import math
 import struct
 import unicodedata
 import zlib
@@ -42,10 +43,20 @@ FALLBACK_FONTS: tuple[str, ...] = tuple(
 _FONT_PATH: str | None = SHIPPED_FONT
 _FALLBACK_PATHS: tuple[str, ...] = FALLBACK_FONTS
 _CACHES: list[Any] = []
+#: whether text is drawn and measured through the caches of this module (the
+#: glyph masks of :func:`text`, the widths of :func:`fit`, :func:`shrink` and
+#: ``ChainFont.getlength``); off, every call goes to Pillow as it did before
+#: them.  Only tests turn it off (:func:`set_text_caches`), to compare.
+_TEXT_CACHES = True
 
 
 def cached(maxsize: int) -> Any:
-    """``lru_cache`` that :func:`clear_caches` knows about."""
+    """``lru_cache`` that :func:`clear_caches` knows about.
+
+    ``lru_cache`` keeps its own table consistent under threads; the values
+    cached here are never changed after they are made (sprites are pasted
+    from, masks drawn through), so the painter thread and the worker process
+    (which has caches of its own) can share them."""
     def deco(fn: Any) -> Any:
         wrapped = lru_cache(maxsize=maxsize)(fn)
         _CACHES.append(wrapped)
@@ -54,9 +65,17 @@ def cached(maxsize: int) -> Any:
 
 
 def clear_caches() -> None:
-    """Forget cached fonts, glyph coverage and sprites."""
+    """Forget cached fonts, glyph coverage, glyph masks, widths and sprites."""
     for c in _CACHES:
         c.cache_clear()
+
+
+def set_text_caches(on: bool) -> None:
+    """Draw and measure text through the caches (``True``, the default) or
+    straight through Pillow; forgets every cache (sprites hold drawn text)."""
+    global _TEXT_CACHES
+    _TEXT_CACHES = bool(on)
+    clear_caches()
 
 
 def set_font(path: str | None, fallbacks: tuple[str, ...] | None = None) -> None:
@@ -121,6 +140,11 @@ class ChainFont:
         return [(self.fonts[index], part) for index, part in _runs(s)]
 
     def getlength(self, s: str, *args: Any, **kwargs: Any) -> float:
+        if _TEXT_CACHES and not args and not kwargs:
+            return _length(self, s)
+        return self._getlength(s, *args, **kwargs)
+
+    def _getlength(self, s: str, *args: Any, **kwargs: Any) -> float:
         runs = _runs(s)
         if len(runs) == 1:
             return self.fonts[runs[0][0]].getlength(s, *args, **kwargs)
@@ -138,6 +162,13 @@ class ChainFont:
 
 
 @cached(maxsize=4096)
+def _length(f: ChainFont, s: str) -> float:
+    """``f.getlength(s)``, remembered (the same labels, names and numbers are
+    measured on every redraw)."""
+    return f._getlength(s)
+
+
+@cached(maxsize=4096)
 def _runs(s: str) -> tuple[tuple[int, str], ...]:
     """``s`` cut into runs drawn by one font of the chain each: (font index, text)."""
     out: list[tuple[int, str]] = []
@@ -152,9 +183,12 @@ def _runs(s: str) -> tuple[tuple[int, str], ...]:
 
 @cached(maxsize=64)
 def font(size: int) -> Any:
-    """A font of roughly ``size`` pixels (with its fallbacks), cached per size."""
+    """A font of roughly ``size`` pixels (with its fallbacks), cached per size.
+
+    A scalable font always comes as a :class:`ChainFont` (even without
+    fallbacks), whose ``getlength`` is cached."""
     fonts = _chain(size)
-    return ChainFont(fonts) if len(fonts) > 1 else fonts[0]
+    return ChainFont(fonts) if isinstance(fonts[0], ImageFont.FreeTypeFont) else fonts[0]
 
 
 def _is_ft(f: Any) -> bool:
@@ -263,6 +297,13 @@ def width(text: str, f: Any) -> float:
 
 def fit(text: str, f: Any, max_w: float) -> str:
     """``text`` cleaned and cut with an ellipsis to fit ``max_w`` pixels."""
+    if _TEXT_CACHES:
+        return _fit(text, f, max_w)
+    return _fit.__wrapped__(text, f, max_w)
+
+
+@cached(maxsize=4096)
+def _fit(text: str, f: Any, max_w: float) -> str:
     text = clean(text)
     if f.getlength(text) <= max_w:
         return text
@@ -289,8 +330,7 @@ def text(draw: ImageDraw.ImageDraw, xy: tuple[float, float], s: str, f: Any,
             return
         f = runs[0][0]
     if _is_ft(f):
-        draw.text(xy, s, font=f, fill=fill, anchor=anchor,
-                  stroke_width=stroke, stroke_fill=fill if stroke else None)
+        _ft_text(draw, xy, s, f, fill, anchor, stroke)
         return
     # bitmap fallback font: no anchors, place by bounding box
     x, y = xy
@@ -320,15 +360,48 @@ def _chain_text(draw: ImageDraw.ImageDraw, xy: tuple[float, float], runs: list[t
     baseline = {"a": y + ascent, "t": y + ascent, "m": y + (ascent - descent) / 2,
                 "d": y - descent, "b": y - descent}.get(v, y)
     for rf, part in runs:
-        draw.text((x, baseline), part, font=rf, fill=fill, anchor="ls",
-                  stroke_width=stroke, stroke_fill=fill if stroke else None)
+        _ft_text(draw, (x, baseline), part, rf, fill, "ls", stroke)
         x += rf.getlength(part)
+
+
+def _ft_text(draw: ImageDraw.ImageDraw, xy: tuple[float, float], s: str, f: Any,
+             fill: Color, anchor: str, stroke: int) -> None:
+    """One line in one FreeType font: what ``draw.text`` does for it, with the
+    glyph mask from :func:`_mask` (cached).
+
+    Pillow's ``ImageDraw.text`` for one line, an ``fill`` ink and a stroke
+    of the same ink: the mask of ``getmask2`` at the fractional part of the
+    position, drawn at the whole part plus the mask's offset with
+    ``draw_bitmap``."""
+    if not _TEXT_CACHES or "\n" in s or isinstance(fill, str) or draw.fontmode != "L":
+        draw.text(xy, s, font=f, fill=fill, anchor=anchor,
+                  stroke_width=stroke, stroke_fill=fill if stroke else None)
+        return
+    x, y = xy
+    mask, (dx, dy) = _mask(f, s, anchor, stroke, math.modf(x)[0], math.modf(y)[0])
+    draw.draw.draw_bitmap((int(x) + dx, int(y) + dy), mask, draw.draw.draw_ink(fill))
+
+
+@cached(maxsize=2048)
+def _mask(f: Any, s: str, anchor: str, stroke: int, fx: float, fy: float) -> tuple[Any, tuple[int, int]]:
+    """The "L" glyph mask of ``s`` and its offset, as ``ImageDraw.text`` asks
+    FreeType for it: the key is everything the mask depends on (the font,
+    the text, the anchor, the stroke and the fractional start); the ink is
+    not (it only colours embedded-colour glyphs, which we do not draw)."""
+    return f.getmask2(s, "L", None, None, None, stroke, anchor, 0, (fx, fy), stroke_filled=True)  # type: ignore[no-any-return]
 
 
 def shrink(s: str, size: int, max_w: float, min_size: int = 9) -> tuple[str, Any]:
     """``s`` cleaned, in the largest font from ``size`` down to ``min_size``
     that fits ``max_w``; cut with an ellipsis only if even the smallest is too
     wide (long German captions stay whole)."""
+    if _TEXT_CACHES:
+        return _shrink_text(s, size, max_w, min_size)
+    return _shrink_text.__wrapped__(s, size, max_w, min_size)
+
+
+@cached(maxsize=1024)
+def _shrink_text(s: str, size: int, max_w: float, min_size: int) -> tuple[str, Any]:
     s = clean(s)
     for px in range(size, min_size - 1, -1):
         f = font(px)
