@@ -24,7 +24,7 @@ import unicodedata
 import zlib
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -555,9 +555,10 @@ def to_png(im: Image.Image) -> bytes:
     Each row gets its filter byte (0: None) band by band of about 64 KiB fed
     to one deflate stream: the same bytes as compressing the whole padded
     image at once (deflate without flushes does not depend on how its input
-    is cut), without the copies of a few MiB a big table picture took before
-    (a padded copy of the image and its bytes: a third of a 60-stack
-    picture's encoding).
+    is cut).  The bands come straight from Pillow's raw encoder (what
+    ``tobytes`` runs, whole rows per call), so no copy of the image's few MiB
+    is made: a big fresh buffer per picture cost page faults and copies, a
+    third of a 60-stack table's encoding.
     """
     if im.mode != "RGB":
         buf = io.BytesIO()
@@ -565,13 +566,8 @@ def to_png(im: Image.Image) -> bytes:
         return buf.getvalue()
     w, h = im.size
     stride = 3 * w
-    raw = memoryview(im.tobytes())
-    band = max(1, _BAND // (stride + 1)) * stride
     deflate = zlib.compressobj(1)
-    parts = []
-    for start in range(0, len(raw), band):
-        rows = [raw[i:i + stride] for i in range(start, min(start + band, len(raw)), stride)]
-        parts.append(deflate.compress(b"\0" + b"\0".join(rows)))
+    parts = [deflate.compress(b"\0" + b"\0".join(rows)) for rows in _bands(im, stride)]
     parts.append(deflate.flush())
     return b"".join((
         b"\x89PNG\r\n\x1a\n",
@@ -582,3 +578,28 @@ def to_png(im: Image.Image) -> bytes:
 
 
 _BAND = 1 << 16  # bytes of rows per deflate call (cache-sized)
+
+
+def _bands(im: Image.Image, stride: int) -> Iterator[list[memoryview]]:
+    """The rows of an RGB ``im`` (``stride`` bytes each), a band at a time,
+    from the raw encoder that ``Image.tobytes`` runs (whole rows per call)."""
+    size = max(1, _BAND // (stride + 1)) * stride
+    getencoder = getattr(Image, "_getencoder", None)
+    if getencoder is None:  # another Pillow: one copy of the whole image
+        raw = memoryview(im.tobytes())
+        for start in range(0, len(raw), size):
+            yield [raw[i:i + stride] for i in range(start, min(start + size, len(raw)), stride)]
+        return
+    encoder = getencoder(im.mode, "raw", im.mode)
+    try:
+        encoder.setimage(im.im, (0, 0, *im.size))
+        while True:
+            _, status, data = encoder.encode(size)
+            if status < 0 or len(data) % stride:
+                raise RuntimeError(f"raw encoder: status {status}, {len(data)} bytes for rows of {stride}")
+            band = memoryview(data)
+            yield [band[i:i + stride] for i in range(0, len(band), stride)]
+            if status:
+                break
+    finally:
+        encoder.cleanup()
