@@ -578,13 +578,15 @@ def to_png(im: Image.Image) -> bytes:
 
 
 _BAND = 1 << 16  # bytes of rows per deflate call (cache-sized)
+#: Pillow's encoder factory, as ``Image.tobytes`` calls it (None: not there)
+_RAW_ENCODER: Any = getattr(Image, "_getencoder", None)
 
 
 def _bands(im: Image.Image, stride: int) -> Iterator[list[memoryview]]:
     """The rows of an RGB ``im`` (``stride`` bytes each), a band at a time,
     from the raw encoder that ``Image.tobytes`` runs (whole rows per call)."""
     size = max(1, _BAND // (stride + 1)) * stride
-    getencoder = getattr(Image, "_getencoder", None)
+    getencoder = _RAW_ENCODER
     if getencoder is None:  # another Pillow: one copy of the whole image
         raw = memoryview(im.tobytes())
         for start in range(0, len(raw), size):
