@@ -369,7 +369,7 @@ def _ft_text(draw: ImageDraw.ImageDraw, xy: tuple[float, float], s: str, f: Any,
     """One line in one FreeType font: what ``draw.text`` does for it, with the
     glyph mask from :func:`_mask` (cached).
 
-    Pillow's ``ImageDraw.text`` for one line, an ``fill`` ink and a stroke
+    Pillow's ``ImageDraw.text`` for one line, a ``fill`` ink and a stroke
     of the same ink: the mask of ``getmask2`` at the fractional part of the
     position, drawn at the whole part plus the mask's offset with
     ``draw_bitmap``."""
