@@ -47,8 +47,11 @@ def test_cogs_draw_pictures_only_through_the_drawing_processes(path):
     loop's default thread pool, where a 6 nimmt! table picture held the
     bot's GIL on every move."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    renderers = {name for module in ("nimmt", "garbage", "take6", "profile", "night")
-                 for name in dir(importlib.import_module(f"app.render.{module}")) if name.startswith("render_")}
+    from core import registry
+
+    modules = [spec.renderer for spec in registry.GAMES if spec.renderer] + ["app.render.profile", "app.render.night"]
+    renderers = {name for module in modules for name in dir(importlib.import_module(module)) if name.startswith("render_")}
+    assert len(renderers) >= len(modules)
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
