@@ -332,7 +332,7 @@ async def _run(config: Config, *, sync_global: bool) -> None:
             pass
     async with bot:
         runner = asyncio.create_task(bot.start(token))
-        freezer = asyncio.create_task(_freeze_when_ready(bot))
+        freezer = asyncio.create_task(_keep_frozen())
         waiter = asyncio.create_task(stop.wait())
         done, _ = await asyncio.wait({runner, waiter}, return_when=asyncio.FIRST_COMPLETED)
         if runner in done:
@@ -343,16 +343,19 @@ async def _run(config: Config, *, sync_global: bool) -> None:
         freezer.cancel()
 
 
-async def _freeze_when_ready(bot: CardBot) -> None:
-    """Once started, everything loaded lives as long as the process: keep it
+async def _keep_frozen() -> None:
+    """From the start, what is loaded lives as long as the process: keep it
     out of the cyclic collector's full passes, which otherwise pause the
     event loop for a millisecond or two (measured by bench/store.py); without a
-    full pass of its own (app/lean.py)."""
+    full pass of its own (app/lean.py).  Not only once the bot is ready:
+    discord.py tells it ready two seconds after the last server arrived, and
+    meanwhile Python's own full passes walked every table being restored,
+    about a fifth of the bot's CPU while the first clicks after a restart
+    were answered (py-spy, bench/load.py --restart 1000 --spy 6)."""
     from app import lean
 
-    await bot.wait_until_ready()
     lean.freeze_loaded()
-    await lean.keep_frozen()  # until the bot stops: what lives on is frozen every few seconds
+    await lean.keep_frozen()  # until the bot stops: what lives on is frozen every half second
 
 
 if __name__ == "__main__":

@@ -13,11 +13,19 @@ once.  A table whose narration or redraw waits gathers what happens
 meanwhile into that one message: when moves come faster than the limit
 allows, tables are told in fewer, fuller messages.
 
+Tokens bound when requests are *granted*; a prepaid request goes out only
+once its picture is drawn, and on a busy machine pictures granted over a
+second or two can finish together.  So the requests themselves are also
+kept to ``rate + burst`` in any :data:`WINDOW` (a little longer than
+Discord's second, for the time a request takes to arrive): without it, a
+restart of 1,000 tables drew 176 global 429s on a loaded machine.
+
 Pure asyncio: it knows a route only by its ``path`` attribute.
 """
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import contextvars
 import heapq
@@ -32,6 +40,9 @@ _PREPAID: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("bud
 
 #: routes Discord does not count against the global limit
 EXEMPT = ("/interactions/", "/webhooks/")
+
+#: seconds in which at most ``rate + burst`` counted requests go out
+WINDOW = 1.2
 
 
 def background() -> None:
@@ -61,7 +72,10 @@ class RequestBudget:
         self._waiting: list[tuple[int, int, asyncio.Future[None]]] = []
         self._order = itertools.count()
         self._pump: asyncio.Task[None] | None = None
+        self._sent: collections.deque[float] = collections.deque()  # when the last requests went
+        self.ceiling = int(rate + burst)
         self.taken = 0  # tokens handed out (for the benchmark's figures)
+        self.held = 0  # requests the ceiling held back (for the benchmark's figures)
 
     def _refill(self) -> None:
         now = self._clock()
@@ -113,8 +127,25 @@ class RequestBudget:
         paid = _PREPAID.get()
         if paid and paid[0] > 0:
             paid[0] -= 1
+        else:
+            await self.take()
+        await self._under_ceiling()
+
+    async def _under_ceiling(self) -> None:
+        """Wait until fewer than ``ceiling`` counted requests went in the last :data:`WINDOW`."""
+        if self.rate <= 0:
             return
-        await self.take()
+        sent, held = self._sent, False
+        while True:
+            now = self._clock()
+            while sent and sent[0] <= now - WINDOW:
+                sent.popleft()
+            if len(sent) < self.ceiling:
+                sent.append(now)
+                self.held += held
+                return
+            held = True
+            await asyncio.sleep(sent[0] + WINDOW - now)
 
     def wrap(self, request: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
         """``request(route, ...)`` (discord.py's ``HTTPClient.request``) within the budget."""

@@ -20,10 +20,11 @@ tables (measured by ``bench/load.py``):
   a view in sync with that message (a non-dynamic view; a table's are all
   dynamic items).
 - **The cyclic collector at start.**  :func:`freeze_loaded` moves what is
-  loaded when the bot is ready into the permanent generation (``gc.freeze``)
-  after a collection of the young generations only: a full pass there walks
-  every restored table (177 ms over 1,000 replayed engines on this machine),
-  right when the first clicks after a restart come in.
+  loaded at the start into the permanent generation (``gc.freeze``)
+  after a collection of the young generations only, and :func:`keep_frozen`
+  freezes the tables as they are restored: a full pass walks every restored
+  table (177 ms over 1,000 replayed engines on this machine), right when the
+  first clicks after a restart come in.
 - **The cyclic collector later on.**  A full pass walks every object the
   collector tracks: at 500 live tables 100-150 ms of the loop, five times in
   30 s of play.  Leaving full passes out used to cost memory, because every
@@ -104,7 +105,7 @@ def skip_own_messages(connection: Any) -> None:
 
 
 def freeze_loaded() -> None:
-    """Once the bot is ready: what is loaded lives as long as the process (see above)."""
+    """At the start: what is loaded lives as long as the process (see above)."""
     gc.collect(1)
     gc.freeze()
 

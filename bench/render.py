@@ -5,6 +5,12 @@
 
 Sample views follow the view specs in ``app/render/``; sample labels are
 English stand-ins for the translation catalogue.
+
+The ``*_played`` cases are redraws as a busy evening asks for them: each call
+draws the next state of a game played by random moves (numbers change, the
+player to move turns gold, stacks are taken), with the names of the next of
+100 tables, so the caches of repeated text see what they would in the bot
+(a warm "median" there is a redraw of a changed picture, not the same one).
 """
 from __future__ import annotations
 
@@ -101,6 +107,61 @@ def cases() -> dict:
     }
 
 
+TAKE6_LABELS = {
+    "deal": "Deal {deal} - turn {turn}/10", "limit": "Game ends at {limit} points", "deals": "{deals} deals",
+    "status_choose": "Everyone chooses a card ({count} still to choose)", "status_row": "{name} picks a row for the {card}",
+    "status_over": "Game over", "revealed": "Revealed", "hand": "Hand", "pile": "Pile", "score": "Score",
+    "chosen": "chosen", "choosing": "choosing",
+}
+
+
+def _table_names(tables: int = 100, seed: int = 7) -> list[list[str]]:
+    rnd = random.Random(seed)
+    syllables = ["ka", "to", "mi", "ra", "ne", "lo", "su", "vi", "an", "el", "or", "ben", "zo", "qui"]
+
+    def name() -> str:
+        return " ".join("".join(rnd.choice(syllables) for _ in range(rnd.randint(1, 4))).title()
+                        for _ in range(rnd.randint(1, 2)))
+    return [[name() for _ in range(7)] for _ in range(tables)]
+
+
+def _played(game: str, seats: int, seed: int, steps: int = 60) -> list[dict]:
+    """Views (of the seat that just moved) after each random move of a game."""
+    from core import registry
+    from core.protocol import to_act
+
+    g = registry.spec(game).engine().new(seats, seed)
+    rnd = random.Random(seed)
+    views = [g.view(0)]
+    while len(views) < steps and not g.over:
+        seat = rnd.choice(sorted(to_act(g)))
+        g.apply(seat, rnd.choice(g.legal_actions(seat)))
+        views.append(g.view(seat))
+    return views
+
+
+def played_cases() -> dict:
+    """Redraws of changing states (see the module's docstring)."""
+    from app.render import take6 as render_take6
+
+    names = _table_names()
+    out = {}
+    for key, views, draw in (
+            ("nimmt_table_played", _played("nimmt", 5, 1),
+             lambda v, n: render_nimmt.render_nimmt_table(v, n, LABELS)),
+            ("nimmt_hand_played", [v for v in _played("nimmt", 5, 2) if v.get("hand")],
+             lambda v, n: render_nimmt.render_nimmt_hand(v, LABELS)),
+            ("garbage_played", _played("garbage", 5, 3), lambda v, n: render_garbage.render_garbage_table(v, n, LABELS)),
+            ("take6_played", _played("take6", 6, 4), lambda v, n: render_take6.render_take6_table(v, n, TAKE6_LABELS))):
+        step = iter(range(10 ** 9))
+
+        def fn(views=views, draw=draw) -> bytes:
+            i = next(step)
+            return draw(views[i % len(views)], names[i % len(names)])
+        out[key] = fn
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--save", help="directory to write the sample PNGs to")
@@ -112,7 +173,7 @@ def main() -> None:
 
     fonts = [Path(p).name for p in (render_base.SHIPPED_FONT, *getattr(render_base, "FALLBACK_FONTS", ())) if p]
     print(f"load average {os.getloadavg()[0]:.2f} (1 min) on {os.cpu_count()} cores; fonts: {', '.join(fonts)}")
-    for name, fn in cases().items():
+    for name, fn in {**cases(), **played_cases()}.items():
         t0 = time.perf_counter()
         png = fn()
         cold = (time.perf_counter() - t0) * 1000

@@ -463,7 +463,7 @@ class NightCog(commands.Cog, name="Night"):
     async def _post_recap(self, night: Night) -> None:
         if "recap" in night.messages or not night.recap_due:
             return
-        from app.render import night as render_night
+        from app.render import night as render_night, pool as render_pool
 
         lang = night.locale
         rows = standings(night)
@@ -479,8 +479,7 @@ class NightCog(commands.Cog, name="Night"):
             "highlights": lines,
         }
         try:
-            image: bytes | None = await asyncio.get_running_loop().run_in_executor(
-                None, render_night.render_recap, data)
+            image: bytes | None = await render_pool.draw(render_night.render_recap, data)
         except Exception:  # e.g. a name the font engine cannot lay out: the text still goes out
             log.exception("night %s: the recap picture could not be drawn", night.id)
             image = None

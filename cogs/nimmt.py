@@ -195,11 +195,6 @@ class NimmtUI:
         return lines
 
     # ------------------------------------------------------------- hand panel
-    def panel(self, table: Table, seat: int, lang: str, **kwargs: Any) -> tuple[discord.Embed, discord.ui.View | None, bytes]:
-        """The private panel of one seat, built from that seat's view only."""
-        embed, items, view = self.panel_parts(table, seat, lang, **kwargs)
-        return embed, items, render_nimmt.render_nimmt_hand(view, labels(lang, render_nimmt.NIMMT_HAND_LABELS))
-
     async def panel_drawn(self, table: Table, seat: int, lang: str, **kwargs: Any) -> tuple[
             discord.Embed, discord.ui.View | None, bytes]:
         """:meth:`panel` with its picture drawn in a worker thread (the loop goes on)."""

@@ -29,7 +29,8 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 
 from app.i18n.catalogue import has, t
-from app.render.take6 import TAKE6_TABLE_LABELS, render_take6_table
+from app.render import pool as render_pool, take6 as render_take6
+from app.render.take6 import TAKE6_TABLE_LABELS
 from app.tables.manager import Table, TableError
 from app.text import plain
 from cogs.common.ui import reply, user_lang, view_of
@@ -95,7 +96,7 @@ class Take6UI:
         view = table.engine.view(None)  # type: ignore[union-attr]
         labels = {k: t(lang, f"take6.r_{k}") for k in TAKE6_TABLE_LABELS}
         names = [seat.name for seat in table.seats]
-        image = await asyncio.get_running_loop().run_in_executor(None, render_take6_table, view, names, labels)
+        image = await render_pool.draw(render_take6.render_take6_table, view, names, labels)  # the table pictures' process
         embed = discord.Embed(title=t(lang, "take6.table_title", table=table.id),
                               description=self.summary(table, view, lang), colour=discord.Colour.orange())
         items: list[discord.ui.Item] = []

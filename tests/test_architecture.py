@@ -38,3 +38,26 @@ def test_doctests(module):
     mod = importlib.import_module(module)
     failed, _ = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
     assert failed == 0
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "cogs").rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT)))
+def test_cogs_draw_pictures_only_through_the_drawing_processes(path):
+    """Every renderer a cog calls goes through ``app.render.pool.draw`` (its
+    processes, off the bot's GIL): never called directly, nor through the
+    loop's default thread pool, where a 6 nimmt! table picture held the
+    bot's GIL on every move."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    from core import registry
+
+    modules = [spec.renderer for spec in registry.GAMES if spec.renderer] + ["app.render.profile", "app.render.night"]
+    renderers = {name for module in modules for name in dir(importlib.import_module(module)) if name.startswith("render_")}
+    assert len(renderers) >= len(modules)
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        args = [a.attr if isinstance(a, ast.Attribute) else getattr(a, "id", "") for a in node.args]
+        if called == "draw":
+            continue
+        assert called not in renderers, f"{path.name}:{node.lineno} calls {called} on the bot's own thread"
+        assert not set(args) & renderers, f"{path.name}:{node.lineno} hands {set(args) & renderers} to {called}"

@@ -118,3 +118,35 @@ async def test_a_ping_from_the_narrating_task_goes_before_queued_narration_and_r
     tasks.append(asyncio.create_task(background_task("ping", ping=True), context=contextvars.Context()))
     await asyncio.gather(*tasks)
     assert sent == ["first", "ping", "redraw1", "narration2", "redraw3", "ping-after"]
+
+
+async def test_requests_granted_over_time_but_sent_together_still_keep_under_the_ceiling():
+    """Redraws pay before drawing; on a busy machine their pictures can finish
+    together.  Sent at once, they still go out no more than ``rate + burst``
+    in any window: a burst past Discord's global limit would stop every
+    request of the bot."""
+    loop = asyncio.get_running_loop()
+    b = RequestBudget(rate=50, burst=5)
+    times: list[float] = []
+
+    async def request(route: Route, name: str) -> None:
+        times.append(loop.time())
+
+    send = b.wrap(request)
+    drawn = asyncio.Event()
+
+    async def redraw(i: int) -> None:
+        budget.background()
+        await b.prepay()  # granted one by one, 20 ms apart
+        await drawn.wait()  # the pictures all finish at once
+        await send(CHANNEL, f"redraw{i}")
+
+    tasks = [asyncio.create_task(redraw(i), context=contextvars.Context()) for i in range(70)]
+    while b.taken < 70:
+        await asyncio.sleep(0.05)
+    drawn.set()
+    await asyncio.gather(*tasks)
+    assert len(times) == 70 and b.held > 0
+    times.sort()
+    most = max(sum(1 for t in times[i:] if t < start + budget.WINDOW - 0.01) for i, start in enumerate(times))
+    assert most <= b.ceiling == 55

@@ -7,6 +7,14 @@ from cogs.nimmt import NimmtUI, labels
 from core.nimmt import Nimmt, Play
 
 
+def panel(ui: NimmtUI, table: Table, seat: int, lang: str, **kwargs):
+    """The private panel of one seat, built from that seat's view only, with its picture."""
+    from app.render import nimmt as render_nimmt
+
+    embed, items, view = ui.panel_parts(table, seat, lang, **kwargs)
+    return embed, items, render_nimmt.render_nimmt_hand(view, labels(lang, render_nimmt.NIMMT_HAND_LABELS))
+
+
 def table_with(engine: Nimmt) -> Table:
     table = Table(id=5, guild_id=1, channel_id=2, game="nimmt", host_id=10, max_seats=2, options={},
                   seats=[Seat(10, "Ana"), Seat(11, "Ben")], status="playing")
@@ -34,14 +42,14 @@ def test_more_than_25_stacks_are_paged():
     engine = Nimmt.from_position([[95, 100], [62]], stacks, draw=[])
     ui = NimmtUI(bot=None)
     table = table_with(engine)
-    embed, view, image = ui.panel(table, 0, "en")
+    embed, view, image = panel(ui, table, 0, "en")
     items = check_limits(view)
     stack_select = next(c for c in items if c["custom_id"].startswith("nimmt.stack:5"))
     assert len(stack_select["options"]) == 25
     pager = [c for c in items if c["custom_id"].startswith("nimmt.page:")]
     assert len(pager) == 2 and pager[0]["disabled"] and not pager[1]["disabled"]
     # The next page holds the other five stacks, the one that fits among them.
-    embed, view, image = ui.panel(table, 0, "en", page=1)
+    embed, view, image = panel(ui, table, 0, "en", page=1)
     items = check_limits(view)
     stack_select = next(c for c in items if c["custom_id"].startswith("nimmt.stack:5"))
     assert len(stack_select["options"]) == 5
@@ -57,7 +65,7 @@ def test_a_hand_of_more_than_25_cards_opens_a_stack_through_pages():
     table = table_with(engine)
     seen: list[int] = []
     for page in range(2):
-        embed, view, image = ui.panel(table, 0, "en", page=page)
+        embed, view, image = panel(ui, table, 0, "en", page=page)
         items = check_limits(view)
         opener = next(c for c in items if c["custom_id"].startswith("nimmt.open:5"))
         seen += [int(o["value"]) for o in opener["options"]]
@@ -70,14 +78,14 @@ def test_bull_holder_may_pick_several_cards_and_end_the_turn():
     engine = Nimmt.from_position([[34, 35, 40, 60], [1]], [[33], [55]], bulls=[2, 0], draw=[])
     ui = NimmtUI(bot=None)
     table = table_with(engine)
-    embed, view, image = ui.panel(table, 0, "en", stack=0)
+    embed, view, image = panel(ui, table, 0, "en", stack=0)
     items = check_limits(view)
     cards = next(c for c in items if c["custom_id"].startswith("nimmt.cards:5"))
     assert [o["value"] for o in cards["options"]] == ["34", "35", "40"] and cards["max_values"] == 3
     assert any(c["custom_id"].startswith("nimmt.take:5") for c in items)
     engine.apply(0, engine.parse("play 0 34 35"))
     table.log.append((0, "play 0 34 35"))
-    embed, view, image = ui.panel(table, 0, "en")
+    embed, view, image = panel(ui, table, 0, "en")
     items = check_limits(view)
     assert any(c["custom_id"].startswith("nimmt.pass:5") for c in items)  # end the turn early
     assert not any(c["custom_id"].startswith("nimmt.take:") for c in items)  # no take after a batch

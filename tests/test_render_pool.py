@@ -1,5 +1,7 @@
-"""Table pictures are drawn in a worker process (off the bot's GIL): the very
-same pictures as drawn in the bot's own process, with the bot's fonts."""
+"""Pictures are drawn in worker processes (off the bot's GIL): table pictures
+in one below the bot's priority, the pictures a click waits for in another at
+the bot's priority; the very same pictures as drawn in the bot's own process,
+with the bot's fonts."""
 from __future__ import annotations
 
 import os
@@ -19,6 +21,57 @@ async def test_table_pictures_from_the_worker_are_the_pictures():
     if os.cpu_count() != 1:  # one core: no worker, the drawing thread draws them
         assert pool is not None and pool._processes  # a worker process drew them
         assert all(pid != os.getpid() for pid in pool._processes)
+
+
+async def test_hand_pictures_are_drawn_in_the_click_process_not_the_bots():
+    """A hand picture a player waits for is drawn in its own process (the bot's
+    loop keeps its GIL), the same picture as drawn here; a renderer that
+    process cannot find by name (a test's stand-in) is drawn in the painter
+    thread."""
+    import threading
+
+    view = nimmt_view()
+    drawn = await render_pool.draw(render_nimmt.render_nimmt_hand, view, LABELS, urgent=True)
+    assert drawn == render_nimmt.render_nimmt_hand(view, LABELS)
+    clicks = render_pool._clicks()
+    if os.cpu_count() == 1:  # one core: no worker, the painter thread draws it
+        assert clicks is None
+        return
+    assert clicks is not None and clicks._processes
+    assert all(pid != os.getpid() for pid in clicks._processes)
+    assert set(clicks._processes).isdisjoint(render_pool._pool()._processes)
+    assert os.getpriority(os.PRIO_PROCESS, next(iter(clicks._processes))) == os.getpriority(os.PRIO_PROCESS, 0)
+
+    where: list[str] = []
+
+    def stand_in(view, labels):
+        where.append(threading.current_thread().name)
+        return b"picture"
+
+    assert await render_pool.draw(stand_in, view, LABELS, urgent=True) == b"picture"
+    assert where == ["painter"]
+
+
+async def test_a_dead_click_process_falls_back_to_the_painter_thread():
+    """When the click pictures' process dies, the hand is still drawn (in the
+    painter thread), and table pictures keep their own process."""
+    import signal
+
+    view = nimmt_view()
+    await render_pool.draw(render_nimmt.render_nimmt_hand, view, LABELS, urgent=True)
+    clicks = render_pool._clicks()
+    if clicks is None:  # one core
+        return
+    tables = render_pool._pool()
+    await render_pool.draw(render_nimmt.render_nimmt_table, view, ["A", "B", "C", "D"], LABELS)
+    try:
+        for pid in list(clicks._processes):
+            os.kill(pid, signal.SIGKILL)
+        assert await render_pool.draw(render_nimmt.render_nimmt_hand, view, LABELS, urgent=True) == \
+            render_nimmt.render_nimmt_hand(view, LABELS)
+        assert render_pool._clicks() is None and render_pool._pool() is tables
+    finally:
+        render_pool._CLICKS_OFF = False
 
 
 async def test_the_worker_yields_the_cores_to_the_bot():
@@ -58,12 +111,13 @@ def test_the_worker_goes_when_the_bot_is_killed():
             "from app.render import nimmt as render_nimmt, pool as render_pool\n"
             "from tests.test_render import LABELS, nimmt_view\n"
             "asyncio.run(render_pool.draw(render_nimmt.render_nimmt_table, nimmt_view(), ['A', 'B', 'C', 'D'], LABELS))\n"
-            "print(*render_pool._pool()._processes, flush=True)\n"
+            "asyncio.run(render_pool.draw(render_nimmt.render_nimmt_hand, nimmt_view(), LABELS, urgent=True))\n"
+            "print(*render_pool._pool()._processes, *render_pool._clicks()._processes, flush=True)\n"
             "time.sleep(60)\n")
     bot = subprocess.Popen([sys.executable, "-c", code], cwd=root, stdout=subprocess.PIPE, text=True)
     try:
         workers = [int(pid) for pid in bot.stdout.readline().split()]
-        assert workers and all(alive(pid) for pid in workers)
+        assert len(workers) == 2 and all(alive(pid) for pid in workers)
     finally:
         bot.send_signal(signal.SIGKILL)
         bot.wait()

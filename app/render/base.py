@@ -18,12 +18,13 @@ has it (:class:`ChainFont`).  :func:`clean` folds what no font has (``é`` ->
 from __future__ import annotations
 
 import io
+import math
 import struct
 import unicodedata
 import zlib
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -42,10 +43,20 @@ FALLBACK_FONTS: tuple[str, ...] = tuple(
 _FONT_PATH: str | None = SHIPPED_FONT
 _FALLBACK_PATHS: tuple[str, ...] = FALLBACK_FONTS
 _CACHES: list[Any] = []
+#: whether text is drawn and measured through the caches of this module (the
+#: glyph masks of :func:`text`, the widths of :func:`fit`, :func:`shrink` and
+#: ``ChainFont.getlength``); off, every call goes to Pillow as it did before
+#: them.  Only tests turn it off (:func:`set_text_caches`), to compare.
+_TEXT_CACHES = True
 
 
 def cached(maxsize: int) -> Any:
-    """``lru_cache`` that :func:`clear_caches` knows about."""
+    """``lru_cache`` that :func:`clear_caches` knows about.
+
+    ``lru_cache`` keeps its own table consistent under threads; the values
+    cached here are never changed after they are made (sprites are pasted
+    from, masks drawn through), so the painter thread and the worker process
+    (which has caches of its own) can share them."""
     def deco(fn: Any) -> Any:
         wrapped = lru_cache(maxsize=maxsize)(fn)
         _CACHES.append(wrapped)
@@ -54,9 +65,17 @@ def cached(maxsize: int) -> Any:
 
 
 def clear_caches() -> None:
-    """Forget cached fonts, glyph coverage and sprites."""
+    """Forget cached fonts, glyph coverage, glyph masks, widths and sprites."""
     for c in _CACHES:
         c.cache_clear()
+
+
+def set_text_caches(on: bool) -> None:
+    """Draw and measure text through the caches (``True``, the default) or
+    straight through Pillow; forgets every cache (sprites hold drawn text)."""
+    global _TEXT_CACHES
+    _TEXT_CACHES = bool(on)
+    clear_caches()
 
 
 def set_font(path: str | None, fallbacks: tuple[str, ...] | None = None) -> None:
@@ -121,6 +140,11 @@ class ChainFont:
         return [(self.fonts[index], part) for index, part in _runs(s)]
 
     def getlength(self, s: str, *args: Any, **kwargs: Any) -> float:
+        if _TEXT_CACHES and not args and not kwargs:
+            return _length(self, s)
+        return self._getlength(s, *args, **kwargs)
+
+    def _getlength(self, s: str, *args: Any, **kwargs: Any) -> float:
         runs = _runs(s)
         if len(runs) == 1:
             return self.fonts[runs[0][0]].getlength(s, *args, **kwargs)
@@ -138,6 +162,13 @@ class ChainFont:
 
 
 @cached(maxsize=4096)
+def _length(f: ChainFont, s: str) -> float:
+    """``f.getlength(s)``, remembered (the same labels, names and numbers are
+    measured on every redraw)."""
+    return f._getlength(s)
+
+
+@cached(maxsize=4096)
 def _runs(s: str) -> tuple[tuple[int, str], ...]:
     """``s`` cut into runs drawn by one font of the chain each: (font index, text)."""
     out: list[tuple[int, str]] = []
@@ -152,9 +183,12 @@ def _runs(s: str) -> tuple[tuple[int, str], ...]:
 
 @cached(maxsize=64)
 def font(size: int) -> Any:
-    """A font of roughly ``size`` pixels (with its fallbacks), cached per size."""
+    """A font of roughly ``size`` pixels (with its fallbacks), cached per size.
+
+    A scalable font always comes as a :class:`ChainFont` (even without
+    fallbacks), whose ``getlength`` is cached."""
     fonts = _chain(size)
-    return ChainFont(fonts) if len(fonts) > 1 else fonts[0]
+    return ChainFont(fonts) if isinstance(fonts[0], ImageFont.FreeTypeFont) else fonts[0]
 
 
 def _is_ft(f: Any) -> bool:
@@ -263,6 +297,13 @@ def width(text: str, f: Any) -> float:
 
 def fit(text: str, f: Any, max_w: float) -> str:
     """``text`` cleaned and cut with an ellipsis to fit ``max_w`` pixels."""
+    if _TEXT_CACHES:
+        return _fit(text, f, max_w)
+    return _fit.__wrapped__(text, f, max_w)
+
+
+@cached(maxsize=4096)
+def _fit(text: str, f: Any, max_w: float) -> str:
     text = clean(text)
     if f.getlength(text) <= max_w:
         return text
@@ -289,8 +330,7 @@ def text(draw: ImageDraw.ImageDraw, xy: tuple[float, float], s: str, f: Any,
             return
         f = runs[0][0]
     if _is_ft(f):
-        draw.text(xy, s, font=f, fill=fill, anchor=anchor,
-                  stroke_width=stroke, stroke_fill=fill if stroke else None)
+        _ft_text(draw, xy, s, f, fill, anchor, stroke)
         return
     # bitmap fallback font: no anchors, place by bounding box
     x, y = xy
@@ -320,15 +360,48 @@ def _chain_text(draw: ImageDraw.ImageDraw, xy: tuple[float, float], runs: list[t
     baseline = {"a": y + ascent, "t": y + ascent, "m": y + (ascent - descent) / 2,
                 "d": y - descent, "b": y - descent}.get(v, y)
     for rf, part in runs:
-        draw.text((x, baseline), part, font=rf, fill=fill, anchor="ls",
-                  stroke_width=stroke, stroke_fill=fill if stroke else None)
+        _ft_text(draw, (x, baseline), part, rf, fill, "ls", stroke)
         x += rf.getlength(part)
+
+
+def _ft_text(draw: ImageDraw.ImageDraw, xy: tuple[float, float], s: str, f: Any,
+             fill: Color, anchor: str, stroke: int) -> None:
+    """One line in one FreeType font: what ``draw.text`` does for it, with the
+    glyph mask from :func:`_mask` (cached).
+
+    Pillow's ``ImageDraw.text`` for one line, a ``fill`` ink and a stroke
+    of the same ink: the mask of ``getmask2`` at the fractional part of the
+    position, drawn at the whole part plus the mask's offset with
+    ``draw_bitmap``."""
+    if not _TEXT_CACHES or "\n" in s or isinstance(fill, str) or draw.fontmode != "L":
+        draw.text(xy, s, font=f, fill=fill, anchor=anchor,
+                  stroke_width=stroke, stroke_fill=fill if stroke else None)
+        return
+    x, y = xy
+    mask, (dx, dy) = _mask(f, s, anchor, stroke, math.modf(x)[0], math.modf(y)[0])
+    draw.draw.draw_bitmap((int(x) + dx, int(y) + dy), mask, draw.draw.draw_ink(fill))
+
+
+@cached(maxsize=2048)
+def _mask(f: Any, s: str, anchor: str, stroke: int, fx: float, fy: float) -> tuple[Any, tuple[int, int]]:
+    """The "L" glyph mask of ``s`` and its offset, as ``ImageDraw.text`` asks
+    FreeType for it: the key is everything the mask depends on (the font,
+    the text, the anchor, the stroke and the fractional start); the ink is
+    not (it only colours embedded-colour glyphs, which we do not draw)."""
+    return f.getmask2(s, "L", None, None, None, stroke, anchor, 0, (fx, fy), stroke_filled=True)  # type: ignore[no-any-return]
 
 
 def shrink(s: str, size: int, max_w: float, min_size: int = 9) -> tuple[str, Any]:
     """``s`` cleaned, in the largest font from ``size`` down to ``min_size``
     that fits ``max_w``; cut with an ellipsis only if even the smallest is too
     wide (long German captions stay whole)."""
+    if _TEXT_CACHES:
+        return _shrink_text(s, size, max_w, min_size)
+    return _shrink_text.__wrapped__(s, size, max_w, min_size)
+
+
+@cached(maxsize=1024)
+def _shrink_text(s: str, size: int, max_w: float, min_size: int) -> tuple[str, Any]:
     s = clean(s)
     for px in range(size, min_size - 1, -1):
         f = font(px)
@@ -478,21 +551,57 @@ def to_png(im: Image.Image) -> bytes:
     Flat-colour images compress as well without PNG's per-row filters, and
     skipping Pillow's adaptive filter choice makes encoding about 3x faster
     (the largest cost of a render).  Other modes go through Pillow.
+
+    Each row gets its filter byte (0: None) band by band of about 64 KiB fed
+    to one deflate stream: the same bytes as compressing the whole padded
+    image at once (deflate without flushes does not depend on how its input
+    is cut).  The bands come straight from Pillow's raw encoder (what
+    ``tobytes`` runs, whole rows per call), so no copy of the image's few MiB
+    is made: a big fresh buffer per picture cost page faults and copies, a
+    third of a 60-stack table's encoding.
     """
     if im.mode != "RGB":
         buf = io.BytesIO()
         im.save(buf, "PNG", optimize=False, compress_level=1)
         return buf.getvalue()
     w, h = im.size
-    # each row prefixed by filter type 0 (None): shift the bytes one column
-    # right in a one-byte-per-sample image, all in C
-    flat = Image.frombytes("L", (3 * w, h), im.tobytes())
-    padded = Image.new("L", (3 * w + 1, h), 0)
-    padded.paste(flat, (1, 0))
-    rows = padded.tobytes()
+    stride = 3 * w
+    deflate = zlib.compressobj(1)
+    parts = [deflate.compress(b"\0" + b"\0".join(rows)) for rows in _bands(im, stride)]
+    parts.append(deflate.flush())
     return b"".join((
         b"\x89PNG\r\n\x1a\n",
         _chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)),
-        _chunk(b"IDAT", zlib.compress(rows, 1)),
+        _chunk(b"IDAT", b"".join(parts)),
         _chunk(b"IEND", b""),
     ))
+
+
+_BAND = 1 << 16  # bytes of rows per deflate call (cache-sized)
+#: Pillow's encoder factory, as ``Image.tobytes`` calls it (None: not there)
+_RAW_ENCODER: Any = getattr(Image, "_getencoder", None)
+
+
+def _bands(im: Image.Image, stride: int) -> Iterator[list[memoryview]]:
+    """The rows of an RGB ``im`` (``stride`` bytes each), a band at a time,
+    from the raw encoder that ``Image.tobytes`` runs (whole rows per call)."""
+    size = max(1, _BAND // (stride + 1)) * stride
+    getencoder = _RAW_ENCODER
+    if getencoder is None:  # another Pillow: one copy of the whole image
+        raw = memoryview(im.tobytes())
+        for start in range(0, len(raw), size):
+            yield [raw[i:i + stride] for i in range(start, min(start + size, len(raw)), stride)]
+        return
+    encoder = getencoder(im.mode, "raw", im.mode)
+    try:
+        encoder.setimage(im.im, (0, 0, *im.size))
+        while True:
+            _, status, data = encoder.encode(size)
+            if status < 0 or len(data) % stride:
+                raise RuntimeError(f"raw encoder: status {status}, {len(data)} bytes for rows of {stride}")
+            band = memoryview(data)
+            yield [band[i:i + stride] for i in range(0, len(band), stride)]
+            if status:
+                break
+    finally:
+        encoder.cleanup()

@@ -1,6 +1,8 @@
-"""Drawing off the event loop: table pictures (renderers marked
-:func:`app.render.common.table_picture`) in one worker process, the rest in
-one painter thread that takes a click's picture first."""
+"""Drawing off the event loop, and off the bot's GIL: table pictures
+(renderers marked :func:`app.render.common.table_picture`) in one worker
+process below the bot's priority; the rest (a hand, a profile card) in a
+second worker process at the bot's priority, fed one picture at a time by a
+painter thread that takes a click's picture first."""
 from __future__ import annotations
 
 import asyncio
@@ -13,6 +15,7 @@ import logging
 import multiprocessing
 import os
 import queue
+import sys
 import threading
 import time
 from typing import Any, Callable
@@ -53,11 +56,12 @@ def _picture_modules() -> list[str]:
 # Drawing off the event loop
 
 class _Painter:
-    """One drawing thread taking the pictures that answer a click (a hand, a
-    profile card) before the background ones (table messages).  With a pool,
-    a click's picture queued behind every table picture of a busy evening
-    (the renders take turns on one lock anyway): hundreds of milliseconds,
-    sometimes past Discord's 3 seconds."""
+    """One thread handing the click pictures' process one picture at a time,
+    those that answer a click (a hand, a profile card) before the others (a
+    panel redrawn after someone else's move).  Shared with the table pictures,
+    a click's picture queued behind every table picture of a busy evening:
+    hundreds of milliseconds, sometimes past Discord's 3 seconds.  Drawn in
+    this thread instead, a picture held the bot's GIL from its loop."""
 
     def __init__(self) -> None:
         self._queue: queue.PriorityQueue[tuple[int, int, Any, Callable[..., Any], tuple[Any, ...]]] = \
@@ -81,16 +85,39 @@ class _Painter:
             if not future.set_running_or_notify_cancel():
                 continue
             try:
-                future.set_result(fn(*args))
+                future.set_result(_in_click_process(fn, args))
             except BaseException as error:  # handed to the awaiting coroutine
                 future.set_exception(error)
 
 
+def _in_click_process(fn: Callable[..., bytes], args: tuple[Any, ...]) -> bytes:
+    """``fn(*args)`` in the click pictures' process, waited for here (this
+    thread lets go of the GIL while it waits, so the bot's loop runs on); in
+    this thread when there is no such process, or ``fn`` is not a renderer
+    that process can find again by its module and name (a test's stand-in)."""
+    global _CLICKS_OFF
+    module, name = getattr(fn, "__module__", ""), getattr(fn, "__name__", "")
+    pool = _clicks() if _findable(fn, module, name) else None
+    if pool is not None:
+        try:
+            return pool.submit(_pooled, rb._FONT_PATH, rb._FALLBACK_PATHS, module, name, args).result()
+        except concurrent.futures.BrokenExecutor:
+            log.warning("the click pictures' process died; drawing them in a thread from now on")
+            _CLICKS_OFF = True
+            _let_go("_CLICKS")
+    return fn(*args)
+
+
+def _findable(fn: Callable[..., Any], module: str, name: str) -> bool:
+    return getattr(sys.modules.get(module), name, None) is fn
+
+
 _PAINTER = _Painter()
 
-_POOL: concurrent.futures.ProcessPoolExecutor | None = None
+_POOL: concurrent.futures.ProcessPoolExecutor | None = None  # table pictures
+_CLICKS: concurrent.futures.ProcessPoolExecutor | None = None  # pictures a click waits for
 _POOL_LOCK = threading.Lock()
-_POOL_OFF = os.cpu_count() == 1
+_POOL_OFF = _CLICKS_OFF = os.cpu_count() == 1
 
 
 def _pooled(font: str | None, fallbacks: tuple[str, ...], module: str, name: str, args: tuple[Any, ...]) -> bytes:
@@ -106,11 +133,13 @@ def _pooled(font: str | None, fallbacks: tuple[str, ...], module: str, name: str
 WORKER_NICENESS = 5
 
 
-def _worker_start(parent: int) -> None:
-    """In the worker process: fonts and sprites ready; gone when the bot is gone
-    (even killed: nobody else would end it); below the bot's CPU priority."""
-    with contextlib.suppress(OSError):
-        os.nice(WORKER_NICENESS)
+def _worker_start(parent: int, niceness: int) -> None:
+    """In a worker process: fonts and sprites ready; gone when the bot is gone
+    (even killed: nobody else would end it); ``niceness`` below the bot's CPU
+    priority."""
+    if niceness:
+        with contextlib.suppress(OSError):
+            os.nice(niceness)
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -121,30 +150,49 @@ def _worker_start(parent: int) -> None:
     warm_up()
 
 
+def _worker(niceness: int) -> concurrent.futures.ProcessPoolExecutor:
+    # spawn: a fresh interpreter, not a fork of a process with threads and a loop
+    return concurrent.futures.ProcessPoolExecutor(
+        max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_start,
+        initargs=(os.getpid(), niceness))
+
+
 def _pool() -> concurrent.futures.ProcessPoolExecutor | None:
+    """The table pictures' process (started on first use), or None."""
     global _POOL
     with _POOL_LOCK:
         if _POOL is None and not _POOL_OFF:
-            # spawn: a fresh interpreter, not a fork of a process with threads and a loop
-            _POOL = concurrent.futures.ProcessPoolExecutor(
-                max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_start,
-                initargs=(os.getpid(),))
+            _POOL = _worker(WORKER_NICENESS)
         return _POOL
 
 
+def _clicks() -> concurrent.futures.ProcessPoolExecutor | None:
+    """The click pictures' process (started on first use), or None."""
+    global _CLICKS
+    with _POOL_LOCK:
+        if _CLICKS is None and not _CLICKS_OFF:
+            _CLICKS = _worker(0)
+        return _CLICKS
+
+
 def start_pool() -> None:
-    """Start the worker process now (its start-up and warm-up take a second of
-    CPU: better while the bot restores its tables than while clicks come in)."""
-    pool = _pool()
-    if pool is not None:
-        pool.submit(os.getpid)
+    """Start the worker processes now (their start-up and warm-up take a second
+    of CPU: better while the bot restores its tables than while clicks come in)."""
+    for pool in (_pool(), _clicks()):
+        if pool is not None:
+            pool.submit(os.getpid)
 
 
 def stop_pool(wait: bool = False) -> None:
-    """Let the worker process go (at shutdown; the next picture starts it again)."""
-    global _POOL
+    """Let the worker processes go (at shutdown; the next picture starts them again)."""
+    for which in ("_POOL", "_CLICKS"):
+        _let_go(which, wait)
+
+
+def _let_go(which: str, wait: bool = False) -> None:
     with _POOL_LOCK:
-        pool, _POOL = _POOL, None
+        pool = globals()[which]
+        globals()[which] = None
     if pool is not None:
         pool.shutdown(wait=wait, cancel_futures=True)
 
@@ -154,8 +202,9 @@ atexit.register(stop_pool, True)
 
 async def draw(fn: Callable[..., bytes], *args: Any, urgent: bool = False) -> bytes:
     """``fn(*args)`` (one of the renderers) off the event loop: a table picture
-    in the worker process, anything else in the drawing thread; ``urgent``
-    for a picture a player's click waits for (drawn before queued ones)."""
+    in the table pictures' process, anything else through the painter thread
+    in the click pictures' process; ``urgent`` for a picture a player's click
+    waits for (drawn before queued ones)."""
     global _POOL_OFF
     module, name = getattr(fn, "__module__", ""), getattr(fn, "__name__", "")
     pool = _pool() if not urgent and getattr(fn, "table_picture", False) else None
@@ -164,7 +213,7 @@ async def draw(fn: Callable[..., bytes], *args: Any, urgent: bool = False) -> by
             job = pool.submit(_pooled, rb._FONT_PATH, rb._FALLBACK_PATHS, module, name, args)
             return await asyncio.wrap_future(job)
         except concurrent.futures.BrokenExecutor:
-            log.warning("the drawing process died; drawing in a thread from now on")
+            log.warning("the table pictures' process died; drawing them in a thread from now on")
             _POOL_OFF = True
-            stop_pool()
+            _let_go("_POOL")
     return await asyncio.wrap_future(_PAINTER.submit(urgent, fn, *args))

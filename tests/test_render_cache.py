@@ -1,0 +1,219 @@
+"""The render caches (glyph masks of ``rb.text``, text widths, the PNG
+encoder's bands) change nothing a player sees: every picture drawn through
+them, cold and warm, has the very bytes of the same picture drawn straight
+through Pillow (``set_text_caches(False)``) and encoded in one piece, the way
+pictures were drawn before the caches."""
+from __future__ import annotations
+
+import concurrent.futures
+import importlib.util
+import random
+import struct
+import zlib
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+from PIL import Image, ImageDraw
+
+from app.i18n.catalogue import t
+from app.render import base as rb, garbage as render_garbage, nimmt as render_nimmt, pool as render_pool
+from app.render import take6 as render_take6
+from core import registry
+from core.protocol import to_act
+
+_spec = importlib.util.spec_from_file_location(
+    "bench_render", Path(__file__).resolve().parent.parent / "bench" / "render.py")
+bench = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bench)  # type: ignore[union-attr]
+
+
+def whole_png(im: Image.Image) -> bytes:
+    """The encoder before the bands: every row padded, compressed at once."""
+    if im.mode != "RGB":
+        return _pillow_png(im)
+    w, h = im.size
+    raw = im.tobytes()
+    rows = b"".join(b"\0" + raw[y * 3 * w:(y + 1) * 3 * w] for y in range(h))
+    return b"".join((b"\x89PNG\r\n\x1a\n", rb._chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)),
+                     rb._chunk(b"IDAT", zlib.compress(rows, 1)), rb._chunk(b"IEND", b"")))
+
+
+def _pillow_png(im: Image.Image) -> bytes:
+    import io
+    buf = io.BytesIO()
+    im.save(buf, "PNG", optimize=False, compress_level=1)
+    return buf.getvalue()
+
+
+@pytest.fixture
+def straight(monkeypatch: pytest.MonkeyPatch) -> Callable[[Callable[[], Any]], Any]:
+    """``straight(fn)``: ``fn()`` with every text cache off and the old encoder."""
+    def run(fn: Callable[[], Any]) -> Any:
+        with monkeypatch.context() as m:
+            m.setattr(rb, "to_png", whole_png)
+            rb.set_text_caches(False)
+            try:
+                return fn()
+            finally:
+                rb.set_text_caches(True)
+    yield run
+    rb.set_text_caches(True)
+
+
+def test_bench_pictures_cold_and_warm_are_the_pictures_drawn_straight(straight):
+    cases = bench.cases()
+    reference = {name: straight(fn) for name, fn in cases.items()}
+    assert len(set(reference.values())) == len(cases)
+    rb.clear_caches()
+    cold = {name: fn() for name, fn in cases.items()}
+    warm = {name: fn() for name, fn in cases.items()}
+    for name in cases:
+        assert cold[name] == reference[name], f"{name}: cold"
+        assert warm[name] == reference[name], f"{name}: warm"
+
+
+# --------------------------------------------------------------------------
+# Redraws of games as they are played: the same texts at new places, new
+# numbers, names turning gold, stacks taken, hands shrinking
+
+NAMES = ["Ana", "Bob the Builder of Very Long Names", "Çağrı Ñúñez", "山田太郎", "Zoë 🎲", "Дмитрий", "Eve"]
+
+
+def _labels(lang: str, prefix: str, keys: tuple[str, ...]) -> dict[str, str]:
+    return {key: t(lang, f"{prefix}{key}") for key in keys}
+
+
+def played(game: str, seats: int, seed: int, steps: int) -> list[dict[str, Any]]:
+    """Views of a game after each of its first ``steps`` random moves."""
+    g = registry.spec(game).engine().new(seats, seed)
+    rng = random.Random(seed)
+    views = [g.view(None)]
+    for _ in range(steps):
+        if g.over:
+            break
+        seat = rng.choice(sorted(to_act(g)))
+        g.apply(seat, rng.choice(g.legal_actions(seat)))
+        views.append(g.view(seat))
+    return views
+
+
+def redraws() -> list[Callable[[], bytes]]:
+    out: list[Callable[[], bytes]] = []
+    for lang, seats, seed in (("en", 5, 1), ("de", 7, 2), ("es", 3, 3)):
+        table = _labels(lang, "render.", render_nimmt.NIMMT_TABLE_LABELS)
+        hand = _labels(lang, "render.", render_nimmt.NIMMT_HAND_LABELS)
+        for v in played("nimmt", seats, seed, 30):
+            out.append(lambda v=v, table=table: render_nimmt.render_nimmt_table(v, NAMES, table))
+            if v["seat"] is not None:
+                out.append(lambda v=v, hand=hand: render_nimmt.render_nimmt_hand(v, hand))
+        labels = _labels(lang, "render.", render_garbage.GARBAGE_TABLE_LABELS)
+        for v in played("garbage", min(seats, 6), seed, 30):
+            out.append(lambda v=v, labels=labels: render_garbage.render_garbage_table(v, NAMES, labels))
+        labels = _labels(lang, "take6.r_", render_take6.TAKE6_TABLE_LABELS)
+        for v in played("take6", seats, seed, 30):
+            out.append(lambda v=v, labels=labels: render_take6.render_take6_table(v, NAMES, labels))
+    return out
+
+
+def test_redraws_of_played_games_are_the_pictures_drawn_straight(straight):
+    draws = redraws()
+    reference = straight(lambda: [draw() for draw in draws])
+    assert len(set(reference)) > len(draws) * 3 // 4, "the states change from picture to picture"
+    rb.clear_caches()
+    for rnd in ("first", "again"):  # cold, then warm
+        mismatched = [i for i, draw in enumerate(draws) if draw() != reference[i]]
+        assert not mismatched, f"{rnd} pass: {len(mismatched)} of {len(draws)} pictures differ"
+
+
+def test_pictures_drawn_by_threads_at_once_are_the_pictures(straight):
+    """The painter thread, the default executor (6 nimmt!) and a warm-up may
+    draw at once: the caches are shared under the render lock."""
+    draws = redraws()[::4]
+    reference = straight(lambda: [draw() for draw in draws])
+    rb.clear_caches()
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda draw: draw(), draws * 2))
+    assert got == reference * 2
+
+
+async def test_redraws_in_the_worker_process_are_the_pictures_drawn_straight(straight):
+    """The worker keeps caches of its own between pictures."""
+    views = played("nimmt", 5, 4, 12)
+    labels = _labels("en", "render.", render_nimmt.NIMMT_TABLE_LABELS)
+    reference = straight(lambda: [render_nimmt.render_nimmt_table(v, NAMES, labels) for v in views])
+    for _ in range(2):
+        got = [await render_pool.draw(render_nimmt.render_nimmt_table, v, NAMES, labels) for v in views]
+        assert got == reference
+
+
+# --------------------------------------------------------------------------
+# Every field of the glyph cache's key: the same text drawn where only that
+# field differs must give what Pillow draws, not the mask of the other one
+
+
+VARIANTS: list[tuple[str, tuple[float, float], int, Any, str, int]] = [
+    # (what differs, position, size, ink, anchor, stroke)
+    ("base", (20.0, 30.0), 20, (250, 250, 250), "lm", 0),
+    ("x fraction", (20.5, 30.0), 20, (250, 250, 250), "lm", 0),
+    ("y fraction", (20.0, 30.75), 20, (250, 250, 250), "lm", 0),
+    ("whole position", (61.0, 41.0), 20, (250, 250, 250), "lm", 0),
+    ("colour", (20.0, 30.0), 20, (255, 202, 64), "lm", 0),
+    ("font size", (20.0, 30.0), 21, (250, 250, 250), "lm", 0),
+    ("anchor", (20.0, 30.0), 20, (250, 250, 250), "la", 0),
+    ("anchor centre", (120.0, 30.0), 20, (250, 250, 250), "mm", 0),
+    ("stroke", (20.0, 30.0), 20, (250, 250, 250), "lm", 1),
+]
+
+
+def _draw_variants(order: list[int], text: str, mode: str = "RGB") -> list[bytes]:
+    out = []
+    for i in order:
+        _, xy, size, ink, anchor, stroke = VARIANTS[i]
+        im = Image.new(mode, (260, 60), (27, 60, 47) if mode == "RGB" else 0)
+        rb.text(ImageDraw.Draw(im), xy, text, rb.font(size), ink if mode == "RGB" else ink[0], anchor, stroke)
+        out.append(im.tobytes())
+    return out
+
+
+@pytest.mark.parametrize("text", ["Round 2/5", "Çağrı 山田 🎲"])  # one font; a chain of three
+@pytest.mark.parametrize("mode", ["RGB", "L"])
+def test_each_field_of_the_glyph_key_counts(text, mode, straight):
+    order = list(range(len(VARIANTS)))
+    reference = straight(lambda: _draw_variants(order, text, mode))
+    # every variant draws differently (else the test could not catch a missing field)
+    assert len(set(reference)) == len(VARIANTS)
+    for first in order:  # each variant drawn right after each other one has filled the cache
+        rb.clear_caches()
+        got = _draw_variants([first] + order, text, mode)
+        assert got[1:] == reference, [VARIANTS[i][0] for i in order if got[1 + i] != reference[i]]
+
+
+def test_widths_fits_and_shrinks_are_the_measured_ones(straight):
+    texts = ["Draw pile: 51", "Bob the Builder of Very Long Names", "山田太郎 Zoë 🎲", "x" * 80, ""]
+    cases = [(s, size, w) for s in texts for size in (13, 18, 20) for w in (40.0, 64.5, 120.0, 400.0)]
+
+    def measure() -> list[Any]:
+        out = []
+        for s, size, w in cases:
+            f = rb.font(size)
+            shrunk, sf = rb.shrink(s, size, w)
+            out.append((f.getlength(s), rb.fit(s, f, w), shrunk, sf.size))
+        return out
+
+    reference = straight(measure)
+    rb.clear_caches()
+    assert measure() == reference and measure() == reference
+
+
+def test_encoder_without_pillows_raw_encoder_gives_the_same_bytes(monkeypatch):
+    im = Image.new("RGB", (421, 300), (27, 60, 47))
+    d = ImageDraw.Draw(im)
+    rng = random.Random(5)
+    for _ in range(200):
+        x, y = rng.randrange(421), rng.randrange(300)
+        d.ellipse((x, y, x + rng.randrange(60), y + rng.randrange(60)), fill=tuple(rng.randrange(256) for _ in "rgb"))
+    banded = rb.to_png(im)
+    monkeypatch.setattr(rb, "_RAW_ENCODER", None)
+    assert rb.to_png(im) == banded == whole_png(im)
+    assert Image.open(__import__("io").BytesIO(banded)).tobytes() == im.tobytes()
