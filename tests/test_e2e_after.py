@@ -341,27 +341,38 @@ async def test_versus_counts_shared_games_across_servers(world, tmp_path):
         assert t("en", "after.versus_score_nimmt", name="eva", mine="12.0", theirs="7.0") in text
 
 
+async def play_take6_out(fd, tbl, table, person, before_last_turn=None) -> None:
+    """``person`` plays a 6 nimmt! game to its end from their panel, the first choice
+    each turn (the computers play the other seats); ``before_last_turn()`` runs just
+    before their last card."""
+    from tests.test_e2e_take6 import card_buttons, open_panel, row_buttons
+
+    seat = table.seat_of(person.id)
+    for _ in range(100):
+        if table.status != "playing":
+            break
+        if seat in table.engine.to_act:
+            if before_last_turn is not None and len(table.engine.view(seat)["hand"]) == 1:
+                await before_last_turn()
+            panel = await open_panel(tbl, person)
+            choice = (row_buttons(panel) or card_buttons(panel))[0]
+            assert (await tbl.click(person, panel, choice["custom_id"])).ack_type == 7
+        else:
+            await fd.wait_for(lambda: table.status != "playing" or seat in table.engine.to_act, timeout=10)
+
+
 async def test_take6_replay_through_simultaneous_turns(world, tmp_path):
     """A game where everyone chooses at once replays one choice per page: the
     hands as the engine holds them, and the same story the thread told."""
     from core.take6 import Take6
-    from tests.test_e2e_take6 import card_buttons, open_panel, row_buttons, started
+    from tests.test_e2e_take6 import started
 
     fd = world.fd
     ana = world.person("ana")
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
         tbl, table = await started(world, bot, [ana], computers=2, deals=1, turn_time=0)
         await check_commitment_during_play(fd, world, tbl, ana, table.seed)
-        seat = table.seat_of(ana.id)
-        for _ in range(100):
-            if table.status != "playing":
-                break
-            if seat in table.engine.to_act:
-                panel = await open_panel(tbl, ana)
-                choice = (row_buttons(panel) or card_buttons(panel))[0]
-                assert (await tbl.click(ana, panel, choice["custom_id"])).ack_type == 7
-            else:
-                await fd.wait_for(lambda: table.status != "playing" or seat in table.engine.to_act, timeout=10)
+        await play_take6_out(fd, tbl, table, ana)
         await fd.wait_for(lambda: button(tbl.lobby, r"rply:\d+:0:o"), timeout=10)
         seed, nonce, sha = revealed(tbl.lobby.text())
         assert sha == sha256_of("take6", tbl.table_id, seed, nonce)
@@ -378,7 +389,7 @@ async def test_the_standings_wait_for_a_slow_recording_and_come_with_replay(worl
     standings only once the game is recorded, with Replay and Verify under them."""
     import asyncio
 
-    from tests.test_e2e_take6 import card_buttons, open_panel, row_buttons, started
+    from tests.test_e2e_take6 import started
 
     fd = world.fd
     ana = world.person("ana")
@@ -391,20 +402,12 @@ async def test_the_standings_wait_for_a_slow_recording_and_come_with_replay(worl
 
         bot.store.record_game = slow_record
         tbl, table = await started(world, bot, [ana], computers=2, deals=1, turn_time=0)
-        seat = table.seat_of(ana.id)
-        for _ in range(100):
-            if table.status != "playing":
-                break
-            if seat in table.engine.to_act:
-                if len(table.engine.view(seat)["hand"]) == 1:
-                    # the last turn: its redraw of the table message (through the token of
-                    # ana's My hand click) is told to wait a second
-                    fd.fail_next("PATCH", r"^/webhooks/\d+/[^/]+/messages/@original$", status=429, retry_after=1.0)
-                panel = await open_panel(tbl, ana)
-                choice = (row_buttons(panel) or card_buttons(panel))[0]
-                assert (await tbl.click(ana, panel, choice["custom_id"])).ack_type == 7
-            else:
-                await fd.wait_for(lambda: table.status != "playing" or seat in table.engine.to_act, timeout=10)
+        async def last_turn() -> None:
+            # its redraw of the table message (through the token of ana's My hand click)
+            # is told to wait a second
+            fd.fail_next("PATCH", r"^/webhooks/\d+/[^/]+/messages/@original$", status=429, retry_after=1.0)
+
+        await play_take6_out(fd, tbl, table, ana, last_turn)
         assert table.status == "finished"
         finished = t("en", "table.finished")
         await fd.wait_for(lambda: finished in tbl.lobby.text(), timeout=10)
@@ -415,7 +418,7 @@ async def test_the_standings_wait_for_a_slow_recording_and_come_with_replay(worl
 async def test_the_thread_tells_the_end_before_the_lobby_shows_the_standings(world, tmp_path):
     """The last turn's narration is slow to post (Discord fails it once; discord.py tries
     again a second later): the lobby's final standings wait for the thread's "Game over!"."""
-    from tests.test_e2e_take6 import card_buttons, open_panel, row_buttons, started
+    from tests.test_e2e_take6 import started
 
     fd = world.fd
     ana = world.person("ana")
@@ -428,20 +431,12 @@ async def test_the_thread_tells_the_end_before_the_lobby_shows_the_standings(wor
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
         tbl, table = await started(world, bot, [ana], computers=2, deals=1, turn_time=0)
         fd.message_listeners.append(watch)
-        seat = table.seat_of(ana.id)
-        for _ in range(100):
-            if table.status != "playing":
-                break
-            if seat in table.engine.to_act:
-                if len(table.engine.view(seat)["hand"]) == 1:
-                    # the last turn, once its ping is out: its narration will fail once
-                    await fd.wait_for(lambda: ana.id in fd.messages(tbl.thread)[-1].mentions, timeout=10)
-                    fd.fail_next("POST", rf"/channels/{tbl.thread.id}/messages$", status=500)
-                panel = await open_panel(tbl, ana)
-                choice = (row_buttons(panel) or card_buttons(panel))[0]
-                assert (await tbl.click(ana, panel, choice["custom_id"])).ack_type == 7
-            else:
-                await fd.wait_for(lambda: table.status != "playing" or seat in table.engine.to_act, timeout=10)
+        async def last_turn() -> None:
+            # once its ping is out: its narration will fail once
+            await fd.wait_for(lambda: ana.id in fd.messages(tbl.thread)[-1].mentions, timeout=10)
+            fd.fail_next("POST", rf"/channels/{tbl.thread.id}/messages$", status=500)
+
+        await play_take6_out(fd, tbl, table, ana, last_turn)
         await fd.wait_for(lambda: told_first, timeout=10)
         assert told_first == [True]
         assert fd.clear_failures() == 0  # the end's narration did fail once
