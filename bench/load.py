@@ -435,6 +435,7 @@ class Bench:
         self.guilds: list[Any] = []
         self.bystanders: dict[int, list[Any]] = {}
         self.table_times: list[float] = []
+        self.table_by_how: dict[str, list[float]] = {}  # the same, by how the table message came
         self.panel_times: list[float] = []  # the mover's own panel: its click's answer, image included
         self.other_panel_times: list[float] = []  # other players' open panels, redrawn by the bot
         self.moves = 0
@@ -496,8 +497,11 @@ class Bench:
         if kind != "delete" and any(a.get("filename") == "table.png" for a in m.attachments):
             spec.table_msg = m
             spec.table_changed.set()
+            # how the table message came: a new message, or an edit through a token or the channel
+            how = "new message" if kind == "create" else f"edit via {m.edited_by[-1] if m.edited_by else '?'}"
             for t0 in spec.waiting_table:
                 self.table_times.append(now - t0)
+                self.table_by_how.setdefault(how, []).append(now - t0)
             spec.waiting_table.clear()
             if self.redraw_since is not None and spec.table_id not in self.redrawn:
                 self.redrawn[spec.table_id] = now - self.redraw_since
@@ -843,6 +847,7 @@ async def run_load(args: argparse.Namespace, n: int) -> dict[str, Any]:
         fd.by_kind.clear()
         bench.noop.acks.clear()
         bench.table_times.clear()
+        bench.table_by_how.clear()
         bench.panel_times.clear()
         bench.other_panel_times.clear()
         requests_before = len(fd.requests)
@@ -863,6 +868,7 @@ async def run_load(args: argparse.Namespace, n: int) -> dict[str, Any]:
         report.update(
             load_start=load_start, load_end=os.getloadavg(), seconds=elapsed,
             acks=list(fd.acks), by_kind={k: list(v) for k, v in fd.by_kind.items()}, noop=list(bench.noop.acks), table=list(bench.table_times),
+            table_by_how={k: list(v) for k, v in bench.table_by_how.items()},
             panel=list(bench.panel_times), other_panels=list(bench.other_panel_times),
             lags=lags, worst=worst, moves=last["actions"] - first["actions"], cpu=last["cpu"] - first["cpu"],
             player_moves=bench.moves, rss=rss, rest_per_s=len(bot_rest) / elapsed, routes=_routes(rest, elapsed),
@@ -934,6 +940,8 @@ def print_load(args: argparse.Namespace, r: dict[str, Any]) -> None:
     for kind, values in sorted(r["by_kind"].items(), key=lambda kv: -len(kv[1])):
         print(f"{'   ' + kind:38} {ms(values)}")
     print(f"{'click -> table message updated':38} {ms(r['table'])}")
+    for how, values in sorted(r.get("table_by_how", {}).items(), key=lambda kv: -len(kv[1])):
+        print(f"{'   ' + how:38} {ms(values)}")
     print(f"{'click -> own panel updated (image)':38} {ms(r['panel'])}")
     print(f"{'click -> others panels updated':38} {ms(r['other_panels'])}")
     lags = r["lags"]
