@@ -165,7 +165,9 @@ def break_cycles() -> None:
       included).  Here the stub is deleted instead, which uncovers the same method.
     - A view and its items refer to each other (``item._view``).  A view of dynamic
       items only (every table message and panel) is not dispatched through once it
-      is sent: when discord.py stores it, the items' back references are dropped.
+      is sent: discord.py does not store it (nor start the 15-minute timeout task it
+      gives every ephemeral answer with a view, which held each such view, a private
+      panel's or the rules', for 15 minutes), and the items' back references are dropped.
       The view discord.py builds from the clicked message for a dynamic item's
       callback is unlinked when the callback is over.
     - ``Interaction.response`` refers to its interaction (``_parent``).  Once the
@@ -198,9 +200,18 @@ def break_cycles() -> None:
 
     @functools.wraps(add_view)
     def add_view_unlinked(self: Any, view: Any, message_id: Any = None) -> None:
-        add_view(self, view, message_id)
-        if not view.__discord_ui_modal__ and view.timeout is None and _fully_dynamic(view):
+        if (not view.__discord_ui_modal__ and _fully_dynamic(view) and message_id not in self._views
+                and message_id not in self._synced_message_views):
+            # Nothing is dispatched through it (its dynamic items are found by their
+            # custom_id templates, registered as add_view would): not stored, so
+            # discord.py starts no 15-minute timeout task holding it, as it does for
+            # every ephemeral answer or followup with a view.
+            for item in view.walk_children():
+                if isinstance(item, discord.ui.DynamicItem):
+                    self._dynamic_items.setdefault(item.__discord_ui_compiled_template__, item.__class__)
             _unlink(view)
+            return
+        add_view(self, view, message_id)
 
     store.add_view = add_view_unlinked  # type: ignore[method-assign]
 

@@ -109,3 +109,34 @@ async def test_moves_lobbies_and_lookups_leave_no_cycles_of_ours(world, tmp_path
 
         found = cyclic_garbage_of_ours(await collected(play))
         assert not found, f"left for the cyclic collector: {dict(found)}"
+
+
+def view_timeouts() -> list[asyncio.Task]:
+    """discord.py's timeout tasks of views it stored (each holds its view)."""
+    return [task for task in asyncio.all_tasks() if "timeout_task_impl" in repr(task.get_coro())]
+
+
+async def test_private_panels_and_answers_are_not_held_for_fifteen_minutes(world, tmp_path):
+    """discord.py gives every ephemeral answer or followup with buttons a 15-minute
+    timeout task that holds its view (on a busy evening, every panel and rules page
+    opened in the last quarter of an hour).  The bot's buttons are found by their
+    custom_ids, so nothing is held: and the buttons of those messages still work."""
+    fd = world.fd
+    ana, ben = world.person("ana"), world.person("ben")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, table_seed=3) as bot:
+        t = await open_table(fd, ana, world.channel, "nimmt new", seats=3, turn_time=0)
+        await seat_players(t, ana, [ben], computers=1)
+        assert (await t.click(ana, t.lobby, f"table.start:{t.table_id}")).ack_type == 7
+        await t.wait_thread()
+        await fd.wait_for(t.table_message, timeout=10)
+        panels = [await open_hand(t, user) for user in (ana, ben)]
+        rules = await t.click(ben, t.table_message(), f"table.rules:{t.table_id}")
+        assert rules.ack_type == 4 and rules.ephemeral and rules.message.buttons()
+        assert all(panel.buttons() for panel in panels)
+        await asyncio.sleep(0.2)
+        assert not view_timeouts(), view_timeouts()
+        # the private messages' buttons still answer: the rules' next page, a panel's refresh
+        page = next(b["custom_id"] for b in rules.message.buttons() if not b.get("disabled"))
+        assert (await t.click(ben, rules.message, page)).ack_type == 7
+        assert (await t.click(ana, panels[0], f"nimmt.refresh:{t.table_id}")).ack_type in (6, 7)
+        assert not view_timeouts()
