@@ -349,9 +349,8 @@ async def _keep_frozen() -> None:
     event loop for a millisecond or two (measured by bench/store.py); without a
     full pass of its own (app/lean.py).  Not only once the bot is ready:
     discord.py tells it ready two seconds after the last server arrived, and
-    meanwhile Python's own full passes walked every table being restored,
-    about a fifth of the bot's CPU while the first clicks after a restart
-    were answered (py-spy, bench/load.py --restart 1000 --spy 6)."""
+    the tables are restored and the first clicks answered before that (its
+    effect alone on a restart was not measured apart from other changes)."""
     from app import lean
 
     lean.freeze_loaded()

@@ -197,12 +197,13 @@ class NimmtUI:
     # ------------------------------------------------------------- hand panel
     async def panel_drawn(self, table: Table, seat: int, lang: str, **kwargs: Any) -> tuple[
             discord.Embed, discord.ui.View | None, bytes]:
-        """:meth:`panel` with its picture drawn in a worker thread (the loop goes on)."""
+        """The private panel of one seat, built from that seat's view only, with its
+        picture drawn off the loop (:meth:`hand_image`)."""
         embed, items, view = self.panel_parts(table, seat, lang, **kwargs)
         return embed, items, await self.hand_image(view, lang)
 
     async def hand_image(self, view: dict[str, Any], lang: str) -> bytes:
-        """The picture of a seat's hand, drawn in a worker thread (never on the
+        """The picture of a seat's hand, drawn in the click pictures' process (never on the
         event loop) before queued table pictures, or the same picture as last
         time when nothing it shows changed."""
         playable = view["playable"] or {}
