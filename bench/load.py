@@ -78,6 +78,10 @@ LAG_STEP = 0.005  # s: the loop-lag sleeper
 
 
 # =========================================================================== child processes
+#: how the bot and the no-op bot are started: this file imported as a module (its bytecode cached
+#: like the bot's modules), not run as a script (a script is compiled again at every start)
+_CHILD = [sys.executable, "-c", "import sys; from bench.load import main; sys.exit(main())"]
+
 async def _probe(bot: Any, path: str) -> None:
     """In the bot's process: loop lag, CPU, memory and table counts, as JSON lines."""
     loop = asyncio.get_running_loop()
@@ -233,9 +237,15 @@ def child_bot() -> int:
     probe_path = os.environ["LOAD_PROBE"]
     mark = _spans(probe_path)
     mark("python started")
-    from tests.fakediscord.launch import patch_discord_from_env
+    # the stand-in's launcher alone, by its path: importing it as tests.fakediscord.launch would
+    # import the whole stand-in (its server) into the bot's process, which a deployed bot never has
+    import importlib.util
 
-    patch_discord_from_env()
+    spec = importlib.util.spec_from_file_location("_fakediscord_launch", ROOT / "tests" / "fakediscord" / "launch.py")
+    assert spec is not None and spec.loader is not None
+    launch = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(launch)
+    launch.patch_discord_from_env()
     import bot as botmod
 
     mark("bot imported")
@@ -517,6 +527,10 @@ class Bench:
         env = {**os.environ, **self.fd.env(), "DISCORD_TOKEN": self.fd.token, "DATABASE_PATH": str(self.db),
                "LOG_LEVEL": "WARNING", "LOAD_PROBE": str(self.probe.path), "PYTHONPATH": str(ROOT)}
         env.pop("DEV_GUILD", None)
+        # A deployed bot keeps its modules' bytecode (__pycache__, written at its first start; pip
+        # compiles its libraries): without this a machine that sets PYTHONDONTWRITEBYTECODE (this
+        # one does) compiles every module of the bot again at each start, the restart included.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         if self.args.slow:
             env["LOAD_SLOW"] = str(self.args.slow)
         if self.args.profile:
@@ -524,7 +538,7 @@ class Bench:
         log = open(OUT / f"load-{self.label}-{name}.log", "w")
         self.spawned_at = time.perf_counter()
         env["LOAD_T0"] = repr(time.time())
-        self.bot = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--child", "bot"],
+        self.bot = subprocess.Popen([*_CHILD, "--child", "bot"],
                                     cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
                                     preexec_fn=_die_with_parent)
         self.procs.append(self.bot)
@@ -545,7 +559,7 @@ class Bench:
         user = self.noop.add_user("clicker")
         self.noop.add_member(guild, user)
         env = {**os.environ, **self.noop.env(), "NOOP_CHANNEL": str(channel.id), "PYTHONPATH": str(ROOT)}
-        proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--child", "noop"], cwd=ROOT,
+        proc = subprocess.Popen([*_CHILD, "--child", "noop"], cwd=ROOT,
                                 env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 preexec_fn=_die_with_parent)
         self.procs.append(proc)
