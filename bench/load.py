@@ -82,6 +82,7 @@ LAG_STEP = 0.005  # s: the loop-lag sleeper
 #: like the bot's modules), not run as a script (a script is compiled again at every start)
 _CHILD = [sys.executable, "-c", "import sys; from bench.load import main; sys.exit(main())"]
 
+
 async def _probe(bot: Any, path: str) -> None:
     """In the bot's process: loop lag, CPU, memory and table counts, as JSON lines."""
     loop = asyncio.get_running_loop()
