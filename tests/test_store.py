@@ -786,3 +786,36 @@ async def test_what_is_still_to_be_told_comes_back_after_a_restart(store):
     assert [n["id"] for n in await store.open_nights()] == [due]
     await store.save_night(due, "ended", {"messages": {"recap": 6}})
     assert await store.open_nights() == []
+
+
+def test_a_process_that_dies_with_its_store_open_still_exits_and_keeps_what_it_committed(tmp_path):
+    """A crash before ``close`` (or a failed test holding its store) must end the
+    process, not hang it on aiosqlite's worker threads: a supervisor restarts a
+    bot that exits, not one that hangs.  What was committed is there after."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    path = tmp_path / "bot.db"
+    code = (
+        "import asyncio\n"
+        "from app.store import Store\n"
+        "kept = []\n"
+        "async def main():\n"
+        f"    kept.append(await Store.open({str(path)!r}, checkpoint_interval=None))\n"
+        "    await kept[0].set_guild_setting(7, 'language', 'de')\n"
+        "    raise RuntimeError('crash before close')\n"
+        "asyncio.run(main())\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parent.parent,
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1 and "crash before close" in run.stderr
+
+    async def read() -> dict:
+        store = await Store.open(str(path), checkpoint_interval=None)
+        try:
+            return await store.guild_settings(7)
+        finally:
+            await store.close()
+
+    assert asyncio.run(read())["language"] == "de"

@@ -395,6 +395,21 @@ ON CONFLICT (guild_id, key) DO UPDATE SET value = excluded.value
 """
 
 
+def _daemon(db: aiosqlite.Connection) -> aiosqlite.Connection:
+    """*db* before it starts, with its worker thread a daemon.
+
+    aiosqlite runs each connection in a thread of its own that is not a
+    daemon: a process that ends with a connection still open (a crash before
+    :meth:`SqliteStore.close`, a failed test holding its store) would wait for
+    that thread for ever instead of exiting.  What was committed is in the
+    WAL already; what was not is rolled back by SQLite at the next open.
+    """
+    thread = getattr(db, "_thread", None)
+    if thread is not None and not thread.is_alive():
+        thread.daemon = True
+    return db
+
+
 class SqliteStore(GroupRecorder):
     """Async persistence for tables, results, stats and settings (see module doc)."""
 
@@ -429,8 +444,8 @@ class SqliteStore(GroupRecorder):
             # The writer switches the file to WAL and migrates before the
             # other two connections open, so they all see a WAL database.
             for i in range(3):
-                db = await aiosqlite.connect(path, isolation_level=None)
-                conns.append(db)
+                db = _daemon(aiosqlite.connect(path, isolation_level=None))
+                conns.append(await db)
                 for pragma in _PRAGMAS:
                     await db.execute(pragma.format(cache_kib=cache_mib * 1024, mmap_bytes=mmap_mib << 20,
                                                   busy_ms=BUSY_TIMEOUT_MS))
