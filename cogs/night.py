@@ -208,8 +208,9 @@ class NightCog(commands.Cog, name="Night"):
                     table_size=table_size, rounds=rounds, turn_time=turn_time, locale=night_lang)
         except NightError as error:
             return await reply(interaction, self.error_text(lang, error))
-        response = await interaction.response.send_message(embed=self.signup_embed(night),
-                                                           view=self.signup_view(night))
+        shown = self.host.shown(night)
+        response = await interaction.response.send_message(embed=self.signup_embed(shown),
+                                                           view=self.signup_view(shown))
         message_id = getattr(response, "message_id", None)
         if message_id is None:
             message_id = (await interaction.original_response()).id
@@ -229,7 +230,7 @@ class NightCog(commands.Cog, name="Night"):
                                           row["status"], row["meta"])
         if night is None:
             return await reply(interaction, t(lang, "nights.error_no_night"))
-        await reply(interaction, embed=self.standings_embed(night, lang))
+        await reply(interaction, embed=self.standings_embed(self.host.shown(night), lang))
 
     # ---------------------------------------------------------------- clicks
     def error_text(self, lang: str, error: Exception) -> str:
@@ -256,7 +257,8 @@ class NightCog(commands.Cog, name="Night"):
             await reply(interaction, t(lang, "errors.unexpected"))
 
     async def _update(self, interaction: discord.Interaction, night: Night) -> None:
-        await interaction.response.edit_message(embed=self.signup_embed(night), view=self.signup_view(night))
+        shown = self.host.shown(night)
+        await interaction.response.edit_message(embed=self.signup_embed(shown), view=self.signup_view(shown))
 
     async def op_join(self, interaction: discord.Interaction, night: Night) -> None:
         await self.host.join(night, interaction.user.id, interaction.user.display_name)
@@ -441,14 +443,15 @@ class NightCog(commands.Cog, name="Night"):
         message_id = night.messages.get("signup")
         if not message_id:
             return
+        shown = self.host.shown(night)
         try:
             await self.where(night).get_partial_message(message_id).edit(
-                embed=self.signup_embed(night), view=self.signup_view(night))
+                embed=self.signup_embed(shown), view=self.signup_view(shown))
         except discord.NotFound:
             log.info("night %s: the sign-up message is gone", night.id)
 
     async def _show_standings(self, night: Night) -> None:
-        embed = self.standings_embed(night, night.locale)
+        embed = self.standings_embed(self.host.shown(night), night.locale)
         message_id = night.messages.get("standings")
         if message_id:
             try:
@@ -466,11 +469,12 @@ class NightCog(commands.Cog, name="Night"):
         from app.render import night as render_night, pool as render_pool
 
         lang = night.locale
-        rows = standings(night)
-        lines = [self.highlight_text(h, lang) for h in await self.host.highlights(night)]
+        shown = self.host.shown(night)
+        rows = standings(shown)
+        lines = [self.highlight_text(h, lang) for h in await self.host.highlights(shown)]
         data = {
             "title": t(lang, "nights.recap_title", game=t(lang, f"{night.game}.title")),
-            "subtitle": t(lang, "nights.recap_subtitle", rounds=night.round, players=len(rows)),
+            "subtitle": t(lang, "nights.recap_subtitle", rounds=shown.round, players=len(rows)),
             "podium": [(r.rank, r.name, points_text(r.points, lang)) for r in rows[:3]],
             "header": (t(lang, "nights.col_rank"), t(lang, "nights.col_name"), t(lang, "nights.col_points"),
                        t(lang, "nights.col_wins"), t(lang, "nights.col_games")),

@@ -366,10 +366,51 @@ async def test_a_refused_save_changes_nothing_shown_and_the_same_click_works_aft
     made = await host.start_round(night, 1, False)
     await launch(host, night)
     tables.start_timers()
-    await until(lambda: night.status == "ended", timeout=30)
-    assert {s.user_id for s in standings(night)} == {1, 2, 3, 9}
+    # what the messages show (host.shown) comes only once the store has it
+    await until(lambda: host.shown(night).status == "ended", timeout=30)
+    assert {s.user_id for s in standings(host.shown(night))} == {1, 2, 3, 9}
     row = await store.night_in_channel(10)
     assert row["status"] == "ended" and row["meta"]["recap_due"]
+    await tables.shutdown()
+    await host.close()
+    await store.close()
+
+
+async def test_a_change_being_saved_is_not_shown_before_the_store_has_it(tmp_path):
+    """The night changes in memory under its lock and then waits for the store;
+    a message drawn in that moment (the presenter does not take the lock) draws
+    :meth:`NightHost.shown`, which holds neither that change nor, once refused,
+    ever shows it."""
+    import sqlite3
+
+    from app.tables.manager import TableError
+
+    store = await Store.open(str(tmp_path / "slow.db"), checkpoint_interval=None)
+    tables, host = make(store)
+    night = await new_night(host, people=3, size=2)
+    saving, refuse = asyncio.Event(), asyncio.Event()
+    save = store.save_night
+
+    async def slow_refusal(*args):
+        saving.set()
+        await refuse.wait()
+        raise sqlite3.OperationalError("database or disk is full")
+
+    def signed_up(n):
+        return {p.user_id for p in n.players if not p.left}
+
+    store.save_night = slow_refusal
+    joining = asyncio.create_task(host.join(night, 9, "p9"))
+    await saving.wait()
+    assert 9 in signed_up(night)  # the premise: in memory already, not saved yet
+    assert signed_up(host.shown(night)) == {1, 2, 3}
+    refuse.set()
+    with pytest.raises(TableError, match="not_saved"):
+        await joining
+    assert signed_up(night) == signed_up(host.shown(night)) == {1, 2, 3}
+    store.save_night = save
+    await host.join(night, 9, "p9")
+    assert signed_up(host.shown(night)) == {1, 2, 3, 9}
     await tables.shutdown()
     await host.close()
     await store.close()

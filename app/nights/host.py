@@ -8,8 +8,9 @@ is over from the manager's ``closed_hooks`` and reads the finish from what
 the store recorded (:meth:`Store.table_result`), so after a restart
 :meth:`NightHost.reconcile` settles a table that ended while the bot was
 down exactly as the hook would have.  One ``asyncio.Lock`` per night.  A
-change the store refused is undone in memory (:meth:`NightHost._change`), so
-nothing is shown that was not saved.
+change the store refused is undone in memory (:meth:`NightHost._change`), and
+messages are drawn from :meth:`NightHost.shown`, the night as last saved, so
+nothing is shown that was not saved, not even while a save is under way.
 """
 from __future__ import annotations
 
@@ -42,6 +43,7 @@ class NightHost:
         self.clock = clock
         self.nights: dict[int, Night] = {}
         self._locks: dict[int, asyncio.Lock] = {}
+        self._shown: dict[int, Night] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._closing = False
         self.listener: Listener = lambda night, kind: None
@@ -50,6 +52,18 @@ class NightHost:
     # ------------------------------------------------------------------ lookup
     def lock(self, night: Night) -> asyncio.Lock:
         return self._locks.setdefault(night.id, asyncio.Lock())
+
+    def shown(self, night: Night) -> Night:
+        """*night* as last saved: what messages may show.  The night itself
+        changes in memory under its lock before the store has taken the
+        change, and a refused change is undone; a message drawn meanwhile
+        from the night itself could show what never happened."""
+        return self._shown.get(night.id, night)
+
+    def _keep(self, night: Night) -> None:
+        meta = json.loads(json.dumps(night.meta()))
+        self._shown[night.id] = Night.from_record(night.id, night.guild_id, night.channel_id, night.game,
+                                                  night.status, meta)
 
     def in_channel(self, channel_id: int) -> Night | None:
         for night in self.nights.values():
@@ -78,6 +92,7 @@ class NightHost:
         except Exception as error:
             log.warning("night %s: change not saved (%r)", night.id, error)
             raise TableError("not_saved") from error
+        self._keep(night)
 
     @contextlib.asynccontextmanager
     async def _change(self, night: Night) -> AsyncIterator[None]:
@@ -108,6 +123,7 @@ class NightHost:
             night = Night.from_record(row["id"], row["guild_id"], row["channel_id"], row["game"],
                                       row["status"], row["meta"])
             self.nights[night.id] = night
+            self._keep(night)
         return list(self.nights.values())
 
     async def reconcile(self, night: Night) -> bool:
@@ -147,6 +163,7 @@ class NightHost:
         except LookupError:
             raise NightError("channel_busy") from None
         self.nights[night.id] = night
+        self._keep(night)
         return night
 
     async def join(self, night: Night, user_id: int, name: str) -> None:
@@ -351,6 +368,7 @@ class NightHost:
         except Exception as error:
             log.warning("night %s: its end not saved (%r)", night.id, error)
             raise TableError("not_saved") from error
+        self._keep(night)
 
     async def recap_posted(self, night: Night, message_id: int | None) -> None:
         """The recap went out (``message_id``), or cannot ever (None: its channel
