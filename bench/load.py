@@ -5,6 +5,7 @@
     python bench/load.py --global-rate 0                   # lift Discord's global limit (50 requests/s)
     python bench/load.py --tables 500 --restart 0 --profile      # cProfile of the bot, top functions printed
     python bench/load.py --tables 500 --restart 0 --slow 15      # log what holds the bot's loop over 15 ms
+    python bench/load.py --tables 500 --restart 0 --stalls 10    # where the bot's loop is while 10 ms late
 
 Everything runs on loopback: the stand-in (``tests/fakediscord``) and the
 simulated people live in this process; the bot is ``bot.py``'s ``main()`` in a
@@ -83,9 +84,61 @@ LAG_STEP = 0.005  # s: the loop-lag sleeper
 _CHILD = [sys.executable, "-c", "import sys; from bench.load import main; sys.exit(main())"]
 
 
+class _StallWatch:
+    """A thread beside the bot's loop (``--stalls MS``): while the lag sleeper is
+    more than ``late`` s overdue, it looks every millisecond at where the loop
+    thread is, and counts the places.  One sample is about a millisecond of
+    stall; a place is the innermost frame and the innermost frames of the
+    bot's own code (``app/``, ``cogs/``, ``core/``, ``bot.py``)."""
+
+    OWN = tuple(str(ROOT / d) for d in ("app", "cogs", "core", "bot.py"))
+
+    def __init__(self, late: float) -> None:
+        import threading
+        from collections import Counter
+
+        self.late = late
+        self.due = float("inf")  # when the sleeper should have woken
+        self.samples: Counter[str] = Counter()
+        self.loop_thread = threading.get_ident()
+        threading.Thread(target=self._run, name="stall-watch", daemon=True).start()
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(0.001)
+            if time.perf_counter() - self.due > self.late:
+                frame = sys._current_frames().get(self.loop_thread)
+                if frame is not None:
+                    self.samples[self.place(frame)] += 1
+
+    @classmethod
+    def place(cls, frame: Any) -> str:
+        def name(f: Any) -> str:
+            file = f.f_code.co_filename
+            if file.startswith(str(ROOT)):
+                short = file[len(str(ROOT)) + 1:]
+            else:  # a library's path from its package, the standard library's from its folder
+                short = file.rsplit("site-packages/", 1)[-1] if "site-packages/" in file else \
+                    "/".join(Path(file).parts[-2:])
+            return f"{short}:{f.f_lineno} {f.f_code.co_name}"
+
+        inner, own = name(frame), []
+        while frame is not None and len(own) < 3:
+            if frame.f_code.co_filename.startswith(cls.OWN):
+                own.append(name(frame))
+            frame = frame.f_back
+        return " < ".join([inner, *[o for o in own if o != inner]])
+
+    def take(self) -> dict[str, int]:
+        taken, self.samples = self.samples, type(self.samples)()
+        return dict(taken)
+
+
 async def _probe(bot: Any, path: str) -> None:
     """In the bot's process: loop lag, CPU, memory and table counts, as JSON lines."""
     loop = asyncio.get_running_loop()
+    stalls = float(os.environ.get("LOAD_STALLS") or 0)
+    watch = _StallWatch(stalls / 1000) if stalls else None
     out = open(path, "a", buffering=1)
     loop.add_signal_handler(signal.SIGUSR1, lambda: loop.create_task(_replay_check(bot, out)))
     page = os.sysconf("SC_PAGE_SIZE")
@@ -122,8 +175,12 @@ async def _probe(bot: Any, path: str) -> None:
     last = time.perf_counter()
     while True:
         t0, c0 = time.perf_counter(), time.thread_time()
+        if watch is not None:
+            watch.due = t0 + LAG_STEP
         await asyncio.sleep(LAG_STEP)
         t1 = time.perf_counter()
+        if watch is not None:
+            watch.due = float("inf")
         lag = t1 - t0 - LAG_STEP
         lags.append(lag)
         if lag > worst[0]:
@@ -145,6 +202,8 @@ async def _probe(bot: Any, path: str) -> None:
                 "ready": bot.is_ready(),
                 "gc": [(g, round(x, 5), round(c, 5)) for g, x, c in pauses],
             }
+            if watch is not None:
+                line["stalls"] = watch.take()
             pauses.clear()
             out.write(json.dumps(line) + "\n")
             lags, worst = [], (0.0, 0.0)
@@ -534,6 +593,8 @@ class Bench:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         if self.args.slow:
             env["LOAD_SLOW"] = str(self.args.slow)
+        if self.args.stalls:
+            env["LOAD_STALLS"] = str(self.args.stalls)
         if self.args.profile:
             env["LOAD_PROFILE"] = str(OUT / f"load-{self.label}.prof")
         log = open(OUT / f"load-{self.label}-{name}.log", "w")
@@ -839,7 +900,7 @@ async def run_load(args: argparse.Namespace, n: int) -> dict[str, Any]:
     bench = Bench(args, f"n{n}")
     fd = bench.fd
     await fd.start()
-    report: dict[str, Any] = {"n": n}
+    report: dict[str, Any] = {"n": n, "stalls_ms": args.stalls}
     try:
         bench.build(n)
         await bench.start_noop()
@@ -878,6 +939,11 @@ async def run_load(args: argparse.Namespace, n: int) -> dict[str, Any]:
         lags = [lag for x in lines for lag in x["lags"]]
         worst = max((tuple(x["worst"]) for x in lines), default=(0.0, 0.0))
         report["gc"] = [tuple(p) for x in lines for p in x.get("gc", [])]
+        stall_places: dict[str, int] = defaultdict(int)
+        for x in lines:
+            for where, count in x.get("stalls", {}).items():
+                stall_places[where] += count
+        report["stall_places"] = dict(stall_places)
         rest = fd.requests[requests_before:]
         bot_rest = [r for r in rest if not r.path.startswith(("/interactions/", "/webhooks/"))]
         report.update(
@@ -969,6 +1035,12 @@ def print_load(args: argparse.Namespace, r: dict[str, Any]) -> None:
     cpu = f", on CPU {1000 * longest[1][0]:.1f} ms of it" if longest[1] else ""
     print(f"cyclic collector: {len(full)} full passes (longest {1000 * longest[0]:.1f} ms{cpu}), "
           f"{sum(1 for g, *_ in r['gc'] if g == 1)} of generation 1")
+    places = r.get("stall_places")
+    if places:
+        print(f"where the loop was while over {r['stalls_ms']:g} ms late ({sum(places.values())} samples, "
+              "about 1 ms each; innermost frame < the bot's own frames):")
+        for where, count in sorted(places.items(), key=lambda kv: -kv[1])[:12]:
+            print(f"   {count:5}  {where}")
     moves = r["moves"]
     print(f"moves: {moves} engine actions ({moves / r['seconds']:.1f}/s; {r['player_moves']} by the simulated "
           f"players), bot CPU {r['cpu']:.1f} s = {1000 * r['cpu'] / max(1, moves):.2f} ms per move")
@@ -1168,6 +1240,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--restart", type=int, default=1000, help="live tables for the restart figure (0 = skip)")
     ap.add_argument("--global-rate", type=int, default=50, help="global requests/s of the bot token (0 = off)")
     ap.add_argument("--profile", action="store_true", help="cProfile the bot; print its top functions")
+    ap.add_argument("--stalls", type=float, default=0, metavar="MS",
+                    help="sample where the bot's loop thread is while the loop is over MS late (0 = off)")
     ap.add_argument("--spy", type=int, default=0,
                     help="with --restart: py-spy records the first SECONDS of the start again "
                          "(bench/out/load-restart*-start.spy, collapsed stacks)")
