@@ -106,6 +106,8 @@ class _StallWatch:
         self.late = late
         self.due = float("inf")  # when the sleeper should have woken
         self.samples: Counter[str] = Counter()
+        self.current: list[str] = []  # the places of the stall under way
+        self.worst: tuple[float, list[str]] = (0.0, [])  # the longest stall since the last take, its places
         self.loop_thread = threading.get_ident()
         threading.Thread(target=self._run, name="stall-watch", daemon=True).start()
 
@@ -115,7 +117,15 @@ class _StallWatch:
             if time.perf_counter() - self.due > self.late:
                 frame = sys._current_frames().get(self.loop_thread)
                 if frame is not None:
-                    self.samples[self.place(frame)] += 1
+                    self.current.append(self.place(frame))
+
+    def woke(self, lag: float) -> None:
+        """The loop is back, ``lag`` s late: the stall's samples are counted."""
+        self.due = float("inf")
+        current, self.current = self.current, []
+        self.samples.update(current)
+        if current and lag > self.worst[0]:
+            self.worst = (lag, current)
 
     @classmethod
     def place(cls, frame: Any) -> str:
@@ -128,16 +138,19 @@ class _StallWatch:
                     "/".join(Path(file).parts[-2:])
             return f"{short}:{f.f_lineno} {f.f_code.co_name}"
 
-        inner, own = name(frame), []
+        inner, own = [], []  # the two innermost frames; the bot's own three innermost
         while frame is not None and len(own) < 3:
+            if len(inner) < 2:
+                inner.append(name(frame))
             if frame.f_code.co_filename.startswith(cls.OWN):
                 own.append(name(frame))
             frame = frame.f_back
-        return " < ".join([inner, *[o for o in own if o != inner]])
+        return " < ".join([*inner, *[o for o in own if o not in inner]])
 
-    def take(self) -> dict[str, int]:
+    def take(self) -> dict[str, Any]:
         taken, self.samples = self.samples, type(self.samples)()
-        return dict(taken)
+        (lag, places), self.worst = self.worst, (0.0, [])
+        return {"places": dict(taken), "worst": [lag, places]}
 
 
 async def _probe(bot: Any, path: str) -> None:
@@ -186,7 +199,7 @@ async def _probe(bot: Any, path: str) -> None:
         await asyncio.sleep(LAG_STEP)
         t1 = time.perf_counter()
         if watch is not None:
-            watch.due = float("inf")
+            watch.woke(t1 - t0 - LAG_STEP)
         lag = t1 - t0 - LAG_STEP
         lags.append(lag)
         if lag > worst[0]:
@@ -946,10 +959,15 @@ async def run_load(args: argparse.Namespace, n: int) -> dict[str, Any]:
         worst = max((tuple(x["worst"]) for x in lines), default=(0.0, 0.0))
         report["gc"] = [tuple(p) for x in lines for p in x.get("gc", [])]
         stall_places: dict[str, int] = defaultdict(int)
+        worst_stall: list[Any] = [0.0, []]
         for x in lines:
-            for where, count in x.get("stalls", {}).items():
+            stalls = x.get("stalls", {})
+            for where, count in stalls.get("places", {}).items():
                 stall_places[where] += count
+            if stalls.get("worst", [0.0])[0] > worst_stall[0]:
+                worst_stall = stalls["worst"]
         report["stall_places"] = dict(stall_places)
+        report["worst_stall"] = worst_stall
         rest = fd.requests[requests_before:]
         bot_rest = [r for r in rest if not r.path.startswith(("/interactions/", "/webhooks/"))]
         report.update(
@@ -1048,6 +1066,10 @@ def print_load(args: argparse.Namespace, r: dict[str, Any]) -> None:
               "about 1 ms each; innermost frame < the bot's own frames):")
         for where, count in sorted(places.items(), key=lambda kv: -kv[1])[:12]:
             print(f"   {count:5}  {where}")
+        lag, seen = r["worst_stall"]
+        print(f"   the longest sampled stall ({1000 * lag:.1f} ms), its samples in order:")
+        for where in seen:
+            print(f"          {where}")
     moves = r["moves"]
     print(f"moves: {moves} engine actions ({moves / r['seconds']:.1f}/s; {r['player_moves']} by the simulated "
           f"players), bot CPU {r['cpu']:.1f} s = {1000 * r['cpu'] / max(1, moves):.2f} ms per move")
