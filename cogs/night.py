@@ -438,6 +438,8 @@ class NightCog(commands.Cog, name="Night"):
             except Exception:
                 log.exception("night %s: presenting failed", night.id)
                 return
+        if night.status == ENDED and not night.recap_due and self.presenters.get(night.id) is presenter:
+            del self.presenters[night.id]  # over, recap out: nothing of the night is kept
 
     async def _show_signup(self, night: Night) -> None:
         message_id = night.messages.get("signup")

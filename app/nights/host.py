@@ -378,6 +378,16 @@ class NightHost:
                 night.messages["recap"] = message_id
             night.recap_due = False
             await self._save(night)
+        self._forget_if_over(night)
+
+    def _forget_if_over(self, night: Night) -> None:
+        """An ended night whose recap is out needs nothing in memory: its
+        standings come from the store (a restart does not load it either), and
+        a click on one of its old buttons finds no night and is told it ended."""
+        if night.status == ENDED and not night.recap_due:
+            self.nights.pop(night.id, None)
+            self._shown.pop(night.id, None)
+            self._locks.pop(night.id, None)
 
     async def save_messages(self, night: Night) -> None:
         """Persist message ids after the cog (re)posted them.  A failure is
@@ -385,6 +395,7 @@ class NightHost:
         async with self.lock(night):
             with contextlib.suppress(TableError):
                 await self._save(night)
+        self._forget_if_over(night)
 
     async def close(self) -> None:
         self._closing = True  # a settling the store refuses is left to the next start (reconcile)
