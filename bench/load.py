@@ -88,14 +88,14 @@ class _StallWatch:
     """A thread beside the bot's loop (``--stalls MS``): while the lag sleeper is
     more than ``late`` s overdue, it looks every millisecond at where the loop
     thread is, and counts the places.  One sample is about a millisecond of
-    stall; a place is the innermost frame and the innermost frames of the
+    stall; a place is the two innermost frames and the three innermost of the
     bot's own code (``app/``, ``cogs/``, ``core/``, ``bot.py``).
 
     The thread needs the GIL to look, so it sees the loop thread more often
     where that thread lets the GIL go (a system call, zlib) than in Python
     code, which holds it for up to the switch interval (5 ms).  With the
-    interval at 0.5 ms (one run at 500 tables) the first places came out the
-    same, in the same order, and the bot was slower: it stays at 5 ms."""
+    interval at 0.5 ms (one run at 500 tables) the same places came first, in
+    nearly the same order, and the bot was slower: it stays at 5 ms."""
 
     OWN = tuple(str(ROOT / d) for d in ("app", "cogs", "core", "bot.py"))
 
@@ -1063,7 +1063,7 @@ def print_load(args: argparse.Namespace, r: dict[str, Any]) -> None:
     places = r.get("stall_places")
     if places:
         print(f"where the loop was while over {r['stalls_ms']:g} ms late ({sum(places.values())} samples, "
-              "about 1 ms each; innermost frame < the bot's own frames):")
+              "about 1 ms each; two innermost frames < the bot's own):")
         for where, count in sorted(places.items(), key=lambda kv: -kv[1])[:12]:
             print(f"   {count:5}  {where}")
         lag, seen = r["worst_stall"]
