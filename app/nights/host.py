@@ -36,6 +36,12 @@ DEFAULT_TABLE_SIZE = 4
 Listener = Callable[[Night, str], None]  # kinds: "round" (started or over), "table" (one ended), "ended"
 
 
+def _copy(night: Night) -> Night:
+    """A copy of *night* that shares nothing with it (through what the store saves)."""
+    meta = json.loads(json.dumps(night.meta()))
+    return Night.from_record(night.id, night.guild_id, night.channel_id, night.game, night.status, meta)
+
+
 class NightHost:
     def __init__(self, store: Any, tables: TableManager, *, clock: Callable[[], float] = time.time) -> None:
         self.store = store
@@ -61,9 +67,7 @@ class NightHost:
         return self._shown.get(night.id, night)
 
     def _keep(self, night: Night) -> None:
-        meta = json.loads(json.dumps(night.meta()))
-        self._shown[night.id] = Night.from_record(night.id, night.guild_id, night.channel_id, night.game,
-                                                  night.status, meta)
+        self._shown[night.id] = _copy(night)
 
     def in_channel(self, channel_id: int) -> Night | None:
         for night in self.nights.values():
@@ -98,11 +102,10 @@ class NightHost:
     async def _change(self, night: Night) -> AsyncIterator[None]:
         """A change of ``night`` (under its lock): when it fails (the store
         refused it), the night is as it was before, also in memory."""
-        status, meta = night.status, json.loads(json.dumps(night.meta()))
+        before = _copy(night)
         try:
             yield
         except BaseException:
-            before = Night.from_record(night.id, night.guild_id, night.channel_id, night.game, status, meta)
             for f in dataclasses.fields(Night):
                 setattr(night, f.name, getattr(before, f.name))
             raise
