@@ -206,18 +206,29 @@ class NimmtUI:
         """The picture of a seat's hand, drawn in the click pictures' process (never on the
         event loop) before queued table pictures, or the same picture as last
         time when nothing it shows changed."""
-        playable = view["playable"] or {}
-        key = (lang, tuple(view["hand"]), tuple(sorted((str(k), tuple(v)) for k, v in playable.items())),
-               tuple((s["id"], s["label"]) for s in view["stacks"]) if playable else ())
-        image = self._hand_images.get(key)
+        image = self.hand_image_drawn(view, lang)
         if image is not None:
-            self._hand_images.move_to_end(key)
             return image
+        key = self._hand_key(view, lang)
         image = await render_pool.draw(render_nimmt.render_nimmt_hand, view, labels(lang, render_nimmt.NIMMT_HAND_LABELS),
                                   urgent=True)
         self._hand_images[key] = image
         while len(self._hand_images) > HAND_IMAGES:
             self._hand_images.popitem(last=False)
+        return image
+
+    @staticmethod
+    def _hand_key(view: dict[str, Any], lang: str) -> tuple[Any, ...]:
+        playable = view["playable"] or {}
+        return (lang, tuple(view["hand"]), tuple(sorted((str(k), tuple(v)) for k, v in playable.items())),
+                tuple((s["id"], s["label"]) for s in view["stacks"]) if playable else ())
+
+    def hand_image_drawn(self, view: dict[str, Any], lang: str) -> bytes | None:
+        """The picture of this hand if it was drawn lately (nothing it shows changed)."""
+        key = self._hand_key(view, lang)
+        image = self._hand_images.get(key)
+        if image is not None:
+            self._hand_images.move_to_end(key)
         return image
 
     def panel_parts(self, table: Table, seat: int, lang: str, *, stack: int | None = None, page: int = 0,
@@ -356,16 +367,20 @@ class NimmtUI:
         key = (table.id, interaction.user.id)
         async with self._lock(key):
             version = table.version
-            drawing = asyncio.ensure_future(self.panel_drawn(table, seat, lang, stack=stack, page=page, note=note))
-            age = (discord.utils.utcnow() - interaction.created_at).total_seconds()
-            await asyncio.wait({drawing}, timeout=max(0.2, ANSWER_WITHIN - max(0.0, age)))
-            if not drawing.done() and not interaction.response.is_done():
-                # the machine is busy: say "thinking" in time, then answer
-                if new:
-                    await interaction.response.defer(ephemeral=True, thinking=True)
-                else:
+            embed, view, seat_view = self.panel_parts(table, seat, lang, stack=stack, page=page, note=note)
+            image = self.hand_image_drawn(seat_view, lang)
+            if image is None:
+                drawing = asyncio.ensure_future(self.hand_image(seat_view, lang))
+                if not new and not interaction.response.is_done():
+                    # A click on the panel whose picture must be drawn anew (a move, already
+                    # saved) is acknowledged at once; the panel follows as an edit of it.
                     await interaction.response.defer()
-            embed, view, image = await drawing
+                age = (discord.utils.utcnow() - interaction.created_at).total_seconds()
+                await asyncio.wait({drawing}, timeout=max(0.2, ANSWER_WITHIN - max(0.0, age)))
+                if not drawing.done() and not interaction.response.is_done():
+                    # the machine is busy: say "thinking" in time, then answer
+                    await interaction.response.defer(ephemeral=True, thinking=True)
+                image = await drawing
             file = discord.File(io.BytesIO(image), filename="hand.png")
             message: int | None = None
             if interaction.response.is_done():

@@ -170,6 +170,17 @@ async def seat_players(table: Table, host: Any, players: list[Any], computers: i
         table.lobby = r.message
 
 
+async def panel_answer(r: Any, timeout: float = 10) -> Any:
+    """The 11 nimmt! panel after a click on it, as its player sees it: updated in the
+    answer itself (type 7, its picture drawn already), or, for a move whose new picture
+    is still being drawn, acknowledged at once (type 6) and edited right after."""
+    assert r.ack_type in (6, 7), r
+    if r.ack_type == 6:
+        await r.settled(timeout)
+    assert r.message is not None and r.message.ephemeral_to is not None, r
+    return r.message
+
+
 async def nimmt_turn(t: Table, user: Any, panel: Any = None, lang: str = "en") -> None:
     """One whole 11 nimmt! turn as a player does it: open the hand (or refresh
     an open panel), pick a stack where a card fits, play; take a stack when
@@ -177,9 +188,7 @@ async def nimmt_turn(t: Table, user: Any, panel: Any = None, lang: str = "en") -
     if panel is None:
         panel = await open_hand(t, user)
     else:
-        r = await t.click(user, panel, f"nimmt.refresh:{t.table_id}")
-        assert r.ack_type == 7, r
-        panel = r.message
+        panel = await panel_answer(await t.click(user, panel, f"nimmt.refresh:{t.table_id}"))
     assert panel.ephemeral_to == user.id
     no_fit = translate(lang, "nimmt.stack_no_fit")
     for _ in range(40):
@@ -207,8 +216,7 @@ async def nimmt_turn(t: Table, user: Any, panel: Any = None, lang: str = "en") -
             r = await t.choose(user, panel, stacks["custom_id"], [stacks["options"][0]["value"]])
         else:
             return  # no controls left: the turn is over
-        assert r.ack_type == 7, r
-        panel = r.message
+        panel = await panel_answer(r)
 
 
 async def play_nimmt(fd: Any, t: Table, people: dict[Any, str], table_lang: str = "en") -> None:

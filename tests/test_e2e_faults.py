@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from app.i18n.catalogue import t as translate
-from tests.e2e import button, open_hand, open_table, play_nimmt, running_bot, seat_players, select
+from tests.e2e import button, open_hand, open_table, panel_answer, play_nimmt, running_bot, seat_players, select
 from tests.faults import DISK_FULL, IO_ERROR, READ_ONLY, failing_commits, held_lock
 
 pytestmark = pytest.mark.timeout(120)
@@ -68,9 +68,7 @@ async def first_move(t, user):
                 return await t.click(user, panel, b["custom_id"])
         stacks = select(panel, r"nimmt.stack:\d+:.*")
         fitting = [o for o in stacks["options"] if o.get("description") != no_fit] or stacks["options"]
-        r = await t.choose(user, panel, stacks["custom_id"], [fitting[0]["value"]])
-        assert r.ack_type == 7
-        panel = r.message
+        panel = await panel_answer(await t.choose(user, panel, stacks["custom_id"], [fitting[0]["value"]]))
     raise AssertionError("no move offered")
 
 
@@ -114,14 +112,16 @@ async def test_a_refused_move_is_told_and_not_played_and_a_restart_keeps_what_wa
             assert (await bot.store.table(t.table_id)).actions == table.log
             disk.error = None
             r = await first_move(t, mover)  # the disk is fine again: the same move goes through
-            assert r.ack_type == 7 and table.version > version
+            await panel_answer(r)
+            assert table.version > version
             await fd.wait_for(lambda: t.log_text() != narration, timeout=10)
         told = list(table.log)
     async with running_bot(fd, db, world.guild) as bot:  # a restart: every acknowledged move is there
         table = bot.tables.get(t.table_id)
         assert table.log == told and table.status == "playing"
         r = await first_move(t, to_move(bot, t, people))  # and the game goes on
-        assert r.ack_type == 7 and table.version > len(told)
+        await panel_answer(r)
+        assert table.version > len(told)
 
 
 async def test_a_lock_held_elsewhere_defers_the_click_and_answers_truthfully(world, tmp_path):
@@ -169,7 +169,8 @@ async def test_a_computer_waits_for_a_locked_database_and_plays_once_it_is_free(
         table = bot.tables.get(t.table_id)
         await fd.wait_for(lambda: table.engine.to_move == 0, timeout=10)
         r = await first_move(t, ana)
-        assert r.ack_type == 7 and table.engine.to_move == 1  # the computer is next, in a second
+        await panel_answer(r)
+        assert table.engine.to_move == 1  # the computer is next, in a second
         await quiet(fd, bot, t)
         pings = sum(1 for m in fd.messages(t.thread) if ana.id in m.mentions)
         version = table.version
@@ -427,7 +428,7 @@ async def test_a_kill_while_a_save_waits_for_another_process_loses_only_what_nob
         await asyncio.sleep(1.0)
         assert t.log_text() == narration  # ...nor in the thread, after the restart either
         r = await first_move(t, mover)  # the same player is to move and plays
-        assert r.ack_type == 7
+        await panel_answer(r)
         await fd.wait_for(lambda: t.log_text() != narration, timeout=10)
         assert table_row(db, t.table_id)[2] > saved
     finally:

@@ -34,7 +34,7 @@ from tests import pg
 from tests.conftest import make_world
 from tests.fakediscord import NoAcknowledgement
 from tests.test_e2e_restart import BotProcess, Run, decide, final_state
-from tests.e2e import private_answer
+from tests.e2e import panel_answer, private_answer
 from tests.test_e2e_shards import SHARDS, ShardProcess, board, syncs
 from tests.test_e2e_stats import description
 from tests.test_store_copy import copy_db
@@ -110,9 +110,7 @@ class PgRun(Run):
             if decide(panel) is not None:
                 break
             await asyncio.sleep(0.1)
-            r = await self.interact(user, panel, "click", f"nimmt.refresh:{self.table_id}", [])
-            assert r.ack_type == 7, r
-            panel = r.message
+            panel = await panel_answer(await self.interact(user, panel, "click", f"nimmt.refresh:{self.table_id}", []))
         assert decide(panel) is not None, f"{user.name}'s turn, but no controls:\n{panel.text()}"
         self.panels[user.id] = panel
 

@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 import pytest
 
-from tests.e2e import button, private_answer, select
+from tests.e2e import button, panel_answer, private_answer, select
 from tests.fakediscord import NoAcknowledgement
 
 pytestmark = pytest.mark.timeout(240)
@@ -339,8 +339,8 @@ class Run:
                 self.panels[user.id] = replaced
                 return
         r = await self.interact(user, panel, kind, custom_id, values)
-        assert r.ack_type == 7, (r, self.log[-5:])
-        self.panels[user.id] = r.message
+        assert r.ack_type in (6, 7), (r, self.log[-5:])
+        self.panels[user.id] = await panel_answer(r)
 
     async def play(self) -> None:
         for _ in range(2000):
@@ -435,16 +435,15 @@ class KillPlan:
             assert button(second, r"nimmt.pass:\d+:.*"), second.text()
             # End turn on the panel shown before the kill.
             r = await run.interact(user, panel, kind, custom_id, values)
-            assert r.ack_type == 7, r
+            shown = await panel_answer(r)
             # The second panel is stale now: it answers with the current hand, changing nothing.
             _, meta, version = run.state()
             r2 = await run.interact(user, second, "click", custom_id, [])
-            assert r2.ack_type == 7, r2
-            self.stale_answers.append(r2.message.text())
+            self.stale_answers.append((await panel_answer(r2)).text())
             # Nothing of the clicker's was added (the computer may have moved meanwhile).
             seat = [s["user_id"] for s in meta["seats"]].index(user.id)
             assert seat not in seats_since(run.bot.database, run.table_id, version)
-            return r.message
+            return shown
         is_action = re.match(r"nimmt\.(cards|take|pass|steal|open):", custom_id)
         if is_action and run.clicks >= self.mid_click and "mid" not in self.done:
             self.done.add("mid")
@@ -466,7 +465,7 @@ class KillPlan:
             await run.bot.start()
             # "The application did not respond": the player clicks again.
             r = await run.interact(user, panel, kind, custom_id, values)
-            assert r.ack_type == 7, r
+            shown = await panel_answer(r)
             # Saved once: after it, only the computer may have moved.
             _, meta, _ = run.state()
             seat = next(i for i, s in enumerate(meta["seats"]) if s["user_id"] == user.id)
@@ -479,7 +478,7 @@ class KillPlan:
                 con.close()
             assert seats[:1] == [seat], "the action was lost"
             assert all(meta["seats"][s]["user_id"] is None for s in seats[1:]), f"made twice: {seats}"
-            return r.message
+            return shown
         return None
 
 
@@ -716,11 +715,12 @@ async def test_kill_after_the_last_move_was_acknowledged(world, bots, tmp_path):
         # The last move: its narration fails once (discord.py waits a second), the bot dies meanwhile.
         fd.fail_next("POST", rf"/channels/{run.thread.id}/messages$", status=500)
         r = await run.interact(user, panel, kind, custom_id, values)
-        assert r.ack_type == 7 and "The game is over" in r.message.text(), r.message.text()
+        shown = await panel_answer(r)
+        assert "The game is over" in shown.text(), shown.text()
         await run.bot.kill()
         seen.append(True)
         await run.bot.start()
-        return r.message
+        return shown
 
     run = Run(world, bot, people, hook=last_move)
     await run.open("last")

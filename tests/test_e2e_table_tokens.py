@@ -9,7 +9,7 @@ import re
 import pytest
 
 from app.i18n.catalogue import t as translate
-from tests.e2e import button, nimmt_turn, open_hand, private_answer, running_bot, select
+from tests.e2e import button, nimmt_turn, open_hand, panel_answer, private_answer, running_bot, select
 from tests.test_e2e_nimmt import started_table
 from tests.test_e2e_take6 import card_buttons, started, summary_line
 
@@ -51,7 +51,7 @@ async def test_my_hand_is_private_and_its_token_redraws_the_table(world, tmp_pat
         assert r.ack_type == 7 and r.message is panel
         version = table.version
         r = await t.click(ana, panel, button(panel, r"nimmt.take:\d+:.*")["custom_id"])
-        assert r.ack_type == 7 and r.message is panel and "took stack" in panel.text()
+        assert await panel_answer(r) is panel and "took stack" in panel.text()
         await fd.wait_for(lambda: table.version >= version + 2  # the take, then the computer's move
                           and (table.engine.to_move == seat or table.status != "playing"), timeout=10)
         counts = table.engine.view(None)["hand_counts"]

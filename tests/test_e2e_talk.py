@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from core.nimmt import Nimmt
-from tests.e2e import (MOVE, as_read, check_pings, everything_shown, nimmt_turn, open_hand, open_table, play_nimmt,
-                       private_answer, running_bot, seat_players, versions)
+from tests.e2e import (MOVE, as_read, check_pings, everything_shown, nimmt_turn, open_hand, open_table, panel_answer,
+                       play_nimmt, private_answer, running_bot, seat_players, versions)
 from tests.test_e2e_restart import bots  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.timeout(600)
@@ -160,14 +160,14 @@ async def test_narration_after_kills_is_the_log_in_order_once(world, bots, tmp_p
         # Discord fails the narration once (discord.py waits a second): the bot dies meanwhile.
         fd.fail_next("POST", rf"/channels/{run.thread.id}/messages$", status=500)
         r = await run.interact(user, panel, kind, custom_id, values)
-        assert r.ack_type == 7, r
+        shown = await panel_answer(r)
         await run.bot.kill()
         if len(told_moves(run.thread_text())) == before:
             held.append(run.clicks)
         await run.bot.start()
         # The lost lines come back after the restart, before anything else is told.
         await fd.wait_for(lambda: len(told_moves(run.thread_text())) > before, timeout=10)
-        return r.message
+        return shown
 
     run = Run(world, bot, people, hook=kill_before_telling)
     await run.open("talk")
@@ -218,8 +218,9 @@ async def test_one_click_plays_a_card(world, tmp_path):
         card, label = choice["label"].split(" → ")
         version = table.version
         r = await t.click(user, panel, choice["custom_id"])
-        assert r.ack_type == 7 and table.version == version + 1
-        assert f"played {card} on stack {label}" in r.message.text()
+        shown = await panel_answer(r)
+        assert table.version == version + 1
+        assert f"played {card} on stack {label}" in shown.text()
         assert int(card) not in table.engine.view(table.seat_of(user.id))["hand"]
         await fd.wait_for(lambda: f"played {card} on stack {label}" in t.log_text(), timeout=10)
 
@@ -338,5 +339,46 @@ async def test_a_slow_panel_is_still_answered_in_time(world, tmp_path, monkeypat
         # the same hand: its picture is reused (answered at once, 7), else deferred in time (6)
         assert r.ack_type in (6, 7) and r.latency < 3, r
         await r.settled(timeout=10)
+        assert any(a["filename"] == "hand.png" for a in panel.attachments)
+        monkeypatch.undo()
+
+
+async def test_a_move_is_acknowledged_before_its_panel_is_drawn(world, tmp_path, monkeypatch):
+    """A move on the panel is saved and acknowledged without waiting for the new
+    picture of the hand; the panel then shows the move, picture included."""
+    import threading
+
+    from app.render import nimmt as render_nimmt
+    from tests.e2e import button, select
+
+    fd = world.fd
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        t, table, people = await _two_people(world, bot)
+        user = next(u for u in people if table.seat_of(u.id) == table.engine.to_move)
+        panel = await open_hand(t, user)
+        stacks = select(panel, r"nimmt.stack:\d+:.*")
+        panel = await panel_answer(await t.choose(user, panel, stacks["custom_id"], [stacks["options"][0]["value"]]))
+        take = button(panel, r"nimmt.take:\d+:.*")
+        assert take, panel.text()
+        draw, drawn = render_nimmt.render_nimmt_hand, threading.Event()
+
+        def held(*args: Any) -> bytes:
+            drawn.wait(10)  # (in the painter's thread: the bot's loop goes on)
+            return draw(*args)
+
+        monkeypatch.setattr(render_nimmt, "render_nimmt_hand", held)
+        ui = bot.get_cog("Tables").uis["nimmt"]  # (its module as the bot loaded it)
+        monkeypatch.setitem(type(ui)._show.__globals__, "ANSWER_WITHIN", 30.0)  # no late deferral to fall back on
+        version, edits = table.version, panel.edit_count
+        r = await t.click(user, panel, take["custom_id"])
+        try:
+            # acknowledged while the picture is still being drawn: the move is saved, the panel not redrawn yet
+            assert r.ack_type == 6 and not r.settled_now, r
+            assert table.version == version + 1 and panel.edit_count == edits
+            assert len((await bot.store.table(t.table_id)).actions) == table.version
+        finally:
+            drawn.set()
+        assert await panel_answer(r) is panel
+        assert "took stack" in panel.text() and not button(panel, r"nimmt.take:\d+:.*")
         assert any(a["filename"] == "hand.png" for a in panel.attachments)
         monkeypatch.undo()
