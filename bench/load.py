@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -538,6 +539,7 @@ class Bench:
         self.db = self.tmp / "bot.db"
         self.probe = Probe(self.tmp / "probe.jsonl")
         self.bot: subprocess.Popen | None = None
+        self.noop_pid: int | None = None
         self.spawned_at = 0.0
         self.fd.message_listeners.append(self.on_message)
 
@@ -644,6 +646,7 @@ class Bench:
                                 env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 preexec_fn=_die_with_parent)
         self.procs.append(proc)
+        self.noop_pid = proc.pid
         message = await self.noop.wait_for(lambda: next(iter(self.noop.messages(channel)), None), timeout=30)
         tasks: set[asyncio.Task] = set()
 
@@ -947,12 +950,15 @@ async def run_load(args: argparse.Namespace, n: int) -> dict[str, Any]:
         bench.other_panel_times.clear()
         requests_before = len(fd.requests)
         first = await bench.probe.next()
+        cpu_before = _cpu_split(bench)
         players = [asyncio.create_task(bench.player(s)) for s in bench.specs]
         watchers = [asyncio.create_task(bench.bystander(g)) for g in bench.guilds]
         load_start = os.getloadavg()
         t0 = time.perf_counter()
         await asyncio.sleep(args.seconds)
         elapsed = time.perf_counter() - t0
+        cpu_after = _cpu_split(bench)
+        report["cpu_split"] = {k: v - cpu_before.get(k, 0.0) for k, v in cpu_after.items()}
         last = await bench.probe.next()
         lines = [x for x in bench.probe.lines if first["t"] < x["t"] <= last["t"]]
         lags = [lag for x in lines for lag in x["lags"]]
@@ -1073,6 +1079,12 @@ def print_load(args: argparse.Namespace, r: dict[str, Any]) -> None:
     moves = r["moves"]
     print(f"moves: {moves} engine actions ({moves / r['seconds']:.1f}/s; {r['player_moves']} by the simulated "
           f"players), bot CPU {r['cpu']:.1f} s = {1000 * r['cpu'] / max(1, moves):.2f} ms per move")
+    split = r.get("cpu_split") or {}
+    if split:
+        total = sum(split.values())
+        print(f"CPU during play ({r['seconds']:.0f} s on {os.cpu_count()} cores): "
+              + ", ".join(f"{k} {v:.1f} s" for k, v in split.items())
+              + f"; {total:.1f} s in all = {100 * total / (r['seconds'] * (os.cpu_count() or 1)):.0f}% of the cores")
     print(f"REST calls of the bot: {r['rest_per_s']:.1f}/s under the global limit, "
           f"{r['all_rest_per_s']:.1f}/s with interaction answers")
     print("   per route (/s): " + ", ".join(f"{k} {v:.1f}" for k, v in r["routes"]))
@@ -1219,12 +1231,46 @@ async def run_restart(args: argparse.Namespace, count: int) -> dict[str, Any]:
     return report
 
 
-def _cpu(pid: int) -> float:
-    """CPU seconds (user + system) a process has used so far: less noisy than the
-    wall clock on a shared machine."""
-    with open(f"/proc/{pid}/stat") as f:
+def _cpu(pid: int, stat: str | None = None) -> float:
+    """CPU seconds (user + system) a process (or the thread whose ``stat`` file
+    is given) has used so far: less noisy than the wall clock on a shared machine."""
+    with open(stat or f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_split(bench: "Bench") -> dict[str, float]:
+    """CPU seconds so far of every process of the run, the bot's loop thread apart
+    from its other threads (aiosqlite, the painter, the pools' feeders): where the
+    cores go.  The drawing processes are the bot's spawned children; the table
+    pictures' one runs at a lower priority than the bot (``WORKER_NICENESS``)."""
+    def nice(pid: int) -> int:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[16])
+
+    out: dict[str, float] = {"benchmark (players, both stand-ins)": _cpu(os.getpid())}
+    bot = bench.bot.pid if bench.bot is not None else None
+    try:
+        if bot is not None:
+            loop = _cpu(bot, f"/proc/{bot}/task/{bot}/stat")
+            out["bot, loop thread"] = loop
+            out["bot, other threads"] = _cpu(bot) - loop
+            for entry in os.listdir("/proc"):
+                if not entry.isdigit():
+                    continue
+                with contextlib.suppress(OSError, IndexError, ValueError):
+                    with open(f"/proc/{entry}/stat") as f:
+                        ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+                    with open(f"/proc/{entry}/cmdline", "rb") as f:
+                        spawned = b"spawn_main" in f.read()
+                    if ppid == bot and spawned:
+                        which = "table pictures" if nice(int(entry)) > nice(bot) else "click pictures"
+                        out[f"bot's {which} process"] = out.get(f"bot's {which} process", 0.0) + _cpu(int(entry))
+        if bench.noop_pid is not None:
+            out["no-op bot"] = _cpu(bench.noop_pid)
+    except OSError:  # a process ended meanwhile: what was read stays
+        pass
+    return out
 
 
 def print_restart(args: argparse.Namespace, r: dict[str, Any]) -> None:
