@@ -35,7 +35,9 @@ no-op bot; click to updated table message and to updated panel (median, p99);
 event-loop lag of the bot (a 5 ms sleeper in its loop: largest stall, p99,
 stalls over 20 ms, and the loop thread's CPU during the worst one, which tells
 work on the loop from the process being descheduled by a busy machine); CPU
-per move (engine actions, computer moves included); RSS per table; REST calls
+per move (engine actions, computer moves included); the CPU of every process
+of the run during play (the benchmark, the bot's loop thread and its other
+threads, its two drawing processes, the no-op bot); RSS per table; REST calls
 per second; and what went wrong: unanswered interactions, violations recorded
 by the stand-in, 429s, and tables whose saved log replays to a different
 state than the bot holds (checked in the bot process at the end).
