@@ -61,7 +61,7 @@ PAGE = 25  # options per select menu (Discord's limit)
 PANEL_LIFETIME = 14 * 60  # an interaction token lasts 15 minutes
 PANEL_DEBOUNCE = 0.3
 HAND_IMAGES = 512  # hand pictures kept (~15 KB each): most panel redraws show a hand that did not change
-ANSWER_WITHIN = 2.0  # seconds after the click: a panel not drawn by then is deferred (Discord allows 3)
+ANSWER_WITHIN = 2.0  # seconds after My hand: a new panel not drawn by then is deferred (Discord allows 3)
 QUICK_PLAYS = 10  # one-click buttons (card on stack) when no more pairs than this fit
 
 
