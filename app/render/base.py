@@ -26,6 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
+from isal import isal_zlib
 from PIL import Image, ImageDraw, ImageFont
 
 Color = tuple[int, int, int]
@@ -552,13 +553,14 @@ def to_png(im: Image.Image) -> bytes:
     skipping Pillow's adaptive filter choice makes encoding about 3x faster
     (the largest cost of a render).  Other modes go through Pillow.
 
-    Each row gets its filter byte (0: None) band by band of about 64 KiB fed
-    to one deflate stream: the same bytes as compressing the whole padded
-    image at once (deflate without flushes does not depend on how its input
-    is cut).  The bands come straight from Pillow's raw encoder (what
-    ``tobytes`` runs, whole rows per call), so no copy of the image's few MiB
-    is made: a big fresh buffer per picture cost page faults and copies, a
-    third of a 60-stack table's encoding.
+    Deflate is ISA-L's (``isal``) at level 1: a tenth of zlib's level 1 time
+    on these pictures, which zlib's deflate was 65-80% of, for up to 7% more
+    bytes.  Each row gets its filter byte (0: None) band by band of about
+    64 KiB fed to one deflate stream; a picture's bytes depend on its pixels
+    only (the bands follow from its width).  The bands come straight from
+    Pillow's raw encoder (what ``tobytes`` runs, whole rows per call), so no
+    copy of the image's few MiB is made: a big fresh buffer per picture cost
+    page faults and copies, a third of a 60-stack table's encoding.
     """
     if im.mode != "RGB":
         buf = io.BytesIO()
@@ -566,7 +568,7 @@ def to_png(im: Image.Image) -> bytes:
         return buf.getvalue()
     w, h = im.size
     stride = 3 * w
-    deflate = zlib.compressobj(1)
+    deflate = isal_zlib.compressobj(1)
     parts = [deflate.compress(b"\0" + b"\0".join(rows)) for rows in _bands(im, stride)]
     parts.append(deflate.flush())
     return b"".join((
