@@ -556,8 +556,9 @@ def to_png(im: Image.Image) -> bytes:
     Deflate is ISA-L's (``isal``) at level 1: a tenth of zlib's level 1 time
     on these pictures, which zlib's deflate was 65-80% of, for up to 7% more
     bytes.  Each row gets its filter byte (0: None) band by band of about
-    64 KiB fed to one deflate stream; a picture's bytes depend on its pixels
-    only (the bands follow from its width).  The bands come straight from
+    64 KiB fed to one deflate stream.  ISA-L may pick other (equally valid)
+    matches from one call to the next, so one picture encoded twice can differ
+    by a few bytes; what it shows is the same.  The bands come straight from
     Pillow's raw encoder (what ``tobytes`` runs, whole rows per call), so no
     copy of the image's few MiB is made: a big fresh buffer per picture cost
     page faults and copies, a third of a 60-stack table's encoding.
