@@ -206,10 +206,10 @@ class NimmtUI:
         """The picture of a seat's hand, drawn in the click pictures' process (never on the
         event loop) before queued table pictures, or the same picture as last
         time when nothing it shows changed."""
-        image = self.hand_image_drawn(view, lang)
-        if image is not None:
-            return image
         key = self._hand_key(view, lang)
+        return self._hand_cached(key) or await self._draw_hand(view, lang, key)
+
+    async def _draw_hand(self, view: dict[str, Any], lang: str, key: tuple[Any, ...]) -> bytes:
         image = await render_pool.draw(render_nimmt.render_nimmt_hand, view, labels(lang, render_nimmt.NIMMT_HAND_LABELS),
                                   urgent=True)
         self._hand_images[key] = image
@@ -223,9 +223,8 @@ class NimmtUI:
         return (lang, tuple(view["hand"]), tuple(sorted((str(k), tuple(v)) for k, v in playable.items())),
                 tuple((s["id"], s["label"]) for s in view["stacks"]) if playable else ())
 
-    def hand_image_drawn(self, view: dict[str, Any], lang: str) -> bytes | None:
+    def _hand_cached(self, key: tuple[Any, ...]) -> bytes | None:
         """The picture of this hand if it was drawn lately (nothing it shows changed)."""
-        key = self._hand_key(view, lang)
         image = self._hand_images.get(key)
         if image is not None:
             self._hand_images.move_to_end(key)
@@ -368,9 +367,10 @@ class NimmtUI:
         async with self._lock(key):
             version = table.version
             embed, view, seat_view = self.panel_parts(table, seat, lang, stack=stack, page=page, note=note)
-            image = self.hand_image_drawn(seat_view, lang)
+            hand_key = self._hand_key(seat_view, lang)
+            image = self._hand_cached(hand_key)
             if image is None:
-                drawing = asyncio.ensure_future(self.hand_image(seat_view, lang))
+                drawing = asyncio.ensure_future(self._draw_hand(seat_view, lang, hand_key))
                 if not new and not interaction.response.is_done():
                     # A click on the panel whose picture must be drawn anew (a move, already
                     # saved) is acknowledged at once; the panel follows as an edit of it.
