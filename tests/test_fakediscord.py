@@ -893,3 +893,32 @@ async def test_a_message_nonce_is_posted_once(fake_discord: FakeDiscord) -> None
         other = await channel.send("recap", nonce="recap-2")
         assert again.id == first.id != other.id
         assert [m.id for m in fd.messages(chan)] == [first.id, other.id]
+
+
+async def test_uploads_arrive_as_sent_and_a_broken_form_is_refused(fake_discord: FakeDiscord) -> None:
+    """The stand-in reads discord.py's multipart uploads itself: every file keeps its name
+    (quotes and accents included), its bytes and its type; a form cut short (no closing
+    delimiter) or without a boundary is Discord's 400 and a recorded violation."""
+    fd = fake_discord
+    guild, chan, alice, bob = make_world(fd)
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40 + b"\r\n--\r\n\r\n"  # delimiter-like bytes inside
+    async with running_bot(fd) as bot:
+        channel = bot.get_channel(chan.id)
+        sent = await channel.send("pictures", files=[discord.File(io.BytesIO(png), filename='tisch "1" ä.png'),
+                                                     discord.File(io.BytesIO(b""), filename="empty.png")])
+        stored = fd.messages(chan)[-1]
+        assert stored.id == sent.id and stored.content == "pictures"
+        assert [(a["filename"], a["data"], a.get("content_type")) for a in stored.attachments] == [
+            ('tisch "1" ä.png', png, "application/octet-stream"), ("empty.png", b"", "application/octet-stream")]
+        assert fd.take_violations() == []
+
+    url = f"http://{fd.host}:{fd.port}/api/v10/channels/{chan.id}/messages"
+    auth = {"Authorization": f"Bot {fd.token}"}
+    cut = b'--xx\r\nContent-Disposition: form-data; name="payload_json"\r\n\r\n{"content": "half"}'
+    async with aiohttp.ClientSession() as http:
+        for ctype in ("multipart/form-data; boundary=xx", "multipart/form-data"):
+            async with http.post(url, data=cut, headers={**auth, "Content-Type": ctype}) as r:
+                assert r.status == 400 and (await r.json())["code"] == 50035
+    problems = fd.take_violations()
+    assert len(problems) == 2 and "closing delimiter" in problems[0] and "boundary" in problems[1]
+    assert [m.content for m in fd.messages(chan)] == ["pictures"]
