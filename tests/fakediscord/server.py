@@ -133,46 +133,26 @@ class ApiError(Exception):
         self.headers = headers or {}
 
 
+#: one parameter of a header's value: ``; key=token`` or ``; key="quoted \\"string\\""``
+_HEADER_PARAM = re.compile(r';\s*([^=;\s]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;]*))')
+
+
 def _header_params(value: str) -> Tuple[str, Dict[str, str]]:
     """``text/plain; charset="utf-8"`` -> ``("text/plain", {"charset": "utf-8"})``: a header's
     value in lower case and its parameters (quoted strings unescaped; a ``name*`` parameter
     of RFC 5987, ``utf-8''%C3%A9.png``, decoded and preferred to ``name``)."""
-    head, _, rest = value.partition(";")
+    head, sep, rest = value.partition(";")
     params: Dict[str, str] = {}
     extended: Dict[str, str] = {}
-    i, n = 0, len(rest)
-    while i < n:
-        eq = rest.find("=", i)
-        if eq < 0:
-            break
-        key = rest[i:eq].strip().lower()
-        i = eq + 1
-        while i < n and rest[i] == " ":
-            i += 1
-        if i < n and rest[i] == '"':
-            chars: List[str] = []
-            i += 1
-            while i < n and rest[i] != '"':
-                if rest[i] == "\\" and i + 1 < n:
-                    i += 1
-                chars.append(rest[i])
-                i += 1
-            val = "".join(chars)
-            semi = rest.find(";", i)
-            i = n if semi < 0 else semi + 1
-        else:
-            semi = rest.find(";", i)
-            val = rest[i:] if semi < 0 else rest[i:semi]
-            val = val.strip()
-            i = n if semi < 0 else semi + 1
+    for m in _HEADER_PARAM.finditer(sep + rest):
+        key, quoted, token = m.group(1).lower(), m.group(2), m.group(3)
+        val = re.sub(r"\\(.)", r"\1", quoted) if quoted is not None else token.strip()
         if key.endswith("*"):
             charset, _, encoded = val.partition("'")
             _lang, _, encoded = encoded.partition("'")
-            try:
+            with contextlib.suppress(LookupError, UnicodeDecodeError):
                 extended[key[:-1]] = urllib.parse.unquote(encoded, encoding=charset or "utf-8", errors="strict")
-            except (LookupError, UnicodeDecodeError):
-                pass
-        elif key:
+        else:
             params[key] = val
     params.update(extended)
     return head.strip().lower(), params
@@ -1398,7 +1378,7 @@ class FakeDiscord:
         if ctype.startswith("multipart/"):
             payload: Any = {}
             for headers, data in _multipart(await request.read(), params.get("boundary", "")):
-                disposition, names = _header_params(headers.get("content-disposition", ""))
+                _, names = _header_params(headers.get("content-disposition", ""))
                 name = names.get("name", "")
                 if name == "payload_json":
                     payload = json.loads(data)
