@@ -52,7 +52,7 @@ def heads(cards: Sequence[int]) -> int:
     >>> heads([55, 10, 11, 3])
     16
     """
-    return sum(HEADS[c] for c in cards)
+    return sum(map(HEADS.__getitem__, cards))
 
 
 class Phase(str, Enum):
@@ -396,7 +396,7 @@ def random_player(game: Take6, seat: int, rng: random.Random) -> Action:
     return Choose(rng.choice(view["hand"]))
 
 
-def _cost(card: int, rows: Sequence[Sequence[int]]) -> tuple[float, int]:
+def card_cost(card: int, rows: Sequence[Sequence[int]]) -> tuple[float, int]:
     """Heuristic cost of playing ``card`` now, ignoring the others' cards."""
     best = -1
     for r, cards in enumerate(rows):
@@ -420,5 +420,40 @@ def normal_player(game: Take6, seat: int, rng: random.Random) -> Action:
     rows = view["rows"]
     if view["phase"] == Phase.ROW.value:
         return PickRow(fewest_heads_row(rows))
-    hand = view["hand"]
-    return Choose(min(hand, key=lambda c: _cost(c, rows)))
+    return Choose(normal_card(view["hand"], rows))
+
+
+def normal_card(hand: Sequence[int], rows: Sequence[Sequence[int]]) -> int:
+    """The normal level's card: ``min(hand, key=lambda c: card_cost(c, rows))``,
+    with each row looked at once (the hard level's playouts call it for every
+    seat and turn of every simulated deal).
+
+    >>> rows = [[3, 4], [20], [41, 42, 43, 44, 45], [90]]
+    >>> hand = [1, 5, 21, 46, 55, 91, 104]
+    >>> normal_card(hand, rows) == min(hand, key=lambda c: card_cost(c, rows))
+    True
+    """
+    lasts = [row[-1] for row in rows]
+    below = -1.0  # the cost of a card lower than every row, once needed
+    best_cost = best_tie = 0.0
+    best = 0
+    for card in hand:
+        target = -1
+        top = 0
+        for r, last in enumerate(lasts):
+            if top < last < card:
+                target, top = r, last
+        if target < 0:
+            if below < 0:  # (the fewest-heads row's heads)
+                below = min(map(heads, rows)) + 0.5
+            cost, tie = below, card
+        else:
+            size = len(rows[target])
+            if size >= ROW_MAX:
+                cost, tie = heads(rows[target]) + 0.1, card
+            else:
+                gap = card - top
+                cost, tie = (size + 1) / ROW_MAX * min(gap, 20) / 20 * 2 + HEADS[card] * 0.05, gap
+        if not best or cost < best_cost or (cost == best_cost and tie < best_tie):
+            best, best_cost, best_tie = card, cost, tie
+    return best
