@@ -96,8 +96,8 @@ class Figure:
 
     action: Action
     worlds: int
-    first: float  # share of worlds with the fewest points of the deal (last deal: of the game), ties split
-    penalty: float  # mean ox heads the seat takes in the rest of this deal
+    first: float  # share of worlds with the fewest points of the deal after the playout (last deal: of the game)
+    penalty: float  # mean ox heads the seat takes this turn and the :data:`HORIZON` after (within the deal)
     value: float  # what the search maximised
 
 
@@ -111,9 +111,9 @@ class Decision:
 def know(view: dict[str, Any], history: Sequence[Event]) -> Knowledge:
     """What ``view["seat"]`` knows: its view and the public events so far.
 
-    Only the current deal counts (each is dealt afresh); a history that does
-    not reach back to this deal's start is ignored (then the pool is every
-    card not in sight, and the others' penalties of the deal are taken as 0).
+    Only the current deal counts (each is dealt afresh); a history whose
+    last deal is an earlier one is ignored (then the pool is every card not
+    in sight, and the others' penalties of the deal are taken as 0).
 
     >>> from core.take6 import Take6
     >>> g = Take6.new(2, seed=3)
@@ -124,20 +124,24 @@ def know(view: dict[str, Any], history: Sequence[Event]) -> Knowledge:
     """
     seat = view["seat"]
     seats = view["seats"]
-    start = -1
+    # The game's first deal has no deal_start (it is dealt before any move):
+    # then the whole history is this deal's.
+    start: int | None = -1 if view["deal"] == 1 else None
     for i in range(len(history) - 1, -1, -1):
         if history[i].get("type") == "deal_start":
-            start = i if history[i].get("deal") == view["deal"] else -1
+            start = i if history[i].get("deal") == view["deal"] else None
             break
     seen: set[int] = set()
     penalties = [0] * seats
-    if start >= 0:
-        seen.update(history[start]["rows"])
+    if start is not None:
+        if start >= 0:
+            seen.update(history[start]["rows"])
         for e in history[start + 1:]:
             kind = e.get("type")
             if kind == "reveal":
                 seen.update(c for _, c in e["cards"])
             elif kind in ("took_row", "sixth"):
+                seen.update(e["cards"])  # (the first deal's opening cards, too)
                 penalties[e["seat"]] += e["heads"]
     penalties[seat] = view["my_pile_heads"]
     hand = sorted(view["hand"])
