@@ -161,6 +161,7 @@ GAMES: tuple[GameSpec, ...] = (
         options=(OptionSpec("limit", 10, 200, 66, label_key="take6.lobby_limit"),
                  OptionSpec("deals", 1, 20, None, label_key="take6.lobby_deals")),
         computers={"random": "core.take6:random_player", "normal": "core.take6:normal_player"},
+        players="core.take6_ai",
         stats=(StatSpec("avg_penalty_per_deal", "take6.avg_penalty", "average", per="deals", param="avg"),
                StatSpec("deals_won", "take6.deals_won", param="deals"),
                StatSpec("rows_taken", "take6.rows_taken", param="rows")),

@@ -666,7 +666,7 @@ class TableManager:
         seat = table.seat_of(user_id)
         if seat is None:
             raise TableError("not_seated")
-        if table.engine.to_move != seat:
+        if seat not in to_act(table.engine):
             raise TableError("ai.hint_not_your_turn")
         return await self.players.hint(table, seat)
 
@@ -1080,34 +1080,36 @@ class TableManager:
 
         self._timers[table.id] = loop.call_later(delay, due, context=context)
 
-    async def _think(self, table: Table, version: int, timeout: bool) -> Any:
-        """A hard computer's move, searched in a worker thread outside the lock
-        (on a copy of the seat's knowledge); None when there is nothing to search."""
+    async def _think(self, table: Table, version: int, timeout: bool) -> dict[int, Any]:
+        """The hard computers' moves, searched in a worker thread outside the lock
+        (on a copy of each seat's knowledge): seat -> move, for every hard
+        computer that must act now (several when everyone chooses at once)."""
         engine = table.engine
         if timeout or self.players is None or table.status != "playing" or engine is None:
-            return None
-        seat = engine.to_move
-        if seat is None or table.version != version or table.seats[seat].level != "hard":
-            return None
-        try:
-            return await self.players.think(table, seat, "hard")
-        except asyncio.CancelledError:
-            raise
-        except Exception:  # the table must go on: the normal level moves instead
-            log.exception("the hard search at table %s failed", table.id)
-            return None
+            return {}
+        planned: dict[int, Any] = {}
+        for seat in sorted(to_act(engine)):
+            if table.version != version or table.status != "playing":
+                return {}  # the table moved on while we thought: the plan is stale
+            if not table.seats[seat].automatic or table.seats[seat].level != "hard":
+                continue
+            try:
+                planned[seat] = await self.players.think(table, seat, "hard")
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # the table must go on: the normal level moves instead
+                log.exception("the hard search at table %s failed", table.id)
+        return planned if table.version == version else {}
 
-    def _chooser(self, table: Table, planned: Any, version: int, timeout: bool) -> ComputerPlayer:
+    def _chooser(self, table: Table, planned: dict[int, Any], version: int, timeout: bool) -> ComputerPlayer:
         """The player for this automatic move: the planned (searched) move if the
         table did not change meanwhile, else the seat's level (normal on a timeout)."""
         if self.players is None:
             return self.computers[table.game]
 
         def choose(engine: Any, seat: int, rng: random.Random) -> Any:
-            nonlocal planned
-            if planned is not None and table.version == version:
-                action, planned = planned, None
-                return action
+            if table.version == version and seat in planned:
+                return planned.pop(seat)
             level = TIMEOUT_LEVEL if timeout else table.seats[seat].level
             return self.players.choose(table, seat, level)
 
