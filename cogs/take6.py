@@ -33,6 +33,7 @@ from app.render import pool as render_pool, take6 as render_take6
 from app.render.take6 import TAKE6_TABLE_LABELS
 from app.tables.manager import Table, TableError
 from app.text import plain
+from cogs.coach import hint_text
 from cogs.common.ui import reply, user_lang, view_of
 from cogs.tables import TablesCog
 from cogs.tables.game_ui import GameCog, TableMessage
@@ -48,6 +49,22 @@ KEY = "take6"
 PANEL_LIFETIME = 14 * 60  # an interaction token lasts 15 minutes
 PANEL_DEBOUNCE = 0.3
 _ARG = re.compile(r"d(?P<deal>\d+)t(?P<turn>\d+)(?P<kind>[ir])(?P<n>\d+)")
+
+
+def move_text(lang: str, action: Any) -> str:
+    """A move in words, for the coach.
+
+    >>> from core.take6_ai import Decision, Figure
+    >>> d = Decision(Choose(34), 240, (Figure(Choose(34), 240, 0.5, 1.25, 0.6), Figure(Choose(7), 120, 0.3, 3.0, 0.5)))
+    >>> print(hint_text("en", "take6", d, lambda a: move_text("en", a)))
+    💡 Play 34: in 240 simulated worlds you take 1.2 penalty points on average over this turn and the next two.
+    Next best, Play 7: 3.0 points.
+    >>> move_text("de", PickRow(2))
+    'Nimm Reihe C'
+    """
+    if isinstance(action, PickRow):
+        return t(lang, "ai.move_row", label=ROW_LABELS[action.row])
+    return t(lang, "ai.move_choose", card=action.card)
 
 
 @dataclass
@@ -126,6 +143,8 @@ class Take6UI:
                 table.seats[view["to_move"]].name), card=view["pending"][0][1]))
         if acting and table.turn_deadline and any(not table.seats[s].automatic for s in acting):
             lines.append(t(lang, "table.deadline", when=f"<t:{int(table.turn_deadline)}:R>"))
+        if table.options.get("hints"):
+            lines.append(t(lang, "ai.hints_on"))
         return "\n".join(lines)[:4000]
 
     # --------------------------------------------------------------- narration
@@ -200,6 +219,9 @@ class Take6UI:
             lines.append(t(lang, "take6.panel_row_wait", name=plain(
                 table.seats[view["to_move"]].name), card=view["pending"][0][1]))
         items.append(Refresh.make(table.id, t(lang, "take6.refresh"), emoji="🔄", row=4))
+        if table.options.get("hints") and table.status == "playing" and seat in view["to_act"] and (
+                view["phase"] == "choose" or view["to_move"] == seat):  # the coach, for a move of one's own
+            items.append(HintButton.make(table.id, t(lang, "ai.hint"), emoji="💡", row=4, **when))
         embed.description = "\n".join(lines)[:4000]
         return embed, view_of(*items)
 
@@ -261,6 +283,18 @@ class Take6UI:
         except (discord.HTTPException, aiohttp.ClientError, OSError, RuntimeError):
             log.debug("panel %s could not be redrawn", key, exc_info=True)
             self.open_panels.pop(key, None)
+
+    async def hint(self, click: Click, deal: int, turn: int) -> None:
+        """The coach (unrated tables with hints on): a private answer of its own,
+        for the caller's choice or row; a panel of another moment refreshes itself."""
+        table = click.table
+        seat = self._seat(table, click.interaction)
+        view = table.engine.view(seat)  # type: ignore[union-attr]
+        if deal != view["deal"] or turn != view["turn"]:
+            return await self._show(click.interaction, table, seat, note=t(click.lang, "take6.stale_panel"))
+        decision = await click.cog.manager.hint(table, click.user.id)
+        text = hint_text(click.lang, KEY, decision, lambda action: move_text(click.lang, action))
+        await click.interaction.response.send_message(text, ephemeral=True)
 
     async def choose(self, click: Click, deal: int, turn: int, is_card: bool, n: int) -> None:
         """A card (``is_card``: the ``n``-th of the hand) or a row (S2) chosen in the
@@ -370,7 +404,18 @@ class RowButton(_PanelItem, kind="take6.row"):
         await click.ui.choose(click, self.deal, self.turn, False, self.row_index)
 
 
-ITEMS = (Hand, Refresh, CardButton, RowButton)
+class HintButton(_PanelItem, kind="take6.hint"):
+    """The coach's suggestion for this deal and turn (hints on)."""
+
+    fields = WHEN
+    deal: int
+    turn: int
+
+    async def run(self, click: Click) -> None:
+        await click.ui.hint(click, self.deal, self.turn)
+
+
+ITEMS = (Hand, Refresh, CardButton, RowButton, HintButton)
 
 
 class Take6Cog(GameCog, name="Take6"):
