@@ -1,4 +1,4 @@
-"""Computer players: every level plays legal moves, decides only from what
+"""Computer players of every game: every level plays legal moves, decides only from what
 its seat may know (re-deal test), and a seeded search is reproducible."""
 from __future__ import annotations
 
@@ -6,11 +6,13 @@ import random
 
 import pytest
 
-from core import ai, garbage_ai, nimmt_ai
+from core import ai, garbage_ai, nimmt_ai, take6_ai
 from core.garbage import Garbage, TEXT
 from core.garbage import random_player as garbage_random
 from core.nimmt import HEADS, Nimmt, cards_of
 from core.nimmt import random_player as nimmt_random
+from core.take6 import HEADS as HEADS6, PickRow, Take6
+from core.take6 import random_player as take6_random
 
 
 def random_states(cls, player, seats, seed, count, every=3):
@@ -221,3 +223,138 @@ def test_hard_takes_the_small_stack_that_ends_the_game_first():
     assert str(d.action) == "play 0 55"
     assert d.figures[0].first == 1.0 and d.figures[0].penalty == 0
     assert HEADS[55] == 7
+
+
+# ------------------------------------------------------------------ 6 nimmt!
+# Everyone chooses at once: a state is (game, history, seat) for a seat that
+# must act now (a choice, or S2's row); the others may have chosen already.
+
+
+def take6_states(seats, seed, count, every=2):
+    rng = random.Random(seed)
+    out = []
+    game_seed = seed
+    while len(out) < count:
+        g = Take6.new(seats, game_seed)
+        game_seed += 1
+        history = []
+        step = 0
+        while not g.over and len(out) < count:
+            acting = sorted(g.to_act)
+            seat = acting[rng.randrange(len(acting))]
+            if step % every == 0:
+                out.append((Take6.from_dict(g.to_dict()), list(history), seat))
+            history += g.apply(seat, take6_random(g, seat, rng))
+            step += 1
+    return out
+
+
+@pytest.mark.parametrize("seats", [2, 5, 10])
+def test_take6_every_level_plays_legal_moves(seats):
+    states = take6_states(seats, seed=300 + seats, count=300)
+    phases = set()
+    for i, (g, history, seat) in enumerate(states):
+        phases.add(g.phase.value)
+        k = ai.know("take6", g.view(seat), history)
+        for level in ("easy", "normal") + (("hard",) if i % 5 == 0 or g.phase.value == "row" else ()):
+            d = ai.decide("take6", k, level, random.Random(i), sims=3)
+            assert g.is_legal(seat, d.action), (level, d.action, g.view(seat))
+    assert phases == {"choose", "row"}
+
+
+def test_take6_levels_play_whole_games_against_each_other():
+    """Everyone at once, every level at the table: the games end with a result,
+    and a seat that chose later saw only *that* the others had chosen."""
+    for seed in range(3):
+        g = Take6.new(3, seed, deals=1)
+        history = []
+        levels = ["easy", "normal", "hard"]
+        while not g.over:
+            for seat in sorted(g.to_act):
+                k = ai.know("take6", g.view(seat), history)
+                history += g.apply(seat, ai.decide("take6", k, levels[seat], random.Random(seed), sims=4).action)
+        assert g.result is not None and len(g.result.scores) == 3
+
+
+def test_take6_knowledge_counts_every_unseen_card_once():
+    """The pool is exactly the cards the seat has not seen this deal: the other
+    hands, their hidden choices and the cards not dealt."""
+    for g, history, seat in take6_states(4, seed=7, count=80, every=3):
+        k = take6_ai.know(g.view(seat), history)
+        real = g.to_dict()
+        others = [c for p, h in enumerate(real["hands"]) if p != seat for c in h]
+        if real["phase"] == "choose":
+            others += [c for p, c in enumerate(real["chosen"]) if p != seat and c is not None]
+        in_sight = {c for r in real["rows"] for c in r} | set(real["hands"][seat]) | {c for c, _ in real["queue"]}
+        in_sight |= {c for p in real["piles"] for c in p}
+        undealt = set(range(1, 105)) - in_sight - set(others) - {c for c in real["chosen"] if c is not None}
+        assert set(others) <= set(k.pool)
+        assert set(k.pool) == set(others) | undealt, g.view(seat)
+
+
+def _redeal_take6(g: Take6, seat: int, rng: random.Random) -> Take6:
+    """Every card ``seat`` has not seen (the other hands, their hidden choices,
+    the cards not dealt) dealt afresh; the same counts and who-has-chosen."""
+    real = g.to_dict()
+    choosing = real["phase"] == "choose"
+    seen = {c for r in real["rows"] for c in r} | set(real["hands"][seat]) | {c for c, _ in real["queue"]}
+    seen |= {c for p in real["piles"] for c in p}
+    if real["chosen"][seat] is not None:
+        seen.add(real["chosen"][seat])
+    if not choosing:
+        seen |= {c for c in real["chosen"] if c is not None}
+    hidden = [c for c in range(1, 105) if c not in seen]
+    rng.shuffle(hidden)
+    new = iter(hidden)
+    for p in range(g.seats):
+        if p == seat:
+            continue
+        real["hands"][p] = sorted(next(new) for _ in real["hands"][p])
+        if choosing and real["chosen"][p] is not None:
+            real["chosen"][p] = next(new)
+    return Take6.from_dict(real)
+
+
+def test_take6_decisions_do_not_depend_on_hidden_cards():
+    """Re-deal what the seat has not seen (even the others' hidden choices): its
+    view is the same and so is every level's decision for a fixed search seed."""
+    rng = random.Random(8)
+    changed = 0
+    for i, (g, history, seat) in enumerate(take6_states(4, seed=51, count=60, every=3)):
+        other = _redeal_take6(g, seat, rng)
+        if other.to_dict()["hands"] != g.to_dict()["hands"]:
+            changed += 1
+        assert other.view(seat) == g.view(seat)
+        for level in ai.LEVELS:
+            mine = ai.decide("take6", ai.know("take6", g.view(seat), history), level, random.Random(i), sims=12)
+            theirs = ai.decide("take6", ai.know("take6", other.view(seat), history), level, random.Random(i),
+                               sims=12)
+            assert mine == theirs, (level, i)
+    assert changed > 50  # the re-deal really moved hidden cards
+
+
+def test_take6_seeded_search_is_reproducible_and_budgeted_search_stops():
+    g = Take6.new(5, 9)
+    k = ai.know("take6", g.view(1), [])
+    first = ai.decide("take6", k, "hard", random.Random(42), sims=40)
+    again = ai.decide("take6", k.copy(), "hard", random.Random(42), sims=40)
+    assert first == again and first.worlds == 40
+    assert first.figures[0].action == first.action and len(first.figures) == 10
+    budgeted = ai.decide("take6", k, "hard", random.Random(42), budget=0.01)
+    assert 4 <= budgeted.worlds < take6_ai.MAX_WORLDS
+
+
+def test_take6_hard_takes_the_dearer_row_that_saves_its_next_card():
+    """S2, a row to take: the fewest heads (the normal level's row) would leave
+    a full row that the seat's last card must then take; the hard level looks
+    a turn ahead and takes that full row now, for fewer heads in all."""
+    rows = [[60, 61, 62, 63, 64], [5], [70], [80]]  # 7 heads, 2, 3, 3
+    hands = [[65], [100]]
+    g = Take6.from_dict({**Take6.new(2, 1).to_dict(), "turn": 9, "hands": hands, "rows": rows,
+                         "chosen": [2, 90], "queue": [[2, 0], [90, 1]], "phase": "row", "piles": [[], []]})
+    assert g.to_move == 0 and HEADS6[5] == 2
+    k = ai.know("take6", g.view(0), [])
+    assert ai.decide("take6", k, "normal", random.Random(1)).action == PickRow(1)
+    d = ai.decide("take6", k, "hard", random.Random(1), sims=20)
+    assert d.action == PickRow(0)
+    assert d.figures[0].penalty == 7 and d.figures[1].penalty == 9

@@ -3,6 +3,7 @@ lobby, a hard computer plays a whole game, hints answer privately at tables
 that turned them on and nowhere else."""
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -129,3 +130,68 @@ async def test_garbage_hint_for_the_player_to_move_and_nobody_else(world, tmp_pa
         assert r.message.ephemeral_to == mover.id
         assert text.startswith("💡 ")
         assert "Draw from the stock" in text or "discard pile" in text or "Jack on slot" in text
+
+
+async def test_take6_hard_computers_and_the_coach_for_everyone_who_chooses(world, tmp_path):
+    """6 nimmt!: the lobby's level menu seats two hard computers; while Ana must
+    choose, her panel's Hint answers her privately with a card of her hand;
+    once she has chosen (Ben has not), that Hint is refused; the hard seats
+    search every choice of their own and the deal is played out."""
+    fd = world.fd
+    ana, ben, eve = world.person("ana"), world.person("ben"), world.person("eve")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, **FAST) as bot:
+        t = await open_table(fd, ana, world.channel, "take6 new", seats=4, deals=1, turn_time=0)
+        await seat_players(t, ana, [ben], computers=2, level="hard")
+        assert "CPU 1 (computer · hard)" in t.lobby.text() and "CPU 2 (computer · hard)" in t.lobby.text()
+        r = await t.click(ana, t.lobby, button(t.lobby, r"table.hints:\d+:on")["custom_id"])
+        t.lobby = r.message
+        await t.click(ana, t.lobby, f"table.start:{t.table_id}")
+        await t.wait_thread()
+        await fd.wait_for(t.table_message, timeout=10)
+        table = bot.tables.get(t.table_id)
+        assert "Hints are on" in t.table_message().text()
+        searched = []
+        think = bot.tables.players.think
+
+        async def counted(tbl, seat, level):
+            searched.append((tbl.engine.view(None)["turn"], seat))
+            return await think(tbl, seat, level)
+
+        bot.tables.players.think = counted
+        seat = {ana.id: table.seat_of(ana.id), ben.id: table.seat_of(ben.id)}
+        panel = await open_hand(t, ana, "take6")
+        hint = button(panel, r"take6\.hint:\d+:\d+:\d+")
+        assert hint is not None
+        r = await t.click(ana, panel, hint["custom_id"])
+        text = await ephemeral_text(r)
+        assert r.message.ephemeral_to == ana.id
+        card = int(text.split("Play ", 1)[1].split(":", 1)[0])
+        assert card in table.engine.view(seat[ana.id])["hand"] and "simulated worlds" in text
+        # a bystander who forges Ana's Hint onto the table message: refused, privately
+        r = t.record(await fd.forge(eve, t.table_message(), hint["custom_id"]))
+        assert await ephemeral_text(r) == "You're not seated at this table."
+        older = await open_hand(t, ana, "take6")  # a second panel, left open
+        cards = [b for b in panel.buttons() if b["custom_id"].startswith("take6.card:")]
+        r = await t.click(ana, panel, cards[0]["custom_id"])
+        assert r.ack_type == 7 and "Waiting for: ben" in r.message.text()
+        assert button(r.message, r"take6\.hint:.*") is None  # chosen: no hint now
+        r = await t.click(ana, older, button(older, r"take6\.hint:.*")["custom_id"])  # the older panel's Hint
+        assert await ephemeral_text(r) == "A hint is for your own move: wait for your turn."
+        for _ in range(200):
+            await fd.wait_for(lambda: table.status != "playing" or set(seat.values()) & table.engine.to_act,
+                              timeout=20)
+            if table.status != "playing":
+                break
+            for user in (ana, ben):
+                if seat[user.id] not in table.engine.to_act:
+                    continue
+                panel = await open_hand(t, user, "take6")
+                ids = [b["custom_id"] for b in panel.buttons() if re.match(r"take6\.(card|row):", b["custom_id"])]
+                r = await t.click(user, panel, ids[0])
+                assert r.ack_type == 7
+        assert table.status == "finished" and table.engine.result is not None
+        # each hard seat searched its own choice in every turn after the first
+        cpus = {s for s, p in enumerate(table.seats) if p.computer}
+        for turn in range(2, 11):
+            assert {s for tn, s in searched if tn == turn} >= cpus, (turn, searched)
+        assert all(a.latency is not None and a.latency < 3 for a in t.acks)
