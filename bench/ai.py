@@ -32,11 +32,15 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core import ai, garbage, nimmt  # noqa: E402
+from core import ai, garbage, nimmt, take6  # noqa: E402
+from core.protocol import to_act  # noqa: E402
 
 NIMMT_MATCHES = [("hard", "normal"), ("hard", "greedy"), ("normal", "random"), ("normal", "greedy"),
                  ("easy", "random")]
 GARBAGE_MATCHES = [("easy", "random"), ("normal", "random"), ("hard", "random"), ("hard", "normal")]
+TAKE6_MATCHES = [("hard", "normal"), ("normal", "random"), ("easy", "random")]
+MODULES = {"nimmt": nimmt, "garbage": garbage, "take6": take6}
+ENGINES = {"nimmt": nimmt.Nimmt, "garbage": garbage.Garbage, "take6": take6.Take6}
 
 
 class Players:
@@ -44,7 +48,7 @@ class Players:
 
     def __init__(self, game: str, worlds: int, budget: float | None) -> None:
         self.game = game
-        self.module = nimmt if game == "nimmt" else garbage
+        self.module = MODULES[game]
         self.worlds = worlds
         self.budget = budget
         self.times: dict[str, list[float]] = {}
@@ -55,6 +59,8 @@ class Players:
             action = self.module.random_player(g, seat, rng)
         elif level == "greedy":
             action = self.module.greedy_player(g, seat, rng)
+        elif level == "rule":  # the engine's own normal player (6 nimmt!'s computer before the levels)
+            action = self.module.normal_player(g, seat, rng)
         else:
             k = ai.know(self.game, g.view(seat), history)
             action = ai.decide(self.game, k, level, rng, sims=self.worlds if level == "hard" else None,
@@ -68,8 +74,8 @@ def play(cls: type, players: Players, levels: list[str], seed: int) -> tuple[Any
     history: list[dict[str, Any]] = []
     rng = random.Random(seed)
     while not g.over:
-        seat = g.to_move
-        history += g.apply(seat, players.move(levels[seat], g, seat, history, rng))
+        for seat in sorted(to_act(g)):  # (6 nimmt!: everyone chooses; a later seat sees only *that* one chose)
+            history += g.apply(seat, players.move(levels[seat], g, seat, history, rng))
     return g.result, g.result.rounds
 
 
@@ -82,7 +88,7 @@ def interval(values: list[float]) -> tuple[float, float]:
 
 
 def match(game: str, seats: int, me: str, opponent: str, games: int, seed: int, players: Players) -> dict[str, Any]:
-    cls = nimmt.Nimmt if game == "nimmt" else garbage.Garbage
+    cls = ENGINES[game]
     shares, mine, theirs = [], [], []
     started = time.perf_counter()
     for i in range(games):
@@ -91,7 +97,7 @@ def match(game: str, seats: int, me: str, opponent: str, games: int, seed: int, 
         levels[pos] = me
         result, rounds = play(cls, players, levels, seed + i)
         shares.append(1.0 / len(result.winners) if pos in result.winners else 0.0)
-        if game == "nimmt":
+        if game != "garbage":
             mine.append(result.scores[pos] / rounds)
             theirs.append(statistics.fmean(s for p, s in enumerate(result.scores) if p != pos) / rounds)
     out = {"game": game, "seats": seats, "me": me, "opponent": opponent, "games": games,
@@ -129,11 +135,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--games", type=int, default=200, help="11 nimmt! games per match")
     parser.add_argument("--garbage-games", type=int, default=1000, help="Garbage games per match without hard")
     parser.add_argument("--garbage-hard-games", type=int, default=300, help="Garbage games per match with hard")
+    parser.add_argument("--take6-games", type=int, default=200, help="6 nimmt! games per match (to 66 points)")
+    parser.add_argument("--take6-seats", type=int, action="append", default=[])
     parser.add_argument("--worlds", type=int, default=ai.HARD_WORLDS, help="hard: simulated worlds per decision")
     parser.add_argument("--budget", type=float, default=ai.DEFAULT_BUDGET,
                         help="hard: seconds per decision at most (0: no limit)")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--only", choices=["nimmt", "garbage"])
+    parser.add_argument("--only", choices=["nimmt", "garbage", "take6"])
     parser.add_argument("--match", action="append", default=[],
                         help="only these matches, e.g. hard:normal (repeatable)")
     parser.add_argument("--garbage-seats", type=int, action="append", default=[])
@@ -146,7 +154,7 @@ def main(argv: list[str] | None = None) -> None:
 
     print(f"# bench/ai.py  python {sys.version.split()[0]}  one process (one core)  "
           f"hard: {args.worlds} worlds, budget {args.budget} s  load {os.getloadavg()}")
-    print("| game | seats | match | games | win share, 95% interval | penalty per round (tested seat) | time |")
+    print("| game | seats | match | games | win share, 95% interval | penalty per round or deal (tested seat) | time |")
     print("|---|---|---|---|---|---|---|")
     timings: list[str] = []
     if args.only in (None, "nimmt"):
@@ -163,6 +171,13 @@ def main(argv: list[str] | None = None) -> None:
                     games = args.garbage_hard_games if "hard" in (me, opponent) else args.garbage_games
                     print(report(match("garbage", seats, me, opponent, games, args.seed, players)), flush=True)
             timings += [line.replace("| garbage |", f"| garbage {seats} seats |") for line in timing(players)]
+    if args.only in (None, "take6"):
+        for seats in args.take6_seats or [4, 6]:
+            players = Players("take6", args.worlds, budget)
+            for me, opponent in TAKE6_MATCHES:
+                if wanted((me, opponent)):
+                    print(report(match("take6", seats, me, opponent, args.take6_games, args.seed, players)), flush=True)
+            timings += [line.replace("| take6 |", f"| take6 {seats} seats |") for line in timing(players)]
     print()
     print("| game | level | decisions | median | p99 | max |")
     print("|---|---|---|---|---|---|")
