@@ -1106,9 +1106,11 @@ class TableManager:
         table did not change meanwhile, else the seat's level (normal on a timeout)."""
         if self.players is None:
             return self.computers[table.game]
+        # (judged once, before this batch's first move: each move applied lengthens the log, the version)
+        fresh = table.version == version
 
         def choose(engine: Any, seat: int, rng: random.Random) -> Any:
-            if table.version == version and seat in planned:
+            if fresh and seat in planned:
                 return planned.pop(seat)
             level = TIMEOUT_LEVEL if timeout else table.seats[seat].level
             return self.players.choose(table, seat, level)
