@@ -10,7 +10,7 @@ import pytest
 from app.tables.computers import Computers
 from app.store import Store
 from app.tables.manager import Seat, TableError, TableManager
-from core import ai, garbage, nimmt
+from core import ai, garbage, nimmt, take6
 
 GAMES = {"nimmt": nimmt.Nimmt, "garbage": garbage.Garbage}
 LEGACY = {"nimmt": nimmt.greedy_player, "garbage": garbage.greedy_player}
@@ -184,4 +184,45 @@ async def test_hints_only_when_unrated_and_never_rated(store):
         await m.act(table, table.seats[seat].user_id, ai.decide("nimmt", k, "normal", m.players.rng(table, seat)).action)
     [game] = await store.history(HOST)
     assert (await store.game_detail(game["game_id"]))["rated"] is False
+    await m.shutdown()
+
+
+async def test_take6_hard_computers_search_every_choice_while_people_choose_too(store):
+    """6 nimmt!: everyone chooses at once.  The person's choice lands while the
+    hard computers think; their searches start again on the new table and
+    every move they make is a searched one (never the normal fallback)."""
+    games = {**GAMES, "take6": take6.Take6}
+    legacy = {**LEGACY, "take6": take6.normal_player}
+    players = Computers(games, worlds=6, budget=None, fallback=legacy)
+    m = TableManager(store, games, legacy, seed=7, players=players, computer_delay=0.0)
+    table = await lobby(m, game="take6", seats=3, options={"deals": 1})
+    await m.add_computer(table, HOST, "hard")
+    await m.add_computer(table, HOST, "hard")
+    think, choose = players.think, players.choose
+    searched, fallbacks = [], []
+
+    async def slow_think(t, seat, level):
+        await asyncio.sleep(0.03)  # long enough for the person to choose meanwhile
+        action = await think(t, seat, level)
+        searched.append((seat, t.version, action))
+        return action
+
+    def counted_choose(t, seat, level):
+        fallbacks.append((seat, level))
+        return choose(t, seat, level)
+
+    players.think, players.choose = slow_think, counted_choose
+    await m.start(table, HOST)
+    while table.status == "playing":
+        await until(lambda: table.status != "playing" or 0 in table.engine.to_act)
+        if table.status != "playing":
+            break
+        await asyncio.sleep(0.01)  # the computers are thinking now
+        k = ai.know("take6", table.engine.view(0), players.history(table))
+        await m.act(table, HOST, ai.decide("take6", k, "normal", players.rng(table, 0)).action)
+    assert table.engine.result is not None
+    moves = [(seat, text) for seat, text in table.log if seat != 0]
+    assert len(moves) >= 20 and fallbacks == []
+    played = {(seat, str(action)) for seat, _, action in searched}
+    assert set(moves) <= played
     await m.shutdown()
