@@ -50,9 +50,9 @@ def know(game: str, view: dict[str, Any], history: Sequence[Event]) -> Any:
 
 def decide(game: str, knowledge: Any, level: str, rng: random.Random, *, sims: int | None = None,
            budget: float | None = None) -> Any:
-    if level not in LEVELS:
-        raise ValueError(f"unknown level {level!r}")
     """``level``'s move.  Hard searches ``sims`` worlds and/or ``budget`` seconds,
     whichever ends first; with ``sims`` alone the result depends only on
     ``rng`` (tests); with neither, :data:`DEFAULT_BUDGET`."""
+    if level not in LEVELS:
+        raise ValueError(f"unknown level {level!r}")
     return _players(game).decide(knowledge, level, rng, sims=sims, budget=budget)
