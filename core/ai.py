@@ -6,7 +6,8 @@ One entry point for the table machinery and the benchmark::
     decision = decide("nimmt", k, "hard", rng, sims=50)  # .action, .figures
 
 A player sees only ``view(seat)`` and the public events; see
-``core.nimmt_ai`` and ``core.garbage_ai``.
+``core.nimmt_ai``, ``core.garbage_ai`` and ``core.take6_ai`` (each game's
+registry entry names its module).
 
 >>> from core.nimmt import Nimmt
 >>> g = Nimmt.new(3, 5)
