@@ -340,6 +340,37 @@ def test_recap_image_podium_rows_and_highlights():
     assert w == w0 and h > h0 + 12 * 30
 
 
+async def test_the_organiser_chooses_the_level_of_the_computers_that_fill_the_tables(store):
+    """Filling computers play at the night's level, chosen by the organiser
+    (or a moderator) and kept with the night; anyone else, or a level that does
+    not exist, changes nothing."""
+    from app.tables.computers import Computers
+
+    tables = TableManager(store, GAMES, COMPUTERS, computer_delay=0.0, time_scale=0.0005, seed=5,
+                          players=Computers(GAMES, worlds=4, fallback=COMPUTERS))
+    host = NightHost(store, tables)
+    night = await new_night(host, game="garbage", size=3, rounds=2, people=4)
+    assert night.level == "normal"
+    await host.toggle_fill(night, 1, False)
+    with pytest.raises(NightError, match="not_organiser"):
+        await host.set_level(night, 2, False, "hard")
+    with pytest.raises(NightError, match="bad_level"):
+        await host.set_level(night, 1, False, "godlike")
+    assert host.shown(night).level == "normal"
+    await host.set_level(night, 3, True, "easy")  # a moderator may
+    await host.set_level(night, 1, False, "hard")
+    row = await store.night_in_channel(10)
+    assert Night.from_record(row["id"], row["guild_id"], row["channel_id"], row["game"], row["status"],
+                             row["meta"]).level == "hard"  # saved: a restart keeps it
+    made = await host.start_round(night, 1, False)
+    computers = [s for t in made for s in t.seats if s.computer]
+    assert len(computers) == 2 and {s.level for s in computers} == {"hard"}
+    for table in made:
+        await tables.cancel(table, table.host_id, can_manage=True)
+    await tables.shutdown()
+    await host.close()
+
+
 async def test_a_refused_save_changes_nothing_shown_and_the_same_click_works_after(tmp_path):
     """The store refuses (disk full): a sign-up, a leave, the fill toggle, a round
     and the end are undone in memory too, so no message can show them; once the
@@ -355,7 +386,8 @@ async def test_a_refused_save_changes_nothing_shown_and_the_same_click_works_aft
     fault = failing_commits(store)
     fault.error = DISK_FULL
     for change in (lambda: host.join(night, 9, "p9"), lambda: host.leave(night, 3),
-                   lambda: host.toggle_fill(night, 1, False), lambda: host.start_round(night, 1, False),
+                   lambda: host.toggle_fill(night, 1, False), lambda: host.set_level(night, 1, False, "hard"),
+                   lambda: host.start_round(night, 1, False),
                    lambda: host.end(night, 1, False)):
         with pytest.raises(TableError, match="not_saved"):
             await change()

@@ -27,7 +27,7 @@ from app.nights.night import (
     ENDED, PLAYING, SIGNUP, GameEvents, Night, NightError, NightTable, Player, highlights, seat_round,
     standings,
 )
-from app.tables.manager import Table, TableError, TableManager
+from app.tables.manager import LEVELS, Table, TableError, TableManager
 
 log = logging.getLogger(__name__)
 
@@ -227,6 +227,16 @@ class NightHost:
             await self._save(night)
             return night.fill
 
+    async def set_level(self, night: Night, user_id: int, can_manage: bool, level: str) -> None:
+        """The level of the computers that fill the night's tables from the next round on."""
+        if level not in LEVELS:
+            raise NightError("bad_level")
+        async with self.lock(night), self._change(night):
+            self._open(night)
+            self._control(night, user_id, can_manage)
+            night.level = level
+            await self._save(night)
+
     # ------------------------------------------------------------------ rounds
     async def ratings(self, night: Night) -> dict[int, float]:
         out = {}
@@ -268,7 +278,7 @@ class NightHost:
                     made.append(table)
                     for uid in seats:
                         if uid is None:
-                            await self.tables.add_computer(table, host)
+                            await self.tables.add_computer(table, host, night.level)
                         elif uid != host:
                             await self.tables.join(table, uid, names[uid])
                     new.append(NightTable(table.id, night.round + 1, number, [s.user_id for s in table.seats]))

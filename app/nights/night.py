@@ -84,6 +84,7 @@ class Night:
     turn_time: int = 120
     locale: str = "en"
     fill: bool = False  # computers fill every table to table_size
+    level: str = "normal"  # the level of those computers (where the game has levels)
     status: str = SIGNUP  # signup (also between rounds) | playing | ended
     round: int = 0  # the round in progress, or the last one played
     players: list[Player] = field(default_factory=list)
@@ -120,7 +121,8 @@ class Night:
     def meta(self) -> dict[str, Any]:
         return {
             "organiser_id": self.organiser_id, "table_size": self.table_size, "rounds": self.rounds,
-            "turn_time": self.turn_time, "locale": self.locale, "fill": self.fill, "round": self.round,
+            "turn_time": self.turn_time, "locale": self.locale, "fill": self.fill, "level": self.level,
+            "round": self.round,
             "players": [p.to_dict() for p in self.players], "tables": [nt.to_dict() for nt in self.tables],
             "messages": self.messages, "created_at": self.created_at, "ended_at": self.ended_at,
             **({"recap_due": True} if self.recap_due else {}),
@@ -133,7 +135,8 @@ class Night:
             id=id, guild_id=guild_id, channel_id=channel_id, game=game, status=status,
             organiser_id=int(meta["organiser_id"]), table_size=int(meta["table_size"]),
             rounds=meta.get("rounds"), turn_time=int(meta.get("turn_time", 120)),
-            locale=meta.get("locale", "en"), fill=bool(meta.get("fill")), round=int(meta.get("round", 0)),
+            locale=meta.get("locale", "en"), fill=bool(meta.get("fill")),
+            level=str(meta.get("level", "normal")), round=int(meta.get("round", 0)),
             players=[Player.from_dict(p) for p in meta.get("players", [])],
             tables=[NightTable.from_dict(nt) for nt in meta.get("tables", [])],
             messages={k: int(v) for k, v in meta.get("messages", {}).items()},
