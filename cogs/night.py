@@ -4,8 +4,9 @@ the :class:`~app.night_host.NightHost`; tables are opened through the table
 manager and then shown by the table cog exactly like tables a game's ``new``
 command opens.
 
-Buttons are ``night:<id>:<op>`` DynamicItems, one class per button, so they
-keep working after a restart.
+Buttons are ``night:<id>:<op>`` DynamicItems, one class per button, and the
+menu of the filling computers' level is ``night:<id>:level``, so they keep
+working after a restart.
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from discord.ext import commands
 from app.i18n.catalogue import has, t
 from app.nights.host import NightHost
 from app.nights.night import ENDED, PLAYING, Night, NightError, NightTable, Standing, standings
-from app.tables.manager import Table, TableError
+from app.tables.manager import LEVELS, Table, TableError
 from cogs.common.ui import TRANSIENT, reply, user_lang
 
 log = logging.getLogger(__name__)
@@ -99,6 +100,30 @@ class FillNight(NightButton, op="fill"):
         await cog.op_fill(interaction, night)
 
 
+class NightLevel(discord.ui.DynamicItem[discord.ui.Select], template=r"night:(?P<id>\d{1,20}):level"):
+    """The menu of the level the night's computers play at, ``night:<id>:level``."""
+
+    op: ClassVar[str] = "level"
+
+    def __init__(self, night_id: int, placeholder: str = "-",
+                 options: list[discord.SelectOption] | None = None, row: int | None = None) -> None:
+        super().__init__(discord.ui.Select(custom_id=f"night:{night_id}:level", placeholder=placeholder[:150],
+                                           options=options or [discord.SelectOption(label="-")], row=row))
+        self.night_id = night_id
+
+    @classmethod
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Select, match: re.Match[str], /):
+        return cls(int(match["id"]))
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        cog: NightCog = interaction.client.get_cog("Night")  # type: ignore[assignment]
+        await cog.route(interaction, self.night_id, self)
+
+    async def run(self, cog: "NightCog", interaction: discord.Interaction, night: Night) -> None:
+        values = list(self.item.values)  # (a forged id sent as a button has none)
+        await cog.op_level(interaction, night, values[0] if len(values) == 1 else "")
+
+
 class StartRound(NightButton, op="start"):
     async def run(self, cog: "NightCog", interaction: discord.Interaction, night: Night) -> None:
         await cog.op_start(interaction, night)
@@ -136,14 +161,14 @@ class NightCog(commands.Cog, name="Night"):
         self._startup: asyncio.Task[None] | None = None
 
     async def cog_load(self) -> None:
-        self.bot.add_dynamic_items(*NightButton.items)
+        self.bot.add_dynamic_items(*NightButton.items, NightLevel)
         self._set_game_choices()
         if isinstance(self.host, NightHost):
             self.host.listener = self.on_night_change
             self._startup = asyncio.get_running_loop().create_task(self._resume())
 
     async def cog_unload(self) -> None:
-        self.bot.remove_dynamic_items(*NightButton.items)
+        self.bot.remove_dynamic_items(*NightButton.items, NightLevel)
         await self.stop_presenting()
 
     async def stop_presenting(self) -> None:
@@ -240,7 +265,7 @@ class NightCog(commands.Cog, name="Night"):
             return t(lang, f"errors.{error.code}", **error.params)
         return t(lang, "errors.unexpected")
 
-    async def route(self, interaction: discord.Interaction, night_id: int, item: NightButton) -> None:
+    async def route(self, interaction: discord.Interaction, night_id: int, item: NightButton | NightLevel) -> None:
         lang = user_lang(interaction)
         op = item.op
         try:
@@ -270,6 +295,10 @@ class NightCog(commands.Cog, name="Night"):
 
     async def op_fill(self, interaction: discord.Interaction, night: Night) -> None:
         await self.host.toggle_fill(night, interaction.user.id, can_manage(interaction))
+        await self._update(interaction, night)
+
+    async def op_level(self, interaction: discord.Interaction, night: Night, level: str) -> None:
+        await self.host.set_level(night, interaction.user.id, can_manage(interaction), level)
         await self._update(interaction, night)
 
     async def op_voice(self, interaction: discord.Interaction, night: Night) -> None:
@@ -316,7 +345,7 @@ class NightCog(commands.Cog, name="Night"):
                  t(lang, "nights.table_size", size=night.table_size),
                  rounds,
                  t(lang, "table.lobby_timer", timer=timer),
-                 t(lang, "nights.fill_on" if night.fill else "nights.fill_off", size=night.table_size),
+                 self.fill_line(night, lang),
                  self.status_line(night, lang)]
         embed.description = "\n".join(lines)
         people = night.active()
@@ -326,6 +355,18 @@ class NightCog(commands.Cog, name="Night"):
             value = value[:990].rsplit(", ", 1)[0] + " …"
         embed.add_field(name=t(lang, "nights.signed_up", count=len(people)), value=value or "-", inline=False)
         return embed
+
+    def levelled(self, night: Night) -> bool:
+        """The night's game has computers at levels (else its own computer player)."""
+        players = getattr(self.bot.tables, "players", None)
+        return players is not None and players.supports(night.game)
+
+    def fill_line(self, night: Night, lang: str) -> str:
+        if not night.fill:
+            return t(lang, "nights.fill_off")
+        if not self.levelled(night):
+            return t(lang, "nights.fill_on", size=night.table_size)
+        return t(lang, "nights.fill_on_level", size=night.table_size, level=t(lang, f"ai.level_{night.level}"))
 
     def status_line(self, night: Night, lang: str) -> str:
         if night.status == ENDED:
@@ -351,6 +392,12 @@ class NightCog(commands.Cog, name="Night"):
             EndNight(night.id, t(lang, "nights.end"), B.danger, 1),
         ):
             view.add_item(item)
+        if night.fill and self.levelled(night):  # the computers' level, for the rounds to come
+            options = [discord.SelectOption(label=t(lang, "ai.add_level", level=t(lang, f"ai.level_{level}")),
+                                            value=level, description=t(lang, f"ai.desc_{level}"), emoji="🤖",
+                                            default=level == night.level)
+                       for level in LEVELS]
+            view.add_item(NightLevel(night.id, t(lang, "nights.level"), options, row=2))
         return view
 
     def standing_line(self, row: Standing, lang: str) -> str:

@@ -238,14 +238,28 @@ async def test_a_garbage_night_late_arrivals_leaving_languages_and_a_moderator_e
         assert t("es", "nights.error_not_organiser") in text_of(r)
         r = await fd.click(dora, signup, f"night:{night_id}:leave")
         assert t("en", "nights.error_not_joined") in text_of(r)
+        assert not signup.selects()  # no level to choose while no computers fill
         r = await fd.click(ana, signup, f"night:{night_id}:fill")
-        assert t("en", "nights.fill_on", size=3) in signup.text()
+        def level_line(level):
+            return t("en", "nights.fill_on_level", size=3, level=t("en", f"ai.level_{level}"))
+
+        assert level_line("normal") in signup.text()
+        (menu,) = signup.selects()
+        assert menu["custom_id"] == f"night:{night_id}:level" and menu["values"] == ["easy", "normal", "hard"]
+        assert [o["value"] for o in menu["options"] if o.get("default")] == ["normal"]
+        r = await fd.select(sol, signup, f"night:{night_id}:level", ["easy"])
+        assert r.ephemeral and t("es", "nights.error_not_organiser") in text_of(r)
+        r = await fd.select(ana, signup, f"night:{night_id}:level", ["hard"])
+        assert r.ack_type == 7 and level_line("hard") in signup.text()
+        assert [o["value"] for o in signup.selects()[0]["options"] if o.get("default")] == ["hard"]
 
         assert (await fd.click(ana, signup, f"night:{night_id}:start")).ack_type == 7
         tables1 = await fd.wait_for(lambda: (lambda x: x if len(x) == 2 else None)(
             round_tables(fd, world.channel, 1)), timeout=20)
         for message, pinged in tables1.values():  # 2 people and a computer at each table
             assert len(pinged) == 2 and message.text().count(t("en", "table.computer_name", name="CPU 1")) == 1
+        night_tables = [t_ for t_ in bot.tables.tables.values() if t_.night_id == night_id]
+        assert [s.level for t_ in night_tables for s in t_.seats if s.computer] == ["hard", "hard"]
         # between the rounds: ben leaves, dora arrives late
         assert (await fd.click(ben, signup, f"night:{night_id}:leave")).ack_type == 7
         assert (await fd.click(dora, signup, f"night:{night_id}:join")).ack_type == 7
