@@ -48,12 +48,30 @@ def escape(name: str) -> str:
     return discord.utils.escape_mentions(discord.utils.escape_markdown(name))
 
 
-class NightButton(discord.ui.DynamicItem[discord.ui.Button], template=r"(?!)"):
+class _NightItem:
+    """What every item of a sign-up message shares: its night's id from the
+    custom id, and a click goes through :meth:`NightCog.route` to ``run``."""
+
+    op: ClassVar[str] = ""
+    night_id: int
+
+    @classmethod
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Item, match: re.Match[str], /):
+        return cls(int(match["id"]))  # type: ignore[call-arg]
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        cog: NightCog = interaction.client.get_cog("Night")  # type: ignore[assignment]
+        await cog.route(interaction, self.night_id, self)
+
+    async def run(self, cog: "NightCog", interaction: discord.Interaction, night: Night) -> None:
+        raise NotImplementedError
+
+
+class NightButton(_NightItem, discord.ui.DynamicItem[discord.ui.Button], template=r"(?!)"):
     """A button of a night's sign-up message, ``night:<id>:<op>``: one
     subclass per button, each with its own template, registered by this cog
     and calling its own method of the cog (no op looked up by name)."""
 
-    op: ClassVar[str] = ""
     items: ClassVar[list[type["NightButton"]]] = []
 
     def __init_subclass__(cls, *, op: str, **kwargs: Any) -> None:
@@ -67,17 +85,6 @@ class NightButton(discord.ui.DynamicItem[discord.ui.Button], template=r"(?!)"):
         super().__init__(discord.ui.Button(label=label[:80], style=style, row=row, emoji=emoji,
                                            custom_id=f"night:{night_id}:{self.op}"))
         self.night_id = night_id
-
-    @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button, match: re.Match[str], /):
-        return cls(int(match["id"]))
-
-    async def callback(self, interaction: discord.Interaction) -> None:
-        cog: NightCog = interaction.client.get_cog("Night")  # type: ignore[assignment]
-        await cog.route(interaction, self.night_id, self)
-
-    async def run(self, cog: "NightCog", interaction: discord.Interaction, night: Night) -> None:
-        raise NotImplementedError
 
 
 class JoinNight(NightButton, op="join"):
@@ -100,24 +107,16 @@ class FillNight(NightButton, op="fill"):
         await cog.op_fill(interaction, night)
 
 
-class NightLevel(discord.ui.DynamicItem[discord.ui.Select], template=r"night:(?P<id>\d{1,20}):level"):
+class NightLevel(_NightItem, discord.ui.DynamicItem[discord.ui.Select], template=r"night:(?P<id>\d{1,20}):level"):
     """The menu of the level the night's computers play at, ``night:<id>:level``."""
 
-    op: ClassVar[str] = "level"
+    op = "level"
 
     def __init__(self, night_id: int, placeholder: str = "-",
                  options: list[discord.SelectOption] | None = None, row: int | None = None) -> None:
         super().__init__(discord.ui.Select(custom_id=f"night:{night_id}:level", placeholder=placeholder[:150],
                                            options=options or [discord.SelectOption(label="-")], row=row))
         self.night_id = night_id
-
-    @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Select, match: re.Match[str], /):
-        return cls(int(match["id"]))
-
-    async def callback(self, interaction: discord.Interaction) -> None:
-        cog: NightCog = interaction.client.get_cog("Night")  # type: ignore[assignment]
-        await cog.route(interaction, self.night_id, self)
 
     async def run(self, cog: "NightCog", interaction: discord.Interaction, night: Night) -> None:
         values = list(self.item.values)  # (a forged id sent as a button has none)
@@ -265,7 +264,7 @@ class NightCog(commands.Cog, name="Night"):
             return t(lang, f"errors.{error.code}", **error.params)
         return t(lang, "errors.unexpected")
 
-    async def route(self, interaction: discord.Interaction, night_id: int, item: NightButton | NightLevel) -> None:
+    async def route(self, interaction: discord.Interaction, night_id: int, item: _NightItem) -> None:
         lang = user_lang(interaction)
         op = item.op
         try:
