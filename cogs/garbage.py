@@ -15,12 +15,12 @@ from discord.app_commands import locale_str as _
 
 from app.render import garbage as render_garbage, pool as render_pool
 from app.i18n.catalogue import t
-from app.text import bold, plain
+from app.text import bold
 from app.tables.manager import Table, TableError
 from cogs.coach import hint_text
 from cogs.common.ui import view_of
 from cogs.tables import TablesCog
-from cogs.tables.game_ui import GameCog, TableMessage
+from cogs.tables.game_ui import GameCog, TableMessage, seat_label
 from cogs.tables.lobby import Back, Rules
 from cogs.tables.router import Click, Int, TableButton
 from core.garbage import MAX_SLOTS, Discard, Draw, Jack
@@ -81,8 +81,8 @@ class GarbageUI:
         for seat, player in enumerate(view["players"]):
             up = sum(1 for c in player["layout"] if c is not None)
             marker = "▶ " if seat == view["to_move"] else ""
-            lines.append(marker + t(lang, "garbage.summary_player", name=plain(
-                table.seats[seat].name), slots=player["slots"], up=up))
+            lines.append(marker + t(lang, "garbage.summary_player", name=seat_label(table, seat, lang),
+                                    slots=player["slots"], up=up))
         if view["in_hand"]:
             lines.append(t(lang, "garbage.in_hand", card=card_name(lang, view["in_hand"])))
         if view["to_move"] is not None and table.turn_deadline and not table.seats[view["to_move"]].automatic:

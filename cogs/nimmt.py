@@ -27,7 +27,7 @@ from app.tables.manager import Table, TableError
 from cogs.coach import hint_text
 from cogs.common.ui import user_lang, view_of
 from cogs.tables import TablesCog
-from cogs.tables.game_ui import GameCog, TableMessage
+from cogs.tables.game_ui import GameCog, TableMessage, seat_label
 from cogs.tables.lobby import Back, Rules
 from cogs.tables.router import Click, Int, TableButton, TableSelect, legacy_page
 from core.nimmt import HEADS, Open, Pass, Play, Steal, Take, stack_label
@@ -135,9 +135,9 @@ class NimmtUI:
                    draw=view["draw_pile"], supply=view["supply"])]
         stacks = " · ".join(f"**{s['label']}** {s['top']} ({s['heads']}🐮)" for s in view["stacks"])
         lines.append(t(lang, "nimmt.summary_stacks", stacks=stacks or "-"))
-        for seat, name in enumerate(self.names(table)):
+        for seat in range(len(table.seats)):
             marker = "▶ " if seat == view["to_move"] else ""
-            lines.append(marker + t(lang, "nimmt.summary_player", name=plain(name),
+            lines.append(marker + t(lang, "nimmt.summary_player", name=seat_label(table, seat, lang),
                                     cards=t(lang, "talk.cards", count=view["hand_counts"][seat]),
                                     bulls=t(lang, "talk.bulls", count=view["bulls"][seat]),
                                     score=t(lang, "talk.points", count=view["scores"][seat])))

@@ -36,7 +36,7 @@ from app.text import plain
 from cogs.coach import hint_text
 from cogs.common.ui import reply, user_lang, view_of
 from cogs.tables import TablesCog
-from cogs.tables.game_ui import GameCog, TableMessage
+from cogs.tables.game_ui import GameCog, TableMessage, seat_label
 from cogs.guard import BadInput, number
 from cogs.tables.lobby import Back, Rules
 from cogs.tables.router import Click, Int, TableButton
@@ -135,8 +135,8 @@ class Take6UI:
         for seat in range(view["seats"]):
             chosen = t(lang, "take6.summary_chosen" if view["chosen"][seat] else "take6.summary_choosing")
             marker = "▶ " if seat in acting else ""
-            lines.append(marker + t(lang, "take6.summary_player", name=plain(
-                table.seats[seat].name), cards=view["hand_counts"][seat], chosen=chosen,
+            lines.append(marker + t(lang, "take6.summary_player", name=seat_label(table, seat, lang),
+                                    cards=view["hand_counts"][seat], chosen=chosen,
                 pile=view["pile_sizes"][seat], score=view["scores"][seat]))
         if view["phase"] == "row" and view["to_move"] is not None:
             lines.append(t(lang, "take6.summary_row_choice", name=plain(

@@ -36,6 +36,9 @@ async def test_a_hard_computer_from_the_lobby_plays_a_whole_game(world, tmp_path
         assert r.ack_type == 7
         await t.wait_thread()
         await fd.wait_for(t.table_message, timeout=10)
+        # the table message says which seats are computers, and at what level
+        summary = t.table_message().text()
+        assert "🤖 CPU 1 (computer · hard): " in summary and "🤖 CPU 2 (computer · easy): " in summary
         await play_nimmt(fd, t, {ana: "en"})
         assert table.status == "finished" and table.engine.result is not None
         # the hard seat moved (every computer seat made moves of its own)
@@ -76,6 +79,7 @@ async def test_hints_only_at_unrated_tables_that_turned_them_on(world, tmp_path)
         await t.wait_thread()
         await fd.wait_for(t.table_message, timeout=10)
         assert "Hints are on" in t.table_message().text()
+        assert "🤖 CPU 1 (computer · normal): " in t.table_message().text()
         # Whoever is to move (a person) opens the hand: a Hint button, answered privately.
         await fd.wait_for(lambda: table.engine.to_move in (0, 1), timeout=10)
         mover = [ana, ben][table.engine.to_move]
@@ -150,6 +154,7 @@ async def test_take6_hard_computers_and_the_coach_for_everyone_who_chooses(world
         await fd.wait_for(t.table_message, timeout=10)
         table = bot.tables.get(t.table_id)
         assert "Hints are on" in t.table_message().text()
+        assert t.table_message().text().count("(computer · hard): ") == 2
         searched = []
         think = bot.tables.players.think
 

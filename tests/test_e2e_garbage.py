@@ -82,6 +82,11 @@ def fits(view: dict[str, Any], seat: int, card: str) -> bool:
     return there is None or there.startswith("J")
 
 
+def seat_text(seat: Any) -> str:
+    """A seat as the table's text names it: a computer says so, and its level."""
+    return f"🤖 {seat.name} (computer · {seat.level})" if seat.computer else seat.name
+
+
 def check_table_message(message: Any, table: Any) -> None:
     """The table message is the whole game: image and summary agree with the engine."""
     assert any(a.get("filename") == "table.png" and a["data"][:8] == b"\x89PNG\r\n\x1a\n"
@@ -95,7 +100,7 @@ def check_table_message(message: Any, table: Any) -> None:
         marker = "▶ " if seat == view["to_move"] else ""
         # At the end the winner's filled single slot is shown (the engine counts 0 slots left).
         slots = player["slots"] if view["phase"] != "over" else max(1, player["slots"])
-        line = f"{marker}{table.seats[seat].name}: {up}/{slots} face up"
+        line = f"{marker}{seat_text(table.seats[seat])}: {up}/{slots} face up"
         assert line in text.splitlines(), (line, text)
 
 
@@ -255,9 +260,7 @@ async def test_full_game(fast_world, tmp_path, seats, seed, take_discard, situat
         await fd.wait_for(lambda: "The game is over" in t.lobby.text(), timeout=10)
         order = sorted(range(seats), key=lambda s: (result.places[s], s))
         for s in order:
-            shown_name = table.seats[s].name if table.seats[s].user_id else \
-                f"🤖 {table.seats[s].name} (computer · {table.seats[s].level})"
-            assert f"{result.places[s]}. {shown_name} — {result.scores[s]}" in t.lobby.text()
+            assert f"{result.places[s]}. {seat_text(table.seats[s])} — {result.scores[s]}" in t.lobby.text()
         standings = [f"{result.places[s]}. **{table.seats[s].name}** — {result.scores[s]} "
                      f"slot{'' if result.scores[s] == 1 else 's'} left" for s in order]
         await fd.wait_for(lambda: "\n".join(standings) in t.log_text(), timeout=10)
@@ -265,8 +268,7 @@ async def test_full_game(fast_world, tmp_path, seats, seed, take_discard, situat
         final = await fd.wait_for(lambda: (m := t.table_message()) and mover_name(m) is None and m, timeout=10)
         assert not final.buttons()
         check_table_message(final, table)
-        winner = table.seats[result.winners[0]].name
-        assert f"{winner}: 1/1 face up" in summary(final).splitlines()
+        assert f"{seat_text(table.seats[result.winners[0]])}: 1/1 face up" in summary(final).splitlines()
         lines = t.log_text().splitlines()
         check_hands(lines, table)
         for person in people:

@@ -216,6 +216,9 @@ async def test_turn_timer_plays_for_an_absent_player_until_they_are_back(world, 
         assert log.count("Time ran out for ana") >= 2 and "ana missed three turns in a row" in log
         assert table.seats[ana_seat].away
         await fd.wait_for(lambda: button(t.table_message(), rf"table.back:{t.table_id}"), timeout=10)
+        # the table message says whose seat a computer holds
+        assert "ana (💤 away: a computer plays for now): " in t.table_message().text()
+        assert "ben (💤" not in t.table_message().text()
         r = await t.click(eve, t.table_message(), f"table.back:{t.table_id}")
         assert "not seated" in await ephemeral_text(r)
         r = await t.click(ben, t.table_message(), f"table.back:{t.table_id}")
@@ -225,6 +228,7 @@ async def test_turn_timer_plays_for_an_absent_player_until_they_are_back(world, 
         assert not table.seats[ana_seat].away
         await fd.wait_for(lambda: "ana is back" in t.log_text(), timeout=10)
         assert table.status == "playing"
+        await fd.wait_for(lambda: "💤" not in t.table_message().text(), timeout=10)
 
 
 async def test_a_lost_answer_does_not_lose_the_move(world, tmp_path):

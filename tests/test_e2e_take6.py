@@ -169,6 +169,8 @@ async def test_timeout_chooses_for_who_has_not_and_three_misses_hand_the_seat_ov
         assert log.find("🔔 Revealed:", first) > first
         assert table.seats[ben_seat].away and not table.seats[ana_seat].away
         await fd.wait_for(lambda: button(tbl.table_message(), rf"table.back:{tbl.table_id}"), timeout=10)
+        assert "ben (💤 away: a computer plays for now): " in tbl.table_message().text()
+        assert "ana (💤" not in tbl.table_message().text()
         r = await tbl.click(ben, tbl.table_message(), f"table.back:{tbl.table_id}")
         assert "Welcome back" in (r.followups[-1] if r.followups else r.message).text()
         assert not table.seats[ben_seat].away

@@ -12,8 +12,23 @@ from typing import Any, ClassVar, Protocol
 import discord
 from discord.ext import commands
 
+from app.i18n.catalogue import t
 from app.tables.manager import Table
+from app.text import plain
 from core.protocol import Event
+
+
+def seat_label(table: Table, seat: int, lang: str, away: bool = True) -> str:
+    """A seat as the table's text shows it: a computer with its level, a seat
+    a computer holds while its owner is away (``away``: the game summaries;
+    narration names the person only), else the name a player chose (escaped,
+    never a ping)."""
+    s = table.seats[seat]
+    if s.computer:
+        return t(lang, "ai.computer_seat", name=plain(s.name), level=t(lang, f"ai.level_{s.level}"))
+    if s.away and away:
+        return t(lang, "table.seat_away", name=plain(s.name))
+    return plain(s.name)
 
 
 @dataclass

@@ -15,6 +15,7 @@ from app.tables.manager import LEVELS, Table, TableError
 from app.text import plain
 from core.protocol import GameError
 from cogs.common.ui import (TRANSIENT, can_manage, defer_when_slow, reply, update_message, user_lang, view_of)
+from cogs.tables.game_ui import seat_label
 from cogs.tables.presenter import _ANSWER_REDRAWS
 from cogs.tables.router import Click, TableButton, TableSelect, Word
 
@@ -157,11 +158,7 @@ class Lobby:
         return embed
 
     def seat_name(self, table: Table, index: int) -> str:
-        seat = table.seats[index]
-        if seat.computer:
-            return t(table.locale, "ai.computer_seat", name=seat.name,
-                     level=t(table.locale, f"ai.level_{seat.level}"))
-        return plain(seat.name)
+        return seat_label(table, index, table.locale, away=False)
 
     @staticmethod
     def pinging(user_ids: Sequence[int]) -> discord.AllowedMentions:
