@@ -50,10 +50,12 @@ def know(game: str, view: dict[str, Any], history: Sequence[Event]) -> Any:
 
 
 def decide(game: str, knowledge: Any, level: str, rng: random.Random, *, sims: int | None = None,
-           budget: float | None = None) -> Any:
+           budget: float | None = None, stop: Any = None) -> Any:
     """``level``'s move.  Hard searches ``sims`` worlds and/or ``budget`` seconds,
     whichever ends first; with ``sims`` alone the result depends only on
-    ``rng`` (tests); with neither, :data:`DEFAULT_BUDGET`."""
+    ``rng`` (tests); with neither, :data:`DEFAULT_BUDGET`.  ``stop`` (a
+    ``threading.Event``): once set, the search ends after the world it is in
+    (its move is then nobody's: the caller gave up waiting)."""
     if level not in LEVELS:
         raise ValueError(f"unknown level {level!r}")
-    return _players(game).decide(knowledge, level, rng, sims=sims, budget=budget)
+    return _players(game).decide(knowledge, level, rng, sims=sims, budget=budget, stop=stop)

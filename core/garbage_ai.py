@@ -261,8 +261,9 @@ def _legal(k: Knowledge) -> list[Action]:
 
 
 def decide(k: Knowledge, level: str, rng: random.Random, *, sims: int | None = None,
-           budget: float | None = None) -> Decision:
-    """The move of ``k.seat`` at ``level``; see the module docstring."""
+           budget: float | None = None, stop: Any = None) -> Decision:
+    """The move of ``k.seat`` at ``level``; see the module docstring.
+    ``stop`` (a ``threading.Event``, optional): once set, the search ends after the world it is in."""
     if k.to_move != k.seat:
         raise ValueError("not this seat's turn")
     options = _legal(k)
@@ -290,6 +291,8 @@ def decide(k: Knowledge, level: str, rng: random.Random, *, sims: int | None = N
     while worlds < limit:
         if budget is not None and worlds >= 4 and time.perf_counter() > deadline:
             break
+        if stop is not None and worlds >= 1 and stop.is_set():
+            break  # nobody waits for this move any more
         wr = random.Random(rng.getrandbits(64))
         state = wr.getstate()
         won = [0] * n

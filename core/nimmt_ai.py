@@ -322,12 +322,12 @@ def _candidates(g: Nimmt, seat: int) -> list[Action]:
 
 
 def decide(k: Knowledge, level: str, rng: random.Random, *, sims: int | None = None,
-           budget: float | None = None) -> Decision:
+           budget: float | None = None, stop: Any = None) -> Decision:
     """The move of ``k.seat`` at ``level`` (easy / normal / hard).
 
     Hard: at most ``sims`` worlds (:data:`MAX_WORLDS` if None) and at most
     ``budget`` seconds (at least a few worlds); ``sims`` alone is
-    deterministic for a seeded ``rng``."""
+    deterministic for a seeded ``rng``; ``stop`` (a ``threading.Event``, optional): once set, the search ends after the world it is in."""
     if k.to_move != k.seat:
         raise ValueError("not this seat's turn")
     base = world(k, None)
@@ -345,11 +345,11 @@ def decide(k: Knowledge, level: str, rng: random.Random, *, sims: int | None = N
         return Decision(options[0])
     if sims is None and budget is None:
         budget = DEFAULT_BUDGET
-    return _search(k, options, rng, sims, budget)
+    return _search(k, options, rng, sims, budget, stop)
 
 
 def _search(k: Knowledge, options: list[Action], rng: random.Random, sims: int | None,
-            budget: float | None) -> Decision:
+            budget: float | None, stop: Any = None) -> Decision:
     """Sequential halving over common worlds: every candidate still in the
     running meets the same sampled worlds; at 1/8, 1/4 and 1/2 of the worlds
     the worse half drops out, so the finalists get every world."""
@@ -370,6 +370,8 @@ def _search(k: Knowledge, options: list[Action], rng: random.Random, sims: int |
     while worlds < limit:
         if budget is not None and worlds >= 4 and time.perf_counter() > deadline:
             break
+        if stop is not None and worlds >= 1 and stop.is_set():
+            break  # nobody waits for this move any more
         sample = world(k, random.Random(rng.getrandbits(64)), this_round=True)
         for i in alive:
             g = _clone(sample)  # every candidate meets the same world

@@ -250,12 +250,12 @@ def _normal(k: Knowledge) -> Action:
 
 
 def decide(k: Knowledge, level: str, rng: random.Random, *, sims: int | None = None,
-           budget: float | None = None) -> Decision:
+           budget: float | None = None, stop: Any = None) -> Decision:
     """The move of ``k.seat`` at ``level`` (easy / normal / hard).
 
     Hard: at most ``sims`` worlds (:data:`MAX_WORLDS` if None) and at most
     ``budget`` seconds (at least a few worlds); ``sims`` alone is
-    deterministic for a seeded ``rng``."""
+    deterministic for a seeded ``rng``; ``stop`` (a ``threading.Event``, optional): once set, the search ends after the world it is in."""
     if k.phase == "row":
         if not k.pending or k.pending[0][0] != k.seat:
             raise ValueError("not this seat's row choice")
@@ -275,7 +275,7 @@ def decide(k: Knowledge, level: str, rng: random.Random, *, sims: int | None = N
         return Decision(options[0])
     if sims is None and budget is None:
         budget = DEFAULT_BUDGET
-    return _search(k, options, rng, sims, budget)
+    return _search(k, options, rng, sims, budget, stop)
 
 
 def _share(points: list[int], seat: int) -> float:
@@ -286,7 +286,7 @@ def _share(points: list[int], seat: int) -> float:
 
 
 def _search(k: Knowledge, options: list[Action], rng: random.Random, sims: int | None,
-            budget: float | None) -> Decision:
+            budget: float | None, stop: Any = None) -> Decision:
     """Sequential halving over common worlds (as :mod:`core.nimmt_ai`)."""
     seat = k.seat
     n = len(options)
@@ -304,6 +304,8 @@ def _search(k: Knowledge, options: list[Action], rng: random.Random, sims: int |
     while worlds < limit:
         if budget is not None and worlds >= 4 and time.perf_counter() > deadline:
             break
+        if stop is not None and worlds >= 1 and stop.is_set():
+            break  # nobody waits for this move any more
         hands = world(k, random.Random(rng.getrandbits(64)))
         for i in alive:
             pens = _play_out(k, [list(h) for h in hands], options[i])

@@ -3,6 +3,7 @@ its seat may know (re-deal test), and a seeded search is reproducible."""
 from __future__ import annotations
 
 import random
+import threading
 
 import pytest
 
@@ -212,6 +213,26 @@ def test_seeded_search_is_reproducible_and_budgeted_search_stops():
     assert first.figures[0].action == first.action
     budgeted = ai.decide("nimmt", k, "hard", random.Random(42), budget=0.01)
     assert 4 <= budgeted.worlds < 400
+
+
+@pytest.mark.parametrize("game", ["nimmt", "garbage", "take6"])
+def test_a_stopped_search_ends_after_one_world_with_a_legal_move(game):
+    """A search whose caller gave up (its stop set) ends after its current
+    world; unset, the same search looks at every world it was given."""
+    if game == "take6":
+        states = take6_states(4, seed=11, count=40)
+    else:
+        cls, player = (Nimmt, nimmt_random) if game == "nimmt" else (Garbage, garbage_random)
+        states = [(g, h, g.to_move) for g, h in random_states(cls, player, 3, seed=5, count=60)]
+    # a position with a choice to search (with one legal move there is no search: 0 worlds)
+    g, history, seat = next((g, h, s) for g, h, s in states
+                            if ai.decide(game, ai.know(game, g.view(s), h), "hard", random.Random(0), sims=2).worlds)
+    k = ai.know(game, g.view(seat), history)
+    stop = threading.Event()
+    assert ai.decide(game, k, "hard", random.Random(3), sims=20, stop=stop).worlds == 20
+    stop.set()
+    stopped = ai.decide(game, k, "hard", random.Random(3), sims=20, stop=stop)
+    assert stopped.worlds == 1 and g.is_legal(seat, stopped.action)
 
 
 def test_hard_takes_the_small_stack_that_ends_the_game_first():

@@ -4,6 +4,7 @@ the hard search never holds the table, hints follow the rating rules."""
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import pytest
 
@@ -225,4 +226,37 @@ async def test_take6_hard_computers_search_every_choice_while_people_choose_too(
     assert len(moves) >= 20 and fallbacks == []
     played = {(seat, str(action)) for seat, _, action in searched}
     assert set(moves) <= played
+    await m.shutdown()
+
+
+async def test_a_search_nobody_waits_for_stops_after_its_current_world(store, monkeypatch):
+    """The table is stopped while its hard computer searches: the worker thread
+    is told to stop and ends after the world it is in, instead of searching the
+    rest of its worlds with nobody waiting for the move."""
+    m = manager(store, worlds=5000)  # no time budget: only a stop ends the search before 5,000 worlds (~10 s)
+    searching, finished = threading.Event(), threading.Event()
+    searched = []
+    decide = ai.decide
+
+    def watched(*args, **kw):
+        searching.set()
+        try:
+            d = decide(*args, **kw)
+            searched.append(d.worlds)
+            return d
+        finally:
+            finished.set()
+
+    monkeypatch.setattr("app.tables.computers.ai.decide", watched)
+    table = await lobby(m, seats=2, rounds=1)
+    await m.add_computer(table, HOST, "hard")
+    await m.start(table, HOST)
+    if table.engine.to_move == 0:  # let the person move first
+        k = ai.know("nimmt", table.engine.view(0), m.players.history(table))
+        await m.act(table, HOST, decide("nimmt", k, "normal", m.players.rng(table, 0)).action)
+    assert await asyncio.to_thread(searching.wait, 10)
+    await m.cancel(table, HOST, can_manage=True)
+    assert await asyncio.to_thread(finished.wait, 30)
+    assert table.status == "abandoned"
+    assert searched and 1 <= searched[0] < 5000, searched
     await m.shutdown()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
@@ -95,15 +96,24 @@ class Computers:
         """A move; the hard search runs in a worker thread on a copy of the knowledge."""
         if level != "hard" or not ai.supports(table.game):
             return self.choose(table, seat, level)
-        knowledge = self.knowledge(table, seat)
-        rng = self.rng(table, seat)
-        decision = await asyncio.to_thread(ai.decide, table.game, knowledge, "hard", rng, sims=self.worlds,
-                                           budget=self.budget)
+        decision = await self._search(table, seat, self.worlds)
         return decision.action
 
     async def hint(self, table: Any, seat: int) -> Any:
         """The hard level's decision with its figures, for the coach."""
+        return await self._search(table, seat, self.hint_worlds)
+
+    async def _search(self, table: Any, seat: int, worlds: int) -> Any:
+        """The hard search in a worker thread.  Cancelled (the table moved on, the
+        bot stops), the thread is told to stop after its current world: a search
+        nobody waits for must not keep the GIL from the event loop for the rest
+        of its budget."""
         knowledge = self.knowledge(table, seat)
         rng = self.rng(table, seat)
-        return await asyncio.to_thread(ai.decide, table.game, knowledge, "hard", rng, sims=self.hint_worlds,
-                                       budget=self.budget)
+        stop = threading.Event()
+        try:
+            return await asyncio.to_thread(ai.decide, table.game, knowledge, "hard", rng, sims=worlds,
+                                           budget=self.budget, stop=stop)
+        except asyncio.CancelledError:
+            stop.set()
+            raise
