@@ -41,6 +41,7 @@ INITIAL_EXTENSIONS = (
     "cogs.admin",
     "cogs.guard",
     "cogs.night",
+    "cogs.help",
 )
 
 

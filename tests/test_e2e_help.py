@@ -1,0 +1,61 @@
+"""``/help`` end to end: a private answer in the user's language that names
+every command as their Discord client shows it, and only the commands
+Discord offers them."""
+from __future__ import annotations
+
+import pytest
+
+from app.i18n.catalogue import t
+from tests.e2e import running_bot
+
+pytestmark = pytest.mark.timeout(300)
+
+LOCALE = {"en": None, "es": "es-ES", "de": "de"}
+
+
+def published_names(command: dict, locale: str | None) -> list[str]:
+    """Every runnable command path under ``command`` as the client names it in ``locale``."""
+    def name(item: dict) -> str:
+        return (item.get("name_localizations") or {}).get(locale) or item["name"] if locale else item["name"]
+
+    subs = [o for o in command.get("options") or [] if o.get("type") in (1, 2)]
+    if not subs:
+        return [name(command)]
+    return [f"{name(command)} {rest}" for sub in subs for rest in published_names(sub, locale)]
+
+
+async def test_help_lists_what_each_user_can_run_in_their_language(world, tmp_path):
+    fd = world.fd
+    ana, dieter = world.person("ana"), world.person("dieter", locale="de")
+    sofia = world.person("sofia", locale="es-ES")
+    boss = world.person("boss", administrator=True)
+    async with running_bot(fd, tmp_path / "bot.db", world.guild):
+        published = {c["name"]: c for c in fd.commands(world.guild)}
+        assert "help" in published
+        for user, lang in ((ana, "en"), (sofia, "es"), (dieter, "de"), (boss, "en")):
+            r = await fd.slash(user, world.channel, "help")
+            assert r.ack_type == 4 and r.ephemeral and r.message.ephemeral_to == user.id
+            text = r.message.text()
+            assert text.startswith(t(lang, "help.title"))
+            for word in (t(lang, "table.join"), t(lang, "table.start"), t(lang, "nimmt.my_hand")):
+                assert f"**{word}**" in text, (lang, word)
+            lines = [line for line in text.splitlines() if line.startswith("`/")]
+            shown = {line[2:].split("` — ")[0].split(" [")[0].split(" <")[0] for line in lines}
+            hidden = {"settings", "sync"} if user is not boss else set()
+            for top, command in published.items():
+                for path in published_names(command, LOCALE[lang]):
+                    assert (path in shown) == (top not in hidden), (lang, path, sorted(shown))
+            assert len(lines) == len(shown)  # one line per command
+        # the words and options of a line are the client's, in each language
+        r = await fd.slash(ana, world.channel, "help")
+        lines = [line for line in r.message.text().splitlines() if line.startswith("`/")]
+        # the games' commands first: opening a table is what a newcomer looks for
+        assert [line.split(" ")[0] for line in lines[:3]] == ["`/nimmt", "`/garbage", "`/take6"]
+        assert lines[0] == "`/nimmt new [seats] [rounds] [turn_time]` — Open an 11 nimmt! table in this channel"
+        assert "`/versus <user> [game]`" in r.message.text() and "`/rules [game]`" in r.message.text()
+        r = await fd.slash(dieter, world.channel, "help")
+        de = r.message.text()
+        assert f"`/nimmt neu [{t('de', 'commands.opt_seats.name')}]" in de
+        assert "Alle Regeln, mit den Hausregeln: `/regeln`." in de
+        r = await fd.slash(boss, world.channel, "help")
+        assert "`/settings language <language>`" in r.message.text() and "`/sync` — " in r.message.text()
