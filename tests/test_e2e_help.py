@@ -7,6 +7,7 @@ import pytest
 
 from app.i18n.catalogue import t
 from tests.e2e import running_bot
+from tests.test_e2e_stats import Seeder, answer
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -59,3 +60,45 @@ async def test_help_lists_what_each_user_can_run_in_their_language(world, tmp_pa
         assert "Alle Regeln, mit den Hausregeln: `/regeln`." in de
         r = await fd.slash(boss, world.channel, "help")
         assert "`/settings language <language>`" in r.message.text() and "`/sync` — " in r.message.text()
+
+
+async def test_in_a_dm_help_and_history_cover_every_server(world, tmp_path):
+    """Once the commands are published everywhere (/sync), a DM with the bot
+    offers the commands Discord allows there: /help lists just those and
+    says the table commands are in servers; /history there lists the games
+    of every server, and a game's detail opens."""
+    fd = world.fd
+    ana, ben = world.person("ana"), world.person("ben")
+    other = fd.add_guild("Elsewhere")
+    fd.add_member(other, ana)
+    fd.add_member(other, ben)
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        seed = Seeder(bot.store)
+        await seed.game(world.guild.id, world.channel.id, [(ana.id, "ana"), (ben.id, "ben")])
+        await seed.game(other.id, 1, [(ben.id, "ben"), (ana.id, "ana")])
+        r = await fd.slash(fd.owner, world.channel, "sync")
+        await answer(r)
+        published = {c["name"]: c for c in fd.commands(None)}
+        in_dms = {name for name, c in published.items() if c.get("dm_permission") is not False}
+        assert {"help", "history", "stats", "rules"} <= in_dms and not {"nimmt", "table", "settings"} & in_dms
+        dm = fd.dm_channel(ana)
+        with pytest.raises(LookupError):  # Discord does not offer a server's commands in a DM
+            await fd.slash(ana, dm, "nimmt new")
+
+        r = await fd.slash(ana, dm, "help")
+        assert r.ack_type == 4
+        text = r.message.text()
+        shown = {line[2:].split("` — ")[0].split(" [")[0].split(" <")[0]
+                 for line in text.splitlines() if line.startswith("`/")}
+        assert shown == {path for name in in_dms for path in published_names(published[name], None)}
+        assert text.endswith(t("en", "help.in_dm"))
+
+        r = await fd.slash(ana, dm, "history")
+        assert r.ack_type == 4
+        embed = r.message.embeds[0]
+        assert embed["title"] == t("en", "stats.history_title", name="ana")  # not "in this server"
+        assert len(embed["description"].splitlines()) == 2  # both servers' games
+        pick = next(c for c in r.message.all_components() if c.get("custom_id", "").startswith("hist:"))
+        r = await fd.select(ana, r.message, pick["custom_id"], [pick["options"][0]["value"]])
+        detail = await answer(r)
+        assert "ana" in detail.text() and "ben" in detail.text()

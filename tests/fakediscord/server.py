@@ -1597,13 +1597,17 @@ class FakeDiscord:
         user = self.users.get(uid)
         if user is None:
             raise ApiError(400, 50035, "Invalid Form Body")
-        ch = self._dm_channels.get(uid)
+        return _json_response(self.dm_channel(user).payload())
+
+    def dm_channel(self, user: User) -> Channel:
+        """The DM channel between ``user`` and the bot (made on first use, as Discord does)."""
+        ch = self._dm_channels.get(user.id)
         if ch is None:
             ch = Channel(id=self._next_id(), type=1, name=f"dm-{user.name}", recipient=user)
-            self._dm_channels[uid] = ch
+            self._dm_channels[user.id] = ch
             self.channels[ch.id] = ch
             self._channel_messages[ch.id] = []
-        return _json_response(ch.payload())
+        return ch
 
     # ------------------------------------------------------------------ commands
     def _check_app(self, app_id: str) -> None:
@@ -2309,10 +2313,15 @@ class FakeDiscord:
         return _json_response([self._thread_member_payload(t, u) for u in t.thread_members])
 
     # ------------------------------------------------------------------ interactions (user side)
-    def _check_user_in(self, user: User, channel: Channel) -> Guild:
+    def _check_user_in(self, user: User, channel: Channel) -> Optional[Guild]:
+        """The server of an interaction of ``user`` in ``channel`` (None: their DM with the bot)."""
         guild = self.guild_of(channel)
+        if guild is None and channel.type == 1:
+            if getattr(channel, "recipient", None) is not user:
+                raise ValueError(f"{user!r} is not in the DM {channel!r}")
+            return None
         if guild is None:
-            raise ValueError("interactions are simulated in guild channels only")
+            raise ValueError("interactions are simulated in server channels and the user's DM with the bot only")
         if channel.deleted:
             raise ValueError(f"{channel!r} was deleted")
         if user.id not in guild.members:
@@ -2325,27 +2334,38 @@ class FakeDiscord:
         ch, g, user = rec.channel, rec.guild, rec.user
         cp = ch.payload()
         cp["permissions"] = str(self.permissions_in(ch, user))
-        d: Dict[str, Any] = {
-            "id": str(rec.id),
-            "application_id": str(self.application_id),
-            "type": rec.type,
-            "data": rec.data,
-            "guild_id": str(g.id),
-            "guild": {"id": str(g.id), "locale": g.locale, "features": []},
-            "channel_id": str(ch.id),
-            "channel": cp,
-            "member": g.members[user.id].payload(permissions=self.permissions_in(ch, user)),
-            "token": rec.token,
-            "version": 1,
-            "app_permissions": str(self.permissions_in(ch, self.bot_user)),
-            "locale": user.locale,
-            "guild_locale": g.locale,
-            "entitlements": [],
-            "entitlement_sku_ids": [],
-            "authorizing_integration_owners": {"0": str(g.id)},
-            "context": 0,
-            "attachment_size_limit": 10 * 1024 * 1024,
-        }
+        d: Dict[str, Any]
+        if g is None:  # a DM with the bot: a user, no member, no server
+            d = {
+                "id": str(rec.id), "application_id": str(self.application_id), "type": rec.type,
+                "data": rec.data, "channel_id": str(ch.id), "channel": cp, "user": user.payload(),
+                "token": rec.token, "version": 1, "app_permissions": str(self.permissions_in(ch, self.bot_user)),
+                "locale": user.locale, "entitlements": [], "entitlement_sku_ids": [],
+                "authorizing_integration_owners": {"0": "0"}, "context": 1,
+                "attachment_size_limit": 10 * 1024 * 1024,
+            }
+        else:
+            d = {
+                "id": str(rec.id),
+                "application_id": str(self.application_id),
+                "type": rec.type,
+                "data": rec.data,
+                "guild_id": str(g.id),
+                "guild": {"id": str(g.id), "locale": g.locale, "features": []},
+                "channel_id": str(ch.id),
+                "channel": cp,
+                "member": g.members[user.id].payload(permissions=self.permissions_in(ch, user)),
+                "token": rec.token,
+                "version": 1,
+                "app_permissions": str(self.permissions_in(ch, self.bot_user)),
+                "locale": user.locale,
+                "guild_locale": g.locale,
+                "entitlements": [],
+                "entitlement_sku_ids": [],
+                "authorizing_integration_owners": {"0": str(g.id)},
+                "context": 0,
+                "attachment_size_limit": 10 * 1024 * 1024,
+            }
         if rec.message is not None:
             d["message"] = self._message_payload(rec.message)
             if rec.claim is not None:  # a forged click (see ``forge``)
@@ -2398,7 +2418,7 @@ class FakeDiscord:
         known = sorted({c["name"] for c in cands})
         raise LookupError(f"no registered command {name!r} (type {ctype}); registered: {known}")
 
-    def _convert_option(self, o: Dict[str, Any], value: Any, guild: Guild, resolved: Dict[str, Dict[str, Any]],
+    def _convert_option(self, o: Dict[str, Any], value: Any, guild: Optional[Guild], resolved: Dict[str, Dict[str, Any]],
                         channel: Channel) -> Any:
         t = o["type"]
         n = o["name"]
@@ -2430,7 +2450,7 @@ class FakeDiscord:
         if t in (6, 9) and isinstance(value, (User, Member)):
             u = value.user if isinstance(value, Member) else value
             resolved.setdefault("users", {})[str(u.id)] = u.payload()
-            if u.id in guild.members:
+            if guild is not None and u.id in guild.members:
                 resolved.setdefault("members", {})[str(u.id)] = guild.members[u.id].payload(
                     with_user=False, permissions=self.permissions_in(channel, u))
             return str(u.id)
@@ -2457,7 +2477,7 @@ class FakeDiscord:
             return str(a["id"])
         raise TypeError(f"option {n!r} (type {t}): unsupported value {value!r}")
 
-    def _build_options(self, schema: List[Dict[str, Any]], kwargs: Dict[str, Any], guild: Guild, channel: Channel,
+    def _build_options(self, schema: List[Dict[str, Any]], kwargs: Dict[str, Any], guild: Optional[Guild], channel: Channel,
                        resolved: Dict[str, Dict[str, Any]], focused: Optional[str] = None) -> List[Dict[str, Any]]:
         by_name = {o["name"]: o for o in schema}
         unknown = set(kwargs) - set(by_name)
@@ -2510,6 +2530,11 @@ class FakeDiscord:
         guild = self._check_user_in(user, channel)
         if not self.permissions_in(channel, user) & P(use_application_commands=True).value:
             raise PermissionError(f"{user!r} may not use application commands in {channel!r}")
+        if guild is None:
+            cmd, _ = self._resolve_command_path(channel, path)
+            contexts = cmd.get("contexts")
+            if cmd.get("dm_permission") is False or (contexts is not None and 1 not in contexts):
+                raise LookupError(f"Discord does not offer /{cmd['name']} in DMs (dm_permission/contexts)")
         data, name = self._command_data(channel, path, options)
         rec = _Interaction(self, id=self._next_id(), type=2, user=user, channel=channel, guild=guild, data=data,
                            message=None, name="/" + name)
@@ -2545,7 +2570,7 @@ class FakeDiscord:
                            message=None, name=cmd["name"])
         return await self._run_interaction(rec)
 
-    def _component_source(self, user: User, message: Union[Message, int]) -> Tuple[Message, Channel, Guild]:
+    def _component_source(self, user: User, message: Union[Message, int]) -> Tuple[Message, Channel, Optional[Guild]]:
         m = message if isinstance(message, Message) else self._messages.get(int(message))
         if m is None:
             raise LookupError(f"unknown message {message!r}")
@@ -2602,7 +2627,7 @@ class FakeDiscord:
             for v in vals:
                 if isinstance(v, User):
                     resolved.setdefault("users", {})[str(v.id)] = v.payload()
-                    if v.id in guild.members:
+                    if guild is not None and v.id in guild.members:
                         resolved.setdefault("members", {})[str(v.id)] = guild.members[v.id].payload(with_user=False)
                 elif isinstance(v, Role):
                     resolved.setdefault("roles", {})[str(v.id)] = v.payload()
@@ -2640,8 +2665,8 @@ class FakeDiscord:
             claim = {"type": 1, "components": [part]}
         return await self._component_interaction(user, m, ch, guild, data, f"forged {custom_id!r}={vals}", claim=claim)
 
-    async def _component_interaction(self, user: User, m: Message, ch: Channel, guild: Guild, data: Dict[str, Any],
-                                     name: str, claim: Optional[Dict[str, Any]] = None) -> InteractionResult:
+    async def _component_interaction(self, user: User, m: Message, ch: Channel, guild: Optional[Guild],
+                                     data: Dict[str, Any], name: str, claim: Optional[Dict[str, Any]] = None) -> InteractionResult:
         rec = _Interaction(self, id=self._next_id(), type=3, user=user, channel=ch, guild=guild, data=data,
                            message=m, name=name)
         rec.claim = claim
