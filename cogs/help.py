@@ -101,11 +101,13 @@ class HelpCog(commands.Cog, name="Help"):
             tree = self.bot.tree
             out = []
             for command in tree.get_commands(type=discord.AppCommandType.chat_input):
+                payload = None
                 if tree.translator is not None:
-                    payload = await command.get_translated_payload(tree, tree.translator)
-                else:
-                    payload = command.to_dict(tree)
-                out.append((command, payload))
+                    try:
+                        payload = await command.get_translated_payload(tree, tree.translator)
+                    except Exception:  # the English names rather than no help
+                        log.exception("no translated payload for /%s", command.name)
+                out.append((command, payload or command.to_dict(tree)))
             self._payloads = out
         return self._payloads
 
