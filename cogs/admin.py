@@ -10,6 +10,7 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from app.i18n.catalogue import t
+from app.tables.manager import slow_guard, when_slow
 from cogs.common.ui import reply, user_lang
 
 log = logging.getLogger(__name__)
@@ -43,7 +44,8 @@ class AdminCog(commands.Cog, name="Admin"):
         if not self._can_manage(interaction):
             return await reply(interaction, t(user_lang(interaction), "errors.manage_guild_only"))
         value = None if language.value == "auto" else language.value
-        await self.bot.store.set_guild_setting(interaction.guild_id, "language", value)
+        if not await self._save(interaction, "language", value):
+            return
         shown = t(value or user_lang(interaction), "admin.language_name") if value else t(
             user_lang(interaction), "admin.language_auto")
         await reply(interaction, t(user_lang(interaction), "admin.language_set", language=shown))
@@ -57,9 +59,27 @@ class AdminCog(commands.Cog, name="Admin"):
     async def rated_computers(self, interaction: discord.Interaction, enabled: bool) -> None:
         if not self._can_manage(interaction):
             return await reply(interaction, t(user_lang(interaction), "errors.manage_guild_only"))
-        await self.bot.store.set_guild_setting(interaction.guild_id, "rate_bot_games", bool(enabled))
+        if not await self._save(interaction, "rate_bot_games", bool(enabled)):
+            return
         key = "admin.rated_on" if enabled else "admin.rated_off"
         await reply(interaction, t(user_lang(interaction), key))
+
+    async def _save(self, interaction: discord.Interaction, key: str, value: Any) -> bool:
+        """Save one server setting; a database that is locked elsewhere defers the
+        answer past Discord's 3 s, one that refuses the change (full, read-only,
+        failing) is told, and nothing changed."""
+        async def defer() -> None:  # privately: the answer is the admin's alone
+            if not interaction.response.is_done():
+                await interaction.response.defer(ephemeral=True, thinking=True)
+
+        when_slow(defer)
+        try:
+            await slow_guard(self.bot.store.set_guild_setting(interaction.guild_id, key, value))
+        except Exception:
+            log.warning("setting %s of server %s not saved", key, interaction.guild_id, exc_info=True)
+            await reply(interaction, t(user_lang(interaction), "faults.not_saved"))
+            return False
+        return True
 
     @staticmethod
     def _can_manage(interaction: discord.Interaction) -> bool:

@@ -452,3 +452,34 @@ async def test_new_tables_while_the_database_is_locked_are_answered_in_time(worl
         assert bot.tables.tables == {} and await bot.store.active_tables() == []
         for p, c in zip(people, channels):  # the database is free: every channel takes its table
             await open_table(fd, p, c, "nimmt new", seats=2)
+
+
+@pytest.mark.parametrize("fault", [DISK_FULL, READ_ONLY])
+async def test_server_settings_a_database_refuses_or_locks_are_told_privately_and_change_nothing(
+        world, tmp_path, fault):
+    """/settings while the database refuses the change: the admin is told at
+    once, privately, that nothing changed. While another process holds the
+    lock: a private "thinking..." within Discord's 3 s, then the same truth.
+    Once the database is back, the same command is saved and survives a restart."""
+    fd = world.fd
+    boss = world.person("boss", administrator=True)
+    db = tmp_path / "bot.db"
+    async with running_bot(fd, db, world.guild) as bot:
+        disk = failing_commits(bot.store)
+        disk.error = fault
+        for path, option in (("settings language", {"language": "de"}), ("settings rated_computers", {"enabled": True})):
+            r = await fd.slash(boss, world.channel, path, **option)
+            assert r.ack_type == 4 and r.ephemeral and r.message.text() == NOT_SAVED
+        assert disk.refused == 2
+        disk.error = None
+        with held_lock(db):
+            r = await fd.slash(boss, world.channel, "settings language", language="de")
+            assert r.ack_type == 5 and r.ephemeral  # deferred privately (the stand-in checks the 3 s)
+            await r.settled(timeout=15)
+        assert text_of(r) == NOT_SAVED and r.followups[-1].ephemeral
+        assert await bot.store.guild_settings(world.guild.id) == {"language": None, "rate_bot_games": False}
+        r = await fd.slash(boss, world.channel, "settings language", language="de")
+        assert r.ack_type == 4 and r.message.text() == translate(
+            "en", "admin.language_set", language=translate("de", "admin.language_name"))
+    async with running_bot(fd, db, world.guild) as bot:
+        assert (await bot.store.guild_settings(world.guild.id))["language"] == "de"

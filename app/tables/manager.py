@@ -75,6 +75,28 @@ def when_slow(hook: Callable[[], Awaitable[None]], after: float | None = None) -
     SLOW_SAVE.set((due, hook))
 
 
+async def slow_guard(saving: Awaitable[Any]) -> Any:
+    """Await a save; when it is still running at this task's SLOW_SAVE
+    deadline, call the hook (and go on waiting).  Any save of a click or a
+    command goes through here (tables, server settings)."""
+    slow = SLOW_SAVE.get()
+    if slow is None:
+        return await saving
+    task = asyncio.ensure_future(saving)
+    done, _ = await asyncio.wait({task}, timeout=max(0.0, slow[0] - asyncio.get_running_loop().time()))
+    if not done:
+        await _call_hook(slow[1])
+    return await task
+
+
+async def _call_hook(hook: Callable[[], Awaitable[None]]) -> None:
+    SLOW_SAVE.set(None)  # once per task
+    try:
+        await hook()
+    except Exception:
+        log.warning("the slow-save hook failed", exc_info=True)
+
+
 class TableError(Exception):
     """A table-level refusal (not seated, lobby full...).  ``code`` keys the
     translated message ``errors.<code>``; ``params`` fill its placeholders."""
@@ -898,25 +920,13 @@ class TableManager:
         draft.saved = len(draft.log)
         table.adopt(draft)
 
-    async def _slow_guard(self, saving: Awaitable[Any]) -> Any:
-        """Await a save; when it is still running at this task's SLOW_SAVE
-        deadline, call the hook (and go on waiting)."""
-        slow = SLOW_SAVE.get()
-        if slow is None:
-            return await saving
-        task = asyncio.ensure_future(saving)
-        done, _ = await asyncio.wait({task}, timeout=max(0.0, slow[0] - asyncio.get_running_loop().time()))
-        if not done:
-            await self._call_hook(slow[1])
-        return await task
+    @staticmethod
+    async def _slow_guard(saving: Awaitable[Any]) -> Any:
+        return await slow_guard(saving)
 
     @staticmethod
     async def _call_hook(hook: Callable[[], Awaitable[None]]) -> None:
-        SLOW_SAVE.set(None)  # once per task
-        try:
-            await hook()
-        except Exception:
-            log.warning("the slow-save hook failed", exc_info=True)
+        await _call_hook(hook)
 
     def _locked(self, table: Table) -> contextlib.AbstractAsyncContextManager[None]:
         return self._guarded(table.lock)
