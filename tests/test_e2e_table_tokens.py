@@ -55,7 +55,7 @@ async def test_my_hand_is_private_and_its_token_redraws_the_table(world, tmp_pat
         await fd.wait_for(lambda: table.version >= version + 2  # the take, then the computer's move
                           and (table.engine.to_move == seat or table.status != "playing"), timeout=10)
         counts = table.engine.view(None)["hand_counts"]
-        names = [s.name for s in table.seats]
+        names = [f"🤖 {s.name} (computer · {s.level})" if s.computer else s.name for s in table.seats]
 
         def shows_saved() -> bool:  # every seat's hand as saved
             return all(re.search(rf"{re.escape(n)}: {c} cards?,", message.text()) for n, c in zip(names, counts))
