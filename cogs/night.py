@@ -26,7 +26,8 @@ from app.i18n.catalogue import has, t
 from app.nights.host import NightHost
 from app.nights.night import ENDED, PLAYING, Night, NightError, NightTable, Standing, standings
 from app.tables.manager import LEVELS, Table, TableError
-from cogs.common.ui import TRANSIENT, reply, user_lang
+from cogs.common.ui import TRANSIENT, defer_when_slow, reply, update_message, user_lang
+from cogs.tables.router import error_text as table_error_text
 
 log = logging.getLogger(__name__)
 
@@ -221,6 +222,7 @@ class NightCog(commands.Cog, name="Night"):
             return await reply(interaction, refusal)
         assert channel is not None and interaction.guild_id is not None
         orphan = self.host.in_channel(channel.id)
+        defer_when_slow(interaction)  # a database locked elsewhere: "thinking..." within 3 s
         try:
             if orphan is not None and not orphan.messages.get("signup"):
                 night = orphan  # saved, but a stop came before its message was posted: post it now
@@ -230,14 +232,18 @@ class NightCog(commands.Cog, name="Night"):
                     guild_id=interaction.guild_id, channel_id=channel.id, game=game,
                     organiser_id=interaction.user.id, organiser_name=interaction.user.display_name,
                     table_size=table_size, rounds=rounds, turn_time=turn_time, locale=night_lang)
-        except NightError as error:
+        except (NightError, TableError) as error:
             return await reply(interaction, self.error_text(lang, error))
         shown = self.host.shown(night)
-        response = await interaction.response.send_message(embed=self.signup_embed(shown),
-                                                           view=self.signup_view(shown))
-        message_id = getattr(response, "message_id", None)
-        if message_id is None:
-            message_id = (await interaction.original_response()).id
+        embed, view = self.signup_embed(shown), self.signup_view(shown)
+        if interaction.response.is_done():  # deferred while the database was slow: the sign-up fills it
+            interaction.extras.pop("thinking", None)
+            message_id = (await interaction.edit_original_response(embed=embed, view=view)).id
+        else:
+            response = await interaction.response.send_message(embed=embed, view=view)
+            message_id = getattr(response, "message_id", None)
+            if message_id is None:
+                message_id = (await interaction.original_response()).id
         night.messages["signup"] = message_id
         await self.host.save_messages(night)
 
@@ -260,9 +266,7 @@ class NightCog(commands.Cog, name="Night"):
     def error_text(self, lang: str, error: Exception) -> str:
         if isinstance(error, NightError):
             return t(lang, f"nights.error_{error.code}", **error.params)
-        if isinstance(error, TableError):
-            return t(lang, f"errors.{error.code}", **error.params)
-        return t(lang, "errors.unexpected")
+        return table_error_text(lang, error)  # a table's refusal, a save the store refused
 
     async def route(self, interaction: discord.Interaction, night_id: int, item: _NightItem) -> None:
         lang = user_lang(interaction)
@@ -271,6 +275,7 @@ class NightCog(commands.Cog, name="Night"):
             night = self.host.nights.get(night_id)
             if night is None or night.status == ENDED:
                 raise NightError("ended")
+            defer_when_slow(interaction)  # a database locked elsewhere: acknowledged within 3 s
             await item.run(self, interaction, night)
         except (NightError, TableError) as error:
             await reply(interaction, self.error_text(lang, error))
@@ -282,7 +287,7 @@ class NightCog(commands.Cog, name="Night"):
 
     async def _update(self, interaction: discord.Interaction, night: Night) -> None:
         shown = self.host.shown(night)
-        await interaction.response.edit_message(embed=self.signup_embed(shown), view=self.signup_view(shown))
+        await update_message(interaction, embed=self.signup_embed(shown), view=self.signup_view(shown))
 
     async def op_join(self, interaction: discord.Interaction, night: Night) -> None:
         await self.host.join(night, interaction.user.id, interaction.user.display_name)

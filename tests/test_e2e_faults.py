@@ -483,3 +483,47 @@ async def test_server_settings_a_database_refuses_or_locks_are_told_privately_an
             "en", "admin.language_set", language=translate("de", "admin.language_name"))
     async with running_bot(fd, db, world.guild) as bot:
         assert (await bot.store.guild_settings(world.guild.id))["language"] == "de"
+
+
+async def test_a_night_whose_saves_are_refused_or_locked_tells_the_truth_in_time(world, tmp_path):
+    """A game night's sign-up while the database refuses changes or another
+    process holds its lock: /night start and the sign-up's buttons are
+    answered within Discord's 3 s, say "not saved" when nothing was saved
+    (and nothing changed), and do what was asked when the lock goes away in
+    time."""
+    fd = world.fd
+    ana, ben = world.person("ana"), world.person("ben")
+    db = tmp_path / "bot.db"
+    async with running_bot(fd, db, world.guild) as bot:
+        with held_lock(db):  # locked for longer than the store waits: thinking..., then the truth
+            r = await fd.slash(ana, world.channel, "night start", game="nimmt")
+            assert r.ack_type == 5  # (the stand-in fails the test if no answer came within 3 s)
+            await r.settled(timeout=15)
+        assert r.message.text() == NOT_SAVED and not r.message.buttons()
+        assert bot.nights.in_channel(world.channel.id) is None
+        r = await fd.slash(ana, world.channel, "night start", game="nimmt")  # free again: the night opens
+        signup = r.message
+        night_id = int(re.match(r"night:(\d+):join", signup.buttons()[0]["custom_id"])[1])
+        before = signup.text()
+
+        disk = failing_commits(bot.store)
+        disk.error = READ_ONLY
+        r = await fd.click(ben, signup, f"night:{night_id}:join")
+        assert r.ack_type == 4 and r.ephemeral and r.message.text() == NOT_SAVED
+        disk.error = None
+        with held_lock(db):
+            r = await fd.click(ben, signup, f"night:{night_id}:join")
+            assert r.ack_type == 6
+            await r.settled(timeout=15)
+        assert text_of(r) == NOT_SAVED and r.followups[-1].ephemeral
+        assert signup.text() == before and [p.user_id for p in bot.nights.in_channel(world.channel.id).active()] == [ana.id]
+
+        lock = held_lock(db)  # locked a little longer than the deferral: the join is saved and shown
+        lock.__enter__()
+        asyncio.get_running_loop().call_later(1.6, lock.__exit__, None, None, None)
+        r = await fd.click(ben, signup, f"night:{night_id}:join")
+        assert r.ack_type == 6
+        await r.settled(timeout=15)
+        assert not r.followups and "ben" in signup.text()
+    async with running_bot(fd, db, world.guild) as bot:  # and a restart keeps it
+        assert [p.user_id for p in bot.nights.in_channel(world.channel.id).active()] == [ana.id, ben.id]

@@ -27,7 +27,7 @@ from app.nights.night import (
     ENDED, PLAYING, SIGNUP, GameEvents, Night, NightError, NightTable, Player, highlights, seat_round,
     standings,
 )
-from app.tables.manager import LEVELS, Table, TableError, TableManager
+from app.tables.manager import LEVELS, Table, TableError, TableManager, guarded, slow_guard
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +92,7 @@ class NightHost:
 
     async def _save(self, night: Night) -> None:
         try:
-            await self.store.save_night(night.id, night.status, night.meta())
+            await slow_guard(self.store.save_night(night.id, night.status, night.meta()))
         except Exception as error:
             log.warning("night %s: change not saved (%r)", night.id, error)
             raise TableError("not_saved") from error
@@ -162,15 +162,18 @@ class NightHost:
                       table_size=size, rounds=rounds, turn_time=max(0, int(turn_time)), locale=locale,
                       players=[Player(organiser_id, organiser_name)], created_at=self.clock())
         try:
-            night.id = await self.store.create_night(guild_id, channel_id, game, night.meta())
+            night.id = await slow_guard(self.store.create_night(guild_id, channel_id, game, night.meta()))
         except LookupError:
             raise NightError("channel_busy") from None
+        except Exception as error:
+            log.warning("night in channel %s: not saved (%r)", channel_id, error)
+            raise TableError("not_saved") from error
         self.nights[night.id] = night
         self._keep(night)
         return night
 
     async def join(self, night: Night, user_id: int, name: str) -> None:
-        async with self.lock(night), self._change(night):
+        async with guarded(self.lock(night)), self._change(night):
             self._open(night)
             player = night.player(user_id)
             if player is not None and not player.left:
@@ -183,7 +186,7 @@ class NightHost:
 
     async def join_many(self, night: Night, user_id: int, can_manage: bool, people: list[tuple[int, str]]) -> int:
         """*Seat my voice channel*: sign up everyone given; returns how many were new."""
-        async with self.lock(night), self._change(night):
+        async with guarded(self.lock(night)), self._change(night):
             self._open(night)
             self._control(night, user_id, can_manage)
             added = 0
@@ -202,7 +205,7 @@ class NightHost:
 
     async def leave(self, night: Night, user_id: int) -> None:
         """Not seated again; a table of this round whose people all left is closed."""
-        async with self.lock(night), self._change(night):
+        async with guarded(self.lock(night)), self._change(night):
             self._open(night)
             player = night.player(user_id)
             if player is None or player.left:
@@ -220,7 +223,7 @@ class NightHost:
                         pass  # finished meanwhile: it counts
 
     async def toggle_fill(self, night: Night, user_id: int, can_manage: bool) -> bool:
-        async with self.lock(night), self._change(night):
+        async with guarded(self.lock(night)), self._change(night):
             self._open(night)
             self._control(night, user_id, can_manage)
             night.fill = not night.fill
@@ -231,7 +234,7 @@ class NightHost:
         """The level of the computers that fill the night's tables from the next round on."""
         if level not in LEVELS:
             raise NightError("bad_level")
-        async with self.lock(night), self._change(night):
+        async with guarded(self.lock(night)), self._change(night):
             self._open(night)
             self._control(night, user_id, can_manage)
             night.level = level
@@ -248,7 +251,7 @@ class NightHost:
     async def start_round(self, night: Night, user_id: int, can_manage: bool) -> list[Table]:
         """Seat everyone signed up at new tables (saved, still lobbies): the
         caller then announces and starts them with :meth:`launch`."""
-        async with self.lock(night), self._change(night):
+        async with guarded(self.lock(night)), self._change(night):
             self._open(night)
             self._control(night, user_id, can_manage)
             if night.status == PLAYING:
@@ -324,7 +327,7 @@ class NightHost:
         delay = 0.5
         while True:
             try:
-                async with self.lock(night), self._change(night):
+                async with guarded(self.lock(night)), self._change(night):
                     await self._settle(night, table_id)
                 return
             except TableError:  # not saved: as it was; try again, less and less often
@@ -362,7 +365,7 @@ class NightHost:
 
     async def end(self, night: Night, user_id: int, can_manage: bool) -> None:
         """End the night now: tables still playing finish as ordinary games."""
-        async with self.lock(night), self._change(night):
+        async with guarded(self.lock(night)), self._change(night):
             self._open(night)
             self._control(night, user_id, can_manage)
             await self._end(night)
@@ -386,7 +389,7 @@ class NightHost:
     async def recap_posted(self, night: Night, message_id: int | None) -> None:
         """The recap went out (``message_id``), or cannot ever (None: its channel
         is gone): it is no longer due, also after a restart."""
-        async with self.lock(night), self._change(night):
+        async with guarded(self.lock(night)), self._change(night):
             if message_id is not None:
                 night.messages["recap"] = message_id
             night.recap_due = False
@@ -405,7 +408,7 @@ class NightHost:
     async def save_messages(self, night: Night) -> None:
         """Persist message ids after the cog (re)posted them.  A failure is
         logged only: the ids live on in memory and go out with the next save."""
-        async with self.lock(night):
+        async with guarded(self.lock(night)):
             with contextlib.suppress(TableError):
                 await self._save(night)
         self._forget_if_over(night)

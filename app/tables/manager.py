@@ -97,6 +97,32 @@ async def _call_hook(hook: Callable[[], Awaitable[None]]) -> None:
         log.warning("the slow-save hook failed", exc_info=True)
 
 
+@contextlib.asynccontextmanager
+async def guarded(lock: asyncio.Lock) -> AsyncIterator[None]:
+    """A table's, a night's (or the creation) lock; waiting for it counts
+    towards SLOW_SAVE (the holder may itself be waiting for a locked database)."""
+    slow = SLOW_SAVE.get()
+    if slow is None or not lock.locked():
+        await lock.acquire()
+    else:
+        acquire = asyncio.ensure_future(lock.acquire())
+        try:
+            done, _ = await asyncio.wait({acquire}, timeout=max(0.0, slow[0] - asyncio.get_running_loop().time()))
+            if not done:
+                await _call_hook(slow[1])
+            await acquire
+        except BaseException:
+            if acquire.done() and not acquire.cancelled() and acquire.exception() is None:
+                lock.release()
+            else:
+                acquire.cancel()
+            raise
+    try:
+        yield
+    finally:
+        lock.release()
+
+
 class TableError(Exception):
     """A table-level refusal (not seated, lobby full...).  ``code`` keys the
     translated message ``errors.<code>``; ``params`` fill its placeholders."""
@@ -931,30 +957,9 @@ class TableManager:
     def _locked(self, table: Table) -> contextlib.AbstractAsyncContextManager[None]:
         return self._guarded(table.lock)
 
-    @contextlib.asynccontextmanager
-    async def _guarded(self, lock: asyncio.Lock) -> AsyncIterator[None]:
-        """A table's (or the creation) lock; waiting for it counts towards
-        SLOW_SAVE (the holder may itself be waiting for a locked database)."""
-        slow = SLOW_SAVE.get()
-        if slow is None or not lock.locked():
-            await lock.acquire()
-        else:
-            acquire = asyncio.ensure_future(lock.acquire())
-            try:
-                done, _ = await asyncio.wait({acquire}, timeout=max(0.0, slow[0] - asyncio.get_running_loop().time()))
-                if not done:
-                    await self._call_hook(slow[1])
-                await acquire
-            except BaseException:
-                if acquire.done() and not acquire.cancelled() and acquire.exception() is None:
-                    lock.release()
-                else:
-                    acquire.cancel()
-                raise
-        try:
-            yield
-        finally:
-            lock.release()
+    @staticmethod
+    def _guarded(lock: asyncio.Lock) -> contextlib.AbstractAsyncContextManager[None]:
+        return guarded(lock)
 
     async def _record(self, table: Table) -> None:
         from app.store import GameRecord, PlayerResult

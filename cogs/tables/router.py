@@ -361,20 +361,27 @@ def legacy_page(arg: str | None) -> int:
     return number(arg[1:])
 
 
+def error_text(lang: str, error: Exception) -> str:
+    """What a refusal tells the user: a table's or a game's, or a save the
+    store refused ("not saved, nothing changed"), in ``lang``."""
+    if isinstance(error, TableError):  # a code with a dot names its own catalogue key
+        if "." in error.code:
+            return t(lang, error.code, **error.params)
+        key = f"faults.{error.code}"
+        return t(lang, key if has(key) else f"errors.{error.code}", **error.params)
+    if isinstance(error, GameError):
+        key = f"errors.{error.code}"
+        return t(lang, key) if has(key) else t(lang, "errors.illegal")
+    return t(lang, "errors.unexpected")
+
+
 class Router:
     """The part of :class:`cogs.tables.TablesCog` that routes clicks."""
 
     # --------------------------------------------------------------- errors
-    def error_text(self, lang: str, error: Exception) -> str:
-        if isinstance(error, TableError):  # a code with a dot names its own catalogue key
-            if "." in error.code:
-                return t(lang, error.code, **error.params)
-            key = f"faults.{error.code}"
-            return t(lang, key if has(key) else f"errors.{error.code}", **error.params)
-        if isinstance(error, GameError):
-            key = f"errors.{error.code}"
-            return t(lang, key) if has(key) else t(lang, "errors.illegal")
-        return t(lang, "errors.unexpected")
+    @staticmethod
+    def error_text(lang: str, error: Exception) -> str:
+        return error_text(lang, error)
 
     async def route(self, interaction: discord.Interaction, item: TableItem) -> None:
         """Every table click lands here: one place turns errors into answers."""
