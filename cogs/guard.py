@@ -108,11 +108,29 @@ def _registries(bot: Any) -> tuple[Mapping[Any, Mapping[tuple[int, str], Any]], 
 
 
 class GuardCog(commands.Cog, name="Guard"):
-    """Answers component interactions that no handler of the bot will."""
+    """Answers component interactions that no handler of the bot will, and
+    slash commands whose callback failed unexpectedly (the last resort: every
+    command answers its own refusals; without this, the user would see only
+    Discord's "The application did not respond")."""
 
     def __init__(self, bot: Any) -> None:
         self.bot = bot
         self._warned = False
+        self._previous_on_error: Any = None
+
+    async def cog_load(self) -> None:
+        self._previous_on_error = self.bot.tree.on_error
+        self.bot.tree.on_error = self.command_failed
+
+    async def cog_unload(self) -> None:
+        self.bot.tree.on_error = self._previous_on_error
+
+    async def command_failed(self, interaction: discord.Interaction,
+                             error: discord.app_commands.AppCommandError) -> None:
+        name = interaction.command.qualified_name if interaction.command else "?"
+        log.error("command /%s failed", name, exc_info=error)
+        # (a command that failed may have changed something before: no "nothing changed" here)
+        await reply(interaction, t(normalise(interaction.locale), "errors.command_failed"))
 
     def handled(self, interaction: discord.Interaction) -> bool:
         data: dict[str, Any] = interaction.data or {}  # type: ignore[assignment]

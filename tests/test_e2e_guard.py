@@ -5,6 +5,7 @@ and ``/leave`` work like the lobby's buttons."""
 from __future__ import annotations
 
 import re
+import sys
 import time
 from typing import Any
 
@@ -238,3 +239,24 @@ async def test_forged_garbage_slot_is_answered(world, tmp_path):
         # the real button still plays
         r = await table.click(mover, message, f"garbage.draw:{table.table_id}:{ver}")
         assert r.ack_type == 6 and live.version > ver
+
+
+async def test_a_command_that_fails_unexpectedly_still_gets_a_private_answer(world, tmp_path, monkeypatch):
+    """The last resort: a slash command whose own code fails (a bug) is answered
+    privately, in the user's language, within Discord's 3 s, instead of
+    Discord's "The application did not respond"; the next command works."""
+    fd = world.fd
+    ana, dieter = world.person("ana"), world.person("dieter", locale="de")
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug")
+
+    async with running_bot(fd, tmp_path / "bot.db", world.guild):
+        monkeypatch.setattr(sys.modules["cogs.help"], "command_lines", broken)  # the module the bot loaded
+        for user, lang in ((ana, "en"), (dieter, "de")):
+            r = await fd.slash(user, world.channel, "help")
+            assert r.ack_type == 4 and r.ephemeral and r.message.ephemeral_to == user.id
+            assert r.message.text() == t(lang, "errors.command_failed")
+        monkeypatch.undo()
+        r = await fd.slash(ana, world.channel, "help")
+        assert r.message.text().startswith(t("en", "help.title"))
