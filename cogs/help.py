@@ -17,7 +17,7 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from app.i18n.catalogue import t
+from app.i18n.catalogue import has, t
 from cogs.common.ui import reply, user_lang
 from core import registry
 
@@ -124,9 +124,12 @@ class HelpCog(commands.Cog, name="Help"):
             if visible(command, interaction):
                 lines += command_lines(payload, lang)
         every = [payload for _, payload in payloads]
+        # (the words of the first game that has them: this module names no game)
+        new = local_path(every, [games[0], "new"], lang).split()[-1]
+        hand = next((t(lang, f"{key}.my_hand") for key in games if has(f"{key}.my_hand")), "🃏")
         intro = t(lang, "help.intro", rules=f"`{local_path(every, ['rules'], lang)}`",
-                  night=f"`{local_path(every, ['night', 'start'], lang)}`", new=t(lang, "commands.nimmt_new.name"),
-                  join=t(lang, "table.join"), start=t(lang, "table.start"), hand=t(lang, "nimmt.my_hand"))
+                  night=f"`{local_path(every, ['night', 'start'], lang)}`", new=new,
+                  join=t(lang, "table.join"), start=t(lang, "table.start"), hand=hand)
         text = intro + "\n\n" + t(lang, "help.commands") + "\n" + "\n".join(lines)
         if interaction.guild is None:
             text += "\n\n" + t(lang, "help.in_dm")
