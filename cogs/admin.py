@@ -9,7 +9,7 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from app.i18n.catalogue import t
+from app.i18n.catalogue import normalise, t
 from app.tables.manager import slow_guard, when_slow
 from cogs.common.ui import reply, user_lang
 
@@ -63,6 +63,29 @@ class AdminCog(commands.Cog, name="Admin"):
             return
         key = "admin.rated_on" if enabled else "admin.rated_off"
         await reply(interaction, t(user_lang(interaction), key))
+
+    @settings.command(name=_("show", key="commands.settings_show.name"),
+                      description=_("This server's settings of the card bot",
+                                    key="commands.settings_show.description"))
+    async def show(self, interaction: discord.Interaction) -> None:
+        lang = user_lang(interaction)
+        if not self._can_manage(interaction):
+            return await reply(interaction, t(lang, "errors.manage_guild_only"))
+        try:
+            settings = await self.bot.store.guild_settings(interaction.guild_id)
+        except Exception:
+            log.exception("settings of server %s", interaction.guild_id)
+            return await reply(interaction, t(lang, "errors.unexpected"))
+        chosen = settings.get("language")
+        if chosen:
+            language = t(chosen, "admin.language_name")
+        else:  # auto: what the tables use now
+            language = t(lang, "admin.show_auto", language=t(normalise(interaction.guild_locale), "admin.language_name"))
+        lines = [t(lang, "admin.show_language", language=language),
+                 t(lang, "admin.show_rated_on" if settings.get("rate_bot_games") else "admin.show_rated_off")]
+        embed = discord.Embed(title=t(lang, "admin.show_title"), description="\n".join(lines),
+                              colour=discord.Colour.blurple())
+        await reply(interaction, embed=embed)
 
     async def _save(self, interaction: discord.Interaction, key: str, value: Any) -> bool:
         """Save one server setting; a database that is locked elsewhere defers the
