@@ -23,7 +23,7 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from app.i18n.catalogue import has, t
-from app.nights.host import NightHost
+from app.nights.host import BREAK_SECONDS, NightHost
 from app.nights.night import ENDED, PLAYING, Night, NightError, NightTable, Standing, standings
 from app.tables.manager import LEVELS, Table, TableError
 from cogs.common.ui import TRANSIENT, defer_when_slow, reply, update_message, user_lang
@@ -108,6 +108,11 @@ class FillNight(NightButton, op="fill"):
         await cog.op_fill(interaction, night)
 
 
+class AutoNight(NightButton, op="auto"):
+    async def run(self, cog: "NightCog", interaction: discord.Interaction, night: Night) -> None:
+        await cog.op_auto(interaction, night)
+
+
 class NightLevel(_NightItem, discord.ui.DynamicItem[discord.ui.Select], template=r"night:(?P<id>\d{1,20}):level"):
     """The menu of the level the night's computers play at, ``night:<id>:level``."""
 
@@ -165,6 +170,7 @@ class NightCog(commands.Cog, name="Night"):
         self._set_game_choices()
         if isinstance(self.host, NightHost):
             self.host.listener = self.on_night_change
+            self.host.round_started = self._launch  # a round that started by itself: announce, start
             self._startup = asyncio.get_running_loop().create_task(self._resume())
 
     async def cog_unload(self) -> None:
@@ -301,6 +307,10 @@ class NightCog(commands.Cog, name="Night"):
         await self.host.toggle_fill(night, interaction.user.id, can_manage(interaction))
         await self._update(interaction, night)
 
+    async def op_auto(self, interaction: discord.Interaction, night: Night) -> None:
+        await self.host.toggle_auto(night, interaction.user.id, can_manage(interaction))
+        await self._update(interaction, night)
+
     async def op_level(self, interaction: discord.Interaction, night: Night, level: str) -> None:
         await self.host.set_level(night, interaction.user.id, can_manage(interaction), level)
         await self._update(interaction, night)
@@ -350,6 +360,7 @@ class NightCog(commands.Cog, name="Night"):
                  rounds,
                  t(lang, "table.lobby_timer", timer=timer),
                  self.fill_line(night, lang),
+                 t(lang, "nights.auto_on", seconds=round(BREAK_SECONDS)) if night.auto else t(lang, "nights.auto_off"),
                  self.status_line(night, lang)]
         embed.description = "\n".join(lines)
         people = night.active()
@@ -377,6 +388,9 @@ class NightCog(commands.Cog, name="Night"):
             return t(lang, "nights.status_ended")
         if night.status == PLAYING:
             return t(lang, "nights.status_playing", round=night.round)
+        if night.round and night.next_at is not None:
+            return t(lang, "nights.status_next", round=night.round, next=night.round + 1,
+                     when=f"<t:{int(night.next_at)}:R>")
         if night.round:
             return t(lang, "nights.status_between", round=night.round)
         return t(lang, "nights.status_signup")
@@ -392,6 +406,7 @@ class NightCog(commands.Cog, name="Night"):
             LeaveNight(night.id, t(lang, "nights.leave"), B.secondary, 0),
             SeatVoice(night.id, t(lang, "nights.voice"), B.secondary, 0, "🔊"),
             FillNight(night.id, t(lang, "nights.fill"), B.secondary, 1, "🤖"),
+            AutoNight(night.id, t(lang, "nights.auto"), B.success if night.auto else B.secondary, 1, "⏩"),
             StartRound(night.id, t(lang, "nights.start_round"), B.primary, 1),
             EndNight(night.id, t(lang, "nights.end"), B.danger, 1),
         ):
@@ -418,6 +433,9 @@ class NightCog(commands.Cog, name="Night"):
             lines.append(t(lang, "nights.round_playing", round=night.round, tables=", ".join(playing) or "-"))
         elif night.status == ENDED:
             lines.append(t(lang, "nights.status_ended"))
+        elif night.round and night.next_at is not None:
+            lines.append(t(lang, "nights.status_next", round=night.round, next=night.round + 1,
+                           when=f"<t:{int(night.next_at)}:R>"))
         elif night.round:
             lines.append(t(lang, "nights.round_done", round=night.round))
         rows = standings(night)
@@ -611,6 +629,7 @@ class NightCog(commands.Cog, name="Night"):
                 self.on_night_change(night, "ended" if night.status == ENDED else "resume")
             except Exception:
                 log.exception("night %s could not be resumed", night.id)
+        self.host.start_timers()  # the countdowns to next rounds, from their saved times
 
 
 async def setup(bot: Any) -> None:

@@ -398,3 +398,37 @@ async def test_a_kill_after_the_night_ended_before_its_recap_still_posts_it_once
         await bot.stop()
     finally:
         bot.finalize()
+
+
+async def test_the_next_round_starts_by_itself_after_the_break(world, tmp_path):
+    """The organiser turns on *Next round by itself* (nobody else may); once
+    the first round's table finishes, the sign-up and the standings say when
+    the next round starts, and it starts with nobody clicking: its table is
+    announced, plays, and the last round ends the night."""
+    fd = world.fd
+    ana, ben, cleo = world.person("ana"), world.person("ben"), world.person("cleo", locale="de")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, **FAST):  # the break: 60 s x 0.02
+        r = await fd.slash(ana, world.channel, "night start", game="nimmt", table_size=2, rounds=2, turn_time=1)
+        signup = r.message
+        night_id = int(re.match(r"night:(\d+):join", signup.buttons()[0]["custom_id"])[1])
+        await fd.click(ben, signup, f"night:{night_id}:join")
+        auto = f"night:{night_id}:auto"
+        r = await fd.click(cleo, signup, auto)
+        assert t("de", "nights.error_not_organiser") in text_of(r)
+        assert t("en", "nights.auto_off") in signup.text()
+        r = await fd.click(ana, signup, auto)
+        assert r.ack_type == 7 and t("en", "nights.auto_on", seconds=60) in signup.text()
+        assert next(b for b in signup.buttons() if b["custom_id"] == auto)["style"] == discord.ButtonStyle.success.value
+        r = await fd.click(ana, signup, f"night:{night_id}:start")
+        assert r.ack_type == 7  # the last click of this test: from here on the night runs itself
+        # round 1 ends: the countdown shows on the sign-up and in the standings
+        next_line = re.escape(t("en", "nights.status_next", round=1, next=2, when="WHEN")).replace("WHEN", r"<t:\d+:R>")
+        await fd.wait_for(lambda: re.search(next_line, signup.text()), timeout=60)
+        await fd.wait_for(lambda: (m := standings_message(fd, world.channel)) and re.search(next_line, m.text()),
+                          timeout=20)
+        # round 2 starts by itself: its table is announced with its players pinged
+        tables = await fd.wait_for(lambda: round_tables(fd, world.channel, 2), timeout=30)
+        assert sorted(tables[1][1]) == sorted([ana.id, ben.id])
+        await fd.wait_for(lambda: t("en", "nights.status_ended") in signup.text(), timeout=60)
+        rows = standings_rows(standings_message(fd, world.channel))
+        assert sorted(row[4] for row in rows) == [2, 2]  # both played both rounds

@@ -371,9 +371,82 @@ async def test_the_organiser_chooses_the_level_of_the_computers_that_fill_the_ta
     await host.close()
 
 
+async def test_rounds_that_start_by_themselves_after_a_break_also_across_a_restart(store, monkeypatch):
+    """*Next round by itself*: the organiser (or a moderator) turns it on; the
+    first round is still started by hand; when a round's last table finishes,
+    the next round starts by itself after the break (its time saved with the
+    night, so a restart meanwhile keeps the countdown); turned off, or a round
+    started by hand first, no round starts by itself; the last round ends the night."""
+    import app.nights.host as night_host
+
+    monkeypatch.setattr(night_host, "BREAK_SECONDS", 1500.0)  # times the time scale 0.0005: a 0.75 s break
+    tables, host = make(store)
+    started = []
+
+    def starter(h):
+        async def started_by_itself(night):
+            started.append((night.round, h.clock()))
+            await launch(h, night)
+        return started_by_itself
+
+    host.round_started = starter(host)
+    night = await new_night(host, people=4, size=2, rounds=4)
+    with pytest.raises(NightError, match="not_organiser"):
+        await host.toggle_auto(night, 2, False)
+    assert await host.toggle_auto(night, 3, True) is True  # a moderator may
+    assert night.auto and night.next_at is None  # the first round: by hand
+    await host.start_round(night, 1, False)
+    tables.start_timers()
+    await launch(host, night)
+    await until(lambda: night.status == "signup")
+    assert night.round == 1 and night.next_at is not None and not started
+    due = night.next_at
+    assert 0.5 < due - host.clock() <= 0.75
+    row = await store.night_in_channel(10)
+    assert row["meta"]["next_at"] == due and row["meta"]["auto"] is True  # saved with the round's end
+
+    # a restart before the break is over: the countdown goes on from its saved time
+    await host.close()
+    await tables.shutdown()
+    tables, host = make(store)
+    await host.restore()
+    await tables.restore()
+    host.round_started = starter(host)
+    night = host.nights[night.id]
+    assert night.auto and night.next_at == due
+    tables.start_timers()
+    host.start_timers()
+    await until(lambda: night.round == 2)
+    assert started and started[0][0] == 2 and started[0][1] >= due  # not before its time
+    assert night.status == "playing" and night.next_at is None
+    assert {nt.round for nt in night.tables} == {1, 2} and len(night.current_tables()) == 2
+    await until(lambda: night.round == 2 and night.status == "signup")
+    assert night.next_at is not None  # the countdown to round 3
+
+    # turned off during the break: nothing starts by itself
+    assert await host.toggle_auto(night, 1, False) is False
+    assert night.next_at is None and host.shown(night).next_at is None
+    await asyncio.sleep(1.0)
+    assert night.round == 2 and night.status == "signup" and len(started) == 1
+    # on again between rounds: the break starts now; a start by hand before it ends wins
+    await host.toggle_auto(night, 1, False)
+    assert night.next_at is not None
+    await host.start_round(night, 1, False)
+    await launch(host, night)
+    assert night.round == 3 and night.next_at is None
+    await asyncio.sleep(0.1)
+    assert night.round == 3 and len(started) == 1  # the countdown did not start a round of its own
+    # the last round: it ends the night instead of a countdown
+    await until(lambda: night.round == 4 or night.status == "ended", timeout=30)
+    await until(lambda: night.status == "ended", timeout=30)
+    assert night.round == 4 and night.next_at is None and [r for r, _ in started] == [2, 4]
+    await host.close()
+    await tables.shutdown()
+
+
 async def test_a_refused_save_changes_nothing_shown_and_the_same_click_works_after(tmp_path):
-    """The store refuses (disk full): a sign-up, a leave, the fill toggle, a round
-    and the end are undone in memory too, so no message can show them; once the
+    """The store refuses (disk full): a sign-up, a leave, the fill and auto toggles,
+    a round and the end are undone in memory too, so no message can show them; once the
     store takes writes again, the same clicks work.  (SQLite: the faults are
     injected at its commits.)"""
     from app.tables.manager import TableError
@@ -387,7 +460,7 @@ async def test_a_refused_save_changes_nothing_shown_and_the_same_click_works_aft
     fault.error = DISK_FULL
     for change in (lambda: host.join(night, 9, "p9"), lambda: host.leave(night, 3),
                    lambda: host.toggle_fill(night, 1, False), lambda: host.set_level(night, 1, False, "hard"),
-                   lambda: host.start_round(night, 1, False),
+                   lambda: host.toggle_auto(night, 1, False), lambda: host.start_round(night, 1, False),
                    lambda: host.end(night, 1, False)):
         with pytest.raises(TableError, match="not_saved"):
             await change()

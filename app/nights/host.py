@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import dataclasses
 import json
 import logging
@@ -32,6 +33,9 @@ from app.tables.manager import LEVELS, Table, TableError, TableManager, guarded,
 log = logging.getLogger(__name__)
 
 DEFAULT_TABLE_SIZE = 4
+#: the break between rounds of a night whose rounds start by themselves (seconds, times the
+#: table manager's time scale): time to read the standings, fetch a drink, sign up late
+BREAK_SECONDS = 60.0
 
 Listener = Callable[[Night, str], None]  # kinds: "round" (started or over), "table" (one ended), "ended"
 
@@ -53,6 +57,9 @@ class NightHost:
         self._tasks: set[asyncio.Task[None]] = set()
         self._closing = False
         self.listener: Listener = lambda night, kind: None
+        #: announces and starts the tables of a round that started by itself (the cog's)
+        self.round_started: Callable[[Night], Awaitable[None]] | None = None
+        self._timers: dict[int, asyncio.Task[None]] = {}  # night id -> its next round's start
         tables.closed_hooks.append(self._table_closed)
 
     # ------------------------------------------------------------------ lookup
@@ -254,48 +261,128 @@ class NightHost:
         async with guarded(self.lock(night)), self._change(night):
             self._open(night)
             self._control(night, user_id, can_manage)
-            if night.status == PLAYING:
-                raise NightError("round_running")
-            if night.rounds is not None and night.round >= night.rounds:
-                raise NightError("no_rounds_left", rounds=night.rounds)
-            low, high = self.game_limits(night.game)
-            ratings = await self.ratings(night)
-            # a worker thread: balancing a big night takes a noticeable moment (bench/nights.py)
-            seating = await asyncio.get_running_loop().run_in_executor(None, seat_round, night, ratings, low, high)
-            seen: set[int] = set()
-            for seats in seating:  # nobody at two tables, whatever the seating says
-                people = [u for u in seats if u is not None]
-                if seen & set(people) or len(set(people)) != len(people):
-                    raise NightError("seated_twice")
-                seen |= set(people)
-            names = night.names()
-            made: list[Table] = []
-            new: list[NightTable] = []
-            try:
-                for number, seats in enumerate(seating, start=1):
-                    host = next(u for u in seats if u is not None)
-                    table = await self.tables.create(
-                        guild_id=night.guild_id, channel_id=night.channel_id, game=night.game, host_id=host,
-                        host_name=names[host], seats=len(seats), turn_time=night.turn_time,
-                        locale=night.locale, night_id=night.id)
-                    made.append(table)
-                    for uid in seats:
-                        if uid is None:
-                            await self.tables.add_computer(table, host, night.level)
-                        elif uid != host:
-                            await self.tables.join(table, uid, names[uid])
-                    new.append(NightTable(table.id, night.round + 1, number, [s.user_id for s in table.seats]))
-                night.round += 1
-                night.tables += new
-                night.status = PLAYING
-                await self._save(night)
-            except Exception:  # nothing half-seated stays behind
-                for table in made:
-                    with contextlib.suppress(TableError):  # (not saved: the next start cancels it)
-                        await self.tables.cancel(table, table.host_id, can_manage=True)
-                raise
+            made = await self._seat(night)
+        self._arm(night)  # (a countdown to this round is over)
         self._tell(night, "round")
         return made
+
+    async def _seat(self, night: Night) -> list[Table]:
+        """The next round's tables, created and saved with the night (under its lock)."""
+        if night.status == PLAYING:
+            raise NightError("round_running")
+        if night.rounds is not None and night.round >= night.rounds:
+            raise NightError("no_rounds_left", rounds=night.rounds)
+        low, high = self.game_limits(night.game)
+        ratings = await self.ratings(night)
+        # a worker thread: balancing a big night takes a noticeable moment (bench/nights.py)
+        seating = await asyncio.get_running_loop().run_in_executor(None, seat_round, night, ratings, low, high)
+        seen: set[int] = set()
+        for seats in seating:  # nobody at two tables, whatever the seating says
+            people = [u for u in seats if u is not None]
+            if seen & set(people) or len(set(people)) != len(people):
+                raise NightError("seated_twice")
+            seen |= set(people)
+        names = night.names()
+        made: list[Table] = []
+        new: list[NightTable] = []
+        try:
+            for number, seats in enumerate(seating, start=1):
+                host = next(u for u in seats if u is not None)
+                table = await self.tables.create(
+                    guild_id=night.guild_id, channel_id=night.channel_id, game=night.game, host_id=host,
+                    host_name=names[host], seats=len(seats), turn_time=night.turn_time,
+                    locale=night.locale, night_id=night.id)
+                made.append(table)
+                for uid in seats:
+                    if uid is None:
+                        await self.tables.add_computer(table, host, night.level)
+                    elif uid != host:
+                        await self.tables.join(table, uid, names[uid])
+                new.append(NightTable(table.id, night.round + 1, number, [s.user_id for s in table.seats]))
+            night.round += 1
+            night.tables += new
+            night.status = PLAYING
+            night.next_at = None
+            await self._save(night)
+        except Exception:  # nothing half-seated stays behind
+            for table in made:
+                with contextlib.suppress(TableError):  # (not saved: the next start cancels it)
+                    await self.tables.cancel(table, table.host_id, can_manage=True)
+            raise
+        return made
+
+    # ------------------------------------------------- rounds that start by themselves
+    async def toggle_auto(self, night: Night, user_id: int, can_manage: bool) -> bool:
+        """Each next round starts by itself, :data:`BREAK_SECONDS` after the
+        round before it ended (on between rounds: from now)."""
+        async with guarded(self.lock(night)), self._change(night):
+            self._open(night)
+            self._control(night, user_id, can_manage)
+            night.auto = not night.auto
+            night.next_at = self._next_at(night)
+            await self._save(night)
+        self._arm(night)
+        return night.auto
+
+    def _next_at(self, night: Night) -> float | None:
+        """When the next round starts by itself: after a break, between rounds
+        of a night that has them start by themselves and has rounds left."""
+        if not night.auto or night.status != SIGNUP or night.round == 0:
+            return None
+        if night.rounds is not None and night.round >= night.rounds:
+            return None
+        return self.clock() + BREAK_SECONDS * self.tables.time_scale
+
+    def start_timers(self) -> None:
+        """Every countdown to a next round (after a start: the saved times)."""
+        for night in list(self.nights.values()):
+            self._arm(night)
+
+    def _arm(self, night: Night) -> None:
+        """The one timer a night needs: its next round's start, or none."""
+        timer = self._timers.pop(night.id, None)
+        if timer is not None and timer is not asyncio.current_task():
+            timer.cancel()
+        if night.next_at is None or night.status != SIGNUP or self._closing:
+            return
+        # a fresh context: a click's slow-save hook must not follow into the timer
+        self._timers[night.id] = asyncio.get_running_loop().create_task(
+            self._next_round(night), name=f"night-{night.id}", context=contextvars.Context())
+
+    async def _next_round(self, night: Night) -> None:
+        made: list[Table] | None = None
+        try:
+            wait = 1.0
+            while True:
+                await asyncio.sleep(max(0.0, (night.next_at or 0.0) - self.clock()))
+                try:
+                    async with guarded(self.lock(night)), self._change(night):
+                        if night.status != SIGNUP or night.next_at is None or self.clock() < night.next_at:
+                            return  # started by hand, ended, turned off, or moved meanwhile
+                        try:
+                            made = await self._seat(night)
+                        except NightError as error:  # too few signed up, or no round left: the organiser decides
+                            log.info("night %s: the next round did not start by itself (%s)", night.id, error.code)
+                            night.next_at = None
+                            await self._save(night)
+                    break
+                except TableError:  # not saved: as it was; try again, less and less often
+                    log.warning("night %s: next round not saved; again in %.1f s", night.id, wait)
+                    if self._closing:
+                        return
+                    night.next_at = self.clock() + wait
+                    wait = min(30.0, wait * 2)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("night %s: the next round could not start by itself", night.id)
+            return
+        finally:
+            if self._timers.get(night.id) is asyncio.current_task():
+                self._timers.pop(night.id, None)
+        self._tell(night, "round")
+        if made and self.round_started is not None:
+            await self.round_started(night)
 
     async def launch(self, night: Night, announce: Callable[[Table, NightTable], Awaitable[None]]) -> None:
         """Start every table of the round still in its lobby (at round start,
@@ -359,7 +446,9 @@ class NightHost:
                 await self._end(night)
                 self._tell(night, "ended")
                 return True
+            night.next_at = self._next_at(night)  # saved with the round's end
         await self._save(night)
+        self._arm(night)
         self._tell(night, kind)
         return True
 
@@ -369,12 +458,14 @@ class NightHost:
             self._open(night)
             self._control(night, user_id, can_manage)
             await self._end(night)
+        self._arm(night)  # (no next round)
         self._tell(night, "ended")
 
     async def _end(self, night: Night) -> None:
         for nt in night.playing_tables():
             nt.status = "closed"
         night.status = ENDED
+        night.next_at = None
         night.ended_at = self.clock()
         night.recap_due = True  # saved with the end: a restart before the recap is posted posts it
         rows = [{"user_id": s.user_id, "place": s.rank, "points": s.points, "wins": s.wins, "games": s.games}
@@ -415,6 +506,10 @@ class NightHost:
 
     async def close(self) -> None:
         self._closing = True  # a settling the store refuses is left to the next start (reconcile)
+        for timer in list(self._timers.values()):  # a countdown resumes from its saved time at the next start
+            timer.cancel()
+        await asyncio.gather(*self._timers.values(), return_exceptions=True)
+        self._timers.clear()
         for task in list(self._tasks):
             try:
                 await asyncio.wait_for(task, timeout=5)

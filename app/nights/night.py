@@ -93,6 +93,8 @@ class Night:
     created_at: float = 0.0
     ended_at: float | None = None
     recap_due: bool = False  # ended, its recap not posted yet (saved with the end: a restart posts it)
+    auto: bool = False  # each next round starts by itself after a break (the organiser starts the first)
+    next_at: float | None = None  # when the next round starts by itself (saved: a restart keeps the time)
 
     def player(self, user_id: int) -> Player | None:
         for player in self.players:
@@ -126,6 +128,8 @@ class Night:
             "players": [p.to_dict() for p in self.players], "tables": [nt.to_dict() for nt in self.tables],
             "messages": self.messages, "created_at": self.created_at, "ended_at": self.ended_at,
             **({"recap_due": True} if self.recap_due else {}),
+            **({"auto": True} if self.auto else {}),
+            **({"next_at": self.next_at} if self.next_at is not None else {}),
         }
 
     @classmethod
@@ -141,7 +145,8 @@ class Night:
             tables=[NightTable.from_dict(nt) for nt in meta.get("tables", [])],
             messages={k: int(v) for k, v in meta.get("messages", {}).items()},
             created_at=float(meta.get("created_at", 0.0)), ended_at=meta.get("ended_at"),
-            recap_due=bool(meta.get("recap_due")),
+            recap_due=bool(meta.get("recap_due")), auto=bool(meta.get("auto")),
+            next_at=None if meta.get("next_at") is None else float(meta["next_at"]),
         )
 
 
