@@ -357,8 +357,10 @@ class NightHost:
                 await asyncio.sleep(max(0.0, (night.next_at or 0.0) - self.clock()))
                 try:
                     async with guarded(self.lock(night)), self._change(night):
-                        if night.status != SIGNUP or night.next_at is None or self.clock() < night.next_at:
-                            return  # started by hand, ended, turned off, or moved meanwhile
+                        if night.status != SIGNUP or night.next_at is None:
+                            return  # started by hand, ended, or turned off meanwhile
+                        if self.clock() < night.next_at:
+                            continue  # woken a moment early (the loop's clock is not the wall clock)
                         try:
                             made = await self._seat(night)
                         except NightError as error:  # too few signed up, or no round left: the organiser decides
@@ -382,7 +384,10 @@ class NightHost:
                 self._timers.pop(night.id, None)
         self._tell(night, "round")
         if made and self.round_started is not None:
-            await self.round_started(night)
+            try:
+                await self.round_started(night)
+            except Exception:  # (its tables are saved: the next start launches them)
+                log.exception("night %s: the round that started by itself was not launched", night.id)
 
     async def launch(self, night: Night, announce: Callable[[Table, NightTable], Awaitable[None]]) -> None:
         """Start every table of the round still in its lobby (at round start,
