@@ -230,8 +230,10 @@ class NightCog(commands.Cog, name="Night"):
         orphan = self.host.in_channel(channel.id)
         defer_when_slow(interaction)  # a database locked elsewhere: "thinking..." within 3 s
         try:
-            if orphan is not None and not orphan.messages.get("signup"):
-                night = orphan  # saved, but a stop came before its message was posted: post it now
+            if orphan is not None and not await self._signup_exists(orphan):
+                # saved, but a stop came before its message was posted, or someone deleted it:
+                # post it (again) instead of a night nobody could control any more
+                night = orphan
             else:
                 night_lang = await tables.table_language(interaction)
                 night = await self.host.create(
@@ -510,16 +512,34 @@ class NightCog(commands.Cog, name="Night"):
         if night.status == ENDED and not night.recap_due and self.presenters.get(night.id) is presenter:
             del self.presenters[night.id]  # over, recap out: nothing of the night is kept
 
+    async def _signup_exists(self, night: Night) -> bool:
+        message_id = night.messages.get("signup")
+        if not message_id:
+            return False
+        try:
+            await self.where(night).fetch_message(message_id)
+        except discord.NotFound:
+            return False
+        except discord.HTTPException:
+            return True  # (Discord failing: assume it is there, as before)
+        return True
+
     async def _show_signup(self, night: Night) -> None:
         message_id = night.messages.get("signup")
         if not message_id:
             return
         shown = self.host.shown(night)
+        embed, view = self.signup_embed(shown), self.signup_view(shown)
         try:
-            await self.where(night).get_partial_message(message_id).edit(
-                embed=self.signup_embed(shown), view=self.signup_view(shown))
+            await self.where(night).get_partial_message(message_id).edit(embed=embed, view=view)
+            return
         except discord.NotFound:
-            log.info("night %s: the sign-up message is gone", night.id)
+            log.info("night %s: the sign-up message is gone; posting it again", night.id)
+        if night.status == ENDED:
+            return  # nothing left to control: the standings and the recap say the rest
+        sent = await self.where(night).send(embed=embed, view=view)
+        night.messages["signup"] = sent.id
+        await self.host.save_messages(night)
 
     async def _show_standings(self, night: Night) -> None:
         embed = self.standings_embed(self.host.shown(night), night.locale)

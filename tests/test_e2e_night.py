@@ -432,3 +432,40 @@ async def test_the_next_round_starts_by_itself_after_the_break(world, tmp_path):
         await fd.wait_for(lambda: t("en", "nights.status_ended") in signup.text(), timeout=60)
         rows = standings_rows(standings_message(fd, world.channel))
         assert sorted(row[4] for row in rows) == [2, 2]  # both played both rounds
+
+
+async def test_a_deleted_sign_up_message_comes_back(world, tmp_path):
+    """Someone deletes the night's sign-up message (its buttons are the only
+    way to control the night): /night start in the channel posts it again,
+    for the same night, and so does the night's next change (a round ending)."""
+    fd = world.fd
+    ana, ben, cleo = world.person("ana"), world.person("ben"), world.person("cleo")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, **FAST) as bot:
+        r = await fd.slash(ana, world.channel, "night start", game="nimmt", table_size=2, rounds=2, turn_time=1)
+        first = r.message
+        night_id = int(re.match(r"night:(\d+):join", first.buttons()[0]["custom_id"])[1])
+        await fd.click(ben, first, f"night:{night_id}:join")
+        fd.delete_message(first)
+        # /night start again: the same night's sign-up, posted again (no second night)
+        r = await fd.slash(cleo, world.channel, "night start", game="garbage")
+        again = r.message
+        assert not r.ephemeral and again is not first
+        assert again.buttons()[0]["custom_id"] == f"night:{night_id}:join" and "ben" in again.text()
+        assert len(bot.nights.nights) == 1
+        r = await fd.click(ana, again, f"night:{night_id}:start")
+        assert r.ack_type == 7 and t("en", "nights.status_playing", round=1) in again.text()
+        # deleted again while round 1 starts: the night's next change posts it again by itself
+        fd.delete_message(again)
+
+        def reposted():
+            return next((m for m in fd.messages(world.channel) if m not in (first, again) and any(
+                b["custom_id"] == f"night:{night_id}:end" for b in m.buttons())), None)
+
+        third = await fd.wait_for(reposted, timeout=60)
+        # ... and keeps it up to date: the end of round 1 shows there
+        await fd.wait_for(lambda: t("en", "nights.status_between", round=1) in third.text(), timeout=60)
+        assert reposted() is third  # posted once
+        row = await bot.store.night_in_channel(world.channel.id)
+        assert row["meta"]["messages"]["signup"] == third.id  # saved: a restart edits this one
+        r = await fd.click(ana, third, f"night:{night_id}:end")  # and the night is under control again
+        assert r.ack_type == 7 and t("en", "nights.status_ended") in third.text()
