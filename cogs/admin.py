@@ -80,7 +80,8 @@ class AdminCog(commands.Cog, name="Admin"):
         if chosen:
             language = t(chosen, "admin.language_name")
         else:  # auto: what the tables use now
-            language = t(lang, "admin.show_auto", language=t(normalise(interaction.guild_locale), "admin.language_name"))
+            server = normalise(interaction.guild_locale)
+            language = t(lang, "admin.show_auto", language=t(server, "admin.language_name"))
         lines = [t(lang, "admin.show_language", language=language),
                  t(lang, "admin.show_rated_on" if settings.get("rate_bot_games") else "admin.show_rated_off")]
         embed = discord.Embed(title=t(lang, "admin.show_title"), description="\n".join(lines),

@@ -255,7 +255,8 @@ def decide(k: Knowledge, level: str, rng: random.Random, *, sims: int | None = N
 
     Hard: at most ``sims`` worlds (:data:`MAX_WORLDS` if None) and at most
     ``budget`` seconds (at least a few worlds); ``sims`` alone is
-    deterministic for a seeded ``rng``; ``stop`` (a ``threading.Event``, optional): once set, the search ends after the world it is in."""
+    deterministic for a seeded ``rng``; ``stop`` (a ``threading.Event``,
+    optional): once set, the search ends after the world it is in."""
     if k.phase == "row":
         if not k.pending or k.pending[0][0] != k.seat:
             raise ValueError("not this seat's row choice")
