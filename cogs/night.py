@@ -25,7 +25,7 @@ from discord.ext import commands
 from app.i18n.catalogue import has, t
 from app.nights.host import BREAK_SECONDS, NightHost
 from app.nights.night import ENDED, PLAYING, Night, NightError, NightTable, Standing, standings
-from app.tables.manager import LEVELS, Table, TableError
+from app.tables.manager import LEVELS, Table, TableError, counting_saves
 from cogs.common.ui import TRANSIENT, defer_when_slow, reply, update_message, user_lang
 from cogs.tables.router import error_text as table_error_text
 
@@ -277,6 +277,11 @@ class NightCog(commands.Cog, name="Night"):
         return table_error_text(lang, error)  # a table's refusal, a save the store refused
 
     async def route(self, interaction: discord.Interaction, night_id: int, item: _NightItem) -> None:
+        with counting_saves() as saved:
+            await self._route(interaction, night_id, item, saved)
+
+    async def _route(self, interaction: discord.Interaction, night_id: int, item: _NightItem,
+                     saved: list[bool]) -> None:
         lang = user_lang(interaction)
         op = item.op
         try:
@@ -291,7 +296,8 @@ class NightCog(commands.Cog, name="Night"):
             log.warning("Discord refused an answer at night %s (%s)", night_id, op, exc_info=True)
         except Exception:
             log.exception("click %s at night %s failed", op, night_id)
-            await reply(interaction, t(lang, "errors.unexpected"))
+            # after a save, the change happened: say so, not "nothing was changed"
+            await reply(interaction, t(lang, "errors.unexpected_saved" if saved else "errors.unexpected"))
 
     async def _update(self, interaction: discord.Interaction, night: Night) -> None:
         shown = self.host.shown(night)

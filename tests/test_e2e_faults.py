@@ -527,3 +527,36 @@ async def test_a_night_whose_saves_are_refused_or_locked_tells_the_truth_in_time
         assert not r.followups and "ben" in signup.text()
     async with running_bot(fd, db, world.guild) as bot:  # and a restart keeps it
         assert [p.user_id for p in bot.nights.in_channel(world.channel.id).active()] == [ana.id, ben.id]
+
+
+async def test_a_failure_after_the_move_was_saved_does_not_say_nothing_changed(world, tmp_path, monkeypatch):
+    """A bug strikes after a move was saved (here: the panel's narration of
+    it): the player is told the move was saved and the table shows it, never
+    the "nothing was changed" of a failure before any save."""
+    import sys
+
+    fd = world.fd
+    people = [world.person("ana"), world.person("ben")]
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        t = await started(fd, world, people)
+        table = bot.tables.get(t.table_id)
+        mover = to_move(bot, t, people)
+        version = table.version
+        ui = sys.modules["cogs.nimmt"].NimmtUI  # the module the bot loaded
+
+        def broken(self, table, events, lang):
+            raise RuntimeError("a bug after the save")
+
+        monkeypatch.setattr(ui, "narrate", broken)
+        r = await first_move(t, mover)
+        assert table.version > version  # the move was played
+        assert (await bot.store.table(t.table_id)).actions == table.log  # and saved
+        assert text_of(r) == translate("en", "errors.unexpected_saved")
+        assert "Nothing was changed" not in text_of(r)
+        monkeypatch.undo()
+        # a failure before anything was saved still says so
+        monkeypatch.setattr(bot.tables, "act", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("a bug")))
+        other = to_move(bot, t, people)
+        await quiet(fd, bot, t)
+        r = await first_move(t, other)
+        assert text_of(r) == translate("en", "errors.unexpected")

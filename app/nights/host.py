@@ -476,7 +476,7 @@ class NightHost:
         rows = [{"user_id": s.user_id, "place": s.rank, "points": s.points, "wins": s.wins, "games": s.games}
                 for s in standings(night)]
         try:
-            await self.store.end_night(night.id, night.meta(), rows)
+            await slow_guard(self.store.end_night(night.id, night.meta(), rows))
         except Exception as error:
             log.warning("night %s: its end not saved (%r)", night.id, error)
             raise TableError("not_saved") from error

@@ -31,7 +31,7 @@ import random
 import secrets
 import time
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Awaitable, Callable, Mapping, Protocol
+from typing import Any, AsyncIterator, Awaitable, Callable, Iterator, Mapping, Protocol
 
 from app.after.verify import commit
 from core import registry
@@ -75,18 +75,41 @@ def when_slow(hook: Callable[[], Awaitable[None]], after: float | None = None) -
     SLOW_SAVE.set((due, hook))
 
 
+#: The saves this click has committed so far (a list the click's handler
+#: sets, see :func:`counting_saves`): a failure after one of them must not be
+#: answered "nothing changed".
+COMMITTED: contextvars.ContextVar[list[bool] | None] = contextvars.ContextVar("COMMITTED", default=None)
+
+
+@contextlib.contextmanager
+def counting_saves() -> Iterator[list[bool]]:
+    """While the block runs, every save of this task that commits (through
+    :func:`slow_guard`) is noted in the list it yields."""
+    saved: list[bool] = []
+    token = COMMITTED.set(saved)
+    try:
+        yield saved
+    finally:
+        COMMITTED.reset(token)
+
+
 async def slow_guard(saving: Awaitable[Any]) -> Any:
     """Await a save; when it is still running at this task's SLOW_SAVE
     deadline, call the hook (and go on waiting).  Any save of a click or a
-    command goes through here (tables, server settings)."""
+    command goes through here (tables, nights, server settings)."""
     slow = SLOW_SAVE.get()
     if slow is None:
-        return await saving
-    task = asyncio.ensure_future(saving)
-    done, _ = await asyncio.wait({task}, timeout=max(0.0, slow[0] - asyncio.get_running_loop().time()))
-    if not done:
-        await _call_hook(slow[1])
-    return await task
+        result = await saving
+    else:
+        task = asyncio.ensure_future(saving)
+        done, _ = await asyncio.wait({task}, timeout=max(0.0, slow[0] - asyncio.get_running_loop().time()))
+        if not done:
+            await _call_hook(slow[1])
+        result = await task
+    saved = COMMITTED.get()
+    if saved is not None:
+        saved.append(True)
+    return result
 
 
 async def _call_hook(hook: Callable[[], Awaitable[None]]) -> None:

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Sequence
 import discord
 
 from app.i18n.catalogue import has, t
-from app.tables.manager import Table, TableError
+from app.tables.manager import Table, TableError, counting_saves
 from cogs.guard import INT64_MAX, BadInput, number
 from core.protocol import GameError
 from cogs.common.ui import (defer_when_slow, reply, user_lang)
@@ -412,6 +412,11 @@ class Router:
 
     async def _answering(self, interaction: discord.Interaction, custom_id: str, handling: Any) -> None:
         lang = user_lang(interaction)
+        with counting_saves() as saved:
+            await self._answer_errors(interaction, custom_id, handling, lang, saved)
+
+    async def _answer_errors(self, interaction: discord.Interaction, custom_id: str, handling: Any, lang: str,
+                             saved: list[bool]) -> None:
         try:
             await handling
         except (TableError, GameError) as error:
@@ -424,4 +429,5 @@ class Router:
             log.warning("Discord refused an answer to %r", custom_id, exc_info=True)
         except Exception:
             log.exception("click %r failed", custom_id)
-            await reply(interaction, t(lang, "errors.unexpected"))
+            # after a save, the change happened: say so, not "nothing was changed"
+            await reply(interaction, t(lang, "errors.unexpected_saved" if saved else "errors.unexpected"))
