@@ -560,3 +560,23 @@ async def test_a_failure_after_the_move_was_saved_does_not_say_nothing_changed(w
         await quiet(fd, bot, t)
         r = await first_move(t, other)
         assert text_of(r) == translate("en", "errors.unexpected")
+
+
+async def test_a_join_command_that_fails_after_its_save_says_it_was_saved(world, tmp_path, monkeypatch):
+    """/join saved the seat, then a bug struck (here: telling the table about
+    it): the answer says the change was saved, and the seat is taken."""
+    fd = world.fd
+    ana, ben = world.person("ana"), world.person("ben")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        t = await open_table(fd, ana, world.channel, "nimmt new", seats=3)
+        table = bot.tables.get(t.table_id)
+
+        def broken(*args, **kwargs):
+            raise RuntimeError("a bug after the save")
+
+        monkeypatch.setattr(bot.tables, "listener", broken)
+        r = await fd.slash(ben, world.channel, "join")
+        await r.settled(timeout=10)
+        assert text_of(r) == translate("en", "errors.unexpected_saved")
+        assert table.seat_of(ben.id) is not None
+        assert [s["user_id"] for s in (await bot.store.table(t.table_id)).meta["seats"]] == [ana.id, ben.id]

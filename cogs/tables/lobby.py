@@ -11,7 +11,7 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 
 from app.i18n.catalogue import normalise, t
-from app.tables.manager import LEVELS, Table, TableError
+from app.tables.manager import LEVELS, Table, TableError, counting_saves
 from app.text import plain
 from core.protocol import GameError
 from cogs.common.ui import (TRANSIENT, can_manage, defer_when_slow, reply, update_message, user_lang, view_of)
@@ -290,18 +290,19 @@ class Lobby:
             return await reply(interaction, t(lang, "slash.no_table"))
         user = interaction.user
         defer_when_slow(interaction)  # a save that waits for the database acknowledges first
-        try:
-            if op == "join":
-                await self.manager.join(table, user.id, user.display_name)
-            elif op == "leave":
-                await self.manager.leave(table, user.id)
-            else:
-                await self.manager.start(table, user.id)
-        except (TableError, GameError) as error:
-            return await reply(interaction, self.error_text(lang, error))
-        except Exception:
-            log.exception("/%s at table %s failed", op, table.id)
-            return await reply(interaction, t(lang, "errors.unexpected"))
+        with counting_saves() as saved:
+            try:
+                if op == "join":
+                    await self.manager.join(table, user.id, user.display_name)
+                elif op == "leave":
+                    await self.manager.leave(table, user.id)
+                else:
+                    await self.manager.start(table, user.id)
+            except (TableError, GameError) as error:
+                return await reply(interaction, self.error_text(lang, error))
+            except Exception:
+                log.exception("/%s at table %s failed", op, table.id)
+                return await reply(interaction, t(lang, "errors.unexpected_saved" if saved else "errors.unexpected"))
         done = {"join": "joined", "leave": "left", "start": "started"}[op]
         await reply(interaction, t(lang, f"slash.{done}", table=table.id))
         lobby_id = table.messages.get("lobby")
