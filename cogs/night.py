@@ -208,18 +208,22 @@ class NightCog(commands.Cog, name="Night"):
     @app_commands.rename(game=_("game", key="commands.opt_game.name"),
                          table_size=_("table_size", key="nights.opt_table_size.name"),
                          rounds=_("rounds", key="commands.opt_rounds.name"),
-                         turn_time=_("turn_time", key="commands.opt_turn_time.name"))
+                         turn_time=_("turn_time", key="commands.opt_turn_time.name"),
+                         starts_in=_("starts_in", key="nights.opt_starts_in.name"))
     @app_commands.describe(game=_("Which game the night plays", key="nights.opt_night_game.description"),
                            table_size=_("Players per table (as even as possible within the game's limits)",
                                         key="nights.opt_table_size.description"),
                            rounds=_("Rounds of the night (default: until the organiser ends it)",
                                     key="nights.opt_night_rounds.description"),
                            turn_time=_("Seconds per turn before the computer plays for you (0 = no timer)",
-                                       key="commands.opt_turn_time.description"))
+                                       key="commands.opt_turn_time.description"),
+                           starts_in=_("Minutes until the first round starts by itself (default: the organiser "
+                                       "starts it)", key="nights.opt_starts_in.description"))
     async def start(self, interaction: discord.Interaction, game: str,
                     table_size: app_commands.Range[int, 2, 12] | None = None,
                     rounds: app_commands.Range[int, 1, 20] | None = None,
-                    turn_time: app_commands.Range[int, 0, 3600] = 120) -> None:
+                    turn_time: app_commands.Range[int, 0, 3600] = 120,
+                    starts_in: app_commands.Range[int, 1, 1440] | None = None) -> None:
         lang = user_lang(interaction)
         tables = self.bot.get_cog("Tables")
         channel = interaction.channel
@@ -239,7 +243,8 @@ class NightCog(commands.Cog, name="Night"):
                 night = await self.host.create(
                     guild_id=interaction.guild_id, channel_id=channel.id, game=game,
                     organiser_id=interaction.user.id, organiser_name=interaction.user.display_name,
-                    table_size=table_size, rounds=rounds, turn_time=turn_time, locale=night_lang)
+                    table_size=table_size, rounds=rounds, turn_time=turn_time, locale=night_lang,
+                    starts_in=None if starts_in is None else 60.0 * starts_in)
         except (NightError, TableError) as error:
             return await reply(interaction, self.error_text(lang, error))
         shown = self.host.shown(night)
@@ -401,6 +406,9 @@ class NightCog(commands.Cog, name="Night"):
                      when=f"<t:{int(night.next_at)}:R>")
         if night.round:
             return t(lang, "nights.status_between", round=night.round)
+        if night.next_at is not None:
+            return t(lang, "nights.status_first", when=f"<t:{int(night.next_at)}:F>",
+                     relative=f"<t:{int(night.next_at)}:R>")
         return t(lang, "nights.status_signup")
 
     def signup_view(self, night: Night) -> discord.ui.View | None:

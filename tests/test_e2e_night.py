@@ -469,3 +469,26 @@ async def test_a_deleted_sign_up_message_comes_back(world, tmp_path):
         assert row["meta"]["messages"]["signup"] == third.id  # saved: a restart edits this one
         r = await fd.click(ana, third, f"night:{night_id}:end")  # and the night is under control again
         assert r.ack_type == 7 and t("en", "nights.status_ended") in third.text()
+
+
+async def test_a_night_scheduled_ahead_starts_its_first_round_by_itself(world, tmp_path):
+    """`/night start starts_in:<minutes>`: the sign-up says when the first
+    round starts (as a time every client shows in its own zone); people sign
+    up meanwhile; at that time the round starts with nobody clicking."""
+    fd = world.fd
+    ana, ben, dieter = world.person("ana"), world.person("ben"), world.person("dieter")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, **FAST) as bot:  # a minute: 1.2 s here
+        r = await fd.slash(ana, world.channel, "night start", game="nimmt", table_size=3, rounds=1, turn_time=1,
+                           starts_in=1)
+        signup = r.message
+        night_id = int(re.match(r"night:(\d+):join", signup.buttons()[0]["custom_id"])[1])
+        first = re.escape(t("en", "nights.status_first", when="WHEN", relative="REL")).replace(
+            "WHEN", r"<t:\d+:F>").replace("REL", r"<t:\d+:R>")
+        assert re.search(first, signup.text())
+        for person in (ben, dieter):
+            await fd.click(person, signup, f"night:{night_id}:join")
+        tables = await fd.wait_for(lambda: round_tables(fd, world.channel, 1), timeout=30)
+        assert sorted(tables[1][1]) == sorted([ana.id, ben.id, dieter.id])
+        assert t("en", "nights.status_playing", round=1) in signup.text() or t(
+            "en", "nights.status_ended") in signup.text()
+        await fd.wait_for(lambda: t("en", "nights.status_ended") in signup.text(), timeout=60)

@@ -416,8 +416,8 @@ async def test_rounds_that_start_by_themselves_after_a_break_also_across_a_resta
     assert night.auto and night.next_at == due
     tables.start_timers()
     host.start_timers()
-    await until(lambda: night.round == 2)
-    assert started and started[0][0] == 2 and started[0][1] >= due  # not before its time
+    await until(lambda: len(started) == 1)  # (told once the round is saved)
+    assert started[0][0] == 2 and started[0][1] >= due  # not before its time
     assert night.status == "playing" and night.next_at is None
     assert {nt.round for nt in night.tables} == {1, 2} and len(night.current_tables()) == 2
     await until(lambda: night.round == 2 and night.status == "signup")
@@ -441,6 +441,43 @@ async def test_rounds_that_start_by_themselves_after_a_break_also_across_a_resta
     await until(lambda: night.status == "ended", timeout=30)
     assert night.round == 4 and night.next_at is None and [r for r, _ in started] == [2, 4]
     await host.close()
+    await tables.shutdown()
+
+
+async def test_a_first_round_scheduled_ahead_starts_then_or_waits_for_the_organiser(store):
+    """A night opened with ``starts_in``: the time is saved (a restart keeps it),
+    the auto toggle leaves it alone, and at that time the round starts by
+    itself; with too few signed up then, nothing starts and the organiser decides."""
+    tables, host = make(store)  # time scale 0.0005: 1,000 s are 0.5 s
+    started = []
+
+    async def started_by_itself(night):
+        started.append(night.round)
+
+    host.round_started = started_by_itself
+    lonely = await host.create(guild_id=1, channel_id=11, game="nimmt", organiser_id=1, organiser_name="p1",
+                               table_size=4, rounds=1, turn_time=0, locale="en", starts_in=200)
+    night = await host.create(guild_id=1, channel_id=10, game="nimmt", organiser_id=1, organiser_name="p1",
+                              table_size=4, rounds=1, turn_time=0, locale="en", starts_in=1000)
+    due = night.next_at
+    assert due is not None and (await store.night_in_channel(10))["meta"]["next_at"] == due
+    await host.toggle_auto(night, 1, False)
+    assert night.auto and night.next_at == due  # the scheduled start stays
+    await host.join(night, 2, "p2")
+    await host.close()  # a restart before the time
+    tables2, host2 = make(store)
+    await host2.restore()
+    await tables2.restore()
+    host2.round_started = started_by_itself
+    host2.start_timers()
+    night, lonely = host2.nights[night.id], host2.nights[lonely.id]
+    await until(lambda: lonely.next_at is None)  # alone at its time: not started, the organiser decides
+    assert lonely.round == 0 and lonely.status == "signup" and started == []
+    await until(lambda: started == [1])  # (told once the round is saved)
+    assert host2.clock() >= due and night.round == 1 and night.status == "playing"
+    assert sorted(s.user_id for s in tables2.get(night.tables[0].table_id).seats) == [1, 2]
+    await host2.close()
+    await tables2.shutdown()
     await tables.shutdown()
 
 

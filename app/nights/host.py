@@ -156,7 +156,10 @@ class NightHost:
 
     # ------------------------------------------------------------------ sign-up
     async def create(self, *, guild_id: int, channel_id: int, game: str, organiser_id: int, organiser_name: str,
-                     table_size: int | None, rounds: int | None, turn_time: int, locale: str) -> Night:
+                     table_size: int | None, rounds: int | None, turn_time: int, locale: str,
+                     starts_in: float | None = None) -> Night:
+        """A night in sign-up; ``starts_in`` (seconds, times the table manager's
+        time scale): its first round starts by itself then."""
         if game not in self.tables.games:
             raise NightError("bad_game")
         low, high = self.game_limits(game)
@@ -168,6 +171,8 @@ class NightHost:
         night = Night(id=0, guild_id=guild_id, channel_id=channel_id, game=game, organiser_id=organiser_id,
                       table_size=size, rounds=rounds, turn_time=max(0, int(turn_time)), locale=locale,
                       players=[Player(organiser_id, organiser_name)], created_at=self.clock())
+        if starts_in is not None:
+            night.next_at = self.clock() + max(0.0, float(starts_in)) * self.tables.time_scale
         try:
             night.id = await slow_guard(self.store.create_night(guild_id, channel_id, game, night.meta()))
         except LookupError:
@@ -177,6 +182,7 @@ class NightHost:
             raise TableError("not_saved") from error
         self.nights[night.id] = night
         self._keep(night)
+        self._arm(night)
         return night
 
     async def join(self, night: Night, user_id: int, name: str) -> None:
@@ -319,7 +325,8 @@ class NightHost:
             self._open(night)
             self._control(night, user_id, can_manage)
             night.auto = not night.auto
-            night.next_at = self._next_at(night)
+            if night.round:  # (before the first round: a scheduled start stays as it is)
+                night.next_at = self._next_at(night)
             await self._save(night)
         self._arm(night)
         return night.auto
