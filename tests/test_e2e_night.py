@@ -489,6 +489,7 @@ async def test_a_night_scheduled_ahead_starts_its_first_round_by_itself(world, t
             await fd.click(person, signup, f"night:{night_id}:join")
         tables = await fd.wait_for(lambda: round_tables(fd, world.channel, 1), timeout=30)
         assert sorted(tables[1][1]) == sorted([ana.id, ben.id, dieter.id])
-        assert t("en", "nights.status_playing", round=1) in signup.text() or t(
-            "en", "nights.status_ended") in signup.text()
+        # the sign-up follows (it is redrawn a moment after the tables are announced)
+        await fd.wait_for(lambda: t("en", "nights.status_playing", round=1) in signup.text() or t(
+            "en", "nights.status_ended") in signup.text(), timeout=10)
         await fd.wait_for(lambda: t("en", "nights.status_ended") in signup.text(), timeout=60)
