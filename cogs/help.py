@@ -18,13 +18,15 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from app.i18n.catalogue import has, t
+from cogs.common.translator import DISCORD_LOCALES
 from cogs.common.ui import reply, user_lang
 from core import registry
 
 log = logging.getLogger(__name__)
 
-#: the Discord locale whose localisation a catalogue language reads (English: the default text)
-DISCORD_LOCALE = {"es": "es-ES", "de": "de"}
+#: the Discord locale whose localisation a catalogue language reads (English: the default text),
+#: from the translator's own table (its first locale of each language)
+DISCORD_LOCALE = {lang: locale for locale, lang in reversed(DISCORD_LOCALES.items())}
 SUBCOMMAND, GROUP = 1, 2  # option types of the payload
 DESCRIPTION_MAX = 4096  # an embed's description
 

@@ -396,14 +396,19 @@ class NightCog(commands.Cog, name="Night"):
             return t(lang, "nights.fill_on", size=night.table_size)
         return t(lang, "nights.fill_on_level", size=night.table_size, level=t(lang, f"ai.level_{night.level}"))
 
+    @staticmethod
+    def next_line(night: Night, lang: str) -> str:
+        """The countdown to a round that starts by itself (sign-up and standings)."""
+        return t(lang, "nights.status_next", round=night.round, next=night.round + 1,
+                 when=f"<t:{int(night.next_at or 0)}:R>")
+
     def status_line(self, night: Night, lang: str) -> str:
         if night.status == ENDED:
             return t(lang, "nights.status_ended")
         if night.status == PLAYING:
             return t(lang, "nights.status_playing", round=night.round)
         if night.round and night.next_at is not None:
-            return t(lang, "nights.status_next", round=night.round, next=night.round + 1,
-                     when=f"<t:{int(night.next_at)}:R>")
+            return self.next_line(night, lang)
         if night.round:
             return t(lang, "nights.status_between", round=night.round)
         if night.next_at is not None:
@@ -450,8 +455,7 @@ class NightCog(commands.Cog, name="Night"):
         elif night.status == ENDED:
             lines.append(t(lang, "nights.status_ended"))
         elif night.round and night.next_at is not None:
-            lines.append(t(lang, "nights.status_next", round=night.round, next=night.round + 1,
-                           when=f"<t:{int(night.next_at)}:R>"))
+            lines.append(self.next_line(night, lang))
         elif night.round:
             lines.append(t(lang, "nights.round_done", round=night.round))
         rows = standings(night)

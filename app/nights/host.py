@@ -357,44 +357,49 @@ class NightHost:
             self._next_round(night), name=f"night-{night.id}", context=contextvars.Context())
 
     async def _next_round(self, night: Night) -> None:
-        made: list[Table] | None = None
         try:
-            wait = 1.0
-            while True:
-                await asyncio.sleep(max(0.0, (night.next_at or 0.0) - self.clock()))
-                try:
-                    async with guarded(self.lock(night)), self._change(night):
-                        if night.status != SIGNUP or night.next_at is None:
-                            return  # started by hand, ended, or turned off meanwhile
-                        if self.clock() < night.next_at:
-                            continue  # woken a moment early (the loop's clock is not the wall clock)
-                        try:
-                            made = await self._seat(night)
-                        except NightError as error:  # too few signed up, or no round left: the organiser decides
-                            log.info("night %s: the next round did not start by itself (%s)", night.id, error.code)
-                            night.next_at = None
-                            await self._save(night)
-                    break
-                except TableError:  # not saved: as it was; try again, less and less often
-                    log.warning("night %s: next round not saved; again in %.1f s", night.id, wait)
-                    if self._closing:
-                        return
-                    night.next_at = self.clock() + wait
-                    wait = min(30.0, wait * 2)
-        except asyncio.CancelledError:
-            raise
+            made = await self._start_when_due(night)
         except Exception:
             log.exception("night %s: the next round could not start by itself", night.id)
             return
         finally:
             if self._timers.get(night.id) is asyncio.current_task():
                 self._timers.pop(night.id, None)
+        if made is None:
+            return  # started by hand, ended, turned off, or the bot stops
         self._tell(night, "round")
         if made and self.round_started is not None:
             try:
                 await self.round_started(night)
             except Exception:  # (its tables are saved: the next start launches them)
                 log.exception("night %s: the round that started by itself was not launched", night.id)
+
+    async def _start_when_due(self, night: Night) -> list[Table] | None:
+        """At ``next_at``, the next round's tables ([] if it could not start:
+        too few signed up, or no round left; the organiser decides); None if
+        there is nothing to start any more."""
+        wait = 1.0
+        while True:
+            await asyncio.sleep(max(0.0, (night.next_at or 0.0) - self.clock()))
+            try:
+                async with guarded(self.lock(night)), self._change(night):
+                    if night.status != SIGNUP or night.next_at is None:
+                        return None
+                    if self.clock() < night.next_at:
+                        continue  # woken a moment early (the loop's clock is not the wall clock)
+                    try:
+                        return await self._seat(night)
+                    except NightError as error:
+                        log.info("night %s: the next round did not start by itself (%s)", night.id, error.code)
+                        night.next_at = None
+                        await self._save(night)
+                        return []
+            except TableError:  # not saved: as it was; try again, less and less often
+                log.warning("night %s: next round not saved; again in %.1f s", night.id, wait)
+                if self._closing:
+                    return None
+                night.next_at = self.clock() + wait
+                wait = min(30.0, wait * 2)
 
     async def launch(self, night: Night, announce: Callable[[Table, NightTable], Awaitable[None]]) -> None:
         """Start every table of the round still in its lobby (at round start,
