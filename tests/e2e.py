@@ -85,8 +85,12 @@ async def private_answer(result: Any) -> Any:
 async def open_hand(t: "Table", user: Any, game: str = "nimmt") -> Any:
     """*My hand* on the table message: answered at once as an update of the table message
     (type 6), the panel follows as an ephemeral followup only ``user`` sees."""
-    clicked = t.table_message()
-    r = await t.click(user, clicked, f"{game}.hand:{t.table_id}")
+    hand = f"{game}.hand:{t.table_id}"
+    # (a round's repost: for a moment the newest table message may be the old one, its buttons
+    # already gone, the new one not posted yet; a player clicks the one that shows My hand)
+    clicked = await t.fd.wait_for(lambda: (m := t.table_message()) is not None and button(m, re.escape(hand)) and m,
+                                  timeout=10)
+    r = await t.click(user, clicked, hand)
     if r.ack_type == 4:
         # The click raced a new round's repost of the table message (on the old one, or on
         # the new one before the bot had recorded it): the panel comes as a plain reply.
