@@ -447,8 +447,10 @@ async def test_new_tables_while_the_database_is_locked_are_answered_in_time(worl
             assert [r.ack_type for r in results] == [5, 5, 5]  # "thinking...", within 3 s
             for r in results:
                 await r.settled(timeout=20)
-        for r in results:
-            assert text_of(r) == NOT_SAVED and not r.message.buttons()
+                await fd.wait_for(lambda: r.followups, timeout=5)  # (the "thinking..." goes before the answer)
+        for r in results:  # told privately: the public "thinking..." is gone, nothing else is left in the channel
+            assert text_of(r) == NOT_SAVED and r.followups[-1].ephemeral and r.message.deleted
+        assert not [m for c in channels for m in fd.messages(c)]
         assert bot.tables.tables == {} and await bot.store.active_tables() == []
         for p, c in zip(people, channels):  # the database is free: every channel takes its table
             await open_table(fd, p, c, "nimmt new", seats=2)
@@ -499,8 +501,9 @@ async def test_a_night_whose_saves_are_refused_or_locked_tells_the_truth_in_time
             r = await fd.slash(ana, world.channel, "night start", game="nimmt")
             assert r.ack_type == 5  # (the stand-in fails the test if no answer came within 3 s)
             await r.settled(timeout=15)
-        assert r.message.text() == NOT_SAVED and not r.message.buttons()
-        assert bot.nights.in_channel(world.channel.id) is None
+            await fd.wait_for(lambda: r.followups, timeout=5)  # (the "thinking..." goes before the answer)
+        assert text_of(r) == NOT_SAVED and r.followups[-1].ephemeral  # privately: the public "thinking..." went
+        assert r.message.deleted and bot.nights.in_channel(world.channel.id) is None
         r = await fd.slash(ana, world.channel, "night start", game="nimmt")  # free again: the night opens
         signup = r.message
         night_id = int(re.match(r"night:(\d+):join", signup.buttons()[0]["custom_id"])[1])

@@ -38,10 +38,15 @@ async def reply(interaction: discord.Interaction, content: str | None = None, **
     kwargs.setdefault("allowed_mentions", NO_PINGS)
     try:
         if interaction.extras.pop("thinking", False):
-            # A public "thinking..." (a slow save of a command): its answer fills it
-            # (a first followup would be public anyway).
-            kwargs.pop("ephemeral", None)
-            await interaction.edit_original_response(content=content, **kwargs)
+            # A public "thinking..." (a slow save of a command): the first followup would fill it,
+            # publicly.  The answer is private: the public message goes, and the answer follows.
+            try:
+                await interaction.delete_original_response()
+            except discord.HTTPException:  # still there: fill it rather than leave it thinking
+                kwargs.pop("ephemeral", None)
+                await interaction.edit_original_response(content=content, **kwargs)
+                return
+            await interaction.followup.send(content, **kwargs)
         elif interaction.response.is_done():
             await interaction.followup.send(content, **kwargs)
         else:
