@@ -112,7 +112,8 @@ class AdminCog(commands.Cog, name="Admin"):
 
     @app_commands.command(name=_("sync", key="commands.sync.name"),
                           description=_("Owner only: publish the slash commands to every server",
-                                        key="commands.sync.description"))
+                                        key="commands.sync.description"),
+                          extras={"owner_only": True})  # /help lists it to the owner alone
     @app_commands.default_permissions(administrator=True)  # hidden from ordinary members; the owner check decides
     async def sync(self, interaction: discord.Interaction) -> None:
         lang = user_lang(interaction)

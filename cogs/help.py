@@ -4,8 +4,8 @@ The command list is made from the command tree's own translated payload (what
 Discord is sent at a sync), so it names each command, subcommand and option
 exactly as the user's Discord client shows them, in their language, and it
 never goes stale when a command is added.  Commands Discord hides from the
-user (``/settings`` without Manage Server, ``/sync`` without Administrator,
-server-only commands in a DM) are left out.  The answer is ephemeral.
+user (``/settings`` without Manage Server, server-only commands in a DM) are
+left out, and ``/sync`` is listed to the bot's owner alone.  The answer is ephemeral.
 """
 from __future__ import annotations
 
@@ -81,9 +81,13 @@ def local_path(payloads: list[dict[str, Any]], path: list[str], lang: str) -> st
     return "/" + " ".join(out)
 
 
-def visible(command: Any, interaction: discord.Interaction) -> bool:
+def visible(command: Any, interaction: discord.Interaction, owner: bool) -> bool:
     """Whether Discord offers ``command`` to this user here: its default
-    permissions (``/settings``, ``/sync``), and server-only commands in a DM."""
+    permissions (``/settings``, ``/sync``), and server-only commands in a DM;
+    a command only the bot's owner may run (``/sync``, which Discord also
+    offers to a server's administrators and in every DM) for the owner alone."""
+    if getattr(command, "extras", {}).get("owner_only") and not owner:
+        return False
     if interaction.guild is None:
         return not getattr(command, "guild_only", False)
     needed = getattr(command, "default_permissions", None)
@@ -122,8 +126,9 @@ class HelpCog(commands.Cog, name="Help"):
         games = list(registry.KEYS)
         # the games' own commands (opening a table) first, in the registry's order; the rest as loaded
         ordered = sorted(payloads, key=lambda cp: games.index(cp[1]["name"]) if cp[1]["name"] in games else len(games))
+        owner = await self.bot.is_owner(interaction.user)
         for command, payload in ordered:
-            if visible(command, interaction):
+            if visible(command, interaction, owner):
                 lines += command_lines(payload, lang)
         every = [payload for _, payload in payloads]
         # (the words of the first game that has them: this module names no game)

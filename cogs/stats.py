@@ -206,10 +206,13 @@ class StatsCog(commands.Cog, name="Stats"):
                           scope: app_commands.Choice[str] | None = None,
                           by: app_commands.Choice[str] | None = None) -> None:
         where = "g" if (scope and scope.value == "global") or interaction.guild_id is None else str(interaction.guild_id)
-        await self.show_board(interaction, game.value if game else DEFAULT_GAME, where, by.value if by else "rating", 0)
+        # "this server" asked in a DM: there is none, and the answer says which board it is instead
+        note = scope is not None and scope.value == "server" and interaction.guild_id is None
+        await self.show_board(interaction, game.value if game else DEFAULT_GAME, where, by.value if by else "rating", 0,
+                              note="stats.dm_all_servers" if note else None)
 
     async def show_board(self, interaction: discord.Interaction, game: str, scope: str, by: str, page: int,
-                         edit: bool = False) -> None:
+                         edit: bool = False, note: str | None = None) -> None:
         lang = user_lang(interaction)
         if scope != "g" and scope != str(interaction.guild_id):
             return await reply(interaction, t(lang, "guard.other_server"))  # a forged id: another server's board
@@ -231,6 +234,9 @@ class StatsCog(commands.Cog, name="Stats"):
             lines.append(f"{mark}{row['rank']}. {name} — {board_value(lang, by, row)} "
                          f"({t(lang, 'stats.games_short', count=row['games'])}){mark}")
         embed.description = "\n".join(lines) or t(lang, "stats.board_empty")
+        if note is not None:
+            embed.description = (t(lang, note, command=f"/{t(lang, 'commands.leaderboard.name')}")
+                                 + "\n\n" + embed.description)
         footer = [t(lang, "stats.page", page=board.page + 1, pages=max(1, board.pages))]
         footer.append(t(lang, "stats.your_rank", rank=own) if own else t(lang, "stats.not_ranked"))
         if by in ("rating", "win_rate"):

@@ -42,7 +42,7 @@ async def test_help_lists_what_each_user_can_run_in_their_language(world, tmp_pa
                 assert f"**{word}**" in text, (lang, word)
             lines = [line for line in text.splitlines() if line.startswith("`/")]
             shown = {line[2:].split("` — ")[0].split(" [")[0].split(" <")[0] for line in lines}
-            hidden = {"settings", "sync"} if user is not boss else set()
+            hidden = {"settings", "sync"} if user is not boss else {"sync"}  # /sync: the owner's alone
             for top, command in published.items():
                 for path in published_names(command, LOCALE[lang]):
                     assert (path in shown) == (top not in hidden), (lang, path, sorted(shown))
@@ -59,7 +59,7 @@ async def test_help_lists_what_each_user_can_run_in_their_language(world, tmp_pa
         assert f"`/nimmt neu [{t('de', 'commands.opt_seats.name')}]" in de
         assert "Alle Regeln, mit den Hausregeln: `/regeln`." in de
         r = await fd.slash(boss, world.channel, "help")
-        assert "`/settings language <language>`" in r.message.text() and "`/sync` — " in r.message.text()
+        assert "`/settings language <language>`" in r.message.text() and "`/sync`" not in r.message.text()
 
 
 async def test_in_a_dm_help_and_history_cover_every_server(world, tmp_path):
@@ -90,8 +90,11 @@ async def test_in_a_dm_help_and_history_cover_every_server(world, tmp_path):
         text = r.message.text()
         shown = {line[2:].split("` — ")[0].split(" [")[0].split(" <")[0]
                  for line in text.splitlines() if line.startswith("`/")}
-        assert shown == {path for name in in_dms for path in published_names(published[name], None)}
+        # (Discord offers /sync in every DM; it is the owner's alone, and only the owner's help lists it)
+        assert shown == {path for name in in_dms - {"sync"} for path in published_names(published[name], None)}
         assert text.endswith(t("en", "help.in_dm"))
+        r = await fd.slash(fd.owner, fd.dm_channel(fd.owner), "help")
+        assert "`/sync` — " in r.message.text() and "`/history" in r.message.text()
 
         r = await fd.slash(ana, dm, "history")
         assert r.ack_type == 4
@@ -102,3 +105,14 @@ async def test_in_a_dm_help_and_history_cover_every_server(world, tmp_path):
         r = await fd.select(ana, r.message, pick["custom_id"], [pick["options"][0]["value"]])
         detail = await answer(r)
         assert "ana" in detail.text() and "ben" in detail.text()
+
+        # "this server" in a DM: there is none; the board of all servers, and it says so
+        r = await fd.slash(ana, dm, "leaderboard", scope="server", by="games")
+        assert r.ack_type == 4 and r.ephemeral
+        embed = r.message.embeds[0]
+        assert embed["title"] == t("en", "stats.board_title", game=t("en", "nimmt.title"),
+                                   scope=t("en", "stats.global"), by=t("en", "stats.by_games"))
+        assert embed["description"].startswith(t("en", "stats.dm_all_servers", command="/leaderboard"))
+        assert "ana — 2" in embed["description"] and "ben — 2" in embed["description"]  # both servers' games
+        r = await fd.slash(ana, dm, "leaderboard", scope="global", by="games")  # asked for: no note
+        assert not r.message.embeds[0]["description"].startswith(t("en", "stats.dm_all_servers", command="/leaderboard"))
