@@ -20,7 +20,7 @@ from app.tables.manager import Table, TableError
 from cogs.coach import hint_text
 from cogs.common.ui import view_of
 from cogs.tables import TablesCog
-from cogs.tables.game_ui import GameCog, TableMessage, seat_label
+from cogs.tables.game_ui import GameCog, TableMessage, picture_names, seat_label
 from cogs.tables.lobby import Back, Rules
 from cogs.tables.router import Click, Int, TableButton
 from core.garbage import MAX_SLOTS, Discard, Draw, Jack
@@ -68,7 +68,7 @@ class GarbageUI:
             # table shows the filled slot (not an empty layout and "1/0 face up").
             for player in view["players"]:
                 player["slots"] = max(player["slots"], len(player["layout"]))
-        names = [seat.name for seat in table.seats]
+        names = picture_names(table, lang)
         labels = {k: t(lang, f"render.{k}") for k in render_garbage.GARBAGE_TABLE_LABELS}
         image = await render_pool.draw(render_garbage.render_garbage_table, view, names, labels)
         embed = discord.Embed(title=t(lang, "garbage.table_title", table=table.id),

@@ -27,7 +27,7 @@ from app.tables.manager import Table, TableError
 from cogs.coach import hint_text
 from cogs.common.ui import user_lang, view_of
 from cogs.tables import TablesCog
-from cogs.tables.game_ui import GameCog, TableMessage, seat_label
+from cogs.tables.game_ui import GameCog, TableMessage, picture_names, seat_label
 from cogs.tables.lobby import Back, Rules
 from cogs.tables.router import Click, Int, TableButton, TableSelect, legacy_page
 from core.nimmt import HEADS, Open, Pass, Play, Steal, Take, stack_label
@@ -116,7 +116,7 @@ class NimmtUI:
 
     async def table_message(self, table: Table, lang: str) -> TableMessage:
         view = table.engine.view(None)  # type: ignore[union-attr]
-        image = await render_pool.draw(render_nimmt.render_nimmt_table, view, self.names(table),
+        image = await render_pool.draw(render_nimmt.render_nimmt_table, view, picture_names(table, lang),
                                   labels(lang, render_nimmt.NIMMT_TABLE_LABELS))
         embed = discord.Embed(title=t(lang, "nimmt.table_title", table=table.id),
                               description=self.summary(table, view, lang), colour=discord.Colour.orange())

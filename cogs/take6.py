@@ -36,7 +36,7 @@ from app.text import plain
 from cogs.coach import hint_text
 from cogs.common.ui import reply, user_lang, view_of
 from cogs.tables import TablesCog
-from cogs.tables.game_ui import GameCog, TableMessage, seat_label
+from cogs.tables.game_ui import GameCog, TableMessage, picture_names, seat_label
 from cogs.guard import BadInput, number
 from cogs.tables.lobby import Back, Rules
 from cogs.tables.router import Click, Int, TableButton
@@ -112,7 +112,7 @@ class Take6UI:
     async def table_message(self, table: Table, lang: str) -> TableMessage:
         view = table.engine.view(None)  # type: ignore[union-attr]
         labels = {k: t(lang, f"take6.r_{k}") for k in TAKE6_TABLE_LABELS}
-        names = [seat.name for seat in table.seats]
+        names = picture_names(table, lang)
         image = await render_pool.draw(render_take6.render_take6_table, view, names, labels)  # the table pictures' process
         embed = discord.Embed(title=t(lang, "take6.table_title", table=table.id),
                               description=self.summary(table, view, lang), colour=discord.Colour.orange())

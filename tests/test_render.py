@@ -11,7 +11,7 @@ from hypothesis import strategies as hst
 from PIL import Image, ImageChops, ImageFont
 
 from core import registry
-from app.render import base as render_base, cards as render_cards, garbage as render_garbage, nimmt as render_nimmt, pool as render_pool, profile as render_profile_card
+from app.render import base as render_base, cards as render_cards, garbage as render_garbage, nimmt as render_nimmt, pool as render_pool, profile as render_profile_card, take6 as render_take6
 
 # --------------------------------------------------------------------------
 # View builders: exactly the keys of the view specs
@@ -569,3 +569,52 @@ def test_cjk_and_emoji_names_are_drawn_with_real_glyphs():
         render_base.set_font(render_base.SHIPPED_FONT)
     assert without == as_marks and with_chain != without
     assert with_chain != render_nimmt.render_nimmt_table(view, ["?", "?", "?"], LABELS)
+
+
+def test_the_table_picture_names_a_computer_with_its_level_and_an_away_seat():
+    """The picture names seats as the text does, shortly: 🤖 and the level for
+    a computer, 💤 for a seat a computer holds while its owner is away, and a
+    chosen name as drawn text (no Markdown escapes); the marks are drawn."""
+    from types import SimpleNamespace
+
+    from app.tables.manager import Seat
+    from cogs.tables.game_ui import picture_names
+
+    table = SimpleNamespace(seats=[Seat(1, "ana_*x*"), Seat(None, "CPU 2", level="hard"), Seat(3, "ben", away=True)])
+    assert picture_names(table, "en") == ["ana_*x*", "🤖 CPU 2 · hard", "💤 ben"]
+    assert picture_names(table, "de")[1:] == ["🤖 CPU 2 · schwer", "💤 ben"]
+    assert picture_names(table, "es")[1] == "🤖 CPU 2 · difícil"
+    v = nimmt_view(seats=3)
+    raw = render_nimmt.render_nimmt_table(v, ["ana_*x*", "CPU 2", "ben"], LABELS)
+    assert differs(render_nimmt.render_nimmt_table(v, picture_names(table, "en"), LABELS), raw)
+
+
+@pytest.mark.parametrize("lang", ["en", "es", "de"])
+def test_no_caption_loses_its_number_in_any_language(lang, monkeypatch):
+    """With the real labels of every language, every picture draws its
+    figures whole ("Nachziehstapel: 42", "Runde 3/7"): a caption too wide is
+    drawn smaller, never cut before its number."""
+    from app.i18n.catalogue import t
+    from core.take6 import Take6
+
+    cut: list[tuple[str, str]] = []
+    fit = render_base.fit
+
+    def watching(text, f, max_w):
+        out = fit(text, f, max_w)
+        if out != render_base.clean(text) and any(ch.isdigit() for ch in text):
+            cut.append((text, out))
+        return out
+
+    monkeypatch.setattr(render_base, "fit", watching)
+    real = {key: t(lang, f"render.{key}") for key in ALL_KEYS}
+    names = ["ana", f"🤖 CPU 2 · {t(lang, 'ai.level_normal')}", "💤 ben", "dieter"]
+    for _, _, call in _calls():
+        call(real)
+    for seats in (4, 7):
+        render_nimmt.render_nimmt_table(nimmt_view(seats=seats, seat=0), (names * 2)[:seats], real)
+    render_garbage.render_garbage_table({**garbage_view(players=4), "stock": 104}, names, real)
+    take6 = {k: t(lang, f"take6.r_{k}") for k in render_take6.TAKE6_TABLE_LABELS}
+    for seats in (4, 10):
+        render_take6.render_take6_table(Take6.new(seats, 1).view(None), (names * 3)[:seats], take6)
+    assert not cut, cut

@@ -413,9 +413,16 @@ def _shrink_text(s: str, size: int, max_w: float, min_size: int) -> tuple[str, A
 
 
 def text_fit(draw: ImageDraw.ImageDraw, xy: tuple[float, float], s: str, size: int,
-             fill: Color, max_w: float, anchor: str = "la", stroke: int = 0) -> float:
-    """Clean, truncate and draw ``s``; returns the drawn width."""
+             fill: Color, max_w: float, anchor: str = "la", stroke: int = 0, smallest: int | None = None) -> float:
+    """Clean, truncate and draw ``s``; returns the drawn width.  With
+    ``smallest``, a text too wide at ``size`` is drawn smaller first (down to
+    ``smallest``), and cut only if it does not fit even then."""
     f = font(size)
+    if smallest is not None:
+        cleaned = clean(s)
+        while size > smallest and f.getlength(cleaned) > max_w:
+            size -= 1
+            f = font(size)
     s = fit(s, f, max_w)
     text(draw, xy, s, f, fill, anchor, stroke)
     return f.getlength(s)

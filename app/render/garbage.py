@@ -64,7 +64,7 @@ def _garbage_panel(im: Image.Image, d: ImageDraw.ImageDraw, x: float, y: float, 
     suffix = rb.fit(" " + label(labels, "you"), f14, name_w / 2) if own else ""
     sw = f14.getlength(suffix) if suffix else 0
     drawn = rb.text_fit(d, (nx, cy), name, 18, GOLD if active else TEXT, name_w - sw, anchor="lm",
-                        stroke=1 if own else 0)
+                        stroke=1 if own else 0, smallest=14)
     if suffix:
         rb.text(d, (nx + drawn + 2, cy + 1), suffix, f14, MUTED, anchor="lm")
     f13 = rb.font(13)
@@ -141,7 +141,6 @@ def render_garbage_table(view: Mapping[str, Any], names: Sequence[str], labels: 
     slot_w = 150
     sx0 = (W - slots * slot_w) / 2
     cap_y = y + 12 + bh + 10 + 8
-    f16 = rb.font(16)
     # stock: a small pile of backs
     cx = sx0 + (slot_w - bw) / 2
     cy = y + 12
@@ -151,8 +150,9 @@ def render_garbage_table(view: Mapping[str, Any], names: Sequence[str], labels: 
         im.paste(rc.card_back(bw, bh, FELT), (int(cx), int(cy + 4)))
     else:
         im.paste(rc.empty_slot(bw, bh, FELT, FELT, LINE), (int(cx), int(cy + 4)))
-    rb.text(d, (sx0 + slot_w / 2, cap_y), rb.fit(label(labels, "stock", count=view["stock"]), f16, slot_w - 8),
-            f16, TEXT, anchor="mm")
+    # (the captions shrink rather than lose their count: "Nachziehstapel: 42")
+    rb.text_fit(d, (sx0 + slot_w / 2, cap_y), label(labels, "stock", count=view["stock"]), 16, TEXT, slot_w - 8,
+                anchor="mm", smallest=12)
     # discard
     cx = sx0 + slot_w + (slot_w - bw) / 2
     top = view["discard_top"]
@@ -163,9 +163,8 @@ def render_garbage_table(view: Mapping[str, Any], names: Sequence[str], labels: 
         im.paste(rc.empty_slot(bw, bh, FELT, FELT, LINE), (int(cx), int(cy + 4)))
     else:
         im.paste(rc.playing_card(str(top), bw, bh, FELT), (int(cx), int(cy + 4)))
-    rb.text(d, (sx0 + slot_w * 1.5, cap_y),
-            rb.fit(label(labels, "discard", count=view["discard_count"]), f16, slot_w - 8),
-            f16, GOLD if takeable else TEXT, anchor="mm")
+    rb.text_fit(d, (sx0 + slot_w * 1.5, cap_y), label(labels, "discard", count=view["discard_count"]), 16,
+                GOLD if takeable else TEXT, slot_w - 8, anchor="mm", smallest=12)
     # card in hand of the player to move
     in_hand = view["in_hand"]
     cx = sx0 + 2 * slot_w + (slot_w - bw) / 2
@@ -174,9 +173,8 @@ def render_garbage_table(view: Mapping[str, Any], names: Sequence[str], labels: 
         im.paste(rc.playing_card(str(in_hand), bw, bh, FELT), (int(cx), int(cy + 4)))
     else:
         im.paste(rc.empty_slot(bw, bh, FELT, FELT, LINE), (int(cx), int(cy + 4)))
-    rb.text(d, (sx0 + slot_w * 2.5, cap_y),
-            rb.fit(label(labels, "in_hand", name=mover, seat=seat_no), f16, slot_w - 8),
-            f16, GOLD if in_hand is not None else MUTED, anchor="mm")
+    rb.text_fit(d, (sx0 + slot_w * 2.5, cap_y), label(labels, "in_hand", name=mover, seat=seat_no), 16,
+                GOLD if in_hand is not None else MUTED, slot_w - 8, anchor="mm", smallest=12)
     y += mid_h + 4
 
     # players

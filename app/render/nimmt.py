@@ -202,7 +202,7 @@ def render_nimmt_table(view: Mapping[str, Any], names: Sequence[str], labels: Ma
         suffix = rb.fit(" " + you, f14, name_w / 2) if own else ""
         sw = f14.getlength(suffix) if suffix else 0
         drawn = rb.text_fit(d, (nx, cy), nm[s], 18, GOLD if active else TEXT, name_w - sw, anchor="lm",
-                            stroke=1 if own else 0)
+                            stroke=1 if own else 0, smallest=14)
         if suffix:
             rb.text(d, (nx + drawn + 2, cy + 1), suffix, f14, MUTED, anchor="lm")
         # hand size, bull cards, score

@@ -119,7 +119,7 @@ def render_take6_table(view: Mapping[str, Any], names: Sequence[str], labels: Ma
         if s in to_act:
             d.rounded_rectangle((M, top + 1, W - M, top + LINE_H - 2), 8, fill=PANEL_HI)
         _seat_badge(im, d, M + 14, top + LINE_H / 2, s, PANEL if s not in to_act else GOLD, TEXT)
-        rb.text_fit(d, (M + 32, top + LINE_H / 2), names[s], 17, TEXT, 180, anchor="lm")
+        rb.text_fit(d, (M + 32, top + LINE_H / 2), names[s], 17, TEXT, 180, anchor="lm", smallest=13)
         rb.text(d, (cols[0], top + LINE_H / 2), str(view["hand_counts"][s]), rb.font(17), TEXT, anchor="rm")
         if view["phase"] == "choose":
             chosen = view["chosen"][s]

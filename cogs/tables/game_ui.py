@@ -31,6 +31,21 @@ def seat_label(table: Table, seat: int, lang: str, away: bool = True) -> str:
     return plain(s.name)
 
 
+def picture_names(table: Table, lang: str) -> list[str]:
+    """The seats as the table's picture names them: short, as drawn text (no
+    Markdown to escape), a computer with its level, a seat a computer holds
+    while its owner is away marked so."""
+    names = []
+    for s in table.seats:
+        if s.computer:
+            names.append(t(lang, "ai.picture_seat", name=s.name, level=t(lang, f"ai.level_{s.level}")))
+        elif s.away:
+            names.append(t(lang, "table.picture_away", name=s.name))
+        else:
+            names.append(s.name)
+    return names
+
+
 @dataclass
 class TableMessage:
     """What a game wants the public table message to show."""
