@@ -203,3 +203,56 @@ async def test_a_row_choice_that_times_out_takes_the_fewest_heads_row(world, tmp
         label = "ABCD"[best]
         await fd.wait_for(lambda: f"**{chooser}** takes row {label}" in tbl.log_text(), timeout=10)
         assert f"Time ran out for {chooser}" in tbl.log_text()
+
+
+async def test_a_player_who_must_go_hands_the_seat_to_a_computer_with_leave(world, tmp_path):
+    """Without a turn timer a game would wait forever for someone who left.
+    /leave in the game's thread hands the seat to a computer at once: it
+    chooses for them from then on, the thread and the table say so; the
+    others play on; /leave again, or /leave by someone not seated, changes
+    nothing; *I'm back* gives the seat back; the game counts for everyone."""
+    fd = world.fd
+    ana, ben, eve = world.person("ana"), world.person("ben"), world.person("eve")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        tbl, table = await started(world, bot, [ana, ben], deals=1, turn_time=0)
+        engine = live_engine(table)
+        ana_seat, ben_seat = table.seat_of(ana.id), table.seat_of(ben.id)
+        r = await fd.slash(eve, tbl.thread, "leave")
+        assert r.ephemeral and r.message.text() == t("en", "errors.not_seated")
+        r = await fd.slash(ben, tbl.thread, "leave")
+        assert r.ack_type == 4 and r.ephemeral
+        assert r.message.text() == t("en", "slash.stepped_away", table=tbl.table_id, back=t("en", "table.im_back"))
+        assert table.seats[ben_seat].away
+        await fd.wait_for(lambda: t("en", "table.stepped_away", name="ben", back=t("en", "table.im_back"))
+                          in tbl.log_text(), timeout=10)
+        # the computer chose for ben at once; the table says who holds the seat
+        await fd.wait_for(lambda: ben_seat not in engine.to_act, timeout=10)
+        await fd.wait_for(lambda: button(tbl.table_message(), rf"table.back:{tbl.table_id}"), timeout=10)
+        assert t("en", "table.seat_away", name="ben") + ": " in tbl.table_message().text()
+        r = await fd.slash(ben, tbl.thread, "leave")
+        assert r.message.text() == t("en", "errors.already_away") and table.seats[ben_seat].away
+        turns = 0
+        while table.status == "playing" and turns < 3:  # ana plays three turns; ben's seat chooses by itself
+            await fd.wait_for(lambda: ana_seat in engine.to_act or table.status != "playing", timeout=10)
+            panel = await open_panel(tbl, ana)
+            buttons = row_buttons(panel) or card_buttons(panel)
+            await tbl.click(ana, panel, buttons[0]["custom_id"])
+            turns += 1
+        r = await tbl.click(ben, tbl.table_message(), f"table.back:{tbl.table_id}")
+        assert "Welcome back" in (r.followups[-1] if r.followups else r.message).text()
+        await fd.wait_for(lambda: "ben is back" in tbl.log_text(), timeout=10)
+        for _ in range(40):  # both play the deal out
+            if table.status != "playing":
+                break
+            for user, seat in ((ana, ana_seat), (ben, ben_seat)):
+                if seat in engine.to_act and table.status == "playing":
+                    panel = await open_panel(tbl, user)
+                    buttons = row_buttons(panel) or card_buttons(panel)
+                    if buttons:
+                        await tbl.click(user, panel, buttons[0]["custom_id"])
+            await fd.wait_for(lambda: table.status != "playing" or ana_seat in engine.to_act
+                              or ben_seat in engine.to_act, timeout=10)
+        assert table.status == "finished"
+        await fd.wait_for(lambda: bot.tables.get(tbl.table_id) is None or table.recorded, timeout=10)
+        r = await fd.slash(ben, world.channel, "history")  # the game counts for the one who stepped away too
+        assert len(r.message.embeds[0]["description"].splitlines()) == 1

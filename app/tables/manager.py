@@ -673,6 +673,10 @@ class TableManager:
         self.listener(table, [{"type": "lobby", "change": "join", "name": name}])
 
     async def leave(self, table: Table, user_id: int) -> None:
+        """Leave the lobby; in a game, step away: a computer plays the seat
+        (at the normal level) until its owner is back (*I'm back*)."""
+        if table.status == "playing":
+            return await self.step_away(table, user_id)
         async with self._locked(table):
             self._lobby(table)
             index = table.seat_of(user_id)
@@ -880,6 +884,24 @@ class TableManager:
         self.listener(table, events)
         self._schedule(table)
         return events
+
+    async def step_away(self, table: Table, user_id: int) -> None:
+        """A player who must go hands the seat to a computer now (rather than
+        after three missed turns); the game goes on and counts for them."""
+        async with self._locked(table):
+            if table.status != "playing":
+                raise TableError("not_playing")
+            seat = table.seat_of(user_id)
+            if seat is None:
+                raise TableError("not_seated")
+            if table.seats[seat].away:
+                raise TableError("already_away")
+            draft = self._touch(table.draft())
+            draft.seats[seat].away = True
+            events = [draft.note({"type": "away", "seat": seat})]
+            await self._save(table, draft)
+        self.listener(table, events)
+        self._schedule(table)  # on the seat's own turn: the computer plays it now
 
     async def back(self, table: Table, user_id: int) -> None:
         """'I'm back': the owner takes the seat back from the computer."""

@@ -277,8 +277,8 @@ class Lobby:
         await self._lobby_command(interaction, "start")
 
     @app_commands.command(name=_("leave", key="commands.leave.name"),
-                          description=_("Leave the table of this channel or thread before it starts",
-                                        key="commands.leave.description"))
+                          description=_("Leave this channel's table; in a game a computer plays your seat until "
+                                        "you're back", key="commands.leave.description"))
     @app_commands.guild_only()
     async def leave_command(self, interaction: discord.Interaction) -> None:
         await self._lobby_command(interaction, "leave")
@@ -303,6 +303,8 @@ class Lobby:
             except Exception:
                 log.exception("/%s at table %s failed", op, table.id)
                 return await reply(interaction, t(lang, "errors.unexpected_saved" if saved else "errors.unexpected"))
+        if op == "leave" and table.status != "lobby":  # left a game: a computer holds the seat
+            return await reply(interaction, t(lang, "slash.stepped_away", table=table.id, back=t(lang, "table.im_back")))
         done = {"join": "joined", "leave": "left", "start": "started"}[op]
         await reply(interaction, t(lang, f"slash.{done}", table=table.id))
         lobby_id = table.messages.get("lobby")

@@ -438,6 +438,9 @@ class Presenter:
                 lines.append(t(lang, key, name=self.seat_name(table, event["seat"])))
             elif kind == "back":
                 lines.append(t(lang, "table.back", name=self.seat_name(table, event["seat"])))
+            elif kind == "away":
+                lines.append(t(lang, "table.stepped_away", name=self.seat_name(table, event["seat"]),
+                               back=t(lang, "table.im_back")))
             elif kind == "cancelled":
                 lines.append(t(lang, "table.cancelled"))
             elif kind in ("abandoned", "idle"):
