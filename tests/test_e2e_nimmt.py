@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from app.i18n.catalogue import t as t_
 from tests.e2e import (button, check_pings, nimmt_turn, open_hand, open_table, panel_answer, play_nimmt,
                        private_answer, running_bot, seat_players, select)
 
@@ -87,6 +88,48 @@ async def test_lobby_refusals_are_private_and_change_nothing(world, tmp_path):
         r = await t.click(ben, fd.message(t.lobby.id), f"table.join:{t.table_id}") if fd.message(t.lobby.id).buttons() else None
         assert r is None  # the lobby lost its buttons
         assert not fd.threads(world.channel)
+
+
+async def test_the_host_takes_a_seat_out_of_the_lobby(world, tmp_path):
+    """A computer added by mistake, or someone who joined and is not there:
+    the host picks the seat in the lobby's menu and it is gone; nobody else
+    may; the host's own seat is not offered (a forged one is refused); a
+    removed computer's name is given to the next one; the game starts with
+    the seats that are left."""
+    fd = world.fd
+    ana, ben, cleo = world.person("ana"), world.person("ben"), world.person("cleo")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        t = await open_table(fd, ana, world.channel, "nimmt new", seats=5)
+        assert not select(t.lobby, r"table\.remove:.*")  # only the host is seated: nothing to take out
+        await seat_players(t, ana, [ben, cleo], computers=1)
+        await seat_players(t, ana, [], computers=1, level="hard")
+        menu = select(t.lobby, rf"table\.remove:{t.table_id}")
+        labels = [o["label"] for o in menu["options"]]
+        assert labels == ["ben", "cleo", "CPU 1 (computer · normal)", "CPU 2 (computer · hard)"]  # never the host
+        values = {o["label"]: o["value"] for o in menu["options"]}
+        r = await t.choose(ben, t.lobby, menu["custom_id"], [values["cleo"]])
+        assert "Only the host" in await ephemeral_text(r)
+        for forged, key in ((f"u{ana.id}", "errors.host_cannot_leave"), ("c9", "errors.seat_gone"),
+                            ("x1", "guard.bad_input"), ("u" + "9" * 21, "guard.bad_input")):
+            r = await fd.forge(ana, t.lobby, menu["custom_id"], component_type=3, values=[forged])
+            assert r.ephemeral and r.message.text() == t_("en", key), forged
+        assert len(bot.tables.get(t.table_id).seats) == 5
+        r = await t.choose(ana, t.lobby, menu["custom_id"], [values["CPU 1 (computer · normal)"]])
+        assert r.ack_type == 7 and "CPU 1" not in r.message.text() and "CPU 2" in r.message.text()
+        r = await t.choose(ana, r.message, menu["custom_id"], [values["cleo"]])
+        assert r.ack_type == 7 and "cleo" not in r.message.text()
+        t.lobby = r.message
+        # a second moderator's menu that still showed cleo (the stand-in's message is always the newest)
+        r = await fd.forge(ana, t.lobby, menu["custom_id"], component_type=3, values=[values["cleo"]])
+        assert r.ephemeral and r.message.text() == t_("en", "errors.seat_gone")
+        await seat_players(t, ana, [], computers=1)  # the free name again
+        assert [s.name for s in bot.tables.get(t.table_id).seats] == ["ana", "ben", "CPU 2", "CPU 1"]
+        r = await t.click(cleo, t.lobby, f"table.join:{t.table_id}")  # taken out is not banned
+        assert r.ack_type == 7
+        r = await t.click(ana, r.message, f"table.start:{t.table_id}")
+        assert r.ack_type == 7
+        table = bot.tables.get(t.table_id)
+        assert table.status == "playing" and [s.name for s in table.seats] == ["ana", "ben", "CPU 2", "CPU 1", "cleo"]
 
 
 async def test_bad_clicks_during_a_game(world, tmp_path):

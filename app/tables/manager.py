@@ -689,6 +689,29 @@ class TableManager:
             await self._save(table, draft)
         self.listener(table, [{"type": "lobby", "change": "leave", "name": name}])
 
+    async def remove_seat(self, table: Table, user_id: int, *, person: int | None = None,
+                          computer: str | None = None, can_manage: bool = False) -> str:
+        """The host (or a moderator) takes a seat out of the lobby: a computer
+        added by mistake, or someone who joined and is not there.  The host's
+        own seat stays (the host cancels the table instead).  Returns the
+        seat's name."""
+        async with self._locked(table):
+            self._lobby(table)
+            if user_id != table.host_id and not can_manage:
+                raise TableError("host_only")
+            if person is not None and person == table.host_id:
+                raise TableError("host_cannot_leave")
+            index = next((i for i, s in enumerate(table.seats)
+                          if (person is not None and s.user_id == person)
+                          or (computer is not None and s.computer and s.name == computer)), None)
+            if index is None:
+                raise TableError("seat_gone")
+            draft = self._touch(table.draft())
+            name = draft.seats.pop(index).name
+            await self._save(table, draft)
+        self.listener(table, [{"type": "lobby", "change": "removed", "name": name}])
+        return name
+
     async def add_computer(self, table: Table, user_id: int, level: str = "normal") -> None:
         if level not in LEVELS:
             raise TableError("ai.bad_level")
@@ -700,8 +723,9 @@ class TableManager:
                 raise TableError("host_only")
             if len(table.seats) >= table.max_seats:
                 raise TableError("table_full")
-            number = sum(1 for s in table.seats if s.computer) + 1
-            name = f"CPU {number}"
+            taken = {s.name for s in table.seats if s.computer}
+            number = next(n for n in range(1, len(table.seats) + 2) if f"CPU {n}" not in taken)
+            name = f"CPU {number}"  # (the lowest free number: one removed is given again)
             draft = self._touch(table.draft())
             draft.seats.append(Seat(None, name, level=level))
             await self._save(table, draft)

@@ -17,7 +17,7 @@ from core.protocol import GameError
 from cogs.common.ui import (TRANSIENT, can_manage, defer_when_slow, reply, update_message, user_lang, view_of)
 from cogs.tables.game_ui import seat_label
 from cogs.tables.presenter import _ANSWER_REDRAWS
-from cogs.tables.router import Click, TableButton, TableSelect, Word
+from cogs.tables.router import Click, SeatKey, TableButton, TableSelect, Word
 
 log = logging.getLogger(__name__)
 
@@ -191,6 +191,15 @@ class Lobby:
                            state="off" if hints else "on", row=1),
                 Level.make(table.id, t(lang, "ai.add_computer"), levels, row=2),  # at a chosen level
             ]
+        others = [s for s in table.seats if s.user_id != table.host_id]
+        if others:  # the host takes a seat out: a computer added by mistake, someone who is not there
+            options = [discord.SelectOption(
+                label=(t(lang, "ai.level_seat", name=s.name, level=t(lang, f"ai.level_{s.level}"))
+                       if s.computer else s.name)[:100],
+                value=RemoveSeat.value.write(("c", int(s.name.split()[-1])) if s.computer else ("u", s.user_id)),
+                emoji="🤖" if s.computer else "👤") for s in others if not s.computer or s.name.split()[-1].isdigit()]
+            if options:
+                items.append(RemoveSeat.make(table.id, t(lang, "table.remove_seat"), options, row=3))
         return view_of(*items)
 
     def closed_line(self, table: Table) -> str | None:
@@ -353,6 +362,19 @@ class Level(TableSelect, kind="table.level"):
 
     async def run(self, click: Click) -> None:
         await click.cog.manager.add_computer(click.table, click.user.id, self.choice)
+        await click.cog._lobby_update(click.interaction, click.table)
+
+
+class RemoveSeat(TableSelect, kind="table.remove"):
+    """The host takes a seat out of the lobby (a person or a computer)."""
+
+    value = SeatKey()
+
+    async def run(self, click: Click) -> None:
+        kind, number = self.choice
+        await click.cog.manager.remove_seat(
+            click.table, click.user.id, person=number if kind == "u" else None,
+            computer=f"CPU {number}" if kind == "c" else None, can_manage=can_manage(click.interaction))
         await click.cog._lobby_update(click.interaction, click.table)
 
 

@@ -102,7 +102,29 @@ class Word:
         return str(value)
 
 
-Field = Int | Word
+class SeatKey:
+    """A seat of a lobby: ``u<user id>`` a person, ``c<number>`` the computer
+    ``CPU <number>`` (read as ``("u", id)`` / ``("c", number)``).
+
+    >>> SeatKey().read("u123"), SeatKey().read("c2"), SeatKey().write(("c", 2))
+    (('u', 123), ('c', 2), 'c2')
+    """
+
+    pattern = r"[uc]\d{1,20}"
+
+    def read(self, text: object) -> tuple[str, int]:
+        if not isinstance(text, str) or not re.fullmatch(self.pattern, text) or int(text[1:]) > INT64_MAX:
+            raise BadInput(text)
+        return text[0], int(text[1:])
+
+    def write(self, value: tuple[str, int]) -> str:
+        kind, number = value
+        if kind not in ("u", "c") or not 0 <= number <= INT64_MAX:
+            raise ValueError(f"{value!r} is not a seat")
+        return f"{kind}{number}"
+
+
+Field = Int | Word | SeatKey
 
 VERSION = Int(0, INT64_MAX)
 TABLE = Int(0, INT64_MAX)
