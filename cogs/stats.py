@@ -81,6 +81,23 @@ class BoardButton(discord.ui.DynamicItem[discord.ui.Button],
         await cog.show_board(interaction, self.game, self.scope, self.by, self.page, edit=True)
 
 
+class MyPlaceButton(discord.ui.DynamicItem[discord.ui.Button],
+                    template=r"lbme:(?P<game>" + registry.KEY_PATTERN + r"):(?P<scope>g|\d{1,20}):(?P<by>rating|wins|win_rate|games)"):
+    """*My place* on a leaderboard: the page with the user's own line (found at the click)."""
+
+    def __init__(self, game: str, scope: str, by: str, label: str) -> None:
+        super().__init__(discord.ui.Button(label=label, emoji="📍", custom_id=f"lbme:{game}:{scope}:{by}"))
+        self.game, self.scope, self.by = game, scope, by
+
+    @classmethod
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button, match: re.Match[str], /):
+        return cls(match["game"], match["scope"], match["by"], getattr(item, "label", None) or "-")
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        cog: StatsCog = interaction.client.get_cog("Stats")  # type: ignore[assignment]
+        await cog.show_board(interaction, self.game, self.scope, self.by, None, edit=True)
+
+
 class HistorySelect(discord.ui.DynamicItem[discord.ui.Select], template=r"hist:(?P<user>\d{1,20})"):
     """Pick one of the recent games to see its final standings."""
 
@@ -110,10 +127,10 @@ class StatsCog(commands.Cog, name="Stats"):
         self.cards = Cooldown(*PROFILE_CARDS)
 
     async def cog_load(self) -> None:
-        self.bot.add_dynamic_items(BoardButton, HistorySelect)
+        self.bot.add_dynamic_items(BoardButton, MyPlaceButton, HistorySelect)
 
     async def cog_unload(self) -> None:
-        self.bot.remove_dynamic_items(BoardButton, HistorySelect)
+        self.bot.remove_dynamic_items(BoardButton, MyPlaceButton, HistorySelect)
 
     # ------------------------------------------------------------------ /stats
     @app_commands.command(name=_("stats", key="commands.stats.name"),
@@ -211,16 +228,19 @@ class StatsCog(commands.Cog, name="Stats"):
         await self.show_board(interaction, game.value if game else DEFAULT_GAME, where, by.value if by else "rating", 0,
                               note="stats.dm_all_servers" if note else None)
 
-    async def show_board(self, interaction: discord.Interaction, game: str, scope: str, by: str, page: int,
+    async def show_board(self, interaction: discord.Interaction, game: str, scope: str, by: str, page: int | None,
                          edit: bool = False, note: str | None = None) -> None:
+        """A page of a board (``page`` None: the page with the user's own line)."""
         lang = user_lang(interaction)
         if scope != "g" and scope != str(interaction.guild_id):
             return await reply(interaction, t(lang, "guard.other_server"))  # a forged id: another server's board
         guild_id = None if scope == "g" else int(scope)
         store = self.bot.store
         try:
-            board = await store.leaderboard(game, guild_id, by=by, page=page, page_size=BOARD_SIZE, min_games=MIN_GAMES)
             own = await store.rank(interaction.user.id, game, guild_id, by=by)
+            if page is None:
+                page = (own - 1) // BOARD_SIZE if own else 0
+            board = await store.leaderboard(game, guild_id, by=by, page=page, page_size=BOARD_SIZE, min_games=MIN_GAMES)
         except Exception:
             log.exception("leaderboard failed")
             return await reply(interaction, t(lang, "errors.unexpected"))
@@ -247,6 +267,8 @@ class StatsCog(commands.Cog, name="Stats"):
                                   disabled=board.page <= 0))
         view.add_item(BoardButton(game, scope, by, board.page + 1, t(lang, "pager.next"),
                                   disabled=board.page + 1 >= board.pages))
+        if own and not board.page - 1 <= (own - 1) // BOARD_SIZE <= board.page + 1:  # further than a click away
+            view.add_item(MyPlaceButton(game, scope, by, t(lang, "stats.my_place")))
         if edit:
             await interaction.response.edit_message(embed=embed, view=view)
         else:

@@ -506,3 +506,32 @@ async def test_stats_answer_even_when_the_card_cannot_be_drawn(world, tmp_path):
         assert r.ack_type == 5 and r.ephemeral
         text = (await answer(r)).text()
         assert t("en", "stats.games", games=1, wins=1, rate="100%") in text
+
+
+async def test_my_place_jumps_to_the_page_with_your_line(world, tmp_path):
+    """Far down a long board, *My place* opens the page with your own line
+    (bold) instead of Next, Next, Next; it is offered only where the pager
+    needs more than one click, and not to someone who is not on the board."""
+    fd = world.fd
+    ana, newcomer = world.person("ana"), world.person("newcomer")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        seed = Seeder(bot.store)
+        for i in range(34):  # 34 players with one win each over ana: she is 35th of 35, on page 4 of 4
+            await seed.game(world.guild.id, world.channel.id, [(SYNTH + i, f"p{i:02d}"), (ana.id, "ana")])
+
+        def my_place(message):
+            return [b for b in message.buttons() if b["custom_id"].startswith("lbme:")]
+
+        r = await fd.slash(ana, world.channel, "leaderboard", by="wins")
+        assert footer(r.message).startswith("Page 1/4") and "Your rank: 35" in footer(r.message)
+        (button,) = my_place(r.message)
+        assert button["label"] == t("en", "stats.my_place")
+        r = await fd.click(ana, r.message, button["custom_id"])
+        assert r.ack_type == 7 and r.ephemeral and footer(r.message).startswith("Page 4/4")
+        assert board_rows(r.message)[-1] == (35, "ana", "0", 34, True)
+        assert not my_place(r.message)  # already there
+        previous = [b for b in r.message.buttons() if b["custom_id"].startswith("lb:")][0]
+        r = await fd.click(ana, r.message, previous["custom_id"])
+        assert footer(r.message).startswith("Page 3/4") and not my_place(r.message)  # one click away: Next
+        r = await fd.slash(newcomer, world.channel, "leaderboard", by="wins")
+        assert "not on this board" in footer(r.message) and not my_place(r.message)
