@@ -9,6 +9,7 @@ import sys
 import time
 from typing import Any
 
+import discord
 import pytest
 
 from app.i18n.catalogue import t
@@ -260,3 +261,49 @@ async def test_a_command_that_fails_unexpectedly_still_gets_a_private_answer(wor
         monkeypatch.undo()
         r = await fd.slash(ana, world.channel, "help")
         assert r.message.text().startswith(t("en", "help.title"))
+
+
+async def test_table_list_shows_where_to_join_and_where_the_games_are(world, tmp_path):
+    """/table list answers privately with the server's lobbies (seats taken,
+    a link to the lobby message) and games (their thread and players), names
+    as text; a table in a channel the asker cannot see is not listed; a
+    server without tables says how to open one, in the asker's words."""
+    fd = world.fd
+    ana, ben, cara = world.person("ana"), world.person("ben"), world.person("c_a*ra")
+    dora, sofia = world.person("dora"), world.person("sofia", locale="es-ES")
+    games = fd.add_channel(world.guild, "games")
+    secret = fd.add_channel(world.guild, "secret")
+    fd.set_channel_overwrite(secret, None, deny=discord.Permissions(view_channel=True))
+    for member in (dora, fd.bot_user):
+        fd.set_channel_overwrite(secret, member, allow=discord.Permissions(view_channel=True))
+    async with running_bot(fd, tmp_path / "bot.db", world.guild):
+        r = await fd.slash(sofia, world.channel, "table list")
+        assert r.ack_type == 4 and r.ephemeral
+        assert r.message.embeds[0]["description"] == t("es", "table.list_none",
+                                                       commands="`/nimmt nueva`, `/garbage nueva`, `/take6 nueva`")
+        lobby = await open_table(fd, ana, world.channel, "nimmt new", seats=4)
+        game = await open_table(fd, ben, games, "take6 new", seats=2, turn_time=0)
+        await seat_players(game, ben, [cara])
+        assert (await game.click(ben, game.lobby, f"table.start:{game.table_id}")).ack_type == 7
+        thread = await game.wait_thread()
+        await open_table(fd, dora, secret, "garbage new", seats=2)
+
+        def fields(_user):
+            embed = r.message.embeds[0]
+            return {f["name"]: f["value"] for f in embed.get("fields", [])}
+
+        r = await fd.slash(ana, world.channel, "table list")
+        assert r.ack_type == 4 and r.ephemeral and r.message.ephemeral_to == ana.id
+        shown = fields(ana)
+        link = f"https://discord.com/channels/{world.guild.id}/{world.channel.id}/{lobby.lobby.id}"
+        assert shown == {
+            t("en", "table.list_lobbies"): t("en", "table.list_lobby", game="11 nimmt!", table=lobby.table_id,
+                                             channel=f"<#{world.channel.id}>", taken=1, seats=4,
+                                             host=f"<@{ana.id}>", link=link),
+            t("en", "table.list_games"): t("en", "table.list_game", game="6 nimmt!", table=game.table_id,
+                                           thread=f"<#{thread.id}>", players=r"ben, c\_a\*ra"),
+        }
+        assert not r.message.mentions  # (an embed never pings anyway)
+        r = await fd.slash(dora, thread, "table list")  # dora sees the secret channel's lobby too
+        assert "Garbage" in fields(dora)[t("en", "table.list_lobbies")]
+        assert fields(dora)[t("en", "table.list_lobbies")].count("\n") == 1

@@ -365,6 +365,11 @@ class TableManager:
     def get(self, table_id: int) -> Table | None:
         return self.tables.get(table_id)
 
+    def in_guild(self, guild_id: int) -> list[Table]:
+        """The server's open tables (lobbies and games), oldest first."""
+        return sorted((table for table in self.tables.values() if table.status in ACTIVE and table.guild_id == guild_id),
+                      key=lambda table: table.id)
+
     def in_channel(self, channel_id: int) -> Table | None:
         """The active table whose lobby channel or game thread this is."""
         for table in self.tables.values():

@@ -13,6 +13,7 @@ from discord.app_commands import locale_str as _
 from app.i18n.catalogue import normalise, t
 from app.tables.manager import LEVELS, Table, TableError, counting_saves
 from app.text import plain
+from core import registry
 from core.protocol import GameError
 from cogs.common.ui import (TRANSIENT, can_manage, defer_when_slow, reply, update_message, user_lang, view_of)
 from cogs.tables.game_ui import seat_label
@@ -27,6 +28,21 @@ NEEDED_PERMISSIONS = (
     "create_public_threads", "send_messages_in_threads",
 )
 
+
+
+FIELD_MAX = 1024  # an embed field's value
+
+
+def _cut(lines: list[str], lang: str) -> str:
+    """As many whole lines as an embed field holds, then how many more there are."""
+    out: list[str] = []
+    for index, line in enumerate(lines):
+        more = t(lang, "table.list_more", count=len(lines) - index)
+        if len("\n".join(out + [line])) + len(more) + 1 > FIELD_MAX and index < len(lines) - 1 or \
+                len("\n".join(out + [line])) > FIELD_MAX:
+            return "\n".join(out + [more])
+        out.append(line)
+    return "\n".join(out)
 
 
 class Lobby:
@@ -245,6 +261,46 @@ class Lobby:
             return await reply(interaction, self.error_text(lang, error))
         key = "faults.stopped" if table.status == "abandoned" else "faults.lobby_cancelled"
         await reply(interaction, t(lang, key, table=table.id))
+
+    @table_group.command(name=_("list", key="commands.table_list.name"),
+                         description=_("This server's tables: lobbies with free seats, and games being played",
+                                       key="commands.table_list.description"))
+    async def table_list(self, interaction: discord.Interaction) -> None:
+        """``/table list``: where to join, and where the games are (private;
+        only the tables of channels the user can see)."""
+        lang = user_lang(interaction)
+        guild = interaction.guild
+        assert guild is not None
+        member = interaction.user
+
+        def visible(table: Table) -> bool:
+            channel = guild.get_channel(table.channel_id)
+            return channel is not None and isinstance(member, discord.Member) and \
+                channel.permissions_for(member).view_channel
+
+        lobbies, games = [], []
+        for table in filter(visible, self.manager.in_guild(guild.id)):
+            title = t(lang, f"{table.game}.title")
+            if table.status == "lobby":
+                message = table.messages.get("lobby")
+                link = f"https://discord.com/channels/{guild.id}/{table.channel_id}/{message}" if message else None
+                lobbies.append(t(lang, "table.list_lobby", game=title, table=table.id, channel=f"<#{table.channel_id}>",
+                                 taken=len(table.seats), seats=table.max_seats, host=f"<@{table.host_id}>",
+                                 link=link or f"<#{table.channel_id}>"))
+            else:
+                where = table.thread_id or table.channel_id
+                names = ", ".join(plain(s.name) for s in table.seats)
+                games.append(t(lang, "table.list_game", game=title, table=table.id, thread=f"<#{where}>",
+                               players=names))
+        embed = discord.Embed(title=t(lang, "table.list_title"), colour=discord.Colour.blurple())
+        for name, lines in ((t(lang, "table.list_lobbies"), lobbies), (t(lang, "table.list_games"), games)):
+            if lines:
+                embed.add_field(name=name, value=_cut(lines, lang), inline=False)
+        if not lobbies and not games:
+            opening = ", ".join(f"`/{t(lang, f'commands.{key}.name')} {t(lang, f'commands.{key}_new.name')}`"
+                                for key in registry.KEYS)
+            embed.description = t(lang, "table.list_none", commands=opening)
+        await reply(interaction, embed=embed)
 
     async def play_again(self, interaction: discord.Interaction, table_id: int) -> None:
         """*Play again* under a finished game: a new lobby with the same options,
