@@ -129,6 +129,25 @@ class NightLevel(_NightItem, discord.ui.DynamicItem[discord.ui.Select], template
         await cog.op_level(interaction, night, values[0] if len(values) == 1 else "")
 
 
+class NightRemove(_NightItem, discord.ui.DynamicItem[discord.ui.Select], template=r"night:(?P<id>\d{1,20}):remove"):
+    """The organiser's menu of the signed-up players, ``night:<id>:remove``:
+    takes someone who is not there off the night."""
+
+    op = "remove"
+
+    def __init__(self, night_id: int, placeholder: str = "-",
+                 options: list[discord.SelectOption] | None = None, row: int | None = None) -> None:
+        super().__init__(discord.ui.Select(custom_id=f"night:{night_id}:remove", placeholder=placeholder[:150],
+                                           options=options or [discord.SelectOption(label="-")], row=row))
+        self.night_id = night_id
+
+    async def run(self, cog: "NightCog", interaction: discord.Interaction, night: Night) -> None:
+        values = list(self.item.values)  # (a forged id sent as a button has none)
+        if len(values) != 1 or not values[0].isdigit() or len(values[0]) > 20:
+            raise NightError("gone")
+        await cog.op_remove(interaction, night, int(values[0]))
+
+
 class StartRound(NightButton, op="start"):
     async def run(self, cog: "NightCog", interaction: discord.Interaction, night: Night) -> None:
         await cog.op_start(interaction, night)
@@ -166,7 +185,7 @@ class NightCog(commands.Cog, name="Night"):
         self._startup: asyncio.Task[None] | None = None
 
     async def cog_load(self) -> None:
-        self.bot.add_dynamic_items(*NightButton.items, NightLevel)
+        self.bot.add_dynamic_items(*NightButton.items, NightLevel, NightRemove)
         self._set_game_choices()
         if isinstance(self.host, NightHost):
             self.host.listener = self.on_night_change
@@ -174,7 +193,7 @@ class NightCog(commands.Cog, name="Night"):
             self._startup = asyncio.get_running_loop().create_task(self._resume())
 
     async def cog_unload(self) -> None:
-        self.bot.remove_dynamic_items(*NightButton.items, NightLevel)
+        self.bot.remove_dynamic_items(*NightButton.items, NightLevel, NightRemove)
         await self.stop_presenting()
 
     async def stop_presenting(self) -> None:
@@ -316,6 +335,10 @@ class NightCog(commands.Cog, name="Night"):
         await self.host.leave(night, interaction.user.id)
         await self._update(interaction, night)
 
+    async def op_remove(self, interaction: discord.Interaction, night: Night, player_id: int) -> None:
+        await self.host.remove(night, interaction.user.id, can_manage(interaction), player_id)
+        await self._update(interaction, night)
+
     async def op_fill(self, interaction: discord.Interaction, night: Night) -> None:
         await self.host.toggle_fill(night, interaction.user.id, can_manage(interaction))
         await self._update(interaction, night)
@@ -438,6 +461,11 @@ class NightCog(commands.Cog, name="Night"):
                                             default=level == night.level)
                        for level in LEVELS]
             view.add_item(NightLevel(night.id, t(lang, "nights.level"), options, row=2))
+        others = [p for p in night.active() if p.user_id != night.organiser_id]
+        if others:  # the organiser takes off someone who signed up and is not there (menus hold 25)
+            options = [discord.SelectOption(label=p.name[:100], value=str(p.user_id), emoji="👤")
+                       for p in others[-25:]]
+            view.add_item(NightRemove(night.id, t(lang, "nights.remove"), options, row=3))
         return view
 
     def standing_line(self, row: Standing, lang: str) -> str:

@@ -493,3 +493,35 @@ async def test_a_night_scheduled_ahead_starts_its_first_round_by_itself(world, t
         await fd.wait_for(lambda: t("en", "nights.status_playing", round=1) in signup.text() or t(
             "en", "nights.status_ended") in signup.text(), timeout=10)
         await fd.wait_for(lambda: t("en", "nights.status_ended") in signup.text(), timeout=60)
+
+
+async def test_the_organiser_takes_someone_who_is_not_there_off_the_night(world, tmp_path):
+    """Someone signed up and went home without *Leave*: the organiser (or a
+    moderator) picks them in the sign-up's menu; they are not seated in the
+    next round, the sign-up no longer lists them, and they may join again.
+    Nobody else may; the organiser is not in the menu."""
+    fd = world.fd
+    ana, ben, cleo, dan = (world.person(name) for name in ("ana", "ben", "cleo", "dan"))
+    mod = world.person("mod", manage_messages=True)
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, **FAST):
+        r = await fd.slash(ana, world.channel, "night start", game="nimmt", table_size=4, rounds=1, turn_time=1)
+        signup = r.message
+        night_id = int(re.match(r"night:(\d+):join", signup.buttons()[0]["custom_id"])[1])
+        for user in (ben, cleo, dan):
+            await fd.click(user, signup, f"night:{night_id}:join")
+        menu = next(c for c in signup.all_components() if c.get("custom_id") == f"night:{night_id}:remove")
+        assert [o["label"] for o in menu["options"]] == ["ben", "cleo", "dan"]
+        value = {o["label"]: o["value"] for o in menu["options"]}
+        r = await fd.select(ben, signup, menu["custom_id"], [value["dan"]])
+        assert text_of(r) == t("en", "nights.error_not_organiser")
+        r = await fd.select(ana, signup, menu["custom_id"], [value["dan"]])
+        assert r.ack_type == 7 and "dan" not in signup.embeds[0]["fields"][0]["value"]
+        r = await fd.forge(mod, signup, menu["custom_id"], component_type=3, values=[value["dan"]])
+        assert text_of(r) == t("en", "nights.error_gone")  # (an older menu: dan is off already)
+        r = await fd.select(mod, signup, menu["custom_id"], [value["cleo"]])  # a moderator may too
+        assert r.ack_type == 7
+        r = await fd.click(cleo, signup, f"night:{night_id}:join")  # taken off is not banned
+        assert r.ack_type == 7 and "cleo" in signup.embeds[0]["fields"][0]["value"]
+        r = await fd.click(ana, signup, f"night:{night_id}:start")
+        tables = await fd.wait_for(lambda: round_tables(fd, world.channel, 1), timeout=20)
+        assert sorted(tables[1][1]) == sorted([ana.id, ben.id, cleo.id])  # dan is not seated

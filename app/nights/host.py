@@ -223,17 +223,35 @@ class NightHost:
             player = night.player(user_id)
             if player is None or player.left:
                 raise NightError("not_joined")
-            player.left = True
-            await self._save(night)
-            gone = {p.user_id for p in night.players if p.left}
-            for nt in night.playing_tables():
-                people = [u for u in nt.seats if u is not None]
-                table = self.tables.get(nt.table_id)
-                if user_id in people and all(u in gone for u in people) and table is not None:
-                    try:
-                        await self.tables.cancel(table, table.host_id, can_manage=True, reason="players_left")
-                    except TableError:
-                        pass  # finished meanwhile: it counts
+            await self._gone(night, player)
+
+    async def remove(self, night: Night, user_id: int, can_manage: bool, player_id: int) -> str:
+        """The organiser takes someone off the night who signed up and is not
+        there (as if they had left: not seated again; a game of theirs still
+        counts).  Returns their name."""
+        async with guarded(self.lock(night)), self._change(night):
+            self._open(night)
+            self._control(night, user_id, can_manage)
+            player = night.player(player_id)
+            if player is None or player.left:
+                raise NightError("gone")
+            await self._gone(night, player)
+            return player.name
+
+    async def _gone(self, night: Night, player: Player) -> None:
+        """``player`` leaves the night (saved; under the night's lock)."""
+        user_id = player.user_id
+        player.left = True
+        await self._save(night)
+        gone = {p.user_id for p in night.players if p.left}
+        for nt in night.playing_tables():
+            people = [u for u in nt.seats if u is not None]
+            table = self.tables.get(nt.table_id)
+            if user_id in people and all(u in gone for u in people) and table is not None:
+                try:
+                    await self.tables.cancel(table, table.host_id, can_manage=True, reason="players_left")
+                except TableError:
+                    pass  # finished meanwhile: it counts
 
     async def toggle_fill(self, night: Night, user_id: int, can_manage: bool) -> bool:
         async with guarded(self.lock(night)), self._change(night):
