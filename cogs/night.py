@@ -113,39 +113,43 @@ class AutoNight(NightButton, op="auto"):
         await cog.op_auto(interaction, night)
 
 
-class NightLevel(_NightItem, discord.ui.DynamicItem[discord.ui.Select], template=r"night:(?P<id>\d{1,20}):level"):
-    """The menu of the level the night's computers play at, ``night:<id>:level``."""
+class NightSelect(_NightItem, discord.ui.DynamicItem[discord.ui.Select], template=r"(?!)"):
+    """A menu of a night's sign-up message, ``night:<id>:<op>``: one subclass
+    per menu, as the buttons."""
 
-    op = "level"
-
-    def __init__(self, night_id: int, placeholder: str = "-",
-                 options: list[discord.SelectOption] | None = None, row: int | None = None) -> None:
-        super().__init__(discord.ui.Select(custom_id=f"night:{night_id}:level", placeholder=placeholder[:150],
-                                           options=options or [discord.SelectOption(label="-")], row=row))
-        self.night_id = night_id
-
-    async def run(self, cog: "NightCog", interaction: discord.Interaction, night: Night) -> None:
-        values = list(self.item.values)  # (a forged id sent as a button has none)
-        await cog.op_level(interaction, night, values[0] if len(values) == 1 else "")
-
-
-class NightRemove(_NightItem, discord.ui.DynamicItem[discord.ui.Select], template=r"night:(?P<id>\d{1,20}):remove"):
-    """The organiser's menu of the signed-up players, ``night:<id>:remove``:
-    takes someone who is not there off the night."""
-
-    op = "remove"
+    def __init_subclass__(cls, *, op: str, **kwargs: Any) -> None:
+        cls.op = op
+        super().__init_subclass__(template=rf"night:(?P<id>\d{{1,20}}):{op}", **kwargs)
 
     def __init__(self, night_id: int, placeholder: str = "-",
                  options: list[discord.SelectOption] | None = None, row: int | None = None) -> None:
-        super().__init__(discord.ui.Select(custom_id=f"night:{night_id}:remove", placeholder=placeholder[:150],
+        super().__init__(discord.ui.Select(custom_id=f"night:{night_id}:{self.op}", placeholder=placeholder[:150],
                                            options=options or [discord.SelectOption(label="-")], row=row))
         self.night_id = night_id
 
+    @property
+    def choice(self) -> str:
+        """The one value chosen ("" for a forged id sent as a button, which has none)."""
+        values = list(self.item.values)
+        return values[0] if len(values) == 1 else ""
+
+
+class NightLevel(NightSelect, op="level"):
+    """The menu of the level the night's computers play at."""
+
     async def run(self, cog: "NightCog", interaction: discord.Interaction, night: Night) -> None:
-        values = list(self.item.values)  # (a forged id sent as a button has none)
-        if len(values) != 1 or not values[0].isdigit() or len(values[0]) > 20:
+        await cog.op_level(interaction, night, self.choice)
+
+
+class NightRemove(NightSelect, op="remove"):
+    """The organiser's menu of the signed-up players: takes someone who is
+    not there off the night."""
+
+    async def run(self, cog: "NightCog", interaction: discord.Interaction, night: Night) -> None:
+        choice = self.choice
+        if not choice.isdigit() or len(choice) > 20:
             raise NightError("gone")
-        await cog.op_remove(interaction, night, int(values[0]))
+        await cog.op_remove(interaction, night, int(choice))
 
 
 class StartRound(NightButton, op="start"):
