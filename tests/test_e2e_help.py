@@ -58,6 +58,7 @@ async def test_help_lists_what_each_user_can_run_in_their_language(world, tmp_pa
         de = r.message.text()
         assert f"`/nimmt neu [{t('de', 'commands.opt_seats.name')}]" in de
         assert "Alle Regeln, mit den Hausregeln: `/regeln`." in de
+        assert "`/verlassen` im Thread lässt den Computer deinen Platz spielen, bis du **Bin wieder da** klickst" in de
         r = await fd.slash(boss, world.channel, "help")
         assert "`/settings language <language>`" in r.message.text() and "`/sync`" not in r.message.text()
 
