@@ -202,8 +202,6 @@ async def test_join_start_and_leave_as_slash_commands(world, tmp_path):
         assert r.ephemeral and r.message.text() == t("en", "slash.left", table=tid)
         await fd.wait_for(lambda: "cara" not in players())
         assert bot.tables.get(tid).seat_of(cara.id) is None
-        r = await fd.slash(ana, world.channel, "leave")
-        assert r.message.text() == t("en", "errors.host_cannot_leave")
         # the lobby's buttons and the commands act on the same seats
         r = await table.click(cara, table.lobby, f"table.join:{tid}")
         assert r.ack_type == 7 and "cara" in players()
@@ -303,7 +301,36 @@ async def test_table_list_shows_where_to_join_and_where_the_games_are(world, tmp
             t("en", "table.list_games"): t("en", "table.list_game", game="6 nimmt!", table=game.table_id,
                                            thread=f"<#{thread.id}>", players=r"ben, c\_a\*ra"),
         }
-        assert not r.message.mentions  # (an embed never pings anyway)
+        assert not r.message.pinged
         r = await fd.slash(dora, thread, "table list")  # dora sees the secret channel's lobby too
         assert "Garbage" in fields(dora)[t("en", "table.list_lobbies")]
         assert fields(dora)[t("en", "table.list_lobbies")].count("\n") == 1
+
+
+async def test_a_host_who_leaves_the_lobby_hands_it_to_the_next_person(world, tmp_path):
+    """The host must go before the start: the next person seated hosts the
+    table (the lobby says so, and only they may start it); computers never
+    host, and a host alone with computers is told to cancel instead."""
+    fd = world.fd
+    ana, ben, cleo = world.person("ana"), world.person("ben"), world.person("cleo")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        table = await open_table(fd, ana, world.channel, "nimmt new", seats=4, rounds=1, turn_time=0)
+        tid = table.table_id
+        await seat_players(table, ana, [], computers=1)
+        r = await fd.slash(ana, world.channel, "leave")  # only a computer besides her
+        assert r.ephemeral and r.message.text() == t("en", "errors.host_alone")
+        await seat_players(table, ana, [ben, cleo])
+        r = await table.click(ana, table.lobby, f"table.leave:{tid}")  # the lobby's button
+        assert r.ack_type == 7
+        assert t("en", "table.lobby_host", host=f"<@{ben.id}>") in r.message.text() and "ana" not in r.message.text()
+        assert bot.tables.get(tid).host_id == ben.id
+        r = await fd.slash(ben, world.channel, "leave")  # the command, and the next one hosts
+        assert r.ephemeral and r.message.text() == t("en", "slash.left_host", table=tid, host=f"<@{cleo.id}>")
+        assert not r.message.pinged  # (named, not pinged)
+        await fd.wait_for(lambda: t("en", "table.lobby_host", host=f"<@{cleo.id}>") in table.lobby.text())
+        r = await fd.slash(ana, world.channel, "join")
+        r = await fd.slash(ana, world.channel, "start")
+        assert r.message.text() == t("en", "errors.host_only")  # no longer hers
+        r = await fd.slash(cleo, world.channel, "start")
+        assert r.message.text() == t("en", "slash.started", table=tid)
+        assert [s.name for s in bot.tables.get(tid).seats] == ["CPU 1", "cleo", "ana"]

@@ -49,7 +49,7 @@ async def test_each_player_sees_their_language_the_table_the_servers(world, tmp_
         r = await fd.slash(dieter, world.channel, "nimmt new", seats=2)
         assert r.ephemeral and r.message.text() == t("de", "errors.channel_busy", table=t0.table_id)
         r = await t0.click(sofia, t0.lobby, f"table.leave:{t0.table_id}")
-        assert r.ephemeral and r.message.text() == t("es", "errors.host_cannot_leave")
+        assert r.ephemeral and r.message.text() == t("es", "errors.host_alone")
         r = await t0.click(dieter, t0.lobby, f"table.join:{t0.table_id}")
         assert r.ack_type == 7
         t0.lobby = r.message

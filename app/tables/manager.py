@@ -280,7 +280,7 @@ class Table:
 
     def adopt(self, draft: "Table") -> None:
         """Take over a saved draft's state."""
-        for name in ("status", "seats", "seed", "log", "options", "started_at", "turn_seat", "turn_deadline",
+        for name in ("status", "host_id", "seats", "seed", "log", "options", "started_at", "turn_seat", "turn_deadline",
                      "saved", "engine", "active_at", "stopped_by", "stop_reason", "idle", "shuffle", "noted"):
             setattr(self, name, getattr(draft, name))
         self.notes = [note for note in draft.notes if note["n"] > self.notes_told]
@@ -678,8 +678,9 @@ class TableManager:
         self.listener(table, [{"type": "lobby", "change": "join", "name": name}])
 
     async def leave(self, table: Table, user_id: int) -> None:
-        """Leave the lobby; in a game, step away: a computer plays the seat
-        (at the normal level) until its owner is back (*I'm back*)."""
+        """Leave the lobby (the host hands it to the next person seated); in a
+        game, step away: a computer plays the seat (at the normal level) until
+        its owner is back (*I'm back*)."""
         if table.status == "playing":
             return await self.step_away(table, user_id)
         async with self._locked(table):
@@ -687,12 +688,17 @@ class TableManager:
             index = table.seat_of(user_id)
             if index is None:
                 raise TableError("not_seated")
-            if user_id == table.host_id:
-                raise TableError("host_cannot_leave")
             draft = self._touch(table.draft())
+            heir = None
+            if user_id == table.host_id:  # the next person seated hosts the table from now on
+                heir = next((s for s in table.seats if s.user_id not in (None, user_id)), None)
+                if heir is None:
+                    raise TableError("host_alone")  # nobody to hand it to: the host cancels it
+                draft.host_id = heir.user_id
             name = draft.seats.pop(index).name
             await self._save(table, draft)
-        self.listener(table, [{"type": "lobby", "change": "leave", "name": name}])
+        self.listener(table, [{"type": "lobby", "change": "leave", "name": name,
+                               **({"host": heir.name} if heir is not None else {})}])
 
     async def remove_seat(self, table: Table, user_id: int, *, person: int | None = None,
                           computer: str | None = None, can_manage: bool = False) -> str:

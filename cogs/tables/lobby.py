@@ -354,6 +354,7 @@ class Lobby:
         if table is None:
             return await reply(interaction, t(lang, "slash.no_table"))
         user = interaction.user
+        hosting = table.host_id == user.id
         defer_when_slow(interaction)  # a save that waits for the database acknowledges first
         with counting_saves() as saved:
             try:
@@ -370,8 +371,11 @@ class Lobby:
                 return await reply(interaction, t(lang, "errors.unexpected_saved" if saved else "errors.unexpected"))
         if op == "leave" and table.status != "lobby":  # left a game: a computer holds the seat
             return await reply(interaction, t(lang, "slash.stepped_away", table=table.id, back=t(lang, "table.im_back")))
-        done = {"join": "joined", "leave": "left", "start": "started"}[op]
-        await reply(interaction, t(lang, f"slash.{done}", table=table.id))
+        if op == "leave" and hosting:  # the host left: the next person hosts it now
+            await reply(interaction, t(lang, "slash.left_host", table=table.id, host=f"<@{table.host_id}>"))
+        else:
+            done = {"join": "joined", "leave": "left", "start": "started"}[op]
+            await reply(interaction, t(lang, f"slash.{done}", table=table.id))
         lobby_id = table.messages.get("lobby")
         if op != "start" and lobby_id:  # (a start redraws the lobby when its thread is open)
             channel = self.bot.get_partial_messageable(table.channel_id)
