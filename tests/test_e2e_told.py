@@ -206,3 +206,34 @@ async def test_a_join_saved_before_a_kill_shows_on_the_lobby_after_it(world, tmp
         await bot.stop()
     finally:
         bot.finalize()
+
+
+async def test_a_step_away_saved_before_a_kill_is_told_after_it_once(world, tmp_path):
+    """/leave in the game's thread is answered (a computer holds the seat);
+    the bot dies before the thread says so.  After the restart the thread
+    says it once, and the computer plays that seat."""
+    fd = world.fd
+    ana, ben = world.person("ana"), world.person("ben")
+    bot = TimerBot(fd, world.guild, tmp_path / "away.db", tmp_path / "away.log", delay=1.5)
+    try:
+        await bot.start()
+        table_id, _, thread = await open_game(fd, world, [ana, ben], "away")
+        seat = lambda user: next(s for s in table_row(bot.database, table_id)[1]["seats"]  # noqa: E731
+                                 if s["user_id"] == user.id)
+        fail_narration(fd, thread)
+        r = await fd.slash(ben, thread, "leave")
+        assert r.ephemeral and r.message.text() == t("en", "slash.stepped_away", table=table_id,
+                                                      back=t("en", "table.im_back"))
+        assert seat(ben)["away"]  # saved before the answer
+        away = t("en", "table.stepped_away", name="ben", back=t("en", "table.im_back"))
+        assert away not in lines(fd, thread)
+        await bot.kill()
+        await bot.start()
+        await fd.wait_for(lambda: away in lines(fd, thread), timeout=20)
+        await fd.wait_for(lambda: table_row(bot.database, table_id)[1]["narrated"]
+                          == table_row(bot.database, table_id)[2], timeout=20)
+        assert lines(fd, thread).count(away) == 1 and seat(ben)["away"]
+        await bot.stop()
+    finally:
+        bot.finalize()
+    fd.take_violations()
