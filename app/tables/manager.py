@@ -169,6 +169,14 @@ class Seat:
         return self.user_id is None
 
     @property
+    def number(self) -> int | None:
+        """A computer seat's number ("CPU 2": 2), which tells it from the table's other computers."""
+        if not self.computer:
+            return None
+        digits = self.name.rsplit(" ", 1)[-1]
+        return int(digits) if digits.isdigit() else None
+
+    @property
     def automatic(self) -> bool:
         return self.user_id is None or self.away
 
@@ -701,9 +709,10 @@ class TableManager:
                                **({"host": heir.name} if heir is not None else {})}])
 
     async def remove_seat(self, table: Table, user_id: int, *, person: int | None = None,
-                          computer: str | None = None, can_manage: bool = False) -> str:
+                          computer: int | None = None, can_manage: bool = False) -> str:
         """The host (or a moderator) takes a seat out of the lobby: a computer
-        added by mistake, or someone who joined and is not there.  The host's
+        added by mistake (``computer``: its :attr:`Seat.number`), or someone
+        who joined and is not there (``person``: their user id).  The host's
         own seat stays (the host cancels the table instead).  Returns the
         seat's name."""
         async with self._locked(table):
@@ -714,7 +723,7 @@ class TableManager:
                 raise TableError("host_cannot_leave")
             index = next((i for i, s in enumerate(table.seats)
                           if (person is not None and s.user_id == person)
-                          or (computer is not None and s.computer and s.name == computer)), None)
+                          or (computer is not None and s.number == computer)), None)
             if index is None:
                 raise TableError("seat_gone")
             draft = self._touch(table.draft())
@@ -734,8 +743,8 @@ class TableManager:
                 raise TableError("host_only")
             if len(table.seats) >= table.max_seats:
                 raise TableError("table_full")
-            taken = {s.name for s in table.seats if s.computer}
-            number = next(n for n in range(1, len(table.seats) + 2) if f"CPU {n}" not in taken)
+            taken = {s.number for s in table.seats}
+            number = next(n for n in range(1, len(table.seats) + 2) if n not in taken)
             name = f"CPU {number}"  # (the lowest free number: one removed is given again)
             draft = self._touch(table.draft())
             draft.seats.append(Seat(None, name, level=level))

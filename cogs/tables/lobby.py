@@ -212,8 +212,8 @@ class Lobby:
             options = [discord.SelectOption(
                 label=(t(lang, "ai.level_seat", name=s.name, level=t(lang, f"ai.level_{s.level}"))
                        if s.computer else s.name)[:100],
-                value=RemoveSeat.value.write(("c", int(s.name.split()[-1])) if s.computer else ("u", s.user_id)),
-                emoji="🤖" if s.computer else "👤") for s in others if not s.computer or s.name.split()[-1].isdigit()]
+                value=RemoveSeat.value.write(("c", s.number) if s.computer else ("u", s.user_id)),
+                emoji="🤖" if s.computer else "👤") for s in others if not s.computer or s.number is not None]
             if options:
                 items.append(RemoveSeat.make(table.id, t(lang, "table.remove_seat"), options, row=3))
         return view_of(*items)
@@ -434,7 +434,7 @@ class RemoveSeat(TableSelect, kind="table.remove"):
         kind, number = self.choice
         await click.cog.manager.remove_seat(
             click.table, click.user.id, person=number if kind == "u" else None,
-            computer=f"CPU {number}" if kind == "c" else None, can_manage=can_manage(click.interaction))
+            computer=number if kind == "c" else None, can_manage=can_manage(click.interaction))
         await click.cog._lobby_update(click.interaction, click.table)
 
 
