@@ -932,40 +932,32 @@ class TableManager:
     async def step_away(self, table: Table, user_id: int) -> None:
         """A player who must go hands the seat to a computer now (rather than
         after three missed turns); the game goes on and counts for them."""
-        async with self._locked(table):
-            if table.status != "playing":
-                raise TableError("not_playing")
-            seat = table.seat_of(user_id)
-            if seat is None:
-                raise TableError("not_seated")
-            if table.seats[seat].away:
-                raise TableError("already_away")
-            draft = self._touch(table.draft())
-            draft.seats[seat].away = True
-            events = [draft.note({"type": "away", "seat": seat})]
-            await self._save(table, draft)
-        self.listener(table, events)
-        self._schedule(table)  # on the seat's own turn: the computer plays it now
+        await self._hand_over(table, user_id, away=True)
 
     async def back(self, table: Table, user_id: int) -> None:
         """'I'm back': the owner takes the seat back from the computer."""
+        await self._hand_over(table, user_id, away=False)
+
+    async def _hand_over(self, table: Table, user_id: int, *, away: bool) -> None:
+        """The seat of ``user_id`` to the computer (``away``) or back to its owner."""
         async with self._locked(table):
             if table.status != "playing":
                 raise TableError("not_playing")
             seat = table.seat_of(user_id)
             if seat is None:
                 raise TableError("not_seated")
-            if not table.seats[seat].away:
-                raise TableError("not_away")
+            if table.seats[seat].away == away:
+                raise TableError("already_away" if away else "not_away")
             draft = self._touch(table.draft())
-            draft.seats[seat].away = False
-            draft.seats[seat].missed = 0
-            if draft.engine is not None and seat in to_act(draft.engine):
-                self._new_turn(draft, force=True)
-            events = [draft.note({"type": "back", "seat": seat})]
+            draft.seats[seat].away = away
+            if not away:
+                draft.seats[seat].missed = 0
+                if draft.engine is not None and seat in to_act(draft.engine):
+                    self._new_turn(draft, force=True)  # the turn is the owner's, with a fresh timer
+            events = [draft.note({"type": "away" if away else "back", "seat": seat})]
             await self._save(table, draft)
         self.listener(table, events)
-        self._schedule(table)
+        self._schedule(table)  # stepped away on the seat's own turn: the computer plays it now
 
     # -------------------------------------------------------------- internals
     def _engine_options(self, table: Table) -> dict[str, Any]:
