@@ -34,13 +34,17 @@ FIELD_MAX = 1024  # an embed field's value
 
 
 def _cut(lines: list[str], lang: str) -> str:
-    """As many whole lines as an embed field holds, then how many more there are."""
+    """As many whole lines as an embed field holds, then how many more there are.
+
+    >>> _cut(["a", "b"], "en"), _cut(["x" * 600, "y" * 600, "z"], "en")[600:]
+    ('a\\nb', '\\n…and 2 more')
+    """
     out: list[str] = []
     for index, line in enumerate(lines):
-        more = t(lang, "table.list_more", count=len(lines) - index)
-        if len("\n".join(out + [line])) + len(more) + 1 > FIELD_MAX and index < len(lines) - 1 or \
-                len("\n".join(out + [line])) > FIELD_MAX:
-            return "\n".join(out + [more])
+        rest = len(lines) - index - 1  # after this line: they need room for their "…and N more"
+        tail = "\n" + t(lang, "table.list_more", count=rest) if rest else ""
+        if len("\n".join(out + [line]) + tail) > FIELD_MAX:
+            return "\n".join(out + [t(lang, "table.list_more", count=len(lines) - index)])
         out.append(line)
     return "\n".join(out)
 
