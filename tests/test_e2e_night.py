@@ -528,3 +528,6 @@ async def test_the_organiser_takes_someone_who_is_not_there_off_the_night(world,
         r = await fd.click(ana, signup, f"night:{night_id}:start")
         tables = await fd.wait_for(lambda: round_tables(fd, world.channel, 1), timeout=20)
         assert sorted(tables[1][1]) == sorted([ana.id, ben.id, cleo.id])  # dan is not seated
+        await fd.wait_for(lambda: t("en", "nights.status_ended") in signup.text(), timeout=60)  # (the one round)
+        assert [row[1] for row in standings_rows(standings_message(fd, world.channel))
+                if row[1] == "dan"] == []  # dan played no game of the night
