@@ -18,32 +18,25 @@ from app.text import plain
 from core.protocol import Event
 
 
-def seat_label(table: Table, seat: int, lang: str, away: bool = True) -> str:
+def seat_label(table: Table, seat: int, lang: str, away: bool = True, picture: bool = False) -> str:
     """A seat as the table's text shows it: a computer with its level, a seat
     a computer holds while its owner is away (``away``: the game summaries;
     narration names the person only), else the name a player chose (escaped,
-    never a ping)."""
+    never a ping).  ``picture``: the short form the table's picture draws, as
+    drawn text (no Markdown to escape)."""
     s = table.seats[seat]
+    name = s.name if picture else plain(s.name)
     if s.computer:
-        return t(lang, "ai.computer_seat", name=plain(s.name), level=t(lang, f"ai.level_{s.level}"))
+        return t(lang, "ai.picture_seat" if picture else "ai.computer_seat", name=name,
+                 level=t(lang, f"ai.level_{s.level}"))
     if s.away and away:
-        return t(lang, "table.seat_away", name=plain(s.name))
-    return plain(s.name)
+        return t(lang, "table.picture_away" if picture else "table.seat_away", name=name)
+    return name
 
 
 def picture_names(table: Table, lang: str) -> list[str]:
-    """The seats as the table's picture names them: short, as drawn text (no
-    Markdown to escape), a computer with its level, a seat a computer holds
-    while its owner is away marked so."""
-    names = []
-    for s in table.seats:
-        if s.computer:
-            names.append(t(lang, "ai.picture_seat", name=s.name, level=t(lang, f"ai.level_{s.level}")))
-        elif s.away:
-            names.append(t(lang, "table.picture_away", name=s.name))
-        else:
-            names.append(s.name)
-    return names
+    """Every seat as the table's picture names it (:func:`seat_label`'s short form)."""
+    return [seat_label(table, seat, lang, picture=True) for seat in range(len(table.seats))]
 
 
 @dataclass
