@@ -16,7 +16,8 @@ import pytest
 
 from app.i18n.catalogue import t
 from app.nights.night import place_points
-from tests.e2e import running_bot
+from core.protocol import to_act
+from tests.e2e import Table as Seen, button, running_bot
 from tests.test_e2e_restart import BotProcess, table_row
 
 pytestmark = pytest.mark.timeout(240)
@@ -98,7 +99,7 @@ async def test_a_game_night_of_eleven(world, tmp_path):
     async with running_bot(fd, db, world.guild, **FAST) as bot:
         for person in people[:6]:  # the organiser and five friends are in voice
             fd.join_voice(person, voice)
-        r = await fd.slash(ana, world.channel, "night start", game="nimmt", table_size=4, rounds=2, turn_time=1)
+        r = await fd.slash(ana, world.channel, "night start", game="nimmt", table_size=4, rounds=2, turn_time=60)
         assert r.ack_type == 4 and not r.ephemeral
         signup = r.message
         night_id = int(re.match(r"night:(\d+):join", signup.buttons()[0]["custom_id"])[1])
@@ -531,3 +532,108 @@ async def test_the_organiser_takes_someone_who_is_not_there_off_the_night(world,
         await fd.wait_for(lambda: t("en", "nights.status_ended") in signup.text(), timeout=60)  # (the one round)
         assert [row[1] for row in standings_rows(standings_message(fd, world.channel))
                 if row[1] == "dan"] == []  # dan played no game of the night
+
+
+def signed_up(signup: Any) -> str:
+    return signup.embeds[0]["fields"][0]["value"]
+
+
+async def night_table(fd: Any, world: Any, round_no: int) -> Seen:
+    """The one table of the round, once its game is shown in its thread (the newest)."""
+    tables = await fd.wait_for(lambda: round_tables(fd, world.channel, round_no), timeout=20)
+    assert len(tables) == 1
+    threads = await fd.wait_for(lambda: (lambda th: th if len(th) >= round_no else None)(fd.threads(world.channel)),
+                                timeout=20)  # (one thread a round)
+    seen = Seen(fd, world.channel, None, table_id_of(next(iter(tables.values()))[0]), threads[-1])
+    await fd.wait_for(seen.table_message, timeout=20)
+    return seen
+
+
+async def test_leave_in_a_night_game_takes_you_off_the_night_and_im_back_signs_you_up_again(world, tmp_path):
+    """ben must go: /leave in his table's thread hands his seat to a computer
+    and takes him off the night (he is told so, the sign-up no longer lists
+    him, the next round does not seat him, and the game he left still counts
+    for him). He then presses *Leave* on the sign-up as well: *I'm back*
+    gives him his seat for the rest of the game but no more of the night.
+    cleo steps away too and clicks *I'm back*: she is told she is signed up
+    again and is seated next round. Three missed turns (dan, who
+    never moves) hand a seat to the computer but keep its owner on the night."""
+    fd = world.fd
+    ana, ben, cleo, dan = (world.person(name) for name in ("ana", "ben", "cleo", "dan"))
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, **FAST):
+        r = await fd.slash(ana, world.channel, "night start", game="nimmt", table_size=4, rounds=2, turn_time=60)
+        signup = r.message
+        night_id = int(re.match(r"night:(\d+):join", signup.buttons()[0]["custom_id"])[1])
+        for user in (ben, cleo, dan):
+            await fd.click(user, signup, f"night:{night_id}:join")
+        await fd.click(ana, signup, f"night:{night_id}:start")
+        seen = await night_table(fd, world, 1)
+        table_id, thread = seen.table_id, seen.thread
+        r = await fd.slash(ben, thread, "leave")
+        assert r.ephemeral and r.message.text() == "\n".join([
+            t("en", "slash.stepped_away", table=table_id, back=t("en", "table.im_back")),
+            t("en", "nights.away_off", back=t("en", "table.im_back"), join=t("en", "nights.join"))])
+        await fd.wait_for(lambda: "ben" not in signed_up(signup), timeout=10)
+        r = await fd.click(ben, signup, f"night:{night_id}:leave")  # he means it: off for good
+        assert r.ack_type == 7 and "ben" not in signed_up(signup)
+        r = await fd.click(ben, signup, f"night:{night_id}:leave")
+        assert text_of(r) == t("en", "nights.error_not_joined")
+        r = await fd.slash(cleo, thread, "leave")
+        assert t("en", "nights.away_off", back=t("en", "table.im_back"), join=t("en", "nights.join")) \
+            in r.message.text()
+        await fd.wait_for(lambda: "cleo" not in signed_up(signup), timeout=10)
+        message = await fd.wait_for(lambda: (lambda m: m if m is not None and button(
+            m, rf"table.back:{table_id}") else None)(seen.table_message()), timeout=10)
+        r = await fd.click(cleo, message, f"table.back:{table_id}")
+        answer = (r.followups[-1] if r.followups else r.message).text()
+        assert answer == "\n".join([t("en", "table.welcome_back"), t("en", "nights.back_on")])
+        await fd.wait_for(lambda: "cleo" in signed_up(signup), timeout=10)
+        r = await fd.click(ben, message, f"table.back:{table_id}")  # back for this game only
+        assert (r.followups[-1] if r.followups else r.message).text() == t("en", "table.welcome_back")
+        assert "ben" not in signed_up(signup)
+        # the game plays out by the turn timer: dan (and ana, cleo) miss their turns
+        await fd.wait_for(lambda: t("en", "nights.status_between", round=1) in signup.text(), timeout=90)
+        assert "Time ran out for dan" in seen.log_text()
+        rows = {row[1]: row for row in standings_rows(standings_message(fd, world.channel))}
+        assert sorted(rows) == ["ana", "ben", "cleo", "dan"] and rows["ben"][4] == 1  # ben's game counts
+        await fd.click(ana, signup, f"night:{night_id}:start")
+        tables = await fd.wait_for(lambda: round_tables(fd, world.channel, 2), timeout=20)
+        assert [sorted(people) for _, people in tables.values()] == [sorted([ana.id, cleo.id, dan.id])]
+        await fd.click(ana, signup, f"night:{night_id}:end")
+        await fd.wait_for(lambda: t("en", "nights.status_ended") in signup.text(), timeout=30)
+
+
+async def test_a_step_away_the_night_could_not_save_says_so_and_changes_nothing(world, tmp_path):
+    """The seat went to the computer (saved), but the database refused the
+    night's change: the answer says the night may still seat them, and the
+    night, in memory and saved, still has them."""
+    from tests.faults import DISK_FULL, failing_commits
+
+    fd = world.fd
+    ana, ben = world.person("ana"), world.person("ben")
+    database = tmp_path / "bot.db"
+    async with running_bot(fd, database, world.guild, **FAST) as bot:
+        r = await fd.slash(ana, world.channel, "night start", game="nimmt", table_size=4, rounds=1, turn_time=0)
+        signup = r.message
+        night_id = int(re.match(r"night:(\d+):join", signup.buttons()[0]["custom_id"])[1])
+        await fd.click(ben, signup, f"night:{night_id}:join")
+        await fd.click(ana, signup, f"night:{night_id}:start")
+        seen = await night_table(fd, world, 1)
+        table_id, thread = seen.table_id, seen.thread
+        table = await fd.wait_for(lambda: (lambda tb: tb if tb is not None and tb.engine is not None else None)(
+            bot.tables.get(table_id)), timeout=10)
+        # whoever is not to move steps away: no computer move saves anything meanwhile
+        who = next(u for u in (ana, ben) if table.seat_of(u.id) not in to_act(table.engine))
+        disk = failing_commits(bot.store)
+        disk.spare, disk.error = 1, DISK_FULL  # the seat's change is saved, the night's is refused
+        r = await fd.slash(who, thread, "leave")
+        disk.error = None
+        assert disk.refused >= 1  # (the night's, and maybe a redrawn message's id)
+        assert r.ephemeral and r.message.text() == "\n".join([
+            t("en", "slash.stepped_away", table=table_id, back=t("en", "table.im_back")),
+            t("en", "nights.away_not_saved", leave=t("en", "nights.leave"))])
+        assert table.seats[table.seat_of(who.id)].away
+        assert who.name in signed_up(signup)
+        night = bot.nights.nights[night_id]
+        assert not night.player(who.id).left
+        assert not next(p for p in night_row(database, night_id)[1]["players"] if p["user_id"] == who.id)["left"]

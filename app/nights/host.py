@@ -28,7 +28,7 @@ from app.nights.night import (
     ENDED, PLAYING, SIGNUP, GameEvents, Night, NightError, NightTable, Player, highlights, seat_round,
     standings,
 )
-from app.tables.manager import LEVELS, Table, TableError, TableManager, guarded, slow_guard
+from app.tables.manager import LEVELS, Note, Table, TableError, TableManager, guarded, slow_guard
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,8 @@ DEFAULT_TABLE_SIZE = 4
 #: table manager's time scale): time to read the standings, fetch a drink, sign up late
 BREAK_SECONDS = 60.0
 
-Listener = Callable[[Night, str], None]  # kinds: "round" (started or over), "table" (one ended), "ended"
+#: kinds: "round" (started or over), "table" (one ended), "players" (someone stepped away or is back), "ended"
+Listener = Callable[[Night, str], None]
 
 
 def _copy(night: Night) -> Night:
@@ -61,6 +62,7 @@ class NightHost:
         self.round_started: Callable[[Night], Awaitable[None]] | None = None
         self._timers: dict[int, asyncio.Task[None]] = {}  # night id -> its next round's start
         tables.closed_hooks.append(self._table_closed)
+        tables.away_hooks.append(self._seat_handed)
 
     # ------------------------------------------------------------------ lookup
     def lock(self, night: Night) -> asyncio.Lock:
@@ -192,7 +194,7 @@ class NightHost:
             if player is not None and not player.left:
                 raise NightError("already_joined")
             if player is not None:
-                player.left, player.name = False, name
+                player.left, player.away, player.name = False, False, name
             else:
                 night.players.append(Player(user_id, name))
             await self._save(night)
@@ -208,7 +210,7 @@ class NightHost:
                 if player is None:
                     night.players.append(Player(uid, name))
                 elif player.left:
-                    player.left = False
+                    player.left = player.away = False
                 else:
                     continue
                 added += 1
@@ -221,7 +223,7 @@ class NightHost:
         async with guarded(self.lock(night)), self._change(night):
             self._open(night)
             player = night.player(user_id)
-            if player is None or player.left:
+            if player is None or player.left and not player.away:  # (off by a step away: now for good)
                 raise NightError("not_joined")
             await self._gone(night, player)
 
@@ -241,9 +243,9 @@ class NightHost:
     async def _gone(self, night: Night, player: Player) -> None:
         """``player`` leaves the night (saved; under the night's lock)."""
         user_id = player.user_id
-        player.left = True
+        player.left, player.away = True, False
         await self._save(night)
-        gone = {p.user_id for p in night.players if p.left}
+        gone = {p.user_id for p in night.players if p.left and not p.away}  # (a computer plays on for those away)
         for nt in night.playing_tables():
             people = [u for u in nt.seats if u is not None]
             table = self.tables.get(nt.table_id)
@@ -252,6 +254,29 @@ class NightHost:
                     await self.tables.cancel(table, table.host_id, can_manage=True, reason="players_left")
                 except TableError:
                     pass  # finished meanwhile: it counts
+
+    async def _seat_handed(self, table: Table, user_id: int, away: bool) -> Note | None:
+        """Someone at a table of the night stepped away (``/leave`` in its
+        thread: they must go) or is back.  Gone: the night no longer seats them
+        (their game plays on with a computer in their seat, and counts); back:
+        it seats them again.  Returns the line their answer adds."""
+        night = self.nights.get(table.night_id) if table.night_id is not None else None
+        if night is None or night.status == ENDED:
+            return None
+        key = "away_off" if away else "back_on"
+        try:
+            async with guarded(self.lock(night)), self._change(night):
+                player = night.player(user_id)
+                if player is None or night.status == ENDED or (player.left if away else not player.away):
+                    return None  # off the night already, or off it by their own choice
+                player.left = player.away = away
+                await self._save(night)
+        except TableError:  # not saved: as it was, and they are told so
+            key = "away_not_saved" if away else "back_not_saved"
+        else:
+            self._tell(night, "players")
+        return lambda lang: t(lang, f"nights.{key}", back=t(lang, "table.im_back"), join=t(lang, "nights.join"),
+                              leave=t(lang, "nights.leave"))
 
     async def toggle_fill(self, night: Night, user_id: int, can_manage: bool) -> bool:
         async with guarded(self.lock(night)), self._change(night):

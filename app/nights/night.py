@@ -39,13 +39,16 @@ class Player:
     user_id: int
     name: str
     left: bool = False
+    #: left by stepping away from a table of the night (``/leave`` there):
+    #: *I'm back* at that table signs them up again
+    away: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {"user_id": self.user_id, "name": self.name, "left": self.left}
+        return {"user_id": self.user_id, "name": self.name, "left": self.left, **({"away": True} if self.away else {})}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "Player":
-        return cls(int(data["user_id"]), str(data["name"]), bool(data.get("left")))
+        return cls(int(data["user_id"]), str(data["name"]), bool(data.get("left")), bool(data.get("away")))
 
 
 @dataclass

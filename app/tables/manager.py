@@ -246,7 +246,7 @@ class Table:
                 return index
         return None
 
-    def names(self) -> list[str]:
+    def names(self) -> list[Note]:
         return [seat.name for seat in self.seats]
 
     def meta(self) -> dict[str, Any]:
@@ -316,6 +316,7 @@ class Listener(Protocol):
 
 
 ComputerPlayer = Callable[[Any, int, random.Random], Any]
+Note = Callable[[str], str]  # a line for a player's answer, in the language given
 
 
 class TableManager:
@@ -345,6 +346,10 @@ class TableManager:
         #: called with a table once its game is over (recorded) or it was cancelled; may run
         #: inside the table's lock, so a hook schedules its work and never waits on the table
         self.closed_hooks: list[Callable[[Table], None]] = []
+        #: called with (table, user id, away) once a step away (``away``) or a return was
+        #: saved, outside the table's lock; each may return a note for the answer to that
+        #: player (its text in a language), e.g. that a game night no longer seats them
+        self.away_hooks: list[Callable[[Table, int, bool], Awaitable[Note | None]]] = []
         self.computer_delay = computer_delay
         self.time_scale = time_scale
         self.fixed_seed = seed
@@ -685,10 +690,11 @@ class TableManager:
             await self._save(table, draft)
         self.listener(table, [{"type": "lobby", "change": "join", "name": name}])
 
-    async def leave(self, table: Table, user_id: int) -> None:
+    async def leave(self, table: Table, user_id: int) -> list[Note]:
         """Leave the lobby (the host hands it to the next person seated); in a
         game, step away: a computer plays the seat (at the normal level) until
-        its owner is back (*I'm back*)."""
+        its owner is back (*I'm back*).  Returns the away hooks' notes (none
+        for a lobby)."""
         if table.status == "playing":
             return await self.step_away(table, user_id)
         async with self._locked(table):
@@ -707,6 +713,7 @@ class TableManager:
             await self._save(table, draft)
         self.listener(table, [{"type": "lobby", "change": "leave", "name": name,
                                **({"host": heir.name} if heir is not None else {})}])
+        return []
 
     async def remove_seat(self, table: Table, user_id: int, *, person: int | None = None,
                           computer: int | None = None, can_manage: bool = False) -> str:
@@ -929,17 +936,20 @@ class TableManager:
         self._schedule(table)
         return events
 
-    async def step_away(self, table: Table, user_id: int) -> None:
+    async def step_away(self, table: Table, user_id: int) -> list[Note]:
         """A player who must go hands the seat to a computer now (rather than
-        after three missed turns); the game goes on and counts for them."""
-        await self._hand_over(table, user_id, away=True)
+        after three missed turns); the game goes on and counts for them.
+        Returns the away hooks' notes."""
+        return await self._hand_over(table, user_id, away=True)
 
-    async def back(self, table: Table, user_id: int) -> None:
-        """'I'm back': the owner takes the seat back from the computer."""
-        await self._hand_over(table, user_id, away=False)
+    async def back(self, table: Table, user_id: int) -> list[Note]:
+        """'I'm back': the owner takes the seat back from the computer.
+        Returns the away hooks' notes."""
+        return await self._hand_over(table, user_id, away=False)
 
-    async def _hand_over(self, table: Table, user_id: int, *, away: bool) -> None:
-        """The seat of ``user_id`` to the computer (``away``) or back to its owner."""
+    async def _hand_over(self, table: Table, user_id: int, *, away: bool) -> list[Note]:
+        """The seat of ``user_id`` to the computer (``away``) or back to its
+        owner; then the away hooks, whose notes are returned."""
         async with self._locked(table):
             if table.status != "playing":
                 raise TableError("not_playing")
@@ -958,6 +968,16 @@ class TableManager:
             await self._save(table, draft)
         self.listener(table, events)
         self._schedule(table)  # stepped away on the seat's own turn: the computer plays it now
+        notes: list[Note] = []
+        for hook in self.away_hooks:
+            try:
+                note = await hook(table, user_id, away)
+            except Exception:
+                log.exception("an away hook failed for table %s", table.id)
+                continue
+            if note:
+                notes.append(note)
+        return notes
 
     # -------------------------------------------------------------- internals
     def _engine_options(self, table: Table) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 
 from app.i18n.catalogue import normalise, t
-from app.tables.manager import LEVELS, Table, TableError, counting_saves
+from app.tables.manager import LEVELS, Note, Table, TableError, counting_saves
 from app.text import plain
 from core import registry
 from core.protocol import GameError
@@ -359,13 +359,14 @@ class Lobby:
             return await reply(interaction, t(lang, "slash.no_table"))
         user = interaction.user
         hosting = table.host_id == user.id
+        notes: list[Note] = []
         defer_when_slow(interaction)  # a save that waits for the database acknowledges first
         with counting_saves() as saved:
             try:
                 if op == "join":
                     await self.manager.join(table, user.id, user.display_name)
                 elif op == "leave":
-                    await self.manager.leave(table, user.id)
+                    notes = await self.manager.leave(table, user.id)
                 else:
                     await self.manager.start(table, user.id)
             except (TableError, GameError) as error:
@@ -374,7 +375,9 @@ class Lobby:
                 log.exception("/%s at table %s failed", op, table.id)
                 return await reply(interaction, t(lang, "errors.unexpected_saved" if saved else "errors.unexpected"))
         if op == "leave" and table.status != "lobby":  # left a game: a computer holds the seat
-            return await reply(interaction, t(lang, "slash.stepped_away", table=table.id, back=t(lang, "table.im_back")))
+            return await reply(interaction, "\n".join(
+                [t(lang, "slash.stepped_away", table=table.id, back=t(lang, "table.im_back"))]
+                + [note(lang) for note in notes]))
         if op == "leave" and hosting:  # the host left: the next person hosts it now
             await reply(interaction, t(lang, "slash.left_host", table=table.id, host=f"<@{table.host_id}>"))
         else:
@@ -492,8 +495,9 @@ class Back(TableButton, kind="table.back"):
     legacy = "back"
 
     async def run(self, click: Click) -> None:
-        await click.cog.manager.back(click.table, click.user.id)
-        await reply(click.interaction, t(click.lang, "table.welcome_back"))
+        notes = await click.cog.manager.back(click.table, click.user.id)
+        await reply(click.interaction, "\n".join([t(click.lang, "table.welcome_back")]
+                                                 + [note(click.lang) for note in notes]))
 
 
 class PlayAgain(TableButton, kind="table.again"):
