@@ -11,7 +11,7 @@ import argparse
 import asyncio
 import logging
 import sys
-from typing import Any
+from typing import Any, Callable
 
 import discord
 from discord.ext import commands
@@ -82,6 +82,9 @@ class CardBot(commands.Bot):
         self.store: Any = None
         self.tables: Any = None
         self.nights: Any = None
+        #: more sections of ``/table list``, each (guild id, language, can the user see
+        #: channel id?) -> (title, lines): the game nights' cog adds its nights
+        self.listings: list[Callable[[int, str, Callable[[int], bool]], tuple[str, list[str]]]] = []
         self._syncing: asyncio.Task[None] | None = None
         self.budget = RequestBudget(config.process_requests_per_second, REQUEST_BURST)
         self.http.request = self.budget.wrap(self.http.request)  # type: ignore[method-assign]

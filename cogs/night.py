@@ -15,7 +15,7 @@ import io
 import logging
 import re
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
 import discord
 from discord import app_commands
@@ -195,9 +195,12 @@ class NightCog(commands.Cog, name="Night"):
             self.host.listener = self.on_night_change
             self.host.round_started = self._launch  # a round that started by itself: announce, start
             self._startup = asyncio.get_running_loop().create_task(self._resume())
+            getattr(self.bot, "listings", []).append(self.listing)
 
     async def cog_unload(self) -> None:
         self.bot.remove_dynamic_items(*NightButton.items, NightLevel, NightRemove)
+        if self.listing in getattr(self.bot, "listings", []):
+            self.bot.listings.remove(self.listing)
         await self.stop_presenting()
 
     async def stop_presenting(self) -> None:
@@ -513,6 +516,27 @@ class NightCog(commands.Cog, name="Night"):
         if lobby:
             return f"[{name}](https://discord.com/channels/{table.guild_id}/{table.channel_id}/{lobby})"
         return name
+
+    def listing(self, guild_id: int, lang: str, sees: Callable[[int], bool]) -> tuple[str, list[str]]:
+        """``/table list``'s section: the server's game nights not over (in
+        channels the user can see), how far they are, and where to sign up."""
+        lines = []
+        for night in list(self.host.nights.values()):
+            if night.guild_id != guild_id or night.status == ENDED or not sees(night.channel_id):
+                continue
+            shown = self.host.shown(night)
+            if shown.status == PLAYING:
+                stage = t(lang, "nights.list_playing", round=shown.round)
+            elif shown.round:
+                stage = t(lang, "nights.list_between", round=shown.round)
+            else:
+                stage = t(lang, "nights.list_signup")
+            message = shown.messages.get("signup")
+            channel = f"<#{shown.channel_id}>"
+            link = f"https://discord.com/channels/{guild_id}/{shown.channel_id}/{message}" if message else channel
+            lines.append(t(lang, "nights.list_line", game=t(lang, f"{shown.game}.title"), channel=channel,
+                           count=sum(1 for p in shown.players if not p.left), stage=stage, link=link))
+        return t(lang, "nights.list_title"), lines
 
     # ------------------------------------------------------------ presenting
     def on_night_change(self, night: Night, kind: str) -> None:

@@ -265,7 +265,8 @@ async def test_table_list_shows_where_to_join_and_where_the_games_are(world, tmp
     """/table list answers privately with the server's lobbies (seats taken,
     a link to the lobby message) and games (their thread and players), names
     as text; a table in a channel the asker cannot see is not listed; a
-    server without tables says how to open one, in the asker's words."""
+    server without tables says how to open one, in the asker's words. Game
+    nights are listed with their stage and a link to their sign-up."""
     fd = world.fd
     ana, ben, cara = world.person("ana"), world.person("ben"), world.person("c_a*ra")
     dora, sofia = world.person("dora"), world.person("sofia", locale="es-ES")
@@ -305,6 +306,29 @@ async def test_table_list_shows_where_to_join_and_where_the_games_are(world, tmp
         r = await fd.slash(dora, thread, "table list")  # dora sees the secret channel's lobby too
         assert "Garbage" in fields(dora)[t("en", "table.list_lobbies")]
         assert fields(dora)[t("en", "table.list_lobbies")].count("\n") == 1
+        # game nights: where to sign up and how far they are; a private channel's stays private
+        evening, hidden = fd.add_channel(world.guild, "evening"), fd.add_channel(world.guild, "hidden")
+        fd.set_channel_overwrite(hidden, None, deny=discord.Permissions(view_channel=True))
+        for member in (dora, fd.bot_user):
+            fd.set_channel_overwrite(hidden, member, allow=discord.Permissions(view_channel=True))
+        signup = (await fd.slash(cara, evening, "night start", game="garbage", table_size=2)).message
+        night_id = int(re.match(r"night:(\d+):join", signup.buttons()[0]["custom_id"])[1])
+        await fd.click(dora, signup, f"night:{night_id}:join")
+        await fd.slash(dora, hidden, "night start", game="nimmt")
+        link = f"https://discord.com/channels/{world.guild.id}/{evening.id}/{signup.id}"
+
+        def night_line(stage: str, count: int) -> str:
+            return t("en", "nights.list_line", game="Garbage", channel=f"<#{evening.id}>", count=count,
+                     stage=stage, link=link)
+
+        r = await fd.slash(ana, world.channel, "table list")
+        assert fields(ana)[t("en", "nights.list_title")] == night_line(t("en", "nights.list_signup"), 2)
+        await fd.click(ana, signup, f"night:{night_id}:join")
+        assert (await fd.click(cara, signup, f"night:{night_id}:start")).ack_type == 7
+        r = await fd.slash(ana, world.channel, "table list")
+        assert fields(ana)[t("en", "nights.list_title")] == night_line(t("en", "nights.list_playing", round=1), 3)
+        r = await fd.slash(dora, world.channel, "table list")
+        assert fields(dora)[t("en", "nights.list_title")].count("\n") == 1  # both nights
 
 
 async def test_a_host_who_leaves_the_lobby_hands_it_to_the_next_person(world, tmp_path):

@@ -277,13 +277,13 @@ class Lobby:
         assert guild is not None
         member = interaction.user
 
-        def visible(table: Table) -> bool:
-            channel = guild.get_channel(table.channel_id)
+        def sees(channel_id: int) -> bool:
+            channel = guild.get_channel(channel_id)
             return channel is not None and isinstance(member, discord.Member) and \
                 channel.permissions_for(member).view_channel
 
         lobbies, games = [], []
-        for table in filter(visible, self.manager.in_guild(guild.id)):
+        for table in (table for table in self.manager.in_guild(guild.id) if sees(table.channel_id)):
             title = t(lang, f"{table.game}.title")
             if table.status == "lobby":
                 message = table.messages.get("lobby")
@@ -296,11 +296,13 @@ class Lobby:
                 names = ", ".join(plain(s.name) for s in table.seats)
                 games.append(t(lang, "table.list_game", game=title, table=table.id, thread=f"<#{where}>",
                                players=names))
+        sections = [(t(lang, "table.list_lobbies"), lobbies), (t(lang, "table.list_games"), games)]
+        sections += [listing(guild.id, lang, sees) for listing in getattr(self.bot, "listings", ())]
         embed = discord.Embed(title=t(lang, "table.list_title"), colour=discord.Colour.blurple())
-        for name, lines in ((t(lang, "table.list_lobbies"), lobbies), (t(lang, "table.list_games"), games)):
+        for name, lines in sections:
             if lines:
                 embed.add_field(name=name, value=_cut(lines, lang), inline=False)
-        if not lobbies and not games:
+        if not any(lines for _, lines in sections):
             opening = ", ".join(f"`/{t(lang, f'commands.{key}.name')} {t(lang, f'commands.{key}_new.name')}`"
                                 for key in registry.KEYS)
             embed.description = t(lang, "table.list_none", commands=opening)
