@@ -137,7 +137,8 @@ class HelpCog(commands.Cog, name="Help"):
         intro = t(lang, "help.intro", rules=f"`{local_path(every, ['rules'], lang)}`",
                   night=f"`{local_path(every, ['night', 'start'], lang)}`", new=new,
                   join=t(lang, "table.join"), start=t(lang, "table.start"), hand=hand,
-                  leave=f"`{local_path(every, ['leave'], lang)}`", back=t(lang, "table.im_back"))
+                  leave=f"`{local_path(every, ['leave'], lang)}`", back=t(lang, "table.im_back"),
+                  away=t(lang, "table.step_away"))
         text = intro + "\n\n" + t(lang, "help.commands") + "\n" + "\n".join(lines)
         if interaction.guild is None:
             text += "\n\n" + t(lang, "help.in_dm")

@@ -28,7 +28,7 @@ from cogs.coach import hint_text
 from cogs.common.ui import user_lang, view_of
 from cogs.tables import TablesCog
 from cogs.tables.game_ui import GameCog, TableMessage, picture_names, seat_label
-from cogs.tables.lobby import Back, Rules
+from cogs.tables.lobby import Back, Rules, seat_control
 from cogs.tables.router import Click, Int, TableButton, TableSelect, legacy_page
 from core.nimmt import HEADS, Open, Pass, Play, Steal, Take, stack_label
 from core.protocol import Event
@@ -269,6 +269,9 @@ class NimmtUI:
         items.append(Refresh.make(table.id, t(lang, "nimmt.refresh"), emoji="🔄", row=4))
         if table.options.get("hints") and table.status == "playing" and view["to_move"] == seat:
             items.append(HintButton.make(table.id, t(lang, "ai.hint"), emoji="💡", ver=ver, row=4))
+        control = seat_control(table, seat, lang, row=4)
+        if control is not None:
+            items.append(control)
         embed.description = "\n".join(lines)[:4000]
         embed.set_image(url="attachment://hand.png")
         return embed, view_of(*items), view

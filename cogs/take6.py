@@ -38,7 +38,7 @@ from cogs.common.ui import reply, user_lang, view_of
 from cogs.tables import TablesCog
 from cogs.tables.game_ui import GameCog, TableMessage, picture_names, seat_label
 from cogs.guard import BadInput, number
-from cogs.tables.lobby import Back, Rules
+from cogs.tables.lobby import Back, Rules, seat_control
 from cogs.tables.router import Click, Int, TableButton
 from core.protocol import Event, GameError
 from core.take6 import HAND, HEADS, ROW_LABELS, ROWS, Choose, PickRow
@@ -222,6 +222,9 @@ class Take6UI:
         if table.options.get("hints") and table.status == "playing" and seat in view["to_act"] and (
                 view["phase"] == "choose" or view["to_move"] == seat):  # the coach, for a move of one's own
             items.append(HintButton.make(table.id, t(lang, "ai.hint"), emoji="💡", row=4, **when))
+        control = seat_control(table, seat, lang, row=4)
+        if control is not None:
+            items.append(control)
         embed.description = "\n".join(lines)[:4000]
         return embed, view_of(*items)
 

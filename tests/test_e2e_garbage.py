@@ -479,3 +479,27 @@ async def test_bad_inputs_at_a_jack_choice(world, tmp_path):
         await fd.wait_for(lambda: f"**ana**: the Jack went to slot {slot}, uncovering" in t.log_text(), timeout=10)
         assert t.log_text().count("the Jack went to slot") == 1
         assert all(a.latency is not None and a.latency < 3 for a in t.acks)
+
+
+async def test_step_away_from_the_garbage_table_message(world, tmp_path):
+    """Garbage is played from the table message, so *Step away* is there:
+    it hands the clicker's own seat to the computer (someone not seated is
+    refused and nothing changes); the message then also offers *I'm back*."""
+    from app.i18n.catalogue import t as tr
+
+    async with running_bot(world.fd, tmp_path / "bot.db", world.guild) as bot:
+        t, table, (ana, ben) = await start_two(world, bot)
+        eve = world.person("eve")
+        message = await current_message(t, table)
+        away = button(message, rf"table.away:{t.table_id}")
+        assert away is not None and away["label"] == tr("en", "table.step_away")
+        await refused(t, eve, message, away["custom_id"], tr("en", "errors.not_seated"), table)
+        r = await t.click(ben, message, away["custom_id"])
+        assert r.ack_type == 4 and r.ephemeral and r.message.ephemeral_to == ben.id
+        assert r.message.text() == tr("en", "slash.stepped_away", table=t.table_id, back=tr("en", "table.im_back"))
+        assert table.seats[table.seat_of(ben.id)].away and not table.seats[table.seat_of(ana.id)].away
+        message = await world.fd.wait_for(lambda: (lambda m: m if m is not None and button(
+            m, rf"table.back:{t.table_id}") else None)(t.table_message()), timeout=15)
+        assert button(message, rf"table.away:{t.table_id}") is not None  # (for ana)
+        r = await t.click(ben, message, f"table.back:{t.table_id}")
+        assert (r.followups[-1] if r.followups else r.message).text() == tr("en", "table.welcome_back")

@@ -38,7 +38,8 @@ async def test_help_lists_what_each_user_can_run_in_their_language(world, tmp_pa
             assert r.ack_type == 4 and r.ephemeral and r.message.ephemeral_to == user.id
             text = r.message.text()
             assert text.startswith(t(lang, "help.title"))
-            for word in (t(lang, "table.join"), t(lang, "table.start"), t(lang, "nimmt.my_hand")):
+            for word in (t(lang, "table.join"), t(lang, "table.start"), t(lang, "nimmt.my_hand"),
+                         t(lang, "table.step_away"), t(lang, "table.im_back")):
                 assert f"**{word}**" in text, (lang, word)
             lines = [line for line in text.splitlines() if line.startswith("`/")]
             shown = {line[2:].split("` — ")[0].split(" [")[0].split(" <")[0] for line in lines}

@@ -377,9 +377,7 @@ class Lobby:
                 log.exception("/%s at table %s failed", op, table.id)
                 return await reply(interaction, t(lang, "errors.unexpected_saved" if saved else "errors.unexpected"))
         if op == "leave" and table.status != "lobby":  # left a game: a computer holds the seat
-            return await reply(interaction, "\n".join(
-                [t(lang, "slash.stepped_away", table=table.id, back=t(lang, "table.im_back"))]
-                + [note(lang) for note in notes]))
+            return await reply(interaction, stepped_away_text(lang, table, notes))
         if op == "leave" and hosting:  # the host left: the next person hosts it now
             await reply(interaction, t(lang, "slash.left_host", table=table.id, host=f"<@{table.host_id}>"))
         else:
@@ -502,6 +500,31 @@ class Back(TableButton, kind="table.back"):
                                                  + [note(click.lang) for note in notes]))
 
 
+class StepAway(TableButton, kind="table.away"):
+    """*Step away* (in a player's panel, or on a table message everyone plays
+    from): as ``/leave`` in a game, a computer plays the seat until *I'm back*."""
+
+    async def run(self, click: Click) -> None:
+        notes = await click.cog.manager.step_away(click.table, click.user.id)
+        await reply(click.interaction, stepped_away_text(click.lang, click.table, notes))
+
+
+def stepped_away_text(lang: str, table: Table, notes: Sequence[Note]) -> str:
+    """The answer to someone who stepped away (and what else it changed for them)."""
+    return "\n".join([t(lang, "slash.stepped_away", table=table.id, back=t(lang, "table.im_back"))]
+                     + [note(lang) for note in notes])
+
+
+def seat_control(table: Table, seat: int, lang: str, row: int) -> discord.ui.Item | None:
+    """A player's own way out of a game and back in, for their panel: *Step
+    away* while they play, *I'm back* while a computer holds their seat."""
+    if table.status != "playing" or table.seats[seat].user_id is None:
+        return None
+    if table.seats[seat].away:
+        return Back.make(table.id, t(lang, "table.im_back"), row=row)
+    return StepAway.make(table.id, t(lang, "table.step_away"), emoji="💤", row=row)
+
+
 class PlayAgain(TableButton, kind="table.again"):
     """Under the final standings: works after the table closed (and after a restart)."""
 
@@ -512,4 +535,4 @@ class PlayAgain(TableButton, kind="table.again"):
         await click.cog.play_again(click.interaction, self.table_id)
 
 
-ITEMS = (Join, Leave, AddComputer, Level, Hints, Start, Cancel, Rules, Back, PlayAgain)
+ITEMS = (Join, Leave, AddComputer, Level, Hints, Start, Cancel, Rules, Back, StepAway, PlayAgain)
