@@ -167,7 +167,7 @@ async def test_bad_clicks_during_a_game(world, tmp_path):
             for item in message.buttons() + message.selects():
                 parts = item["custom_id"].split(":")
                 assert parts[0] in ("nimmt.hand", "nimmt.refresh", "table.rules", "shuf", "nimmt.stack",
-                                    "nimmt.cards", "nimmt.take") and len(parts) <= 4  # shuf: the commitment
+                                    "nimmt.cards", "nimmt.take", "table.away") and len(parts) <= 4  # shuf: the commitment
                 assert int(parts[1]) == t.table_id
                 if len(parts) > 2:
                     assert int(parts[2]) == table.version
