@@ -65,6 +65,16 @@ def table_id_of(message: Any) -> int:
     return int(re.search(r"table #(\d+)", message.text())[1])
 
 
+async def signed_up_night(fd: Any, world: Any, organiser: Any, people: list[Any], **options: Any) -> tuple[Any, int]:
+    """``/night start`` by ``organiser`` in the world's channel, everyone in
+    ``people`` joins: the sign-up message and the night's id."""
+    signup = (await fd.slash(organiser, world.channel, "night start", **options)).message
+    night_id = int(re.match(r"night:(\d+):join", signup.buttons()[0]["custom_id"])[1])
+    for user in people:
+        assert (await fd.click(user, signup, f"night:{night_id}:join")).ack_type == 7
+    return signup, night_id
+
+
 async def play_round(fd: Any, world: Any, round_no: int, users: dict[int, Any]) -> None:
     """Wait for the round's three tables to end; after each one, the
     standings message counts that table's game for each of its players."""
@@ -508,11 +518,8 @@ async def test_the_organiser_takes_someone_who_is_not_there_off_the_night(world,
     ana, ben, cleo, dan = (world.person(name) for name in ("ana", "ben", "cleo", "dan"))
     mod = world.person("mod", manage_messages=True)
     async with running_bot(fd, tmp_path / "bot.db", world.guild, **FAST):
-        r = await fd.slash(ana, world.channel, "night start", game="nimmt", table_size=4, rounds=1, turn_time=1)
-        signup = r.message
-        night_id = int(re.match(r"night:(\d+):join", signup.buttons()[0]["custom_id"])[1])
-        for user in (ben, cleo, dan):
-            await fd.click(user, signup, f"night:{night_id}:join")
+        signup, night_id = await signed_up_night(fd, world, ana, [ben, cleo, dan], game="nimmt", table_size=4,
+                                                 rounds=1, turn_time=1)
         menu = next(c for c in signup.all_components() if c.get("custom_id") == f"night:{night_id}:remove")
         assert [o["label"] for o in menu["options"]] == ["ben", "cleo", "dan"]
         value = {o["label"]: o["value"] for o in menu["options"]}
@@ -561,11 +568,8 @@ async def test_leave_in_a_night_game_takes_you_off_the_night_and_im_back_signs_y
     fd = world.fd
     ana, ben, cleo, dan = (world.person(name) for name in ("ana", "ben", "cleo", "dan"))
     async with running_bot(fd, tmp_path / "bot.db", world.guild, **FAST):
-        r = await fd.slash(ana, world.channel, "night start", game="nimmt", table_size=4, rounds=2, turn_time=60)
-        signup = r.message
-        night_id = int(re.match(r"night:(\d+):join", signup.buttons()[0]["custom_id"])[1])
-        for user in (ben, cleo, dan):
-            await fd.click(user, signup, f"night:{night_id}:join")
+        signup, night_id = await signed_up_night(fd, world, ana, [ben, cleo, dan], game="nimmt", table_size=4,
+                                                 rounds=2, turn_time=60)
         await fd.click(ana, signup, f"night:{night_id}:start")
         seen = await night_table(fd, world, 1)
         table_id, thread = seen.table_id, seen.thread
@@ -613,10 +617,8 @@ async def test_a_step_away_the_night_could_not_save_says_so_and_changes_nothing(
     ana, ben = world.person("ana"), world.person("ben")
     database = tmp_path / "bot.db"
     async with running_bot(fd, database, world.guild, **FAST) as bot:
-        r = await fd.slash(ana, world.channel, "night start", game="nimmt", table_size=4, rounds=1, turn_time=0)
-        signup = r.message
-        night_id = int(re.match(r"night:(\d+):join", signup.buttons()[0]["custom_id"])[1])
-        await fd.click(ben, signup, f"night:{night_id}:join")
+        signup, night_id = await signed_up_night(fd, world, ana, [ben], game="nimmt", table_size=4, rounds=1,
+                                                 turn_time=0)
         await fd.click(ana, signup, f"night:{night_id}:start")
         seen = await night_table(fd, world, 1)
         table_id, thread = seen.table_id, seen.thread
