@@ -246,7 +246,7 @@ class Table:
                 return index
         return None
 
-    def names(self) -> list[Note]:
+    def names(self) -> list[str]:
         return [seat.name for seat in self.seats]
 
     def meta(self) -> dict[str, Any]:
