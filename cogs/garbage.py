@@ -116,7 +116,7 @@ class GarbageUI:
         if any(s.away for s in table.seats):
             items.append(Back.make(table.id, t(lang, "table.im_back"), row=3))
         if any(s.user_id is not None and not s.away for s in table.seats):  # (a table everyone plays from)
-            items.append(StepAway.make(table.id, t(lang, "table.step_away"), emoji="💤", row=3))
+            items.append(StepAway.make(table.id, t(lang, "table.step_away"), emoji="💤", step="ask", row=3))
         return view_of(*items)
 
     def narrate(self, table: Table, events: list[Event], lang: str) -> list[str]:

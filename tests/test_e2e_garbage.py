@@ -491,15 +491,22 @@ async def test_step_away_from_the_garbage_table_message(world, tmp_path):
         t, table, (ana, ben) = await start_two(world, bot)
         eve = world.person("eve")
         message = await current_message(t, table)
-        away = button(message, rf"table.away:{t.table_id}")
+        away = button(message, rf"table.away:{t.table_id}:ask")
         assert away is not None and away["label"] == tr("en", "table.step_away")
         await refused(t, eve, message, away["custom_id"], tr("en", "errors.not_seated"), table)
-        r = await t.click(ben, message, away["custom_id"])
+        r = await t.click(ben, message, away["custom_id"])  # beside Draw: it asks first, privately
         assert r.ack_type == 4 and r.ephemeral and r.message.ephemeral_to == ben.id
-        assert r.message.text() == tr("en", "slash.stepped_away", table=t.table_id, back=tr("en", "table.im_back"))
+        assert r.message.text() == tr("en", "table.step_away_ask", back=tr("en", "table.im_back"))
+        assert not table.seats[table.seat_of(ben.id)].away
+        sure = r.message
+        r = await world.fd.forge(eve, message, f"table.away:{t.table_id}:now")  # a forged "yes": not her seat
+        assert r.ephemeral and r.message.text() == tr("en", "errors.not_seated")
+        r = await t.click(ben, sure, f"table.away:{t.table_id}:now")
+        assert r.ack_type == 7 and sure.text() == tr("en", "slash.stepped_away", table=t.table_id,
+                                                     back=tr("en", "table.im_back"))
         assert table.seats[table.seat_of(ben.id)].away and not table.seats[table.seat_of(ana.id)].away
         message = await world.fd.wait_for(lambda: (lambda m: m if m is not None and button(
             m, rf"table.back:{t.table_id}") else None)(t.table_message()), timeout=15)
-        assert button(message, rf"table.away:{t.table_id}") is not None  # (for ana)
+        assert button(message, rf"table.away:{t.table_id}:ask") is not None  # (for ana)
         r = await t.click(ben, message, f"table.back:{t.table_id}")
         assert (r.followups[-1] if r.followups else r.message).text() == tr("en", "table.welcome_back")

@@ -167,9 +167,11 @@ async def test_bad_clicks_during_a_game(world, tmp_path):
             for item in message.buttons() + message.selects():
                 parts = item["custom_id"].split(":")
                 assert parts[0] in ("nimmt.hand", "nimmt.refresh", "table.rules", "shuf", "nimmt.stack",
-                                    "nimmt.cards", "nimmt.take", "table.away") and len(parts) <= 4  # shuf: the commitment
+                                    "nimmt.cards", "nimmt.take", "table.away") and len(parts) <= 4  # shuf: commitment
                 assert int(parts[1]) == t.table_id
-                if len(parts) > 2:
+                if parts[0] == "table.away":  # (no version: stepping away is never stale)
+                    assert parts[2:] == ["ask"]
+                elif len(parts) > 2:
                     assert int(parts[2]) == table.version
                 if parts[0] == "nimmt.stack":
                     assert re.fullmatch(r"\d+", parts[3])  # the menu's page
@@ -431,21 +433,27 @@ async def test_my_hand_on_the_table_message_being_replaced_answers_privately(wor
 
 async def test_step_away_and_back_from_the_hand_panel(world, tmp_path):
     """The hand panel is a player's own way out of a game and back in:
-    *Step away* hands the seat to the computer (the answer and the thread say
-    so); the next panel offers *I'm back* instead, which gives it back; an
-    old panel's *Step away* once away changes nothing."""
+    *Step away* asks first (it sits beside the moves), then hands the seat to
+    the computer (the answer and the thread say so); the next panel offers
+    *I'm back* instead, which gives it back; an old panel's *Step away* once
+    away changes nothing."""
     fd = world.fd
     ana, ben = world.person("ana"), world.person("ben")
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
         t, table = await started_table(world, bot, [ana, ben], turn_time=0)
         seat = table.seat_of(ben.id)
         panel = await open_hand(t, ben)
-        away = button(panel, rf"table.away:{t.table_id}")
+        away = button(panel, rf"table.away:{t.table_id}:ask")
         assert away is not None and away["label"] == t_("en", "table.step_away")
         assert button(panel, rf"table.back:{t.table_id}") is None
-        r = await t.click(ben, panel, away["custom_id"])
+        r = await t.click(ben, panel, away["custom_id"])  # a click beside the moves asks first
         assert r.ack_type == 4 and r.ephemeral and r.message.ephemeral_to == ben.id
-        assert r.message.text() == t_("en", "slash.stepped_away", table=t.table_id, back=t_("en", "table.im_back"))
+        assert r.message.text() == t_("en", "table.step_away_ask", back=t_("en", "table.im_back"))
+        assert not table.seats[seat].away
+        sure = r.message
+        r = await t.click(ben, sure, button(sure, rf"table.away:{t.table_id}:now")["custom_id"])
+        assert r.ack_type == 7 and not sure.buttons()
+        assert sure.text() == t_("en", "slash.stepped_away", table=t.table_id, back=t_("en", "table.im_back"))
         assert table.seats[seat].away
         await fd.wait_for(lambda: t_("en", "table.stepped_away", name="ben", back=t_("en", "table.im_back"))
                           in t.log_text(), timeout=10)
@@ -453,9 +461,9 @@ async def test_step_away_and_back_from_the_hand_panel(world, tmp_path):
         assert r.ephemeral and r.message.text() == t_("en", "errors.already_away")
         panel = await open_hand(t, ben)
         back = button(panel, rf"table.back:{t.table_id}")
-        assert back is not None and button(panel, rf"table.away:{t.table_id}") is None
+        assert back is not None and button(panel, rf"table.away:{t.table_id}:ask") is None
         r = await t.click(ben, panel, back["custom_id"])
         assert (r.followups[-1] if r.followups else r.message).text() == t_("en", "table.welcome_back")
         assert not table.seats[seat].away
         panel = await open_hand(t, ana)  # ana's own panel: her own way out, nobody else's
-        assert button(panel, rf"table.away:{t.table_id}") is not None
+        assert button(panel, rf"table.away:{t.table_id}:ask") is not None

@@ -217,7 +217,7 @@ async def test_a_player_who_must_go_hands_the_seat_to_a_computer_with_leave(worl
         tbl, table = await started(world, bot, [ana, ben], deals=1, turn_time=0)
         engine = live_engine(table)
         ana_seat, ben_seat = table.seat_of(ana.id), table.seat_of(ben.id)
-        assert button(await open_panel(tbl, ben), rf"table.away:{tbl.table_id}")  # (its button: /leave's twin)
+        assert button(await open_panel(tbl, ben), rf"table.away:{tbl.table_id}:ask")  # (its button: /leave's twin)
         r = await fd.slash(eve, tbl.thread, "leave")
         assert r.ephemeral and r.message.text() == t("en", "errors.not_seated")
         r = await fd.slash(ben, tbl.thread, "leave")

@@ -947,17 +947,24 @@ class TableManager:
         Returns the away hooks' notes."""
         return await self._hand_over(table, user_id, away=False)
 
+    @staticmethod
+    def may_hand_over(table: Table, user_id: int, *, away: bool) -> int:
+        """The seat ``user_id`` may hand to the computer (``away``) or take
+        back now; raises :class:`TableError` saying why not."""
+        if table.status != "playing":
+            raise TableError("not_playing")
+        seat = table.seat_of(user_id)
+        if seat is None:
+            raise TableError("not_seated")
+        if table.seats[seat].away == away:
+            raise TableError("already_away" if away else "not_away")
+        return seat
+
     async def _hand_over(self, table: Table, user_id: int, *, away: bool) -> list[Note]:
         """The seat of ``user_id`` to the computer (``away``) or back to its
         owner; then the away hooks, whose notes are returned."""
         async with self._locked(table):
-            if table.status != "playing":
-                raise TableError("not_playing")
-            seat = table.seat_of(user_id)
-            if seat is None:
-                raise TableError("not_seated")
-            if table.seats[seat].away == away:
-                raise TableError("already_away" if away else "not_away")
+            seat = self.may_hand_over(table, user_id, away=away)
             draft = self._touch(table.draft())
             draft.seats[seat].away = away
             if not away:

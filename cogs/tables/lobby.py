@@ -502,11 +502,23 @@ class Back(TableButton, kind="table.back"):
 
 class StepAway(TableButton, kind="table.away"):
     """*Step away* (in a player's panel, or on a table message everyone plays
-    from): as ``/leave`` in a game, a computer plays the seat until *I'm back*."""
+    from): as ``/leave`` in a game, a computer plays the seat until *I'm
+    back*.  ``step``: ``ask`` (the panel's button: a click beside the moves
+    asks first) or ``now`` (the question's answer)."""
+
+    fields = {"step": Word("ask", "now")}
+    step: str
 
     async def run(self, click: Click) -> None:
-        notes = await click.cog.manager.step_away(click.table, click.user.id)
-        await reply(click.interaction, stepped_away_text(click.lang, click.table, notes))
+        manager, lang = click.cog.manager, click.lang
+        if self.step == "ask":
+            manager.may_hand_over(click.table, click.user.id, away=True)
+            sure = StepAway.make(click.table.id, t(lang, "table.step_away"), emoji="💤", step="now",
+                                 style=discord.ButtonStyle.danger)
+            return await reply(click.interaction, t(lang, "table.step_away_ask", back=t(lang, "table.im_back")),
+                               view=view_of(sure))
+        notes = await manager.step_away(click.table, click.user.id)
+        await update_message(click.interaction, content=stepped_away_text(lang, click.table, notes), view=None)
 
 
 def stepped_away_text(lang: str, table: Table, notes: Sequence[Note]) -> str:
@@ -522,7 +534,7 @@ def seat_control(table: Table, seat: int, lang: str, row: int) -> discord.ui.Ite
         return None
     if table.seats[seat].away:
         return Back.make(table.id, t(lang, "table.im_back"), row=row)
-    return StepAway.make(table.id, t(lang, "table.step_away"), emoji="💤", row=row)
+    return StepAway.make(table.id, t(lang, "table.step_away"), emoji="💤", step="ask", row=row)
 
 
 class PlayAgain(TableButton, kind="table.again"):
