@@ -21,7 +21,7 @@ from cogs.coach import hint_text
 from cogs.common.ui import view_of
 from cogs.tables import TablesCog
 from cogs.tables.game_ui import GameCog, TableMessage, picture_names, seat_label
-from cogs.tables.lobby import Back, Rules, StepAway
+from cogs.tables.lobby import Back, Rules, step_away_button
 from cogs.tables.router import Click, Int, TableButton
 from core.garbage import MAX_SLOTS, Discard, Draw, Jack
 from core.protocol import Event, GameError
@@ -116,7 +116,7 @@ class GarbageUI:
         if any(s.away for s in table.seats):
             items.append(Back.make(table.id, t(lang, "table.im_back"), row=3))
         if any(s.user_id is not None and not s.away for s in table.seats):  # (a table everyone plays from)
-            items.append(StepAway.make(table.id, t(lang, "table.step_away"), emoji="💤", step="ask", row=3))
+            items.append(step_away_button(table, lang, row=3))
         return view_of(*items)
 
     def narrate(self, table: Table, events: list[Event], lang: str) -> list[str]:

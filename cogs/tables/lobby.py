@@ -283,7 +283,9 @@ class Lobby:
                 channel.permissions_for(member).view_channel
 
         lobbies, games = [], []
-        for table in (table for table in self.manager.in_guild(guild.id) if sees(table.channel_id)):
+        for table in self.manager.in_guild(guild.id):
+            if not sees(table.channel_id):
+                continue
             title = t(lang, f"{table.game}.title")
             if table.status == "lobby":
                 message = table.messages.get("lobby")
@@ -496,8 +498,7 @@ class Back(TableButton, kind="table.back"):
 
     async def run(self, click: Click) -> None:
         notes = await click.cog.manager.back(click.table, click.user.id)
-        await reply(click.interaction, "\n".join([t(click.lang, "table.welcome_back")]
-                                                 + [note(click.lang) for note in notes]))
+        await reply(click.interaction, with_notes(click.lang, t(click.lang, "table.welcome_back"), notes))
 
 
 class StepAway(TableButton, kind="table.away"):
@@ -521,10 +522,19 @@ class StepAway(TableButton, kind="table.away"):
         await update_message(click.interaction, content=stepped_away_text(lang, click.table, notes), view=None)
 
 
+def with_notes(lang: str, text: str, notes: Sequence[Note]) -> str:
+    """An answer about a seat handed over, and what else it changed for them (the away hooks' notes)."""
+    return "\n".join([text] + [note(lang) for note in notes])
+
+
 def stepped_away_text(lang: str, table: Table, notes: Sequence[Note]) -> str:
-    """The answer to someone who stepped away (and what else it changed for them)."""
-    return "\n".join([t(lang, "slash.stepped_away", table=table.id, back=t(lang, "table.im_back"))]
-                     + [note(lang) for note in notes])
+    """The answer to someone who stepped away."""
+    return with_notes(lang, t(lang, "slash.stepped_away", table=table.id, back=t(lang, "table.im_back")), notes)
+
+
+def step_away_button(table: Table, lang: str, row: int) -> StepAway:
+    """*Step away*, asking first (wherever it sits beside the moves)."""
+    return StepAway.make(table.id, t(lang, "table.step_away"), emoji="💤", step="ask", row=row)
 
 
 def seat_control(table: Table, seat: int, lang: str, row: int) -> discord.ui.Item | None:
@@ -534,7 +544,7 @@ def seat_control(table: Table, seat: int, lang: str, row: int) -> discord.ui.Ite
         return None
     if table.seats[seat].away:
         return Back.make(table.id, t(lang, "table.im_back"), row=row)
-    return StepAway.make(table.id, t(lang, "table.step_away"), emoji="💤", step="ask", row=row)
+    return step_away_button(table, lang, row)
 
 
 class PlayAgain(TableButton, kind="table.again"):
