@@ -607,10 +607,13 @@ async def test_leave_in_a_night_game_takes_you_off_the_night_and_im_back_signs_y
         await fd.wait_for(lambda: t("en", "nights.status_ended") in signup.text(), timeout=30)
 
 
-async def test_a_step_away_the_night_could_not_save_says_so_and_changes_nothing(world, tmp_path):
+async def test_a_step_away_the_night_could_not_save_says_so_and_a_restart_follows_it(world, tmp_path):
     """The seat went to the computer (saved), but the database refused the
     night's change: the answer says the night may still seat them, and the
-    night, in memory and saved, still has them."""
+    night, in memory and saved, still has them. That is what a kill between
+    the two saves leaves too: after a restart the night follows the seat and
+    takes them off. The same for *I'm back* the night could not save: after a
+    restart they are signed up again."""
     from tests.faults import DISK_FULL, failing_commits
 
     fd = world.fd
@@ -638,4 +641,25 @@ async def test_a_step_away_the_night_could_not_save_says_so_and_changes_nothing(
         assert who.name in signed_up(signup)
         night = bot.nights.nights[night_id]
         assert not night.player(who.id).left
-        assert not next(p for p in night_row(database, night_id)[1]["players"] if p["user_id"] == who.id)["left"]
+        assert not saved_player(database, night_id, who.id)["left"]
+    async with running_bot(fd, database, world.guild, **FAST) as bot:  # the state a kill between the saves leaves
+        await fd.wait_for(lambda: who.name not in signed_up(signup), timeout=10)
+        assert saved_player(database, night_id, who.id)["left"]
+        message = await fd.wait_for(lambda: (lambda m: m if m is not None and button(
+            m, rf"table.back:{table_id}") else None)(seen.table_message()), timeout=10)
+        disk = failing_commits(bot.store)
+        disk.spare, disk.error = 1, DISK_FULL  # the seat comes back, the night's change is refused
+        r = await fd.click(who, message, f"table.back:{table_id}")
+        disk.error = None
+        assert (r.followups[-1] if r.followups else r.message).text() == "\n".join([
+            t("en", "table.welcome_back"), t("en", "nights.back_not_saved", join=t("en", "nights.join"))])
+        assert who.name not in signed_up(signup) and saved_player(database, night_id, who.id)["left"]
+    async with running_bot(fd, database, world.guild, **FAST) as bot:
+        await fd.wait_for(lambda: who.name in signed_up(signup), timeout=10)
+        assert not saved_player(database, night_id, who.id)["left"]
+        assert not bot.tables.get(table_id).seats[table.seat_of(who.id)].away
+
+
+def saved_player(database: Any, night_id: int, user_id: int) -> dict[str, Any]:
+    """A player of the night as the database holds them."""
+    return next(p for p in night_row(database, night_id)[1]["players"] if p["user_id"] == user_id)

@@ -320,6 +320,37 @@ async def test_a_restart_settles_tables_that_ended_meanwhile(store):
     await tables2.shutdown()
 
 
+def test_a_restart_makes_the_night_follow_the_seats_its_save_missed():
+    """The seat is saved before the night; ``follow_seats`` mends a night a kill
+    left behind, and leaves alone what the night changed on purpose since."""
+    from types import SimpleNamespace
+
+    from app.tables.manager import Seat
+
+    night = night_of(5)
+    table = SimpleNamespace(id=7, seats=[Seat(1, "p1"), Seat(2, "p2", away=True, stepped=True),
+                                         Seat(3, "p3", away=True), Seat(4, "p4", away=True, stepped=True),
+                                         Seat(5, "p5"), Seat(None, "CPU 1")])
+    night.player(4).stepped_at = 7  # followed already, then signed up again by hand: stays on
+    night.player(5).left, night.player(5).away, night.player(5).stepped_at = True, True, 7  # back, not followed
+    assert NightHost.follow_seats(night, table)
+    assert [(p.left, p.away, p.stepped_at) for p in night.players] == [
+        (False, False, None),  # at the table: nothing to follow
+        (True, True, 7),  # stepped away, the night's save lost: off the night now
+        (False, False, None),  # away after missed turns, not by choice: still on the night
+        (False, False, 7),  # signed up again after stepping away: left as it is
+        (False, False, None),  # pressed I'm back, the night's save lost: on the night again
+    ]
+    assert not NightHost.follow_seats(night, table)  # once: nothing left to mend
+    night.player(2).left, night.player(2).away, night.player(2).stepped_at = True, False, None  # pressed Leave
+    table.seats[1].away = table.seats[1].stepped = False  # then I'm back at the table: the night keeps them off
+    assert not NightHost.follow_seats(night, table) and night.player(2).left
+    assert Night.from_record(1, 1, 1, "nimmt", "playing", night.meta()).player(2).stepped_at is None
+    assert Night.from_record(1, 1, 1, "nimmt", "playing", night.meta()).player(4).stepped_at == 7
+    assert Seat.from_dict(Seat(2, "p2", away=True, stepped=True).to_dict()).stepped  # saved with the table
+    assert "stepped" not in Seat(3, "p3", away=True).to_dict()
+
+
 def test_recap_image_podium_rows_and_highlights():
     from io import BytesIO
 

@@ -146,6 +146,14 @@ class NightHost:
         for table in list(self.tables.tables.values()):
             if table.night_id == night.id and table.id not in known and table.status == "lobby":
                 await self.tables.cancel(table, table.host_id, can_manage=True)  # seated, never told
+        if night.status != ENDED and any(self.follow_seats(night, table) for table in self._playing(night)):
+            try:
+                async with self._change(night):
+                    await self._save(night)
+                self._tell(night, "players")
+                changed = True
+            except TableError:  # not saved: as it was; the next start tries again
+                log.warning("night %s: a step away or back not followed yet", night.id)
         for nt in list(night.playing_tables()):
             table = self.tables.get(nt.table_id)
             if table is None or table.status in ("finished", "cancelled"):
@@ -154,6 +162,36 @@ class NightHost:
                         changed = await self._settle(night, nt.table_id) or changed
                 except TableError:  # not saved: settled later, when the store takes it
                     self._later_settle(night, nt.table_id)
+        return changed
+
+    def _playing(self, night: Night) -> list[Table]:
+        """The live tables of the night's round."""
+        tables = (self.tables.get(nt.table_id) for nt in night.playing_tables())
+        return [table for table in tables if table is not None and table.status == "playing"]
+
+    @staticmethod
+    def follow_seats(night: Night, table: Table) -> bool:
+        """Make the night agree with ``table``'s seats, as :meth:`_seat_handed`
+        would have: someone whose seat they handed to the computer by choice is
+        off the night, someone back at it is on it again.  The seat is saved
+        first and the night after it, so a kill between the two saves leaves the
+        night behind; a restart mends it here.  A night that already followed
+        this table's step away, and was changed since (they signed up again,
+        pressed *Leave*, were taken off), is left as it is.  True if ``night``
+        changed (in memory: the caller saves it)."""
+        changed = False
+        for seat in table.seats:
+            player = night.player(seat.user_id) if seat.user_id is not None else None
+            if player is None:
+                continue
+            if seat.away and seat.stepped and not player.left and player.stepped_at != table.id:
+                player.left = player.away = True
+                player.stepped_at = table.id
+                changed = True
+            elif not seat.away and player.away and player.stepped_at == table.id:
+                player.left = player.away = False
+                player.stepped_at = None
+                changed = True
         return changed
 
     # ------------------------------------------------------------------ sign-up
@@ -243,7 +281,7 @@ class NightHost:
     async def _gone(self, night: Night, player: Player) -> None:
         """``player`` leaves the night (saved; under the night's lock)."""
         user_id = player.user_id
-        player.left, player.away = True, False
+        player.left, player.away, player.stepped_at = True, False, None
         await self._save(night)
         gone = {p.user_id for p in night.players if p.left and not p.away}  # (a computer plays on for those away)
         for nt in night.playing_tables():
@@ -270,6 +308,7 @@ class NightHost:
                 if player is None or night.status == ENDED or (player.left if away else not player.away):
                     return None  # off the night already, or off it by their own choice
                 player.left = player.away = away
+                player.stepped_at = table.id if away else None
                 await self._save(night)
         except TableError:  # not saved: as it was, and they are told so
             key = "away_not_saved" if away else "back_not_saved"

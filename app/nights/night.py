@@ -42,13 +42,19 @@ class Player:
     #: left by stepping away from a table of the night (``/leave`` there):
     #: *I'm back* at that table signs them up again
     away: bool = False
+    #: the table whose step away (or *I'm back*) the night last followed; a
+    #: restart compares it with the seats (:meth:`NightHost.follow_seats`)
+    stepped_at: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"user_id": self.user_id, "name": self.name, "left": self.left, **({"away": True} if self.away else {})}
+        return {"user_id": self.user_id, "name": self.name, "left": self.left, **({"away": True} if self.away else {}),
+                **({"stepped_at": self.stepped_at} if self.stepped_at is not None else {})}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "Player":
-        return cls(int(data["user_id"]), str(data["name"]), bool(data.get("left")), bool(data.get("away")))
+        stepped_at = data.get("stepped_at")
+        return cls(int(data["user_id"]), str(data["name"]), bool(data.get("left")), bool(data.get("away")),
+                   int(stepped_at) if stepped_at is not None else None)
 
 
 @dataclass

@@ -163,6 +163,9 @@ class Seat:
     away: bool = False  # a computer holds the seat until its owner is back
     missed: int = 0  # timed-out turns in a row
     level: str = "normal"  # a computer seat's level: easy | normal | hard
+    #: away by the owner's own choice (stepped away), not after missed turns:
+    #: what a game night reads to take them off the night, also after a restart
+    stepped: bool = False
 
     @property
     def computer(self) -> bool:
@@ -182,13 +185,13 @@ class Seat:
 
     def to_dict(self) -> dict[str, Any]:
         return {"user_id": self.user_id, "name": self.name, "away": self.away, "missed": self.missed,
-                "level": self.level}
+                "level": self.level, **({"stepped": True} if self.stepped else {})}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "Seat":
         # seats saved before levels existed are normal-level computers
         return cls(data["user_id"], data["name"], bool(data.get("away")), int(data.get("missed", 0)),
-                   str(data.get("level") or "normal"))
+                   str(data.get("level") or "normal"), bool(data.get("stepped")))
 
 
 @dataclass(slots=True)  # 32 fields: past what a shared-key __dict__ holds (~1.3 KB more a table)
@@ -966,7 +969,7 @@ class TableManager:
         async with self._locked(table):
             seat = self.may_hand_over(table, user_id, away=away)
             draft = self._touch(table.draft())
-            draft.seats[seat].away = away
+            draft.seats[seat].away = draft.seats[seat].stepped = away
             if not away:
                 draft.seats[seat].missed = 0
                 if draft.engine is not None and seat in to_act(draft.engine):
