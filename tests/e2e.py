@@ -127,8 +127,16 @@ class Table:
         return self.record(await self.fd.select(user, message, custom_id, values))
 
     async def wait_thread(self) -> Any:
-        threads = await self.fd.wait_for(lambda: self.fd.threads(self.channel), timeout=10)
-        self.thread = threads[-1]
+        """The game's thread, started from the lobby message (so it has its id):
+        not the thread of an earlier table in the channel, which is the newest
+        one until this table's is opened."""
+        def started() -> Any:
+            threads = self.fd.threads(self.channel)
+            if self.lobby is None:
+                return threads[-1] if threads else None
+            return next((th for th in threads if th.id == self.lobby.id), None)
+
+        self.thread = await self.fd.wait_for(started, timeout=10)
         return self.thread
 
     def table_message(self) -> Any | None:
