@@ -152,6 +152,26 @@ class NightRemove(NightSelect, op="remove"):
         await cog.op_remove(interaction, night, int(choice))
 
 
+class NightRemoveAnyone(_NightItem, discord.ui.DynamicItem[discord.ui.UserSelect],
+                        template=r"night:(?P<id>\d{1,20}):remove_user"):
+    """The same for a night of more sign-ups than a menu holds (25): Discord's
+    own member picker, searchable by name; someone picked who is not signed up
+    is told so."""
+
+    op = "remove_user"
+
+    def __init__(self, night_id: int, placeholder: str = "-", row: int | None = None) -> None:
+        super().__init__(discord.ui.UserSelect(custom_id=f"night:{night_id}:{self.op}",
+                                               placeholder=placeholder[:150], row=row))
+        self.night_id = night_id
+
+    async def run(self, cog: "NightCog", interaction: discord.Interaction, night: Night) -> None:
+        picked = list(self.item.values)
+        if len(picked) != 1:  # a forged id sent as a button carries none
+            raise NightError("gone")
+        await cog.op_remove(interaction, night, picked[0].id)
+
+
 class StartRound(NightButton, op="start"):
     async def run(self, cog: "NightCog", interaction: discord.Interaction, night: Night) -> None:
         await cog.op_start(interaction, night)
@@ -189,7 +209,7 @@ class NightCog(commands.Cog, name="Night"):
         self._startup: asyncio.Task[None] | None = None
 
     async def cog_load(self) -> None:
-        self.bot.add_dynamic_items(*NightButton.items, NightLevel, NightRemove)
+        self.bot.add_dynamic_items(*NightButton.items, NightLevel, NightRemove, NightRemoveAnyone)
         self._set_game_choices()
         if isinstance(self.host, NightHost):
             self.host.listener = self.on_night_change
@@ -198,7 +218,7 @@ class NightCog(commands.Cog, name="Night"):
             getattr(self.bot, "listings", []).append(self.listing)
 
     async def cog_unload(self) -> None:
-        self.bot.remove_dynamic_items(*NightButton.items, NightLevel, NightRemove)
+        self.bot.remove_dynamic_items(*NightButton.items, NightLevel, NightRemove, NightRemoveAnyone)
         if self.listing in getattr(self.bot, "listings", []):
             self.bot.listings.remove(self.listing)
         await self.stop_presenting()
@@ -469,9 +489,10 @@ class NightCog(commands.Cog, name="Night"):
                        for level in LEVELS]
             view.add_item(NightLevel(night.id, t(lang, "nights.level"), options, row=2))
         others = [p for p in night.active() if p.user_id != night.organiser_id]
-        if others:  # the organiser takes off someone who signed up and is not there (menus hold 25)
-            options = [discord.SelectOption(label=p.name[:100], value=str(p.user_id), emoji="👤")
-                       for p in others[-25:]]
+        if len(others) > 25:  # more than a menu holds: Discord's member picker
+            view.add_item(NightRemoveAnyone(night.id, t(lang, "nights.remove"), row=3))
+        elif others:  # the organiser takes off someone who signed up and is not there
+            options = [discord.SelectOption(label=p.name[:100], value=str(p.user_id), emoji="👤") for p in others]
             view.add_item(NightRemove(night.id, t(lang, "nights.remove"), options, row=3))
         return view
 

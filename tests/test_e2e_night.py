@@ -541,6 +541,30 @@ async def test_the_organiser_takes_someone_who_is_not_there_off_the_night(world,
                 if row[1] == "dan"] == []  # dan played no game of the night
 
 
+async def test_a_night_of_more_sign_ups_than_a_menu_holds_offers_discords_member_picker(world, tmp_path):
+    """26 signed up besides the organiser: past a menu's 25 options the sign-up
+    offers Discord's member picker instead, so the earliest sign-ups can be
+    taken off too; someone picked who is not signed up is told so; once 25
+    are left the menu names them all again."""
+    fd = world.fd
+    ana = world.person("ana")
+    people = [world.person(f"p{n:02d}") for n in range(26)]
+    outsider = world.person("zed")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, **FAST):
+        signup, night_id = await signed_up_night(fd, world, ana, people, game="nimmt", rounds=1)
+        picker = next(c for c in signup.all_components() if c.get("custom_id") == f"night:{night_id}:remove_user")
+        assert picker["type"] == 5 and f"night:{night_id}:remove" not in [c.get("custom_id")
+                                                                         for c in signup.all_components()]
+        r = await fd.select(people[3], signup, picker["custom_id"], [people[0]])
+        assert text_of(r) == t("en", "nights.error_not_organiser")
+        r = await fd.select(ana, signup, picker["custom_id"], [outsider])
+        assert text_of(r) == t("en", "nights.error_gone")
+        r = await fd.select(ana, signup, picker["custom_id"], [people[0]])  # the earliest sign-up
+        assert r.ack_type == 7 and "p00" not in signed_up(signup) and "p25" in signed_up(signup)
+        menu = next(c for c in signup.all_components() if c.get("custom_id") == f"night:{night_id}:remove")
+        assert [o["label"] for o in menu["options"]] == [p.name for p in people[1:]]
+
+
 def signed_up(signup: Any) -> str:
     return signup.embeds[0]["fields"][0]["value"]
 
