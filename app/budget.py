@@ -7,7 +7,9 @@ request that counts (channel messages, edits, threads; not interaction
 answers or interaction webhooks, which Discord exempts) first takes a token
 from a bucket refilled at ``rate`` per second.  Requests of a click or of
 pings go first; narration and table-message redraws (``background()``)
-take turns after them, and a redraw may take its token before drawing the
+take turns after them (one that has waited :data:`STARVE_AFTER` takes
+turns with the pings, so that pings at the limit never starve a table
+message: a round's new table message waited 37 s before at 500 tables), and a redraw may take its token before drawing the
 picture (``prepay``), so a picture is drawn only when it can be sent at
 once.  A table whose narration or redraw waits gathers what happens
 meanwhile into that one message: when moves come faster than the limit
@@ -28,8 +30,6 @@ import asyncio
 import collections
 import contextlib
 import contextvars
-import heapq
-import itertools
 import time
 from typing import Any, Awaitable, Callable, Iterator
 
@@ -43,6 +43,10 @@ EXEMPT = ("/interactions/", "/webhooks/")
 
 #: seconds in which at most ``rate + burst`` counted requests go out
 WINDOW = 1.2
+
+#: seconds a background request waits behind the foreground at most: then
+#: every other token is its (the oldest one's) until no background request is that old
+STARVE_AFTER = 2.0
 
 
 def background() -> None:
@@ -63,14 +67,18 @@ def foreground() -> Iterator[None]:
 class RequestBudget:
     """A token bucket: at most ``burst`` requests at once, ``rate`` a second after."""
 
-    def __init__(self, rate: float, burst: int = 5, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, rate: float, burst: int = 5, clock: Callable[[], float] = time.monotonic,
+                 starve_after: float = STARVE_AFTER) -> None:
         self.rate = rate
         self.burst = burst
         self._clock = clock
         self._tokens = float(burst)
         self._stamp = clock()
-        self._waiting: list[tuple[int, int, asyncio.Future[None]]] = []
-        self._order = itertools.count()
+        #: waiting requests, foreground and background, each oldest first: (since, future)
+        self._queues: tuple[collections.deque[tuple[float, asyncio.Future[None]]], ...] = (
+            collections.deque(), collections.deque())
+        self._starve_after = starve_after
+        self._turn = False  # the last token went to a background request
         self._pump: asyncio.Task[None] | None = None
         self._sent: collections.deque[float] = collections.deque()  # when the last requests went
         self.ceiling = int(rate + burst)
@@ -87,23 +95,32 @@ class RequestBudget:
         if self.rate <= 0:
             return
         self._refill()
-        if not self._waiting and self._tokens >= 1:
+        if not any(self._queues) and self._tokens >= 1:
             self._tokens -= 1
             self.taken += 1
             return
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        heapq.heappush(self._waiting, (1 if _BACKGROUND.get() else 0, next(self._order), future))
+        self._queues[1 if _BACKGROUND.get() else 0].append((self._clock(), future))
         if self._pump is None or self._pump.done():
             self._pump = asyncio.get_running_loop().create_task(self._run(), context=contextvars.Context())
         await future
 
+    def _next(self) -> asyncio.Future[None]:
+        """The waiting request whose turn it is: the foreground's oldest, unless
+        the background's oldest has waited too long and the last turn was not
+        such a one's; a background request when the foreground has none."""
+        front, back = self._queues
+        starved = bool(back) and self._clock() - back[0][0] >= self._starve_after
+        self._turn = bool(back) and (not front or (starved and not self._turn))
+        return (back if self._turn else front).popleft()[1]
+
     async def _run(self) -> None:
-        while self._waiting:
+        while any(self._queues):
             self._refill()
             if self._tokens < 1:
                 await asyncio.sleep((1 - self._tokens) / self.rate)
                 continue
-            _, _, future = heapq.heappop(self._waiting)
+            future = self._next()
             if future.done():  # its task was cancelled meanwhile
                 continue
             self._tokens -= 1

@@ -120,6 +120,30 @@ async def test_a_ping_from_the_narrating_task_goes_before_queued_narration_and_r
     assert sent == ["first", "ping", "redraw1", "narration2", "redraw3", "ping-after"]
 
 
+async def test_pings_at_the_limit_do_not_starve_a_table_message():
+    """Clicks and pings keep the bucket empty; a table message queued behind
+    them is sent once it has waited ``starve_after``, taking turns with them,
+    not once they stop."""
+    b = RequestBudget(rate=100, burst=1, starve_after=0.05)
+    sent: list[str] = []
+    send = b.wrap(recorder(sent))
+
+    async def redraw() -> None:
+        budget.background()
+        await send(CHANNEL, "table")
+
+    await send(CHANNEL, "first")  # empties the bucket
+    pings = [asyncio.ensure_future(send(CHANNEL, f"ping{i}")) for i in range(10)]
+    table = asyncio.create_task(redraw(), context=contextvars.Context())
+    await asyncio.sleep(0)
+    pings += [asyncio.ensure_future(send(CHANNEL, f"ping{i}")) for i in range(10, 30)]  # more keep coming
+    await asyncio.gather(table, *pings)
+    at = sent.index("table")
+    # its turn came after about 0.05 s (5 pings at 100/s), long before the last of the 30 pings
+    assert 1 <= at - 1 <= 9 and sent[-1] == "ping29", sent
+    assert b.taken == 32
+
+
 async def test_requests_granted_over_time_but_sent_together_still_keep_under_the_ceiling():
     """Redraws pay before drawing; on a busy machine their pictures can finish
     together.  Sent at once, they still go out no more than ``rate + burst``
