@@ -7,9 +7,9 @@ request that counts (channel messages, edits, threads; not interaction
 answers or interaction webhooks, which Discord exempts) first takes a token
 from a bucket refilled at ``rate`` per second.  Requests of a click or of
 pings go first; narration and table-message redraws (``background()``)
-take turns after them (one that has waited :data:`STARVE_AFTER` takes
-turns with the pings, so that pings at the limit never starve a table
-message: a round's new table message waited 37 s before at 500 tables), and a redraw may take its token before drawing the
+take turns after them (a table message that has waited :data:`STARVE_AFTER`
+takes turns with the pings, so that pings at the limit never starve it: a
+round's new table message waited 37 s before at 500 tables), and a redraw may take its token before drawing the
 picture (``prepay``), so a picture is drawn only when it can be sent at
 once.  A table whose narration or redraw waits gathers what happens
 meanwhile into that one message: when moves come faster than the limit
@@ -33,8 +33,10 @@ import contextvars
 import time
 from typing import Any, Awaitable, Callable, Iterator
 
-#: requests of the current task are redraws: they yield to everyone else
-_BACKGROUND: contextvars.ContextVar[bool] = contextvars.ContextVar("budget_background", default=False)
+#: the queue of the current task's requests: FRONT (clicks, pings), TABLES
+#: (table messages: yield to FRONT, but not for ever) or TALK (narration)
+FRONT, TABLES, TALK = 0, 1, 2
+_QUEUE: contextvars.ContextVar[int] = contextvars.ContextVar("budget_queue", default=FRONT)
 #: tokens the current task took ahead (``prepay``) for its next requests
 _PREPAID: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("budget_prepaid", default=None)
 
@@ -44,24 +46,27 @@ EXEMPT = ("/interactions/", "/webhooks/")
 #: seconds in which at most ``rate + burst`` counted requests go out
 WINDOW = 1.2
 
-#: seconds a background request waits behind the foreground at most: then
-#: every other token is its (the oldest one's) until no background request is that old
+#: seconds a table message waits behind the clicks and pings at most: then
+#: every other token is its (the oldest one's) until no table message is that old
 STARVE_AFTER = 2.0
 
 
-def background() -> None:
-    """From now on, requests of the current task wait for everyone else's."""
-    _BACKGROUND.set(True)
+def background(*, tables: bool = False) -> None:
+    """From now on, requests of the current task wait for the clicks' and
+    pings'; ``tables``: they are table messages, which wait
+    :data:`STARVE_AFTER` at most before they take turns with them (narration
+    may wait longer: what waits is told with the next ping)."""
+    _QUEUE.set(TABLES if tables else TALK)
 
 
 @contextlib.contextmanager
 def foreground() -> Iterator[None]:
     """Requests made inside go with the clicks' (e.g. a turn's ping from a background task)."""
-    token = _BACKGROUND.set(False)
+    token = _QUEUE.set(FRONT)
     try:
         yield
     finally:
-        _BACKGROUND.reset(token)
+        _QUEUE.reset(token)
 
 
 class RequestBudget:
@@ -74,11 +79,11 @@ class RequestBudget:
         self._clock = clock
         self._tokens = float(burst)
         self._stamp = clock()
-        #: waiting requests, foreground and background, each oldest first: (since, future)
+        #: waiting requests of FRONT, TABLES and TALK, each oldest first: (since, future)
         self._queues: tuple[collections.deque[tuple[float, asyncio.Future[None]]], ...] = (
-            collections.deque(), collections.deque())
+            collections.deque(), collections.deque(), collections.deque())
         self._starve_after = starve_after
-        self._turn = False  # the last token went to a background request
+        self._turn = False  # the last token went to a table message that had waited too long
         self._pump: asyncio.Task[None] | None = None
         self._sent: collections.deque[float] = collections.deque()  # when the last requests went
         self.ceiling = int(rate + burst)
@@ -100,19 +105,25 @@ class RequestBudget:
             self.taken += 1
             return
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._queues[1 if _BACKGROUND.get() else 0].append((self._clock(), future))
+        self._queues[_QUEUE.get()].append((self._clock(), future))
         if self._pump is None or self._pump.done():
             self._pump = asyncio.get_running_loop().create_task(self._run(), context=contextvars.Context())
         await future
 
     def _next(self) -> asyncio.Future[None]:
-        """The waiting request whose turn it is: the foreground's oldest, unless
-        the background's oldest has waited too long and the last turn was not
-        such a one's; a background request when the foreground has none."""
-        front, back = self._queues
-        starved = bool(back) and self._clock() - back[0][0] >= self._starve_after
-        self._turn = bool(back) and (not front or (starved and not self._turn))
-        return (back if self._turn else front).popleft()[1]
+        """The waiting request whose turn it is: the oldest click or ping,
+        unless a table message has waited too long and the last turn was not
+        such a one's; with no click or ping waiting, the older of the oldest
+        table message and the oldest narration."""
+        front, tables, talk = self._queues
+        starved = bool(tables) and self._clock() - tables[0][0] >= self._starve_after
+        self._turn = starved and bool(front) and not self._turn
+        if self._turn:
+            return tables.popleft()[1]
+        if front:
+            return front.popleft()[1]
+        back = tables if tables and (not talk or tables[0][0] <= talk[0][0]) else talk
+        return back.popleft()[1]
 
     async def _run(self) -> None:
         while any(self._queues):

@@ -378,7 +378,7 @@ class Presenter:
                 self.redraw(table)
 
     async def _updater(self, table: Table, presenter: _Presenter) -> None:
-        budget.background()  # redraws yield to clicks and pings, take turns with narration
+        budget.background(tables=True)  # redraws yield to clicks and pings (2 s at most), take turns with narration
         spend = getattr(self.bot, "budget", None)
         failures = 0
         while presenter.table_dirty:
