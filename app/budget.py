@@ -9,9 +9,9 @@ from a bucket refilled at ``rate`` per second.  Requests of a click or of
 pings go first; narration and table-message redraws (``background()``)
 take turns after them (a table message that has waited :data:`STARVE_AFTER`
 takes turns with the pings, so that pings at the limit never starve it: a
-round's new table message waited 37 s before at 500 tables), and a redraw may take its token before drawing the
-picture (``prepay``), so a picture is drawn only when it can be sent at
-once.  A table whose narration or redraw waits gathers what happens
+round's new table message waited 37 s before at 500 tables), and a redraw
+may take its token before drawing the picture (``prepay``), so a picture is
+drawn only when it can be sent at once.  A table whose narration or redraw waits gathers what happens
 meanwhile into that one message: when moves come faster than the limit
 allows, tables are told in fewer, fuller messages.
 
