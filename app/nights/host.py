@@ -185,12 +185,10 @@ class NightHost:
             if player is None:
                 continue
             if seat.away and seat.stepped and not player.left and player.stepped_at != table.id:
-                player.left = player.away = True
-                player.stepped_at = table.id
+                player.step(table.id, True)
                 changed = True
             elif not seat.away and player.away and player.stepped_at == table.id:
-                player.left = player.away = False
-                player.stepped_at = None
+                player.step(table.id, False)
                 changed = True
         return changed
 
@@ -307,8 +305,7 @@ class NightHost:
                 player = night.player(user_id)
                 if player is None or night.status == ENDED or (player.left if away else not player.away):
                     return None  # off the night already, or off it by their own choice
-                player.left = player.away = away
-                player.stepped_at = table.id if away else None
+                player.step(table.id, away)
                 await self._save(night)
         except TableError:  # not saved: as it was, and they are told so
             key = "away_not_saved" if away else "back_not_saved"

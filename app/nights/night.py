@@ -42,9 +42,16 @@ class Player:
     #: left by stepping away from a table of the night (``/leave`` there):
     #: *I'm back* at that table signs them up again
     away: bool = False
-    #: the table whose step away (or *I'm back*) the night last followed; a
-    #: restart compares it with the seats (:meth:`NightHost.follow_seats`)
+    #: the table whose step away the night followed last (None once back, or
+    #: off the night by *Leave*); a restart compares it with the seats
+    #: (:meth:`NightHost.follow_seats`)
     stepped_at: int | None = None
+
+    def step(self, table_id: int, away: bool) -> None:
+        """Off the night by stepping away from ``table_id``, or on it again
+        by *I'm back* there."""
+        self.left = self.away = away
+        self.stepped_at = table_id if away else None
 
     def to_dict(self) -> dict[str, Any]:
         return {"user_id": self.user_id, "name": self.name, "left": self.left, **({"away": True} if self.away else {}),
