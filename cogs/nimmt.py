@@ -25,7 +25,7 @@ from app.i18n.catalogue import t
 from app.text import bold, label, plain
 from app.tables.manager import Table, TableError
 from cogs.coach import hint_text
-from cogs.common.ui import user_lang, view_of
+from cogs.common.ui import on_own_private_message, user_lang, view_of
 from cogs.tables import TablesCog
 from cogs.tables.game_ui import GameCog, TableMessage, picture_names, seat_label
 from cogs.tables.lobby import Back, Rules, seat_control
@@ -364,9 +364,12 @@ class NimmtUI:
     async def _show(self, interaction: discord.Interaction, table: Table, seat: int, *, new: bool = False,
                     stack: int | None = None, page: int = 0, note: str | None = None) -> None:
         """Answer a click with the panel.  One answer or redraw of a player's panel at a
-        time: a redraw that was under way never lands after (and wipes) a fresh answer."""
+        time: a redraw that was under way never lands after (and wipes) a fresh answer.
+        The panel is drawn only onto the clicker's own private message: a click from
+        anywhere else (a forged one on a public message) gets a fresh private panel."""
         lang = user_lang(interaction)
         key = (table.id, interaction.user.id)
+        new = new or not on_own_private_message(interaction)
         async with self._lock(key):
             version = table.version
             embed, view, seat_view = self.panel_parts(table, seat, lang, stack=stack, page=page, note=note)

@@ -34,7 +34,7 @@ from app.render.take6 import TAKE6_TABLE_LABELS
 from app.tables.manager import Table, TableError
 from app.text import plain
 from cogs.coach import hint_text
-from cogs.common.ui import reply, user_lang, view_of
+from cogs.common.ui import on_own_private_message, reply, user_lang, view_of
 from cogs.tables import TablesCog
 from cogs.tables.game_ui import GameCog, TableMessage, picture_names, seat_label
 from cogs.guard import BadInput, number
@@ -238,7 +238,11 @@ class Take6UI:
 
     async def _show(self, interaction: discord.Interaction, table: Table, seat: int, *, new: bool = False,
                     note: str | None = None) -> None:
+        """Answer a click with the panel, drawn only onto the clicker's own private
+        message: a click from anywhere else (a forged one on a public message) gets a
+        fresh private panel."""
         lang = user_lang(interaction)
+        new = new or not on_own_private_message(interaction)
         version = table.version
         embed, view = self.panel(table, seat, lang, note)
         message: int | None = None

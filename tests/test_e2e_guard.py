@@ -13,7 +13,8 @@ import discord
 import pytest
 
 from app.i18n.catalogue import t
-from tests.e2e import button, open_hand, open_table, nimmt_turn, running_bot, seat_players, select
+from tests.e2e import (button, open_hand, open_table, nimmt_turn, private_answer, running_bot, seat_players,
+                       select)
 from tests.test_e2e_stats import Seeder, answer
 
 pytestmark = pytest.mark.timeout(300)
@@ -92,6 +93,45 @@ async def test_forged_clicks_at_a_table_are_answered_and_change_nothing(world, t
         # ... and the real controls still work: the player to move plays the turn
         await nimmt_turn(table, mover)
         assert live.version > ver and len(live.engine.log) > len(before_log)
+
+
+
+async def started_table(fd: Any, world: Any, host: Any, guest: Any, command: str, **options: Any) -> Any:
+    table = await open_table(fd, host, world.channel, command, seats=2, turn_time=0, **options)
+    await seat_players(table, host, [guest])
+    r = await table.click(host, table.lobby, f"table.start:{table.table_id}")
+    assert r.ack_type == 7
+    await table.wait_thread()
+    await fd.wait_for(table.table_message, timeout=10)
+    return table
+
+
+@pytest.mark.parametrize("game, command, options, clicks", [
+    ("nimmt", "nimmt new", {"rounds": 1}, ["nimmt.refresh:{tid}", "nimmt.page:{tid}:{ver}:0", "table.away:{tid}:now"]),
+    ("take6", "take6 new", {"deals": 1}, ["take6.refresh:{tid}"]),
+])
+async def test_a_forged_panel_click_on_the_public_table_message_answers_privately(world, tmp_path, game, command,
+                                                                                 options, clicks):
+    """A hand panel is only ever drawn onto its player's own private message: a forged
+    *Refresh* (or any panel control) carrying the public table message leaves that
+    message as it was and answers the clicker with a private panel of their own."""
+    fd = world.fd
+    ana, ben = world.person("ana"), world.person("ben")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        table = await started_table(fd, world, ana, ben, command, **options)
+        live = bot.tables.get(table.table_id)
+        for template in clicks:
+            public = table.table_message()
+            shown, edits = public.text(), public.edit_count
+            r = await fd.forge(ana, public, template.format(tid=table.table_id, ver=live.version))
+            answer = await private_answer(r)
+            assert answer.ephemeral_to == ana.id, template
+            assert answer.id != public.id
+            assert public.edit_count == edits and public.text() == shown, template
+            assert not any(public.id == m.id for m in fd.ephemerals(ana))
+            if template.startswith(game):  # a panel, which keeps working from where it is
+                again = await table.click(ana, answer, f"{game}.refresh:{table.table_id}")
+                assert again.ack_type in (6, 7) and again.message.id == answer.id
 
 
 async def test_per_server_history_and_boards(world, tmp_path):

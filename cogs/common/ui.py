@@ -55,6 +55,18 @@ async def reply(interaction: discord.Interaction, content: str | None = None, **
         log.warning("could not answer interaction %s", interaction.id, exc_info=True)
 
 
+def on_own_private_message(interaction: discord.Interaction) -> bool:
+    """Whether the clicked component is on an ephemeral message shown to the clicker:
+    the only kind of message a private answer (a hand panel) may be drawn onto.  Discord
+    delivers only components that are on a message, but a forged click can name a
+    public one (a table message): that must get a fresh private answer instead."""
+    message = interaction.message
+    if message is None or not message.flags.ephemeral:
+        return False
+    meta = message.interaction_metadata
+    return meta is None or meta.user.id == interaction.user.id
+
+
 async def update_message(interaction: discord.Interaction, **kwargs: Any) -> None:
     """Redraw the message a component is on, also after a deferred answer."""
     if interaction.response.is_done():

@@ -15,7 +15,8 @@ from app.tables.manager import LEVELS, Note, Table, TableError, counting_saves
 from app.text import plain
 from core import registry
 from core.protocol import GameError
-from cogs.common.ui import (TRANSIENT, can_manage, defer_when_slow, reply, update_message, user_lang, view_of)
+from cogs.common.ui import (TRANSIENT, can_manage, defer_when_slow, on_own_private_message, reply, update_message,
+                             user_lang, view_of)
 from cogs.tables.game_ui import seat_label
 from cogs.tables.presenter import _ANSWER_REDRAWS
 from cogs.tables.router import Click, SeatKey, TableButton, TableSelect, Word
@@ -519,7 +520,11 @@ class StepAway(TableButton, kind="table.away"):
             return await reply(click.interaction, t(lang, "table.step_away_ask", back=t(lang, "table.im_back")),
                                view=view_of(sure))
         notes = await manager.step_away(click.table, click.user.id)
-        await update_message(click.interaction, content=stepped_away_text(lang, click.table, notes), view=None)
+        text = stepped_away_text(lang, click.table, notes)
+        if on_own_private_message(click.interaction):  # (the question's answer replaces the question)
+            await update_message(click.interaction, content=text, view=None)
+        else:
+            await reply(click.interaction, text)
 
 
 def with_notes(lang: str, text: str, notes: Sequence[Note]) -> str:
