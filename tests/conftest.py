@@ -8,8 +8,19 @@ from typing import Any, AsyncIterator
 import pytest
 import pytest_asyncio
 
-from tests import pg
+from tests import ROOT, pg
 from tests.fakediscord import FakeDiscord
+
+E2E = ROOT / "tests" / "e2e"
+STAND_IN_FIXTURES = {"world", "fake_discord"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test under tests/e2e, and any other that starts the stand-in, is an ``e2e`` test
+    (``pytest -m "not e2e"`` is the fast subset)."""
+    for item in items:
+        if item.path.is_relative_to(E2E) or STAND_IN_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.e2e)
 
 
 @dataclass

@@ -7,7 +7,7 @@ import pytest
 
 from app.i18n.catalogue import t
 from tests.e2e import running_bot
-from tests.test_e2e_stats import Seeder, answer
+from tests.e2e.test_stats import Seeder, answer
 
 pytestmark = pytest.mark.timeout(300)
 

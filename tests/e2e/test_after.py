@@ -19,7 +19,7 @@ from core.garbage import TEXT, Garbage
 from core.nimmt import Nimmt
 from tests.conftest import make_world
 from tests.e2e import button, open_table, play_nimmt, running_bot, seat_players
-from tests.test_e2e_garbage import play_garbage
+from tests.e2e.test_garbage import play_garbage
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -345,7 +345,7 @@ async def play_take6_out(fd, tbl, table, person, before_last_turn=None) -> None:
     """``person`` plays a 6 nimmt! game to its end from their panel, the first choice
     each turn (the computers play the other seats); ``before_last_turn()`` runs just
     before their last card."""
-    from tests.test_e2e_take6 import card_buttons, open_panel, row_buttons
+    from tests.e2e.test_take6 import card_buttons, open_panel, row_buttons
 
     seat = table.seat_of(person.id)
     for _ in range(100):
@@ -365,7 +365,7 @@ async def test_take6_replay_through_simultaneous_turns(world, tmp_path):
     """A game where everyone chooses at once replays one choice per page: the
     hands as the engine holds them, and the same story the thread told."""
     from core.take6 import Take6
-    from tests.test_e2e_take6 import started
+    from tests.e2e.test_take6 import started
 
     fd = world.fd
     ana = world.person("ana")
@@ -389,7 +389,7 @@ async def test_the_standings_wait_for_a_slow_recording_and_come_with_replay(worl
     standings only once the game is recorded, with Replay and Verify under them."""
     import asyncio
 
-    from tests.test_e2e_take6 import started
+    from tests.e2e.test_take6 import started
 
     fd = world.fd
     ana = world.person("ana")
@@ -418,7 +418,7 @@ async def test_the_standings_wait_for_a_slow_recording_and_come_with_replay(worl
 async def test_the_thread_tells_the_end_before_the_lobby_shows_the_standings(world, tmp_path):
     """The last turn's narration is slow to post (Discord fails it once; discord.py tries
     again a second later): the lobby's final standings wait for the thread's "Game over!"."""
-    from tests.test_e2e_take6 import started
+    from tests.e2e.test_take6 import started
 
     fd = world.fd
     ana = world.person("ana")

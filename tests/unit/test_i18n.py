@@ -25,7 +25,7 @@ from app.i18n.catalogue import LOCALES, catalogue, t
 from app.i18n.rules import GAMES, PAGE_LIMIT, TITLE_LIMIT, rules_pages
 from cogs.common.translator import CatalogueTranslator, is_valid_name, is_valid_text, key_kind, translate_key
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests import ROOT
 EN = "en"
 OTHERS = [lang for lang in LOCALES if lang != EN]
 PLURAL_CATEGORIES = {"zero", "one", "two", "few", "many", "other"}

@@ -20,7 +20,7 @@ import pytest
 from app.store import ChannelBusy, GameRecord, PlayerResult, Store, StoreUnavailable
 from app.store import pg_migrations
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests import ROOT
 GUILDS = (10, 11)
 
 

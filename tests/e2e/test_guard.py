@@ -15,7 +15,7 @@ import pytest
 from app.i18n.catalogue import t
 from tests.e2e import (button, open_hand, open_table, nimmt_turn, private_answer, running_bot, seat_players,
                        select)
-from tests.test_e2e_stats import Seeder, answer
+from tests.e2e.test_stats import Seeder, answer
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -264,7 +264,7 @@ async def test_join_start_and_leave_as_slash_commands(world, tmp_path):
 
 
 async def test_forged_garbage_slot_is_answered(world, tmp_path):
-    from tests.test_e2e_garbage import current_message, start_two
+    from tests.e2e.test_garbage import current_message, start_two
 
     fd = world.fd
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:

@@ -11,7 +11,7 @@ import pytest
 from app.i18n.catalogue import t
 from app.i18n.rules import rules_pages
 from tests.e2e import open_table, private_answer, running_bot
-from tests.test_e2e_stats import answer, final_standings, full_game
+from tests.e2e.test_stats import answer, final_standings, full_game
 
 pytestmark = pytest.mark.timeout(600)
 

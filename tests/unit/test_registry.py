@@ -6,7 +6,6 @@ from __future__ import annotations
 import importlib
 import random
 import re
-from pathlib import Path
 
 import pytest
 
@@ -15,7 +14,7 @@ from app.i18n.rules import rules_pages
 from core import registry
 from core.protocol import to_act
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests import ROOT
 #: modules every game shares; a game's own modules (its engine, cog, renderer,
 #: catalogue, pictures) are not listed
 SHARED = ["bot.py", "app/tables/manager.py", "app/store/__init__.py", "app/store/base.py", "app/store/sqlite.py",

@@ -13,7 +13,6 @@ import importlib.util
 import random
 import struct
 import zlib
-from pathlib import Path
 from typing import Any, Callable
 
 import pytest
@@ -24,9 +23,10 @@ from app.render import base as rb, garbage as render_garbage, nimmt as render_ni
 from app.render import take6 as render_take6
 from core import registry
 from core.protocol import to_act
+from tests import ROOT
 
 _spec = importlib.util.spec_from_file_location(
-    "bench_render", Path(__file__).resolve().parent.parent / "bench" / "render.py")
+    "bench_render", ROOT / "bench" / "render.py")
 bench = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bench)  # type: ignore[union-attr]
 

@@ -22,7 +22,7 @@ import pytest
 
 from tests.conftest import make_world
 from tests.fakediscord import NoAcknowledgement
-from tests.test_e2e_restart import ROOT, SEED, BotProcess, Run, final_state
+from tests.e2e.test_restart import ROOT, SEED, BotProcess, Run, final_state
 
 pytestmark = pytest.mark.timeout(240)
 

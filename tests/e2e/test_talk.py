@@ -13,7 +13,7 @@ import pytest
 from core.nimmt import Nimmt
 from tests.e2e import (MOVE, as_read, check_pings, everything_shown, nimmt_turn, open_hand, open_table, panel_answer,
                        play_nimmt, private_answer, running_bot, seat_players, versions)
-from tests.test_e2e_restart import bots  # noqa: F401  (fixture)
+from tests.e2e.test_restart import bots  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -142,7 +142,7 @@ async def test_narration_after_kills_is_the_log_in_order_once(world, bots, tmp_p
     """The bot is SIGKILLed right after acknowledging moves whose narration Discord
     has not taken yet: after each restart those lines are posted, and at the end the
     thread tells every move of the engine's log, in order, once."""
-    from tests.test_e2e_restart import Run, people_of
+    from tests.e2e.test_restart import Run, people_of
 
     fd = world.fd
     people = people_of(world)
@@ -276,7 +276,7 @@ async def test_open_panels_say_the_game_is_over(world, tmp_path):
 async def test_clicks_are_answered_while_tables_are_redrawn_after_a_kill(world, bots, tmp_path):
     """Three games in progress, SIGKILL, start: while the bot tells and redraws every
     table, each player to move gets their hand at once (within Discord's 3 s)."""
-    from tests.test_e2e_restart import Run, people_of
+    from tests.e2e.test_restart import Run, people_of
 
     fd = world.fd
     people = people_of(world)

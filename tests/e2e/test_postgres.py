@@ -9,7 +9,7 @@ import pytest
 
 from app.i18n.catalogue import t
 from tests.e2e import open_table, running_bot, seat_players
-from tests.test_e2e_stats import answer, board_rows, description, full_game, final_standings
+from tests.e2e.test_stats import answer, board_rows, description, full_game, final_standings
 
 pytestmark = pytest.mark.timeout(300)
 

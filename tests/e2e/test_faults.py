@@ -18,17 +18,16 @@ import sqlite3
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from app.i18n.catalogue import t as translate
 from tests.e2e import button, open_hand, open_table, panel_answer, play_nimmt, running_bot, seat_players, select
+from tests import ROOT
 from tests.faults import DISK_FULL, IO_ERROR, READ_ONLY, failing_commits, held_lock
 
 pytestmark = pytest.mark.timeout(120)
 
-ROOT = Path(__file__).resolve().parent.parent
 NOT_SAVED = translate("en", "faults.not_saved")
 
 
@@ -405,7 +404,7 @@ async def test_a_kill_while_a_save_waits_for_another_process_loses_only_what_nob
     click is acknowledged ("thinking"), the bot is SIGKILLed before the store
     answered: after the restart the move is not there, nobody read it
     anywhere, and the same player plays it again."""
-    from tests.test_e2e_restart import BotProcess, table_row
+    from tests.e2e.test_restart import BotProcess, table_row
 
     fd = world.fd
     ana, ben = world.person("ana"), world.person("ben")

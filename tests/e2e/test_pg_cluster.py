@@ -33,11 +33,11 @@ from app.store import Store
 from tests import pg
 from tests.conftest import make_world
 from tests.fakediscord import NoAcknowledgement
-from tests.test_e2e_restart import BotProcess, Run, decide, final_state
+from tests.e2e.test_restart import BotProcess, Run, decide, final_state
 from tests.e2e import panel_answer, private_answer
-from tests.test_e2e_shards import SHARDS, ShardProcess, board, syncs
-from tests.test_e2e_stats import description
-from tests.test_store_copy import copy_db
+from tests.e2e.test_shards import SHARDS, ShardProcess, board, syncs
+from tests.e2e.test_stats import description
+from tests.e2e.test_store_copy import copy_db
 
 pytestmark = pytest.mark.timeout(240)
 

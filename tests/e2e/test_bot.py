@@ -5,11 +5,10 @@ import asyncio
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 from tests.fakediscord import FakeDiscord
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests import ROOT
 
 
 def test_without_a_token_it_says_what_to_set_and_exits_2(tmp_path):

@@ -14,6 +14,7 @@ from app.store.sqlite_migrations import (
     BOARDS, GAME_CODES, KEY_EXPR, LATEST, MIN_GAMES, ON_BOARD, VALUE_EXPR, migrate, user_version,
 )
 from app.store import GameRecord, PlayerResult, Store
+from tests import ROOT
 
 NIMMT = GAME_CODES["nimmt"]
 
@@ -794,7 +795,6 @@ def test_a_process_that_dies_with_its_store_open_still_exits_and_keeps_what_it_c
     bot that exits, not one that hangs.  What was committed is there after."""
     import subprocess
     import sys
-    from pathlib import Path
 
     path = tmp_path / "bot.db"
     code = (
@@ -807,7 +807,7 @@ def test_a_process_that_dies_with_its_store_open_still_exits_and_keeps_what_it_c
         "    raise RuntimeError('crash before close')\n"
         "asyncio.run(main())\n"
     )
-    run = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parent.parent,
+    run = subprocess.run([sys.executable, "-c", code], cwd=ROOT,
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 1 and "crash before close" in run.stderr
 

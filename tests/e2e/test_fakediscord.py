@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 from typing import Optional
 
 import aiohttp
@@ -20,7 +19,7 @@ from discord.ext import commands
 from tests.fakediscord import FakeDiscord, NoAcknowledgement
 from tests.fakediscord.pytest_plugin import fake_discord  # noqa: F401  (fixture)
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+from tests import ROOT as REPO_ROOT
 
 
 # --------------------------------------------------------------------------------------------- the test bot

@@ -27,11 +27,11 @@ from typing import Any, Callable
 import pytest
 
 from tests.e2e import button, panel_answer, private_answer, select
+from tests import ROOT
 from tests.fakediscord import NoAcknowledgement
 
 pytestmark = pytest.mark.timeout(240)
 
-ROOT = Path(__file__).resolve().parent.parent
 SEED = 17  # with this deck a bull-card holder ends turns by hand (End turn)
 SEATS = 3  # two people and a computer
 PERSON_NAMES = ("ana", "ben")

@@ -10,8 +10,8 @@ import pytest
 
 from app.i18n.catalogue import t as translate
 from tests.e2e import button, nimmt_turn, open_hand, panel_answer, private_answer, running_bot, select
-from tests.test_e2e_nimmt import started_table
-from tests.test_e2e_take6 import card_buttons, started, summary_line
+from tests.e2e.test_nimmt import started_table
+from tests.e2e.test_take6 import card_buttons, started, summary_line
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import os
 
 from app.render import base as render_base, garbage as render_garbage, nimmt as render_nimmt, pool as render_pool
-from tests.test_render import LABELS, garbage_view, nimmt_view
+from tests import ROOT
+from tests.unit.test_render import LABELS, garbage_view, nimmt_view
 
 
 async def test_table_pictures_from_the_worker_are_the_pictures():
@@ -104,12 +105,11 @@ def test_the_worker_goes_when_the_bot_is_killed():
     import subprocess
     import sys
     import time
-    from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent
+    root = ROOT
     code = ("import asyncio, os, time\n"
             "from app.render import nimmt as render_nimmt, pool as render_pool\n"
-            "from tests.test_render import LABELS, nimmt_view\n"
+            "from tests.unit.test_render import LABELS, nimmt_view\n"
             "asyncio.run(render_pool.draw(render_nimmt.render_nimmt_table, nimmt_view(), ['A', 'B', 'C', 'D'], LABELS))\n"
             "asyncio.run(render_pool.draw(render_nimmt.render_nimmt_hand, nimmt_view(), LABELS, urgent=True))\n"
             "print(*render_pool._pool()._processes, *render_pool._clicks()._processes, flush=True)\n"

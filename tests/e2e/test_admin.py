@@ -7,7 +7,7 @@ import pytest
 
 from app.i18n.catalogue import t
 from tests.e2e import open_table, running_bot
-from tests.test_e2e_stats import answer
+from tests.e2e.test_stats import answer
 
 pytestmark = pytest.mark.timeout(300)
 
