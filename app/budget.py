@@ -88,7 +88,7 @@ class RequestBudget:
         self._sent: collections.deque[float] = collections.deque()  # when the last requests went
         self.ceiling = int(rate + burst)
         self.taken = 0  # tokens handed out (for the benchmark's figures)
-        self.held = 0  # requests the ceiling held back (tests/test_budget.py reads it)
+        self.held = 0  # requests the ceiling held back (tests/unit/test_budget.py reads it)
 
     def _refill(self) -> None:
         now = self._clock()

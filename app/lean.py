@@ -33,7 +33,7 @@ tables (measured by ``bench/load.py``):
   ``__dict__`` (each picture sent, its PNG bytes included), views and their
   items refer to each other, and so do an interaction and its ``response``.
   :func:`break_cycles` breaks the three where they end; no move leaves a
-  cycle of the bot's own objects (tests/test_e2e_cycles.py).  With that,
+  cycle of the bot's own objects (tests/e2e/test_cycles.py).  With that,
   :func:`keep_frozen` freezes, every ``FREEZE_EVERY`` seconds, what survived a
   full pass over what is not frozen yet: that pass, and Python's own (rare
   after it), walk only what came since the last freeze, never all the tables

@@ -8,7 +8,7 @@ The board shows the conservative ``ordinal = mu - 3 sigma``.
 :func:`rate` is openskill 6's ``PlackettLuce().rate`` (default parameters,
 one-player teams) written out flat: the library builds several objects per
 player (each with a uuid4) and deep-copies them, which cost ~50 us per game
-and scope on the recording path; this costs a few.  tests/test_store.py
+and scope on the recording path; this costs a few.  tests/unit/test_store.py
 checks it against openskill on random games.
 
 >>> new = rate([(25.0, 25 / 3), (25.0, 25 / 3)], [1, 2])

@@ -4,7 +4,7 @@
     python bench/cycles.py --moves 10 --chains 3
 
 Runs the real bot in this process against the Discord stand-in (the
-tests/e2e.py harness), plays some moves of 11 nimmt!, Garbage and 6 nimmt!,
+tests/e2e/__init__.py harness), plays some moves of 11 nimmt!, Garbage and 6 nimmt!,
 opens and cancels lobbies and looks up /leaderboard and /stats.  Each step
 runs with the automatic collector off, then ``gc.collect()`` with
 ``gc.DEBUG_SAVEALL`` keeps what it found in ``gc.garbage``: counted per step

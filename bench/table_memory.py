@@ -4,7 +4,7 @@
     python bench/table_memory.py --tables 100 --top 40
 
 Runs the real bot in this process against the Discord stand-in (the
-tests/e2e.py harness), opens tables the way players do (``/... new``, Join,
+tests/e2e/__init__.py harness), opens tables the way players do (``/... new``, Join,
 Add computer player, Start), waits for their table messages, and compares two
 tracemalloc snapshots (before and after, both after ``gc.collect()``).  The
 stand-in's own allocations (any stack through ``tests/``) are left out; the

@@ -21,7 +21,7 @@ property of an instance, i.e. of a click already routed).  Keeping a copy of
 both registries beside discord.py's would answer the same question from a
 second source that can drift from what discord.py really dispatches, so the
 guard reads the one place dispatch reads (:func:`_registries`, in one
-function) and ``tests/test_guard.py`` pins what it relies on.  Should a
+function) and ``tests/unit/test_guard.py`` pins what it relies on.  Should a
 discord.py upgrade move them, the guard logs an error and lets discord.py's
 dispatch answer, as before it existed.
 """

@@ -10,7 +10,7 @@ stops at the two real decisions:
 * phase ``"jack"``: which face-down slot a Jack goes to (:class:`Jack`).
 
 Engine choices the rules leave open (documented here, tested in
-``tests/test_garbage_rules.py``):
+``tests/games/garbage/test_rules.py``):
 
 * A Jack in hand with exactly **one** face-down slot left is placed there
   automatically (there is nothing to choose; it completes the layout, G3).

@@ -535,7 +535,7 @@ class SqliteStore(GroupRecorder):
         runs one queued call at a time, so write transactions never
         interleave and need no lock.  ``Connection._execute`` is the
         primitive aiosqlite's own ``execute_fetchall`` is built on (pinned
-        aiosqlite==0.22.1; tests/test_store.py covers every write).
+        aiosqlite==0.22.1; tests/unit/test_store.py covers every write).
         """
         db = self._w
 

@@ -1,6 +1,7 @@
-"""End-to-end harness: the real bot, the real discord.py client, a local
-stand-in for Discord (``tests.fakediscord``), and players who only type
-slash commands and click what they see.
+"""End-to-end tests and their harness: the real bot, the real discord.py client, a
+local stand-in for Discord (``tests.fakediscord``), and players who only type slash
+commands and click what they see.  The helpers live here (``from tests.e2e import
+running_bot, open_table, ...``); the tests are this package's ``test_*.py``.
 """
 from __future__ import annotations
 

@@ -68,7 +68,7 @@ async def pg_final_state(dsn: str, table_id: int) -> dict[str, Any]:
 
 
 class PgRun(Run):
-    """A scripted table (tests/test_e2e_restart.py) whose saved state is read from PostgreSQL."""
+    """A scripted table (tests/e2e/test_restart.py) whose saved state is read from PostgreSQL."""
 
     dsn: str = ""
 

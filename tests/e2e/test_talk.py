@@ -73,7 +73,7 @@ async def test_a_name_with_a_mention_and_a_link_neither_pings_nor_links(world, t
 # ------------------------------------------------------------------ one ping per turn
 @pytest.mark.parametrize("humans,computers,rounds", [(4, 0, 1)], ids=["4-people"])
 async def test_nimmt_pings_once_per_turn(world, tmp_path, humans, computers, rounds):
-    """(The full games of tests/test_e2e_nimmt.py and test_e2e_garbage.py check their pings too.)"""
+    """(The full games of tests/e2e/test_nimmt.py and tests/e2e/test_garbage.py check their pings too.)"""
     fd = world.fd
     people = [world.person(name) for name in ("ana", "ben", "cleo", "dan")[:humans]]
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
