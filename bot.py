@@ -350,11 +350,9 @@ async def _run(config: Config, *, sync_global: bool) -> None:
 async def _keep_frozen() -> None:
     """From the start, what is loaded lives as long as the process: keep it
     out of the cyclic collector's full passes, which otherwise pause the
-    event loop for a millisecond or two (measured by bench/store.py); without a
-    full pass of its own (app/lean.py).  Not only once the bot is ready:
-    discord.py tells it ready two seconds after the last server arrived, and
-    the tables are restored and the first clicks answered before that (its
-    effect alone on a restart was not measured apart from other changes)."""
+    event loop (app/lean.py).  Not only once the bot is ready: discord.py
+    tells it ready two seconds after the last server arrived, and the tables
+    are restored and the first clicks answered before that."""
     from app import lean
 
     lean.freeze_loaded()

@@ -7,20 +7,20 @@ request that counts (channel messages, edits, threads; not interaction
 answers or interaction webhooks, which Discord exempts) first takes a token
 from a bucket refilled at ``rate`` per second.  Requests of a click or of
 pings go first; narration and table-message redraws (``background()``)
-take turns after them (a table message that has waited :data:`STARVE_AFTER`
-takes turns with the pings, so that pings at the limit never starve it: a
-round's new table message waited 37 s before at 500 tables), and a redraw
-may take its token before drawing the picture (``prepay``), so a picture is
-drawn only when it can be sent at once.  A table whose narration or redraw waits gathers what happens
-meanwhile into that one message: when moves come faster than the limit
-allows, tables are told in fewer, fuller messages.
+take turns after them.  A table message that has waited :data:`STARVE_AFTER`
+takes turns with the pings, so that pings at the limit never starve it (a
+round's new table message, which no click's token can edit).  A redraw may
+take its token before drawing the picture (``prepay``), so a picture is
+drawn only when it can be sent at once.  A table whose narration or redraw
+waits gathers what happens meanwhile into that one message: when moves come
+faster than the limit allows, tables are told in fewer, fuller messages.
 
 Tokens bound when requests are *granted*; a prepaid request goes out only
 once its picture is drawn, and on a busy machine pictures granted over a
 second or two can finish together.  So the requests themselves are also
 kept to ``rate + burst`` in any :data:`WINDOW` (a little longer than
-Discord's second, for the time a request takes to arrive): without it, a
-restart of 1,000 tables drew 176 global 429s on a loaded machine.
+Discord's second, for the time a request takes to arrive), else a restart
+of many tables draws global 429s (bench/README.md, *The request budget*).
 
 Pure asyncio: it knows a route only by its ``path`` attribute.
 """

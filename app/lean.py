@@ -1,16 +1,17 @@
 """What the bot's discord.py client need not keep or parse, with hundreds of tables.
 
 Costs of discord.py 2.x and of Python's collector that grow with the number of
-tables (measured by ``bench/load.py``):
+tables (their figures, from ``bench/load.py`` and ``bench/cycles.py``, are in
+bench/README.md, *The collector and discord.py's bookkeeping*):
 
 - **Rate-limit buckets.**  ``HTTPClient`` keeps one ``Ratelimit`` (~1.1 KB)
   per route and channel (a thread's messages, its edits, its lobby...) until
   it has been idle for 5 minutes, and each time it makes a new one (past 256)
-  it scans them all: one scan per new thread route, 2-3 ms on the loop at
-  1,000 tables.  :func:`trim_ratelimits` scans at most every ``every``
-  seconds and lets go of a bucket idle for ``idle`` seconds that holds
-  nothing back (requests left, or its window over; nothing waiting), which
-  a new bucket would not know anyway.
+  it scans them all, on the loop: one scan per new thread route.
+  :func:`trim_ratelimits` scans at most every ``every`` seconds and lets go
+  of a bucket idle for ``idle`` seconds that holds nothing back (requests
+  left, or its window over; nothing waiting), which a new bucket would not
+  know anyway.
 - **The bot's own messages.**  With the guild-messages intent (needed to
   notice a deleted table message) every message the bot posts or edits comes
   back as a gateway event that discord.py turns into a ``Message`` (embeds,
@@ -22,28 +23,25 @@ tables (measured by ``bench/load.py``):
 - **The cyclic collector at start.**  :func:`freeze_loaded` moves what is
   loaded at the start into the permanent generation (``gc.freeze``)
   after a collection of the young generations only, and :func:`keep_frozen`
-  freezes the tables as they are restored: a full pass walks every restored
-  table (177 ms over 1,000 replayed engines on this machine), right when the
-  first clicks after a restart come in.
+  freezes the tables as they are restored: a full pass would walk every
+  restored table, right when the first clicks after a restart come in.
 - **The cyclic collector later on.**  A full pass walks every object the
-  collector tracks: at 500 live tables 100-150 ms of the loop, five times in
-  30 s of play.  Leaving full passes out used to cost memory, because every
-  move left reference cycles (bench/cycles.py found them): discord.py's
-  ``File.close`` puts a stream's bound ``close`` back into its own
-  ``__dict__`` (each picture sent, its PNG bytes included), views and their
-  items refer to each other, and so do an interaction and its ``response``.
-  :func:`break_cycles` breaks the three where they end; no move leaves a
-  cycle of the bot's own objects (tests/e2e/test_cycles.py).  With that,
-  :func:`keep_frozen` freezes, every ``FREEZE_EVERY`` seconds, what survived a
-  full pass over what is not frozen yet: that pass, and Python's own (rare
-  after it), walk only what came since the last freeze, never all the tables
-  (every 10 s after a young pass only, one of Python's passes still walked
-  10 s of tables being opened: 77 ms of CPU on a busy machine; every 2 s, the
-  pass after the first moves of 500 tables took up to 48 ms).  What a
-  frozen object leaves is still freed by its reference count (a closed
-  table's engine, presenter and messages); only a cycle that was alive at a
-  freeze and dies later stays until the process ends (an exception kept with
-  its traceback is the kind; the ones a move made are broken above), which
+  collector tracks, so its pause grows with the live tables.  Leaving full
+  passes out used to cost memory, because every move left reference cycles
+  (bench/cycles.py found them): discord.py's ``File.close`` puts a stream's
+  bound ``close`` back into its own ``__dict__`` (each picture sent, its PNG
+  bytes included), views and their items refer to each other, and so do an
+  interaction and its ``response``.  :func:`break_cycles` breaks the three
+  where they end; no move leaves a cycle of the bot's own objects
+  (tests/e2e/test_cycles.py).  With that, :func:`keep_frozen` freezes, every
+  ``FREEZE_EVERY`` seconds, what survived a full pass over what is not frozen
+  yet: that pass, and Python's own (rare after it), walk only what came since
+  the last freeze, never all the tables; the longer the interval, the more a
+  pass walks while tables are opened.  What a frozen object leaves is still
+  freed by its reference count (a closed table's engine, presenter and
+  messages); only a cycle that was alive at a freeze and dies later stays
+  until the next thaw (``THAW_EVERY``; an exception kept with its traceback
+  is the kind; the ones a move made are broken above), which
   bench/load.py's RSS after play and after the close step would show.
 """
 from __future__ import annotations
@@ -125,8 +123,8 @@ async def keep_frozen(every: float = FREEZE_EVERY, thaw_every: float = THAW_EVER
     A cycle among objects that were frozen alive (a closed table's, a connection's)
     is never found by those passes, so once every ``thaw_every`` seconds everything is
     unfrozen for one full pass: a bot that runs for weeks does not grow by what such
-    cycles hold.  That pass walks every live table (about 150 ms at 500 tables on a
-    2-core machine): one pause an hour instead of one every few seconds."""
+    cycles hold.  That pass walks every live table: one pause an hour instead of
+    one every few seconds."""
     loop = asyncio.get_running_loop()
     thawed = loop.time()
     while True:

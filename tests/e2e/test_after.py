@@ -67,7 +67,7 @@ def revealed(lobby_text: str) -> tuple[int, str, str]:
 
 
 def sha256_of(game: str, table_id: int, seed: int, nonce: str) -> str:
-    """The commitment as README.md tells a player to compute it."""
+    """The commitment as docs/hosting.md tells a player to compute it."""
     return hashlib.sha256(f"cardnight-shuffle-v1|{game}|{table_id}|{seed}|{nonce}".encode()).hexdigest()
 
 

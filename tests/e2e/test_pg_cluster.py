@@ -350,7 +350,7 @@ async def test_copy_db_moves_a_running_bot_to_postgresql(world, processes, pg_ds
     assert final_state(database, live.table_id)["status"] == "playing", "the file was written after the move"
     assert fingerprint(database) == before
 
-    # the README's backup: pg_dump -Fc, pg_restore into an empty database: the same games, boards and tables
+    # docs/hosting.md's backup: pg_dump -Fc, pg_restore into an empty database: the same games, boards and tables
     dump, restored = tmp_path / "cardnight.dump", pg.fresh_database()
     for command in (["pg_dump", "-Fc", "-f", str(dump), pg_dsn], ["pg_restore", "-d", restored, str(dump)]):
         out = subprocess.run([str(pg.bindir() / command[0]), *command[1:]], capture_output=True, text=True)
