@@ -32,7 +32,10 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core import ai, garbage, nimmt, take6  # noqa: E402
+from core import ai  # noqa: E402
+from core.games.garbage import engine as garbage  # noqa: E402
+from core.games.nimmt import engine as nimmt  # noqa: E402
+from core.games.take6 import engine as take6  # noqa: E402
 from core.protocol import to_act  # noqa: E402
 
 NIMMT_MATCHES = [("hard", "normal"), ("hard", "greedy"), ("normal", "random"), ("normal", "greedy"),

@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 #: CPU time, which other jobs on a busy machine disturb much less.
 CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.process_time}
 
-from core.nimmt import Nimmt, random_player  # noqa: E402
+from core.games.nimmt.engine import Nimmt, random_player  # noqa: E402
 
 
 def run(seats: int, seconds: float, checked: bool, clock: Callable[[], float] = time.perf_counter,

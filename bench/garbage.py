@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 #: CPU time, which other jobs on a busy machine disturb much less.
 CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.process_time}
 
-from core.garbage import Garbage, greedy_player, random_player  # noqa: E402
+from core.games.garbage.engine import Garbage, greedy_player, random_player  # noqa: E402
 
 PLAYERS = {"random": random_player, "greedy": greedy_player}
 

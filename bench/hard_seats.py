@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core import ai  # noqa: E402
 from core.ai import DEFAULT_BUDGET, HARD_WORLDS  # noqa: E402
-from core.take6 import Take6, random_player  # noqa: E402
+from core.games.take6.engine import Take6, random_player  # noqa: E402
 
 
 def positions(seed: int, seats: int) -> list[object]:

@@ -1112,7 +1112,8 @@ def print_load(args: argparse.Namespace, r: dict[str, Any]) -> None:
 # --------------------------------------------------------------------------- restart
 async def seed_tables(bench: Bench, count: int) -> None:
     from app.store import Store
-    from core import garbage, nimmt
+    from core.games.garbage import engine as garbage
+    from core.games.nimmt import engine as nimmt
 
     games = {"nimmt": (nimmt.Nimmt, nimmt.greedy_player), "garbage": (garbage.Garbage, garbage.greedy_player)}
     store = await Store.open(str(bench.db))

@@ -22,7 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.render import cards as render_cards, garbage as render_garbage, nimmt as render_nimmt, profile as render_profile  # noqa: E402,E501
+from app.render import cards as render_cards, profile as render_profile  # noqa: E402,E501
+from cogs.games.garbage import render as render_garbage  # noqa: E402
+from cogs.games.nimmt import render as render_nimmt  # noqa: E402
 
 LABELS = {
     "round": "Round {round}/{rounds}", "draw_pile": "Draw pile: {count}", "supply": "Bull supply: {count}",
@@ -142,7 +144,7 @@ def _played(game: str, seats: int, seed: int, steps: int = 60) -> list[dict]:
 
 def played_cases() -> dict:
     """Redraws of changing states (see the module's docstring)."""
-    from app.render import take6 as render_take6
+    from cogs.games.take6 import render as render_take6
 
     names = _table_names()
     out = {}

@@ -29,7 +29,8 @@ from pathlib import Path
 
 from app.store import Store
 from app.tables.manager import TableError, TableManager, when_slow
-from core import garbage, nimmt
+from core.games.garbage import engine as garbage
+from core.games.nimmt import engine as nimmt
 
 GAMES = {"nimmt": nimmt.Nimmt, "garbage": garbage.Garbage}
 COMPUTERS = {"nimmt": nimmt.greedy_player, "garbage": garbage.greedy_player}

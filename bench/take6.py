@@ -9,7 +9,7 @@ For 2, 4, 7 and 10 seats, plays whole games (to the 66-point limit, S4) with
 and row choices).  The time includes the players choosing (the normal player
 reads ``view(seat)`` for every decision, as the bot's computer does).  The
 machine's load (``os.getloadavg``) is printed before and after.  Then the
-table image (``app.render.take6``) for 4 and 10 players, warm median of 50.
+table image (``cogs.games.take6.render``) for 4 and 10 players, warm median of 50.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.take6 import Take6, normal_player, random_player  # noqa: E402
+from core.games.take6.engine import Take6, normal_player, random_player  # noqa: E402
 
 PLAYERS = {"random": random_player, "normal": normal_player}
 
@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> None:
             gps, aps, apg, dpg = run(seats, name, args.seconds)
             print(f"{seats:>5} {name:>7} {gps:>9,.1f} {aps:>10,.0f} {apg:>9.1f} {dpg:>11.1f}")
     from app.i18n.catalogue import t
-    from app.render.take6 import TAKE6_TABLE_LABELS, render_take6_table
+    from cogs.games.take6.render import TAKE6_TABLE_LABELS, render_take6_table
 
     labels = {k: t("en", f"take6.r_{k}") for k in TAKE6_TABLE_LABELS}
     for seats in (4, 10):

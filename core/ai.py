@@ -6,10 +6,10 @@ One entry point for the table machinery and the benchmark::
     decision = decide("nimmt", k, "hard", rng, sims=50)  # .action, .figures
 
 A player sees only ``view(seat)`` and the public events; see
-``core.nimmt_ai``, ``core.garbage_ai`` and ``core.take6_ai`` (each game's
+``core.games.nimmt.players``, ``core.games.garbage.players`` and ``core.games.take6.players`` (each game's
 registry entry names its module).
 
->>> from core.nimmt import Nimmt
+>>> from core.games.nimmt.engine import Nimmt
 >>> g = Nimmt.new(3, 5)
 >>> seat = g.to_move
 >>> g.is_legal(seat, decide("nimmt", know("nimmt", g.view(seat), []), "normal", random.Random(0)).action)

@@ -53,7 +53,7 @@ def round_starts(engine: Any, *, seats: int, seed: int, options: dict[str, Any],
     """Steps at which a new deal begins (the engine's *deal_event*, see
     ``GameSpec.deal_event``), for jumping through a long game; starts with 0.
 
-    >>> from core.nimmt import Nimmt, greedy_player
+    >>> from core.games.nimmt.engine import Nimmt, greedy_player
     >>> import random
     >>> g = Nimmt.new(seats=2, seed=3, rounds=2)
     >>> while not g.over:

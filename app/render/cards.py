@@ -11,14 +11,14 @@ from PIL import Image, ImageDraw
 
 from app.render import base as rb
 from app.render.base import Color
-from core.nimmt import HEADS
+from core.games.nimmt.engine import HEADS
 
 # --------------------------------------------------------------------------
 # 11 nimmt!
 
 
 def heads(card: int) -> int:
-    """Ox heads of an 11 nimmt! card (H1; the one table lives in ``core.nimmt``).
+    """Ox heads of an 11 nimmt! card (H1; the one table lives in ``core.games.nimmt.engine``).
 
     >>> [heads(c) for c in (55, 11, 99, 10, 100, 5, 15, 1, 54)]
     [7, 5, 5, 3, 3, 2, 2, 1, 1]

@@ -1,8 +1,8 @@
 """What every picture shares: the palette, the margin, seat badges and the
 one-render-at-a-time lock (FreeType faces and the sprite caches are shared).
 
-The pictures themselves live beside their game (:mod:`app.render.nimmt`,
-:mod:`app.render.garbage`, :mod:`app.render.take6`), the profile card in
+The pictures themselves live beside their game (:mod:`cogs.games.nimmt.render`,
+:mod:`cogs.games.garbage.render`, :mod:`cogs.games.take6.render`), the profile card in
 :mod:`app.render.profile`; :mod:`app.render.pool` draws them off the event loop.
 """
 from __future__ import annotations

@@ -15,8 +15,8 @@ import pytest_asyncio
 
 from app.i18n.catalogue import t
 from app.store import GameRecord, PlayerResult
-from core.garbage import TEXT, Garbage
-from core.nimmt import Nimmt
+from core.games.garbage.engine import TEXT, Garbage
+from core.games.nimmt.engine import Nimmt
 from tests.conftest import make_world
 from tests.e2e import button, open_table, play_nimmt, running_bot, seat_players
 from tests.e2e.test_garbage import play_garbage
@@ -364,7 +364,7 @@ async def play_take6_out(fd, tbl, table, person, before_last_turn=None) -> None:
 async def test_take6_replay_through_simultaneous_turns(world, tmp_path):
     """A game where everyone chooses at once replays one choice per page: the
     hands as the engine holds them, and the same story the thread told."""
-    from core.take6 import Take6
+    from core.games.take6.engine import Take6
     from tests.e2e.test_take6 import started
 
     fd = world.fd

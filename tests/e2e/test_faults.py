@@ -544,7 +544,7 @@ async def test_a_failure_after_the_move_was_saved_does_not_say_nothing_changed(w
         table = bot.tables.get(t.table_id)
         mover = to_move(bot, t, people)
         version = table.version
-        ui = sys.modules["cogs.nimmt"].NimmtUI  # the module the bot loaded
+        ui = sys.modules["cogs.games.nimmt.cog"].NimmtUI  # the module the bot loaded
 
         def broken(self, table, events, lang):
             raise RuntimeError("a bug after the save")

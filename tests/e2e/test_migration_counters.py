@@ -14,7 +14,9 @@ import pytest
 from app.store.sqlite_migrations import LATEST, migrate, user_version
 from app.store import GameRecord, PlayerResult, Store
 from app.tables.manager import TableManager
-from core import garbage, nimmt, registry
+from core import registry
+from core.games.garbage import engine as garbage
+from core.games.nimmt import engine as nimmt
 from core.protocol import to_act
 from tests.e2e import private_answer, running_bot
 

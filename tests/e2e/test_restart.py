@@ -589,7 +589,7 @@ async def test_kill_between_last_move_and_record(tmp_path):
 
     from app.store import Store
     from app.tables.manager import TableManager
-    from core import nimmt
+    from core.games.nimmt import engine as nimmt
 
     games, computers = {"nimmt": nimmt.Nimmt}, {"nimmt": nimmt.greedy_player}
     path = str(tmp_path / "end.db")
@@ -678,7 +678,7 @@ async def test_kill_between_lobby_saved_and_posted(world, bots, tmp_path):
 
 def action_of(custom_id: str, values: list[str]) -> Any:
     """The engine action a panel control stands for (None: not an action)."""
-    from core.nimmt import Open, Pass, Play, Steal, Take
+    from core.games.nimmt.engine import Open, Pass, Play, Steal, Take
 
     op, arg = re.fullmatch(r"nimmt\.([a-z]+):\d+(?::\d+)?(?::(\d+))?", custom_id).groups()
     return {"cards": lambda: Play(int(arg), tuple(int(v) for v in values)), "take": lambda: Take(int(arg)),
@@ -687,7 +687,7 @@ def action_of(custom_id: str, values: list[str]) -> Any:
 
 
 async def test_kill_after_the_last_move_was_acknowledged(world, bots, tmp_path):
-    from core.nimmt import Nimmt
+    from core.games.nimmt.engine import Nimmt
 
     fd = world.fd
     people = people_of(world)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from core.nimmt import Nimmt
+from core.games.nimmt.engine import Nimmt
 from tests.e2e import (MOVE, as_read, check_pings, everything_shown, nimmt_turn, open_hand, open_table, panel_answer,
                        play_nimmt, private_answer, running_bot, seat_players, versions)
 from tests.e2e.test_restart import bots  # noqa: F401  (fixture)
@@ -318,7 +318,7 @@ async def test_a_slow_panel_is_still_answered_in_time(world, tmp_path, monkeypat
     panel follows."""
     import time
 
-    from app.render import nimmt as render_nimmt
+    from cogs.games.nimmt import render as render_nimmt
 
     fd = world.fd
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
@@ -348,7 +348,7 @@ async def test_a_move_is_acknowledged_before_its_panel_is_drawn(world, tmp_path,
     picture of the hand; the panel then shows the move, picture included."""
     import threading
 
-    from app.render import nimmt as render_nimmt
+    from cogs.games.nimmt import render as render_nimmt
     from tests.e2e import button, select
 
     fd = world.fd

@@ -7,13 +7,16 @@ import threading
 
 import pytest
 
-from core import ai, garbage_ai, nimmt_ai, take6_ai
-from core.garbage import Garbage, TEXT
-from core.garbage import random_player as garbage_random
-from core.nimmt import HEADS, Nimmt, cards_of
-from core.nimmt import random_player as nimmt_random
-from core.take6 import HEADS as HEADS6, PickRow, Take6
-from core.take6 import random_player as take6_random
+from core import ai
+from core.games.garbage import players as garbage_ai
+from core.games.nimmt import players as nimmt_ai
+from core.games.take6 import players as take6_ai
+from core.games.garbage.engine import Garbage, TEXT
+from core.games.garbage.engine import random_player as garbage_random
+from core.games.nimmt.engine import HEADS, Nimmt, cards_of
+from core.games.nimmt.engine import random_player as nimmt_random
+from core.games.take6.engine import HEADS as HEADS6, PickRow, Take6
+from core.games.take6.engine import random_player as take6_random
 
 
 def random_states(cls, player, seats, seed, count, every=3):

@@ -21,7 +21,7 @@ def _imports(path: Path) -> set[str]:
     return names
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "core").glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted((ROOT / "core").rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT)))
 def test_core_never_imports_discord_or_io(path):
     forbidden = {"discord", "aiohttp", "aiosqlite", "sqlite3", "cogs", "app"}
     assert not (_imports(path) & forbidden), f"{path.name} imports {_imports(path) & forbidden}"

@@ -16,7 +16,8 @@ from app.nights.night import (
 )
 from app.store import Store
 from app.tables.manager import TableManager
-from core import garbage, nimmt
+from core.games.garbage import engine as garbage
+from core.games.nimmt import engine as nimmt
 from core.protocol import places_from_scores
 
 GAMES = {"nimmt": nimmt.Nimmt, "garbage": garbage.Garbage}

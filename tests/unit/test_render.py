@@ -11,7 +11,10 @@ from hypothesis import strategies as hst
 from PIL import Image, ImageChops, ImageFont
 
 from core import registry
-from app.render import base as render_base, cards as render_cards, garbage as render_garbage, nimmt as render_nimmt, pool as render_pool, profile as render_profile_card, take6 as render_take6
+from app.render import base as render_base, cards as render_cards, pool as render_pool, profile as render_profile_card
+from cogs.games.garbage import render as render_garbage
+from cogs.games.nimmt import render as render_nimmt
+from cogs.games.take6 import render as render_take6
 
 # --------------------------------------------------------------------------
 # View builders: exactly the keys of the view specs
@@ -436,7 +439,7 @@ def test_set_font_bad_path_falls_back():
 def test_heads_match_h1_and_engine():
     assert sum(render_cards.heads(c) for c in range(1, 101)) == 167  # H1: the deck holds 167 heads
     try:
-        from core.nimmt import HEADS
+        from core.games.nimmt.engine import HEADS
     except ImportError:  # engine not there yet
         return
     assert all(render_cards.heads(c) == HEADS[c] for c in range(1, 101))
@@ -463,7 +466,7 @@ def _play(game, steps, seed):
 
 @pytest.mark.parametrize("seats", [2, 7])
 def test_engine_nimmt_views_render(seats):
-    nimmt = pytest.importorskip("core.nimmt")
+    nimmt = pytest.importorskip("core.games.nimmt.engine")
     game = nimmt.Nimmt.new(seats=seats, seed=seats)
     for step in range(4):
         v = game.view(game.to_move if game.to_move is not None else 0)
@@ -474,7 +477,7 @@ def test_engine_nimmt_views_render(seats):
 
 @pytest.mark.parametrize("seats", [2, 6])
 def test_engine_garbage_views_render(seats):
-    garbage = pytest.importorskip("core.garbage")
+    garbage = pytest.importorskip("core.games.garbage.engine")
     game = garbage.Garbage.new(seats=seats, seed=seats)
     for step in range(4):
         png(render_garbage.render_garbage_table(game.view(None), LONG_NAMES, LABELS))
@@ -595,7 +598,7 @@ def test_no_caption_loses_its_number_in_any_language(lang, monkeypatch):
     figures whole ("Nachziehstapel: 42", "Runde 3/7"): a caption too wide is
     drawn smaller, never cut before its number."""
     from app.i18n.catalogue import t
-    from core.take6 import Take6
+    from core.games.take6.engine import Take6
 
     cut: list[tuple[str, str]] = []
     fit = render_base.fit

@@ -19,8 +19,10 @@ import pytest
 from PIL import Image, ImageDraw
 
 from app.i18n.catalogue import t
-from app.render import base as rb, garbage as render_garbage, nimmt as render_nimmt, pool as render_pool
-from app.render import take6 as render_take6
+from app.render import base as rb, pool as render_pool
+from cogs.games.garbage import render as render_garbage
+from cogs.games.nimmt import render as render_nimmt
+from cogs.games.take6 import render as render_take6
 from core import registry
 from core.protocol import to_act
 from tests import ROOT

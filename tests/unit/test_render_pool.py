@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import os
 
-from app.render import base as render_base, garbage as render_garbage, nimmt as render_nimmt, pool as render_pool
+from app.render import base as render_base, pool as render_pool
+from cogs.games.garbage import render as render_garbage
+from cogs.games.nimmt import render as render_nimmt
 from tests import ROOT
 from tests.unit.test_render import LABELS, garbage_view, nimmt_view
 
@@ -108,7 +110,8 @@ def test_the_worker_goes_when_the_bot_is_killed():
 
     root = ROOT
     code = ("import asyncio, os, time\n"
-            "from app.render import nimmt as render_nimmt, pool as render_pool\n"
+            "from app.render import pool as render_pool\n"
+            "from cogs.games.nimmt import render as render_nimmt\n"
             "from tests.unit.test_render import LABELS, nimmt_view\n"
             "asyncio.run(render_pool.draw(render_nimmt.render_nimmt_table, nimmt_view(), ['A', 'B', 'C', 'D'], LABELS))\n"
             "asyncio.run(render_pool.draw(render_nimmt.render_nimmt_hand, nimmt_view(), LABELS, urgent=True))\n"

@@ -11,7 +11,9 @@ import discord
 import pytest
 
 import cogs.tables  # noqa: F401  (the lobby's items)
-from cogs import garbage, nimmt, take6
+from cogs.games.garbage import cog as garbage
+from cogs.games.nimmt import cog as nimmt
+from cogs.games.take6 import cog as take6
 from cogs.guard import INT64_MAX, BadInput
 from cogs.tables import lobby, router
 

@@ -7,7 +7,8 @@ import pytest
 
 from app.store import Store
 from app.tables.manager import MISSED_TURNS_LIMIT, TableError, TableManager
-from core import garbage, nimmt
+from core.games.garbage import engine as garbage
+from core.games.nimmt import engine as nimmt
 from core.protocol import GameError
 
 GAMES = {"nimmt": nimmt.Nimmt, "garbage": garbage.Garbage}

@@ -11,7 +11,10 @@ import pytest
 from app.tables.computers import Computers
 from app.store import Store
 from app.tables.manager import Seat, TableError, TableManager
-from core import ai, garbage, nimmt, take6
+from core import ai
+from core.games.garbage import engine as garbage
+from core.games.nimmt import engine as nimmt
+from core.games.take6 import engine as take6
 
 GAMES = {"nimmt": nimmt.Nimmt, "garbage": garbage.Garbage}
 LEGACY = {"nimmt": nimmt.greedy_player, "garbage": garbage.greedy_player}

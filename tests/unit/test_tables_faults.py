@@ -15,7 +15,8 @@ from app.tables import manager as tables_module
 from app.store.sqlite_migrations import migrate
 from app.store import Store
 from app.tables.manager import SLOW_SAVE, TableError, TableManager, when_slow
-from core import garbage, nimmt
+from core.games.garbage import engine as garbage
+from core.games.nimmt import engine as nimmt
 from tests.faults import DISK_FULL, IO_ERROR, READ_ONLY, failing_commits, held_lock
 
 GAMES = {"nimmt": nimmt.Nimmt, "garbage": garbage.Garbage}

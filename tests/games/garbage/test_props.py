@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.garbage import JACK, QUEEN, RANK, SLOTS_OF, Discard, Draw, Garbage, Jack, greedy_player, random_player
+from core.games.garbage.engine import JACK, QUEEN, RANK, SLOTS_OF, Discard, Draw, Garbage, Jack, greedy_player, random_player
 from core.protocol import IllegalAction, places_from_scores
 
 # A generous bound: a full 6-seat 10-slot game takes ~1000 decisions.

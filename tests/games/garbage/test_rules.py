@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from core.garbage import (
+from core.games.garbage.engine import (
     JACK,
     RANK,
     Discard,
@@ -169,7 +169,7 @@ def test_jack_action_while_choosing_source_is_wrong_phase():
 
 
 def test_jack_with_one_face_down_slot_left_is_placed_automatically():
-    # Engine choice (documented in core.garbage): nothing to choose, so no question.
+    # Engine choice (documented in core.games.garbage.engine): nothing to choose, so no question.
     g = Garbage.from_position(["AS ?9H 3S", "?AD ?2D"], stock="JD")
     ev = g.apply(0, Draw())
     assert types(ev)[:3] == ["drew", "jack_placed", "hand_won"]

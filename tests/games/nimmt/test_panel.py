@@ -3,13 +3,13 @@ hand or the table gets (25 options per select, 5 rows of 5 buttons)."""
 from __future__ import annotations
 
 from app.tables.manager import Seat, Table
-from cogs.nimmt import NimmtUI, labels
-from core.nimmt import Nimmt, Play
+from cogs.games.nimmt.cog import NimmtUI, labels
+from core.games.nimmt.engine import Nimmt, Play
 
 
 def panel(ui: NimmtUI, table: Table, seat: int, lang: str, **kwargs):
     """The private panel of one seat, built from that seat's view only, with its picture."""
-    from app.render import nimmt as render_nimmt
+    from cogs.games.nimmt import render as render_nimmt
 
     embed, items, view = ui.panel_parts(table, seat, lang, **kwargs)
     return embed, items, render_nimmt.render_nimmt_hand(view, labels(lang, render_nimmt.NIMMT_HAND_LABELS))
@@ -96,7 +96,7 @@ async def test_the_hand_picture_follows_the_hand_and_is_drawn_off_the_loop():
     # redraw after someone else's move), and a new one once a card left her hand.
     import threading
 
-    from app.render import nimmt as render_nimmt
+    from cogs.games.nimmt import render as render_nimmt
 
     drawn_in: list[str] = []
     original = render_nimmt.render_nimmt_hand

@@ -12,7 +12,7 @@ import random
 from hypothesis import event, example, given, settings
 from hypothesis import strategies as st
 
-from core.nimmt import (
+from core.games.nimmt.engine import (
     BULLS, Nimmt, Open, Pass, Play, Steal, Take, greedy_player, random_player,
 )
 from core.protocol import IllegalAction

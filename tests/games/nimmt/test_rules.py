@@ -1,7 +1,7 @@
 """Rules of 11 nimmt! (RULES.md section 1, house rules H1-H7) as a player sees them.
 
 Positions are built by hand with ``Nimmt.from_position`` (documented in
-core/nimmt.py): ``hands`` per seat, ``stacks`` bottom first / top last (ids
+core/games/nimmt/engine.py): ``hands`` per seat, ``stacks`` bottom first / top last (ids
 0, 1, ... in list order), ``bulls`` per seat, ``draw`` top first.
 """
 import json
@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from core.nimmt import (
+from core.games.nimmt.engine import (
     HEADS, WINDOW, Nimmt, Open, Pass, Play, Steal, Take, cards_of, fits, greedy_player, heads,
     random_player, stack_label,
 )

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.protocol import IllegalAction, to_act
-from core.take6 import (
+from core.games.take6.engine import (
     CARDS, HEADS, Choose, Phase, PickRow, Take6, fewest_heads_row, heads, normal_player, random_player,
 )
 

@@ -5,7 +5,7 @@ Everyone chooses at once (``Take6.to_act`` is a set of seats).  The table
 message shows the rows and who has chosen (never what); each player's panel
 has one button per card of their hand and, when their card is lower than
 every row (S2), one button per row.  Everything shown comes from
-``Take6.view(seat)`` or ``view(None)``; the rules live in ``core.take6``.
+``Take6.view(seat)`` or ``view(None)``; the rules live in ``core.games.take6.engine``.
 
 Custom ids never hold a card: a card button carries the deal, the turn and
 the card's place in the sorted hand (``take6.card:<table>:<deal>:<turn>:<index>``),
@@ -29,8 +29,9 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 
 from app.i18n.catalogue import has, t
-from app.render import pool as render_pool, take6 as render_take6
-from app.render.take6 import TAKE6_TABLE_LABELS
+from app.render import pool as render_pool
+from cogs.games.take6 import render as render_take6
+from cogs.games.take6.render import TAKE6_TABLE_LABELS
 from app.tables.manager import Table, TableError
 from app.text import plain
 from cogs.coach import hint_text
@@ -41,7 +42,7 @@ from cogs.guard import BadInput, number
 from cogs.tables.lobby import Back, Rules, seat_control
 from cogs.tables.router import Click, Int, TableButton
 from core.protocol import Event, GameError
-from core.take6 import HAND, HEADS, ROW_LABELS, ROWS, Choose, PickRow
+from core.games.take6.engine import HAND, HEADS, ROW_LABELS, ROWS, Choose, PickRow
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +55,7 @@ _ARG = re.compile(r"d(?P<deal>\d+)t(?P<turn>\d+)(?P<kind>[ir])(?P<n>\d+)")
 def move_text(lang: str, action: Any) -> str:
     """A move in words, for the coach.
 
-    >>> from core.take6_ai import Decision, Figure
+    >>> from core.games.take6.players import Decision, Figure
     >>> d = Decision(Choose(34), 240, (Figure(Choose(34), 240, 0.5, 1.25, 0.6), Figure(Choose(7), 120, 0.3, 3.0, 0.5)))
     >>> print(hint_text("en", "take6", d, lambda a: move_text("en", a)))
     💡 Play 34: in 240 simulated worlds you take 1.2 penalty points on average over this turn and the next two.

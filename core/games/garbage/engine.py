@@ -26,7 +26,7 @@ Engine choices the rules leave open (documented here, tested in
 
 Hand-made positions for tests: :meth:`Garbage.from_position`.  Besides the
 shared protocol the engine offers ``push`` (trusted fast path, no events),
-``copy()`` and ``==`` (same state), like ``core.nimmt``.
+``copy()`` and ``==`` (same state), like ``core.games.nimmt.engine``.
 
 Cards are ints ``0 .. 52*decks-1`` (``deck*52 + (rank-1)*4 + suit``, suits
 S, H, D, C); everything shown to the table goes through :func:`card_text`.

@@ -17,7 +17,7 @@ Levels (the real choices are only stock or discard, G1, and a Jack's slot):
   (worlds sampled from the pool, everybody then playing the normal rule) in
   which this seat completes its layout first; the best share wins.
 
->>> from core.garbage import Garbage
+>>> from core.games.garbage.engine import Garbage
 >>> g = Garbage.new(2, 3)
 >>> k = know(g.view(g.to_move), [])
 >>> decide(k, "hard", random.Random(0), sims=8).action
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from math import floor
 from typing import Any, Sequence
 
-from core.garbage import (
+from core.games.garbage.engine import (
     BIT, JACK, RANK, SLOTS_OF, TEXT, Action, Discard, Draw, Garbage, Jack, _IDS, greedy_player,
 )
 from core.protocol import Event
@@ -100,7 +100,7 @@ def _remove(items: list[str], text: str) -> None:
 def know(view: dict[str, Any], history: Sequence[Event]) -> Knowledge:
     """What ``view["seat"]`` knows from its view and the public events.
 
-    >>> from core.garbage import Garbage
+    >>> from core.games.garbage.engine import Garbage
     >>> g = Garbage.from_position(["?7H 2S ?3D", "?KS ?KH"], stock="QC 5S", fill=False)
     >>> events = g.apply(0, Draw())
     >>> k = know(g.view(1), events)

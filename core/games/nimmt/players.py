@@ -26,7 +26,7 @@ Levels:
   comes first; with ``sims`` alone the result depends only on the seeded
   ``rng`` (tests).
 
->>> from core.nimmt import Nimmt
+>>> from core.games.nimmt.engine import Nimmt
 >>> g = Nimmt.new(4, 11)
 >>> k = know(g.view(g.to_move), [])
 >>> d = decide(k, "hard", random.Random(1), sims=8)
@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from math import floor
 from typing import Any, Sequence
 
-from core.nimmt import (
+from core.games.nimmt.engine import (
     HEADS, WINDOW, Action, Nimmt, Open, Pass, Play, Steal, Take, _hand_heads, cards_of, greedy_player,
     mask_of,
 )
@@ -115,7 +115,7 @@ def know(view: dict[str, Any], history: Sequence[Event]) -> Knowledge:
     stack whose first card was never announced (the deal's first stack) is
     known from the ``onto`` of the first card laid on it, or from its top.
 
-    >>> from core.nimmt import Nimmt
+    >>> from core.games.nimmt.engine import Nimmt
     >>> g = Nimmt.from_position([[24, 30, 50], [1, 99, 2]], [[20]], bulls=[1, 0], draw=[7, 8])
     >>> events = g.apply(0, Play(0, [24, 30])) + g.apply(1, Take(0))
     >>> k = know(g.view(0), events)

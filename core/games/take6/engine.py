@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, ClassVar, Sequence
 
-from core.nimmt import _heads_of
+from core.games.nimmt.engine import _heads_of
 from core.protocol import Event, IllegalAction, InvalidAction, Result, places_from_scores, turn_event
 
 CARDS = 104

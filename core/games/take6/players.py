@@ -31,7 +31,7 @@ Levels:
   stops after ``sims`` worlds or ``budget`` seconds, whichever comes first;
   with ``sims`` alone the result depends only on the seeded ``rng`` (tests).
 
->>> from core.take6 import Take6
+>>> from core.games.take6.engine import Take6
 >>> g = Take6.new(4, 11)
 >>> k = know(g.view(2), [])
 >>> d = decide(k, "hard", random.Random(1), sims=8)
@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from math import floor
 from typing import Any, Sequence
 
-from core.take6 import CARDS, ROW_MAX, ROWS, Action, Choose, PickRow, fewest_heads_row, heads, normal_card
+from core.games.take6.engine import CARDS, ROW_MAX, ROWS, Action, Choose, PickRow, fewest_heads_row, heads, normal_card
 from core.protocol import Event
 
 __all__ = ["Knowledge", "Decision", "Figure", "know", "decide", "LEVELS", "EASY_MISTAKES"]
@@ -115,7 +115,7 @@ def know(view: dict[str, Any], history: Sequence[Event]) -> Knowledge:
     last deal is an earlier one is ignored (then the pool is every card not
     in sight, and the others' penalties of the deal are taken as 0).
 
-    >>> from core.take6 import Take6
+    >>> from core.games.take6.engine import Take6
     >>> g = Take6.new(2, seed=3)
     >>> events = g.apply(0, Choose(g.hands[0][0])) + g.apply(1, Choose(g.hands[1][-1]))
     >>> k = know(g.view(0), events)
@@ -288,7 +288,7 @@ def _share(points: list[int], seat: int) -> float:
 
 def _search(k: Knowledge, options: list[Action], rng: random.Random, sims: int | None,
             budget: float | None, stop: Any = None) -> Decision:
-    """Sequential halving over common worlds (as :mod:`core.nimmt_ai`)."""
+    """Sequential halving over common worlds (as :mod:`core.games.nimmt.players`)."""
     seat = k.seat
     n = len(options)
     value = [0.0] * n

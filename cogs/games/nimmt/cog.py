@@ -2,7 +2,7 @@
 private hand panel.
 
 Everything shown comes from ``Nimmt.view(seat)`` (a player's own panel) or
-``Nimmt.view(None)`` (the table); the rules live in ``core.nimmt``.
+``Nimmt.view(None)`` (the table); the rules live in ``core.games.nimmt.engine``.
 """
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ import discord
 from discord import app_commands
 from discord.app_commands import locale_str as _
 
-from app.render import nimmt as render_nimmt, pool as render_pool
+from app.render import pool as render_pool
+from cogs.games.nimmt import render as render_nimmt
 from app.i18n.catalogue import t
 from app.text import bold, label, plain
 from app.tables.manager import Table, TableError
@@ -30,7 +31,7 @@ from cogs.tables import TablesCog
 from cogs.tables.game_ui import GameCog, TableMessage, picture_names, seat_label
 from cogs.tables.lobby import Back, Rules, seat_control
 from cogs.tables.router import Click, Int, TableButton, TableSelect, legacy_page
-from core.nimmt import HEADS, Open, Pass, Play, Steal, Take, stack_label
+from core.games.nimmt.engine import HEADS, Open, Pass, Play, Steal, Take, stack_label
 from core.protocol import Event
 
 log = logging.getLogger(__name__)
@@ -39,8 +40,8 @@ log = logging.getLogger(__name__)
 def move_text(lang: str, action: Any, names: list[str]) -> str:
     """A move in words, for the coach.
 
-    >>> from core.nimmt import Play
-    >>> from core.nimmt_ai import Decision, Figure
+    >>> from core.games.nimmt.engine import Play
+    >>> from core.games.nimmt.players import Decision, Figure
     >>> from cogs.coach import hint_text
     >>> d = Decision(Play(1, (56,)), 200, (Figure(Play(1, (56,)), 200, 0.41, 2.5, 1.0),))
     >>> hint_text("en", "nimmt", d, lambda a: move_text("en", a, ["Ana", "Ben"]), last_round=True)
@@ -238,7 +239,7 @@ class NimmtUI:
         view = engine.view(seat)
         hand = view["hand"]
         embed = discord.Embed(title=t(lang, "nimmt.panel_title", table=table.id), colour=discord.Colour.orange())
-        from core.nimmt import HEADS
+        from core.games.nimmt.engine import HEADS
 
         hand_text = " · ".join(f"{c}" + ("" if HEADS[c] == 1 else f"({HEADS[c]}🐮)") for c in hand)
         lines = [t(lang, "nimmt.panel_hand", count=len(hand), cards=hand_text or "-"),

@@ -13,7 +13,8 @@ import discord
 from discord import app_commands
 from discord.app_commands import locale_str as _
 
-from app.render import garbage as render_garbage, pool as render_pool
+from app.render import pool as render_pool
+from cogs.games.garbage import render as render_garbage
 from app.i18n.catalogue import t
 from app.text import bold
 from app.tables.manager import Table, TableError
@@ -23,7 +24,7 @@ from cogs.tables import TablesCog
 from cogs.tables.game_ui import GameCog, TableMessage, picture_names, seat_label
 from cogs.tables.lobby import Back, Rules, step_away_button
 from cogs.tables.router import Click, Int, TableButton
-from core.garbage import MAX_SLOTS, Discard, Draw, Jack
+from core.games.garbage.engine import MAX_SLOTS, Discard, Draw, Jack
 from core.protocol import Event, GameError
 
 log = logging.getLogger(__name__)

@@ -1,0 +1,1 @@
+"""The games' Discord side, one package each: its cog (``cog``) and its pictures (``render``)."""

@@ -1,0 +1,1 @@
+"""Garbage at the table: the cog (``cog``), the pictures (``render``)."""

@@ -1,0 +1,1 @@
+"""6 nimmt! at the table: the cog and its panel (``cog``), the pictures (``render``)."""

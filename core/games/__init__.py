@@ -1,0 +1,1 @@
+"""The games, one package each: its engine (``engine``) and its computer players (``players``)."""

@@ -1,0 +1,1 @@
+"""Garbage (Trash): the engine (``engine``) and its computer players (``players``)."""

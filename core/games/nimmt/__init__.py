@@ -1,0 +1,1 @@
+"""11 nimmt!: the engine (``engine``) and its computer players (``players``)."""

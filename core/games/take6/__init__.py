@@ -1,0 +1,1 @@
+"""6 nimmt!: the engine (``engine``) and its computer players (``players``)."""
