@@ -1,4 +1,4 @@
-"""Card Night: a Discord bot for card games (the games are listed in core/registry.py).
+"""Card Night: a Discord bot for card games (the games are listed in core/games/__init__.py).
 
 Run ``python bot.py`` with ``DISCORD_TOKEN`` in the environment or in a
 ``.env`` file beside this file.  ``python bot.py --sync-global`` publishes the
@@ -19,6 +19,7 @@ from discord.ext import commands
 from app.budget import RequestBudget
 from app.config import Config
 from app.store import StoreUnavailable
+from cogs.games.installed import COGS
 from core.registry import GAMES
 
 log = logging.getLogger("cardbot")
@@ -34,7 +35,7 @@ CHECKPOINT_BACKSTOP = 300.0
 
 INITIAL_EXTENSIONS = (
     "cogs.tables",
-    *(spec.cog for spec in GAMES),
+    *(cog.__module__ for cog in COGS),  # each game's cog (its module is the extension)
     "cogs.stats",
     "cogs.after",
     "cogs.rules",
@@ -98,7 +99,8 @@ class CardBot(commands.Bot):
         from app.render import pool as render_pool
         from app.tables.manager import TableManager
 
-        render_pool.start_pool()  # the drawing process warms up while the tables are restored
+        # the drawing processes warm up while the tables are restored
+        render_pool.start_pool(tuple(warm for cog in COGS if (warm := getattr(cog.pictures, "warm_up", None))))
         if self.store is None:  # the launcher opens it before connecting (open_database)
             self.store = await open_database(self.config)
         from app.tables.computers import Computers

@@ -5,9 +5,9 @@ One entry point for the table machinery and the benchmark::
     k = know("nimmt", game.view(seat), public_events)   # what the seat may know
     decision = decide("nimmt", k, "hard", rng, sims=50)  # .action, .figures
 
-A player sees only ``view(seat)`` and the public events; see
-``core.games.nimmt.players``, ``core.games.garbage.players`` and ``core.games.take6.players`` (each game's
-registry entry names its module).
+A player sees only ``view(seat)`` and the public events; each game's
+players live in its package (``core/games/<key>/players.py``), named by its
+spec (:class:`core.spec.Players`).
 
 >>> from core.games.nimmt.engine import Nimmt
 >>> g = Nimmt.new(3, 5)
@@ -20,9 +20,8 @@ from __future__ import annotations
 import random
 from typing import Any, Sequence
 
-import importlib
-
 from core import registry
+from core.spec import Players
 from core.protocol import Event
 
 __all__ = ["LEVELS", "DEFAULT_BUDGET", "HARD_WORLDS", "supports", "know", "decide"]
@@ -32,9 +31,12 @@ DEFAULT_BUDGET = 0.15  # seconds of search per hard decision, at most
 HARD_WORLDS = 60  # simulated worlds per hard decision in the bot (fewer if the budget runs out first)
 
 
-def _players(game: str) -> Any:
-    """The module of ``game``'s levelled players (its registry entry names it)."""
-    return importlib.import_module(registry.spec(game).players)
+def _players(game: str) -> Players:
+    """``game``'s levelled players (its spec holds them)."""
+    players = registry.spec(game).players
+    if players is None:
+        raise ValueError(f"{game} has no levelled computer players")
+    return players
 
 
 def supports(game: str) -> bool:

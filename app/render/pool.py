@@ -22,7 +22,6 @@ from typing import Any, Callable
 
 from app.render import base as rb
 from app.render.common import _serialised
-from core import registry
 
 log = logging.getLogger(__name__)
 
@@ -32,24 +31,25 @@ __all__ = ["warm_up", "draw", "start_pool", "stop_pool"]
 # --------------------------------------------------------------------------
 # Start-up
 
+#: the games' picture warm-ups (each a module-level function, so it reaches the
+#: drawing processes by name); set by :func:`start_pool`
+_WARM_UPS: tuple[Callable[[], None], ...] = ()
+
+
 @_serialised
-def warm_up() -> None:
+def warm_up(games: tuple[Callable[[], None], ...] = ()) -> None:
     """Build fonts, glyph coverage and the common card sprites ahead of time,
     so the first images of a game are as fast as the rest.  Optional; call
     once at start-up (in a thread: it takes a fraction of a second).  Each
-    picture module (a game's ``renderer`` in core.registry, and the profile
-    card) warms its own sprites."""
+    game's pictures warm their own sprites (``games``: their ``warm_up``
+    functions), and so does the profile card."""
+    from app.render import profile
+
     for size in (13, 14, 16, 17, 18, 20, 22, 24, 26, 28, 30):
         rb.font(size)
     rb.clean("".join(chr(c) for c in range(32, 127)))
-    for module in _picture_modules():
-        warm = getattr(importlib.import_module(module), "warm_up", None)
-        if warm is not None:
-            warm()
-
-
-def _picture_modules() -> list[str]:
-    return [spec.renderer for spec in registry.GAMES if spec.renderer] + ["app.render.profile"]
+    for warm in (*games, profile.warm_up):
+        warm()
 
 
 # --------------------------------------------------------------------------
@@ -133,7 +133,7 @@ def _pooled(font: str | None, fallbacks: tuple[str, ...], module: str, name: str
 WORKER_NICENESS = 5
 
 
-def _worker_start(parent: int, niceness: int) -> None:
+def _worker_start(parent: int, niceness: int, games: tuple[Callable[[], None], ...] = ()) -> None:
     """In a worker process: fonts and sprites ready; gone when the bot is gone
     (even killed: nobody else would end it); ``niceness`` below the bot's CPU
     priority."""
@@ -147,14 +147,14 @@ def _worker_start(parent: int, niceness: int) -> None:
         os._exit(0)
 
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
-    warm_up()
+    warm_up(games)
 
 
 def _worker(niceness: int) -> concurrent.futures.ProcessPoolExecutor:
     # spawn: a fresh interpreter, not a fork of a process with threads and a loop
     return concurrent.futures.ProcessPoolExecutor(
         max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_start,
-        initargs=(os.getpid(), niceness))
+        initargs=(os.getpid(), niceness, _WARM_UPS))
 
 
 def _pool() -> concurrent.futures.ProcessPoolExecutor | None:
@@ -175,9 +175,12 @@ def _clicks() -> concurrent.futures.ProcessPoolExecutor | None:
         return _CLICKS
 
 
-def start_pool() -> None:
+def start_pool(games: tuple[Callable[[], None], ...] = ()) -> None:
     """Start the worker processes now (their start-up and warm-up take a second
-    of CPU: better while the bot restores its tables than while clicks come in)."""
+    of CPU: better while the bot restores its tables than while clicks come in);
+    ``games``: the games' picture warm-ups they run first."""
+    global _WARM_UPS
+    _WARM_UPS = tuple(games)
     for pool in (_pool(), _clicks()):
         if pool is not None:
             pool.submit(os.getpid)

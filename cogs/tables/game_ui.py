@@ -7,6 +7,7 @@ subclasses); :class:`GameCog` registers them and the game's UI.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any, ClassVar, Protocol
 
 import discord
@@ -16,6 +17,7 @@ from app.i18n.catalogue import t
 from app.tables.manager import Table
 from app.text import plain
 from core.protocol import Event
+from core.spec import GameSpec
 
 
 def seat_label(table: Table, seat: int, lang: str, away: bool = True, picture: bool = False) -> str:
@@ -64,8 +66,12 @@ class GameUI(Protocol):
 class GameCog(commands.Cog):
     """A game's cog: its :class:`GameUI` (``ui_class``) plugged into the
     table cog, and its typed items (``items``) registered while it is loaded.
+    ``spec`` is the game's :class:`~core.spec.GameSpec`, ``pictures`` the
+    module of its pictures (its ``warm_up`` runs in the drawing processes).
     A game's cog adds its ``new`` command."""
 
+    spec: ClassVar[GameSpec]
+    pictures: ClassVar[ModuleType | None] = None
     ui_class: ClassVar[Any]
     items: ClassVar[tuple[type[discord.ui.DynamicItem[Any]], ...]] = ()
 

@@ -24,6 +24,7 @@ from cogs.tables import TablesCog
 from cogs.tables.game_ui import GameCog, TableMessage, picture_names, seat_label
 from cogs.tables.lobby import Back, Rules, step_away_button
 from cogs.tables.router import Click, Int, TableButton
+from core.games.garbage import SPEC
 from core.games.garbage.engine import MAX_SLOTS, Discard, Draw, Jack
 from core.protocol import Event, GameError
 
@@ -264,6 +265,8 @@ class GarbageCog(GameCog, name="Garbage"):
                                                key="commands.garbage.description"),
                                  guild_only=True)
 
+    spec = SPEC
+    pictures = render_garbage
     ui_class = GarbageUI
     items = ITEMS
 

@@ -31,6 +31,7 @@ from cogs.tables import TablesCog
 from cogs.tables.game_ui import GameCog, TableMessage, picture_names, seat_label
 from cogs.tables.lobby import Back, Rules, seat_control
 from cogs.tables.router import Click, Int, TableButton, TableSelect, legacy_page
+from core.games.nimmt import SPEC
 from core.games.nimmt.engine import HEADS, Open, Pass, Play, Steal, Take, stack_label
 from core.protocol import Event
 
@@ -664,6 +665,8 @@ class NimmtCog(GameCog, name="Nimmt"):
                                description=_("Play 11 nimmt! (2-7 players)", key="commands.nimmt.description"),
                                guild_only=True)
 
+    spec = SPEC
+    pictures = render_nimmt
     ui_class = NimmtUI
     items = ITEMS
 

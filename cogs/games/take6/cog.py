@@ -42,6 +42,7 @@ from cogs.guard import BadInput, number
 from cogs.tables.lobby import Back, Rules, seat_control
 from cogs.tables.router import Click, Int, TableButton
 from core.protocol import Event, GameError
+from core.games.take6 import SPEC
 from core.games.take6.engine import HAND, HEADS, ROW_LABELS, ROWS, Choose, PickRow
 
 log = logging.getLogger(__name__)
@@ -434,6 +435,8 @@ class Take6Cog(GameCog, name="Take6"):
                                              key="commands.take6.description"),
                                guild_only=True)
 
+    spec = SPEC
+    pictures = render_take6
     ui_class = Take6UI
     items = ITEMS
 

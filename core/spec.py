@@ -1,0 +1,147 @@
+"""What a game declares about itself: :class:`GameSpec`, with its
+:class:`OptionSpec` (table options) and :class:`StatSpec` (profile figures).
+
+Each game's package (``core/games/<key>/__init__.py``) builds its one
+``SPEC`` from typed objects (its engine class, its computer players'
+functions and module); :mod:`core.registry` collects them.  Seat limits come
+from the engine class, options and computer levels from the spec: the
+lobby, the slash command and the table manager all read them here.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Protocol, Sequence
+
+from core.protocol import Event
+
+
+class Players(Protocol):
+    """A game's levelled computer players (easy / normal / hard): what a seat
+    may know from its view and the public events, and the move it chooses."""
+
+    def know(self, view: dict[str, Any], history: Sequence[Event]) -> Any: ...
+
+    def decide(self, knowledge: Any, level: str, rng: random.Random, *, sims: int | None = None,
+               budget: float | None = None, stop: Any = None) -> Any: ...
+
+
+#: a quick computer player: (engine, seat, rng) -> an action (the fallback of levelled players)
+Computer = Callable[[Any, int, random.Random], Any]
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """A table option chosen when a table is created (``/<game> new``).
+
+    ``default`` None means "the engine decides" (e.g. one round per player);
+    ``at_most_seats`` caps the chosen value by the players who sat down.
+    """
+
+    name: str
+    minimum: int
+    maximum: int
+    default: int | None = None
+    at_most_seats: bool = False
+    label_key: str = ""  # lobby line, placeholders {value}; "" = not shown
+    default_key: str = ""  # lobby line when the value is the default (None)
+
+    def check(self, value: Any) -> int | None:
+        """The option's value, validated (None stays None).
+
+        >>> OptionSpec("rounds", 1, 7).check(3)
+        3
+        >>> OptionSpec("rounds", 1, 7).check(9)
+        Traceback (most recent call last):
+        ...
+        ValueError: option rounds must be 1..7
+        """
+        if value is None:
+            return self.default
+        value = int(value)
+        if not self.minimum <= value <= self.maximum:
+            raise ValueError(f"option {self.name} must be {self.minimum}..{self.maximum}")
+        return value
+
+
+@dataclass(frozen=True)
+class StatSpec:
+    """A figure the profile card and /stats show for a game.
+
+    ``kind`` "count": the counter ``key`` summed over games; "average":
+    the summed game scores divided by the counter ``per`` (e.g. penalty
+    points per round).  ``label_key``: the profile card's label, a key of
+    ``render.*`` when it has no dot, else a full catalogue key.
+    """
+
+    key: str
+    label_key: str
+    kind: str = "count"
+    per: str = ""
+    param: str = ""  # its placeholder in the game's ``stats_line``
+
+    @property
+    def label(self) -> str:
+        return self.label_key if "." in self.label_key else f"render.{self.label_key}"
+
+    def value(self, score_sum: int, counters: Mapping[str, int]) -> float | int | None:
+        """The figure from the summed scores and counters.
+
+        >>> StatSpec("avg", "x", "average", per="deals").value(30, {"deals": 4})
+        7.5
+        >>> StatSpec("won", "x").value(0, {})
+        0
+        """
+        if self.kind == "average":
+            den = counters.get(self.per, 0)
+            return score_sum / den if den else None
+        return int(counters.get(self.key, 0))
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """What the code above the engine knows about one game.
+
+    >>> from core.games.take6 import SPEC
+    >>> SPEC.key, SPEC.min_seats, SPEC.max_seats, [o.name for o in SPEC.options]
+    ('take6', 2, 10, ['limit', 'deals'])
+    """
+
+    key: str  # short id: custom_ids, catalogue prefix (``<key>.title``), table rows, data/games/<key>/
+    code: int  # stable number in the stats tables (never reuse one)
+    game: type  # the engine class (core.protocol.Game); its seat limits are the game's
+    default_seats: int
+    options: tuple[OptionSpec, ...] = ()
+    computers: Mapping[str, Computer] = field(default_factory=dict)  # quick players, by name
+    players: Players | None = None  # levelled computer players (easy/normal/hard), if any
+    default_level: str = "normal"
+    stats: tuple[StatSpec, ...] = ()
+    simultaneous: bool = False  # everyone acts at once (``to_act`` holds several seats)
+    deal_event: str = "deal_start"  # the engine event that starts a new deal
+    stats_line: str = ""  # catalogue key of the /stats line; placeholders: the stats' ``param``
+    colour: tuple[int, int, int] = (88, 101, 242)
+
+    def __post_init__(self) -> None:
+        if not self.min_seats <= self.default_seats <= self.max_seats:
+            raise ValueError(f"{self.key}: default_seats outside {self.min_seats}..{self.max_seats}")
+
+    @property
+    def min_seats(self) -> int:
+        return int(self.game.min_seats)
+
+    @property
+    def max_seats(self) -> int:
+        return int(self.game.max_seats)
+
+    @property
+    def title_key(self) -> str:
+        return f"{self.key}.title"
+
+    def engine(self) -> type:
+        return self.game
+
+    def computer(self, level: str | None = None) -> Computer:
+        return self.computers[level or self.default_level]
+
+    def option(self, name: str) -> OptionSpec | None:
+        return next((o for o in self.options if o.name == name), None)
