@@ -65,6 +65,21 @@ async def open_database(config: Config) -> Any:
     return await Store.open(str(config.database), checkpoint_interval=interval)
 
 
+def raw_event_users(connection: Any) -> None:
+    """GUILD_SCHEDULED_EVENT_USER_ADD / _REMOVE as ``raw_scheduled_event_user(data, interested)``:
+    discord.py drops them for a user it has not cached, and without the members intent
+    it has cached almost nobody."""
+    parsers = connection.parsers
+    for event, interested in (("GUILD_SCHEDULED_EVENT_USER_ADD", True), ("GUILD_SCHEDULED_EVENT_USER_REMOVE", False)):
+        parse = parsers[event]
+
+        def raw(data: dict[str, Any], parse: Callable[[Any], None] = parse, interested: bool = interested) -> None:
+            connection.dispatch("raw_scheduled_event_user", data, interested)
+            parse(data)
+
+        parsers[event] = raw
+
+
 class CardBot(commands.Bot):
     """The bot: owns the store and the table manager; cogs do the talking."""
 
@@ -73,6 +88,8 @@ class CardBot(commands.Bot):
         intents.guilds = True  # channels and threads; no privileged intent is needed
         intents.guild_messages = True  # to notice a deleted table message (content stays hidden)
         intents.voice_states = True  # a night's "Seat my voice channel" (not privileged)
+        # who marks a night's calendar event "Interested" gets its reminder (not privileged)
+        intents.guild_scheduled_events = True
         # Nothing pings unless a message says whom (each table message names its seat).
         # No message cache: nothing reads it (a deleted table message is noticed from the raw
         # event), and 1,000 cached messages with their embeds are ~10 KB per table at 500 tables.
@@ -94,6 +111,7 @@ class CardBot(commands.Bot):
         lean.trim_ratelimits(self.http)  # idle rate-limit buckets go, scanned every few seconds
         lean.skip_own_messages(self._connection)  # the bot's own messages are not parsed back
         lean.break_cycles()  # discord.py's cycles of every move (pictures, views, answers) are broken
+        raw_event_users(self._connection)
 
     async def setup_hook(self) -> None:
         from app.render import pool as render_pool

@@ -11,6 +11,7 @@ working after a restart.
 from __future__ import annotations
 
 import asyncio
+import datetime
 import io
 import logging
 import re
@@ -23,7 +24,7 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from app.i18n.catalogue import has, t
-from app.nights.host import BREAK_SECONDS, NightHost
+from app.nights.host import BREAK_SECONDS, REMIND_BEFORE, NightHost
 from app.nights.night import ENDED, PLAYING, Night, NightError, NightTable, Standing, standings
 from app.tables.manager import LEVELS, Table, TableError, counting_saves
 from cogs.common.ui import TRANSIENT, defer_when_slow, reply, update_message, user_lang
@@ -33,6 +34,10 @@ log = logging.getLogger(__name__)
 
 SHOWN_ROWS = 30  # standings lines in a message (the recap image shows the top too)
 RETRIES = 3
+#: how long a night's event in the server's calendar lasts (seconds, times the time scale)
+EVENT_LENGTH = 3 * 3600.0
+MENTIONS_PER_MESSAGE = 80  # a reminder's pings per message (a mention is up to 22 characters of 2,000)
+EVENT_STATUS = {"active": 2, "completed": 3, "canceled": 4}
 
 
 def points_text(value: float, lang: str) -> str:
@@ -101,6 +106,11 @@ class LeaveNight(NightButton, op="leave"):
 class SeatVoice(NightButton, op="voice"):
     async def run(self, cog: "NightCog", interaction: discord.Interaction, night: Night) -> None:
         await cog.op_voice(interaction, night)
+
+
+class RemindNight(NightButton, op="remind"):
+    async def run(self, cog: "NightCog", interaction: discord.Interaction, night: Night) -> None:
+        await cog.op_remind(interaction, night)
 
 
 class FillNight(NightButton, op="fill"):
@@ -207,6 +217,7 @@ class NightCog(commands.Cog, name="Night"):
         self.presenters: dict[int, _Presenter] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._startup: asyncio.Task[None] | None = None
+        self._event_locks: dict[int, asyncio.Lock] = {}  # one change of a night's event at a time
 
     async def cog_load(self) -> None:
         self.bot.add_dynamic_items(*NightButton.items, NightLevel, NightRemove, NightRemoveAnyone)
@@ -214,6 +225,7 @@ class NightCog(commands.Cog, name="Night"):
         if isinstance(self.host, NightHost):
             self.host.listener = self.on_night_change
             self.host.round_started = self._launch  # a round that started by itself: announce, start
+            self.host.remind = self.send_reminder
             self._startup = asyncio.get_running_loop().create_task(self._resume())
             getattr(self.bot, "listings", []).append(self.listing)
 
@@ -255,7 +267,8 @@ class NightCog(commands.Cog, name="Night"):
                          table_size=_("table_size", key="nights.opt_table_size.name"),
                          rounds=_("rounds", key="commands.opt_rounds.name"),
                          turn_time=_("turn_time", key="commands.opt_turn_time.name"),
-                         starts_in=_("starts_in", key="nights.opt_starts_in.name"))
+                         starts_in=_("starts_in", key="nights.opt_starts_in.name"),
+                         remind_role=_("remind_role", key="nights.opt_remind_role.name"))
     @app_commands.describe(game=_("Which game the night plays", key="nights.opt_night_game.description"),
                            table_size=_("Players per table (as even as possible within the game's limits)",
                                         key="nights.opt_table_size.description"),
@@ -264,13 +277,20 @@ class NightCog(commands.Cog, name="Night"):
                            turn_time=_("Seconds per turn before the computer plays for you (0 = no timer)",
                                        key="commands.opt_turn_time.description"),
                            starts_in=_("Minutes until the first round starts by itself (default: the organiser "
-                                       "starts it)", key="nights.opt_starts_in.description"))
+                                       "starts it)", key="nights.opt_starts_in.description"),
+                           remind_role=_("A role the reminder before the first round pings (with starts_in)",
+                                         key="nights.opt_remind_role.description"))
     async def start(self, interaction: discord.Interaction, game: str,
                     table_size: app_commands.Range[int, 2, 12] | None = None,
                     rounds: app_commands.Range[int, 1, 20] | None = None,
                     turn_time: app_commands.Range[int, 0, 3600] = 120,
-                    starts_in: app_commands.Range[int, 1, 1440] | None = None) -> None:
+                    starts_in: app_commands.Range[int, 1, 1440] | None = None,
+                    remind_role: discord.Role | None = None) -> None:
         lang = user_lang(interaction)
+        if remind_role is not None and starts_in is None:
+            return await reply(interaction, t(lang, "nights.error_role_needs_time"))
+        if remind_role is not None and remind_role.is_default():  # @everyone is never pinged
+            return await reply(interaction, t(lang, "nights.error_role_everyone"))
         tables = self.bot.get_cog("Tables")
         channel = interaction.channel
         refusal = tables.hosting_refusal(interaction)
@@ -290,7 +310,8 @@ class NightCog(commands.Cog, name="Night"):
                     guild_id=interaction.guild_id, channel_id=channel.id, game=game,
                     organiser_id=interaction.user.id, organiser_name=interaction.user.display_name,
                     table_size=table_size, rounds=rounds, turn_time=turn_time, locale=night_lang,
-                    starts_in=None if starts_in is None else 60.0 * starts_in)
+                    starts_in=None if starts_in is None else 60.0 * starts_in,
+                    remind_role=None if remind_role is None else remind_role.id)
         except (NightError, TableError) as error:
             return await reply(interaction, self.error_text(lang, error))
         shown = self.host.shown(night)
@@ -305,6 +326,40 @@ class NightCog(commands.Cog, name="Night"):
                 message_id = (await interaction.original_response()).id
         night.messages["signup"] = message_id
         await self.host.save_messages(night)
+        notes = []
+        if night.first_start() is not None and night.event_id is None:
+            notes.append(await self.add_to_calendar(interaction, night, lang))
+        if remind_role is not None and not remind_role.mentionable and not interaction.app_permissions.mention_everyone:
+            notes.append(t(lang, "nights.role_not_mentionable", role=remind_role.mention))
+        notes = [note for note in notes if note]
+        if notes:
+            await reply(interaction, "\n".join(notes))
+
+    @night.command(name=_("reschedule", key="nights.cmd_night_reschedule.name"),
+                   description=_("Move the first round of this channel's game night (and its calendar event)",
+                                 key="nights.cmd_night_reschedule.description"))
+    @app_commands.rename(starts_in=_("starts_in", key="nights.opt_starts_in.name"))
+    @app_commands.describe(starts_in=_("Minutes from now until the first round starts by itself",
+                                       key="nights.opt_reschedule_starts_in.description"))
+    async def reschedule(self, interaction: discord.Interaction, starts_in: app_commands.Range[int, 1, 1440]) -> None:
+        lang = user_lang(interaction)
+        night = self.host.in_channel(interaction.channel_id or 0)
+        if night is None:
+            return await reply(interaction, t(lang, "nights.error_no_night"))
+        defer_when_slow(interaction)
+        try:
+            await self.host.reschedule(night, interaction.user.id, can_manage(interaction), 60.0 * starts_in)
+        except (NightError, TableError) as error:
+            return await reply(interaction, self.error_text(lang, error))
+        start = int(night.first_start() or 0)
+        lines = [t(lang, "nights.rescheduled", when=f"<t:{start}:F>", relative=f"<t:{start}:R>")]
+        if night.event_id is None:
+            lines.append(await self.add_to_calendar(interaction, night, lang))
+        else:
+            refused = await self.sync_event(night)
+            if refused:
+                lines.append(t(lang, f"nights.{refused}"))
+        await reply(interaction, "\n".join(line for line in lines if line))
 
     @night.command(name=_("standings", key="nights.cmd_night_standings.name"),
                    description=_("The standings of this channel's current or last game night",
@@ -408,6 +463,170 @@ class NightCog(commands.Cog, name="Night"):
     async def op_end(self, interaction: discord.Interaction, night: Night) -> None:
         await self.host.end(night, interaction.user.id, can_manage(interaction))
         await self._update(interaction, night)
+        await self._calendar_answer(interaction, night)
+
+    async def op_remind(self, interaction: discord.Interaction, night: Night) -> None:
+        on = await self.host.toggle_reminder(night, interaction.user.id)
+        lang = user_lang(interaction)
+        start = int(night.first_start() or 0)
+        await reply(interaction, t(lang, "nights.remind_on" if on else "nights.remind_off",
+                                   minutes=round(REMIND_BEFORE / 60), when=f"<t:{start}:R>"))
+        self.on_night_change(night, "players")  # the sign-up counts them
+
+    async def _calendar_answer(self, interaction: discord.Interaction, night: Night) -> None:
+        """After the organiser changed the night: its event follows, and when
+        Discord refuses, they are told privately why."""
+        refused = await self.sync_event(night)
+        if refused:
+            await reply(interaction, t(user_lang(interaction), f"nights.{refused}"))
+
+    # ------------------------------------------------------------ the calendar
+    def event_fields(self, night: Night) -> dict[str, Any]:
+        """The night as an external Guild Scheduled Event: in its channel (name and link), from its first round."""
+        lang = night.locale
+        start = night.first_start() or self.host.clock()
+        end = start + EVENT_LENGTH * self.host.tables.time_scale
+        channel = self.bot.get_channel(night.channel_id)
+        link = f"https://discord.com/channels/{night.guild_id}/{night.channel_id}"
+        name = getattr(channel, "name", "") or str(night.channel_id)
+        location = f"#{name[:max(1, 97 - len(link) - 3)]} · {link}"
+        return {
+            "name": t(lang, "nights.title", game=t(lang, f"{night.game}.title"))[:100],
+            "description": t(lang, "nights.event_description", channel=f"#{name}",
+                             minutes=round(REMIND_BEFORE / 60))[:1000],
+            "privacy_level": discord.PrivacyLevel.guild_only.value,
+            "entity_type": discord.EntityType.external.value,
+            "entity_metadata": {"location": location[:100]},
+            "scheduled_start_time": _iso(start),
+            "scheduled_end_time": _iso(end),
+        }
+
+    async def add_to_calendar(self, interaction: discord.Interaction, night: Night, lang: str) -> str:
+        """Put a night with a start time in the server's events; what to tell the
+        organiser when it could not be ("" when it is in)."""
+        perms = interaction.app_permissions
+        if not (perms.manage_events or perms.create_events):
+            return t(lang, "nights.calendar_missing")
+        start = night.first_start()
+        try:
+            made = await self.bot.http.create_guild_scheduled_event(night.guild_id, **self.event_fields(night))
+        except discord.Forbidden:
+            return t(lang, "nights.calendar_missing")
+        except discord.HTTPException:
+            log.warning("night %s: its event was not created", night.id, exc_info=True)
+            return t(lang, "nights.calendar_failed")
+        await self.host.event_told(night, int(made["id"]), "scheduled", start)
+        self.on_night_change(night, "players")  # the sign-up links the event
+        return ""
+
+    def _event_lock(self, night: Night) -> asyncio.Lock:
+        return self._event_locks.setdefault(night.id, asyncio.Lock())
+
+    async def sync_event(self, night: Night) -> str | None:
+        """Bring the night's event in line with the night: a new start time,
+        started (active) with its first round, completed when the night ends
+        after one, cancelled when it ends before.  Returns the key of what to
+        tell the organiser when Discord refused (None: in line, or no event)."""
+        async with self._event_lock(night):
+            shown = self.host.shown(night)
+            if shown.event_id is None or shown.event_status not in ("scheduled", "active"):
+                return None
+            change: dict[str, Any] = {}
+            status, start = shown.event_status, shown.event_start
+            if shown.status == ENDED:
+                status = "completed" if shown.event_status == "active" else "canceled"
+            elif shown.round or shown.status == PLAYING:
+                status = "active"
+            elif shown.first_start() is not None and shown.first_start() != shown.event_start:
+                fields = self.event_fields(shown)
+                change = {k: fields[k] for k in ("scheduled_start_time", "scheduled_end_time")}
+                start = shown.first_start()
+            if status != shown.event_status:
+                change["status"] = EVENT_STATUS[status]
+            if not change:
+                return None
+            try:
+                await self.bot.http.edit_scheduled_event(shown.guild_id, shown.event_id, **change)
+            except discord.Forbidden:
+                log.info("night %s: its event may not be changed", night.id)
+                return "calendar_forbidden"
+            except discord.NotFound:  # someone deleted it in Discord: nothing left to keep in step
+                await self.host.event_told(night, None, None, None)
+                return None
+            except discord.HTTPException as error:
+                log.warning("night %s: its event was not changed (%s)", night.id, error)
+                return "calendar_failed"
+            await self.host.event_told(night, shown.event_id, status, start)
+            if self.host.shown(night).status == ENDED:
+                self._event_locks.pop(night.id, None)
+            return None
+
+    async def send_reminder(self, night: Night) -> bool:
+        """The reminder before the first round: one message pinging who pressed
+        *Remind me* or *Interested* (and the organiser's role, if they chose one),
+        never anyone else.  The same nonces on every try: sent once."""
+        shown = self.host.shown(night)
+        start = shown.first_start()
+        if start is None or shown.status == ENDED:
+            return True  # nothing to remind of any more
+        users = shown.to_remind()
+        if shown.event_id is not None:  # Interested while the bot was away
+            try:
+                async for user in self.event_users(shown):
+                    if user not in users:
+                        users.append(user)
+            except discord.HTTPException:
+                log.info("night %s: the event's interested users could not be read", night.id)
+        lang = shown.locale
+        link = f"https://discord.com/channels/{shown.guild_id}/{shown.channel_id}/{shown.messages.get('signup', '')}"
+        text = t(lang, "nights.reminder", game=t(lang, f"{shown.game}.title"), when=f"<t:{int(start)}:R>",
+                 link=link.rstrip("/"))
+        chunks = [users[i:i + MENTIONS_PER_MESSAGE] for i in range(0, len(users), MENTIONS_PER_MESSAGE)] or [[]]
+        for number, chunk in enumerate(chunks):
+            role = shown.remind_role if number == 0 else None
+            pings = ([f"<@&{role}>"] if role is not None else []) + [f"<@{u}>" for u in chunk]
+            if not pings:
+                continue
+            mentions = discord.AllowedMentions(everyone=False, users=[discord.Object(u) for u in chunk],
+                                               roles=[discord.Object(role)] if role is not None else False,
+                                               replied_user=False)
+            await self.where(night).send(content=f"{text}\n{' '.join(pings)}", allowed_mentions=mentions,
+                                         nonce=f"remind-{night.id}-{number}"[:25])
+        return True
+
+    async def event_users(self, night: Night) -> Any:
+        """The ids of everyone interested in the night's event, as Discord lists them (pages of 100)."""
+        after = 0
+        while True:
+            page = await self.bot.http.get_scheduled_event_users(night.guild_id, night.event_id, 100, False,
+                                                                 after=after)
+            for entry in page:
+                yield int(entry["user"]["id"])
+            if len(page) < 100:
+                return
+            after = int(page[-1]["user"]["id"])
+
+    def night_of_event(self, event_id: int) -> Night | None:
+        return next((n for n in self.host.nights.values() if n.event_id == event_id), None)
+
+    @commands.Cog.listener()
+    async def on_raw_scheduled_event_user(self, data: dict[str, Any], interested: bool) -> None:
+        """*Interested* on a night's event in Discord (or taken back): on the reminder's list."""
+        night = self.night_of_event(int(data["guild_scheduled_event_id"]))
+        if night is None:
+            return
+        try:
+            await self.host.set_interest(night, int(data["user_id"]), interested)
+        except TableError:  # not saved: the reminder reads Discord's list anyway
+            log.warning("night %s: an interest was not saved", night.id)
+
+    @commands.Cog.listener()
+    async def on_scheduled_event_delete(self, event: discord.ScheduledEvent) -> None:
+        """Someone deleted a night's event in Discord: the night no longer keeps it in step."""
+        night = self.night_of_event(event.id)
+        if night is not None:
+            async with self._event_lock(night):
+                await self.host.event_told(night, None, None, None)
 
     # ------------------------------------------------------------ messages
     def signup_embed(self, night: Night) -> discord.Embed:
@@ -425,6 +644,13 @@ class NightCog(commands.Cog, name="Night"):
                  self.fill_line(night, lang),
                  t(lang, "nights.auto_on", seconds=round(BREAK_SECONDS)) if night.auto else t(lang, "nights.auto_off"),
                  self.status_line(night, lang)]
+        if night.first_start() is not None or night.reminded:
+            lines.append(t(lang, "nights.reminder_sent") if night.reminded
+                         else t(lang, "nights.reminder_due", minutes=round(REMIND_BEFORE / 60),
+                                count=len(night.to_remind())))
+        if night.event_id is not None and night.event_status in ("scheduled", "active"):
+            lines.append(t(lang, "nights.in_calendar",
+                           link=f"https://discord.com/events/{night.guild_id}/{night.event_id}"))
         embed.description = "\n".join(lines)
         people = night.active()
         names = [escape(p.name) for p in people]
@@ -476,6 +702,8 @@ class NightCog(commands.Cog, name="Night"):
             JoinNight(night.id, t(lang, "nights.join"), B.success, 0),
             LeaveNight(night.id, t(lang, "nights.leave"), B.secondary, 0),
             SeatVoice(night.id, t(lang, "nights.voice"), B.secondary, 0, "🔊"),
+            *([RemindNight(night.id, t(lang, "nights.remind"), B.secondary, 0, "🔔")]
+              if night.first_start() is not None and not night.reminded else []),
             FillNight(night.id, t(lang, "nights.fill"), B.secondary, 1, "🤖"),
             AutoNight(night.id, t(lang, "nights.auto"), B.success if night.auto else B.secondary, 1, "⏩"),
             StartRound(night.id, t(lang, "nights.start_round"), B.primary, 1),
@@ -561,6 +789,8 @@ class NightCog(commands.Cog, name="Night"):
 
     # ------------------------------------------------------------ presenting
     def on_night_change(self, night: Night, kind: str) -> None:
+        if night.event_id is not None:
+            self._spawn(self.sync_event(night))
         presenter = self.presenters.setdefault(night.id, _Presenter())
         presenter.signup = True
         if night.round:
@@ -745,6 +975,10 @@ class NightCog(commands.Cog, name="Night"):
             except Exception:
                 log.exception("night %s could not be resumed", night.id)
         self.host.start_timers()  # the countdowns to next rounds, from their saved times
+
+
+def _iso(timestamp: float) -> str:
+    return datetime.datetime.fromtimestamp(timestamp, tz=datetime.timezone.utc).isoformat()
 
 
 async def setup(bot: Any) -> None:

@@ -36,6 +36,8 @@ DEFAULT_TABLE_SIZE = 4
 #: the break between rounds of a night whose rounds start by themselves (seconds, times the
 #: table manager's time scale): time to read the standings, fetch a drink, sign up late
 BREAK_SECONDS = 60.0
+#: a reminder goes out this long before a night's first round (seconds, times the time scale)
+REMIND_BEFORE = 15 * 60.0
 
 #: kinds: "round" (started or over), "table" (one ended), "players" (someone stepped away or is back), "ended"
 Listener = Callable[[Night, str], None]
@@ -61,6 +63,9 @@ class NightHost:
         #: announces and starts the tables of a round that started by itself (the cog's)
         self.round_started: Callable[[Night], Awaitable[None]] | None = None
         self._timers: dict[int, asyncio.Task[None]] = {}  # night id -> its next round's start
+        #: sends a night's reminder (the cog's); True once it went out
+        self.remind: Callable[[Night], Awaitable[bool]] | None = None
+        self._reminders: dict[int, asyncio.Task[None]] = {}  # night id -> its reminder's timer
         tables.closed_hooks.append(self._table_closed)
         tables.away_hooks.append(self._seat_handed)
 
@@ -195,9 +200,10 @@ class NightHost:
     # ------------------------------------------------------------------ sign-up
     async def create(self, *, guild_id: int, channel_id: int, game: str, organiser_id: int, organiser_name: str,
                      table_size: int | None, rounds: int | None, turn_time: int, locale: str,
-                     starts_in: float | None = None) -> Night:
+                     starts_in: float | None = None, remind_role: int | None = None) -> Night:
         """A night in sign-up; ``starts_in`` (seconds, times the table manager's
-        time scale): its first round starts by itself then."""
+        time scale): its first round starts by itself then; ``remind_role``: the
+        role its reminder pings."""
         if game not in self.tables.games:
             raise NightError("bad_game")
         low, high = self.game_limits(game)
@@ -208,7 +214,8 @@ class NightHost:
             raise NightError("channel_busy")
         night = Night(id=0, guild_id=guild_id, channel_id=channel_id, game=game, organiser_id=organiser_id,
                       table_size=size, rounds=rounds, turn_time=max(0, int(turn_time)), locale=locale,
-                      players=[Player(organiser_id, organiser_name)], created_at=self.clock())
+                      players=[Player(organiser_id, organiser_name)], created_at=self.clock(),
+                      remind_role=remind_role)
         if starts_in is not None:
             night.next_at = self.clock() + max(0.0, float(starts_in)) * self.tables.time_scale
         try:
@@ -322,6 +329,94 @@ class NightHost:
             await self._save(night)
             return night.fill
 
+    # ------------------------------------------------------------- the calendar
+    async def toggle_reminder(self, night: Night, user_id: int) -> bool:
+        """*Remind me*: ``user_id`` hears of the first round about
+        :data:`REMIND_BEFORE` ahead (or no longer).  True: on the list now."""
+        async with guarded(self.lock(night)), self._change(night):
+            self._open(night)
+            if night.first_start() is None:
+                raise NightError("no_start_time")
+            if night.reminded:
+                raise NightError("reminded_already")
+            on = user_id not in night.remind
+            if on:
+                night.remind.append(user_id)
+            else:
+                night.remind.remove(user_id)
+            await self._save(night)
+        self._arm(night)
+        return on
+
+    async def set_interest(self, night: Night, user_id: int, interested: bool) -> None:
+        """Someone marked the night's event *Interested* in Discord (or took it back)."""
+        async with guarded(self.lock(night)), self._change(night):
+            if night.status == ENDED or (user_id in night.interested) == interested:
+                return
+            if interested:
+                night.interested.append(user_id)
+            else:
+                night.interested.remove(user_id)
+            await self._save(night)
+        self._arm(night)
+        self._tell(night, "players")
+
+    async def reschedule(self, night: Night, user_id: int, can_manage: bool, starts_in: float) -> None:
+        """The first round starts ``starts_in`` seconds (times the time scale)
+        from now; the reminder follows the new time."""
+        async with guarded(self.lock(night)), self._change(night):
+            self._open(night)
+            self._control(night, user_id, can_manage)
+            if night.round or night.status != SIGNUP:
+                raise NightError("already_started")
+            night.next_at = self.clock() + max(0.0, float(starts_in)) * self.tables.time_scale
+            night.reminded = False
+            await self._save(night)
+        self._arm(night)
+        self._tell(night, "players")
+
+    async def event_told(self, night: Night, event_id: int | None, status: str | None, start: float | None) -> None:
+        """Discord's calendar was told of the night (its event, status, start),
+        or the event is gone (None)."""
+        async with guarded(self.lock(night)), self._change(night):
+            night.event_id, night.event_status, night.event_start = event_id, status, start
+            await self._save(night)
+        self._forget_if_over(night)
+
+    def remind_at(self, night: Night) -> float | None:
+        """When the night's reminder is due (None: none is, or it went out)."""
+        start = night.first_start()
+        if start is None or night.reminded:
+            return None
+        return start - REMIND_BEFORE * self.tables.time_scale
+
+    async def _remind_when_due(self, night: Night) -> None:
+        """At :meth:`remind_at`, the reminder once (then saved as sent, so a
+        restart does not send it again); tried again, less and less often,
+        while Discord or the store refuse."""
+        wait = 1.0
+        while not self._closing:
+            due = self.remind_at(night)
+            if due is None:
+                return
+            await asyncio.sleep(max(0.0, due - self.clock()))
+            if self.remind_at(night) != due or self.clock() < due:
+                continue  # moved meanwhile, or woken a moment early
+            if not night.to_remind() and night.remind_role is None:
+                return  # nobody to remind: a later Remind me arms it again
+            try:
+                sent = self.remind is not None and await self.remind(night)
+                if sent:
+                    async with guarded(self.lock(night)), self._change(night):
+                        night.reminded = True
+                        await self._save(night)
+                    self._tell(night, "players")
+                    return
+            except Exception:
+                log.warning("night %s: reminder not sent or not saved; again in %.1f s", night.id, wait, exc_info=True)
+            await asyncio.sleep(wait)
+            wait = min(30.0, wait * 2)
+
     async def set_level(self, night: Night, user_id: int, can_manage: bool, level: str) -> None:
         """The level of the computers that fill the night's tables from the next round on."""
         if level not in LEVELS:
@@ -425,7 +520,13 @@ class NightHost:
             self._arm(night)
 
     def _arm(self, night: Night) -> None:
-        """The one timer a night needs: its next round's start, or none."""
+        """The timers a night needs: its next round's start, its reminder."""
+        reminder = self._reminders.pop(night.id, None)
+        if reminder is not None and reminder is not asyncio.current_task():
+            reminder.cancel()
+        if self.remind_at(night) is not None and not self._closing:
+            self._reminders[night.id] = asyncio.get_running_loop().create_task(
+                self._remind_when_due(night), name=f"night-{night.id}-reminder", context=contextvars.Context())
         timer = self._timers.pop(night.id, None)
         if timer is not None and timer is not asyncio.current_task():
             timer.cancel()
@@ -602,10 +703,12 @@ class NightHost:
 
     async def close(self) -> None:
         self._closing = True  # a settling the store refuses is left to the next start (reconcile)
-        for timer in list(self._timers.values()):  # a countdown resumes from its saved time at the next start
+        timers = list(self._timers.values()) + list(self._reminders.values())
+        for timer in timers:  # a countdown resumes from its saved time at the next start
             timer.cancel()
-        await asyncio.gather(*self._timers.values(), return_exceptions=True)
+        await asyncio.gather(*timers, return_exceptions=True)
         self._timers.clear()
+        self._reminders.clear()
         for task in list(self._tasks):
             try:
                 await asyncio.wait_for(task, timeout=5)

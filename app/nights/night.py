@@ -111,6 +111,17 @@ class Night:
     recap_due: bool = False  # ended, its recap not posted yet (saved with the end: a restart posts it)
     auto: bool = False  # each next round starts by itself after a break (the organiser starts the first)
     next_at: float | None = None  # when the next round starts by itself (saved: a restart keeps the time)
+    #: the night in the server's calendar: its Discord Scheduled Event, and what Discord was
+    #: last told of it (status "scheduled"/"active"/"completed"/"canceled", start time)
+    event_id: int | None = None
+    event_status: str | None = None
+    event_start: float | None = None
+    #: who asked for a reminder before the first round: *Remind me* on the sign-up, and
+    #: *Interested* on the event in Discord; the role the organiser chose to ping with it
+    remind: list[int] = field(default_factory=list)
+    interested: list[int] = field(default_factory=list)
+    remind_role: int | None = None
+    reminded: bool = False  # the reminder went out (saved: a restart does not send it again)
 
     def player(self, user_id: int) -> Player | None:
         for player in self.players:
@@ -146,6 +157,12 @@ class Night:
             **({"recap_due": True} if self.recap_due else {}),
             **({"auto": True} if self.auto else {}),
             **({"next_at": self.next_at} if self.next_at is not None else {}),
+            **({"event_id": self.event_id, "event_status": self.event_status, "event_start": self.event_start}
+               if self.event_id is not None else {}),
+            **({"remind": self.remind} if self.remind else {}),
+            **({"interested": self.interested} if self.interested else {}),
+            **({"remind_role": self.remind_role} if self.remind_role is not None else {}),
+            **({"reminded": True} if self.reminded else {}),
         }
 
     @classmethod
@@ -163,7 +180,22 @@ class Night:
             created_at=float(meta.get("created_at", 0.0)), ended_at=meta.get("ended_at"),
             recap_due=bool(meta.get("recap_due")), auto=bool(meta.get("auto")),
             next_at=None if meta.get("next_at") is None else float(meta["next_at"]),
+            event_id=None if meta.get("event_id") is None else int(meta["event_id"]),
+            event_status=meta.get("event_status"),
+            event_start=None if meta.get("event_start") is None else float(meta["event_start"]),
+            remind=[int(u) for u in meta.get("remind", [])],
+            interested=[int(u) for u in meta.get("interested", [])],
+            remind_role=None if meta.get("remind_role") is None else int(meta["remind_role"]),
+            reminded=bool(meta.get("reminded")),
         )
+
+    def first_start(self) -> float | None:
+        """When the first round starts by itself (None: the organiser starts it, or it started)."""
+        return self.next_at if self.round == 0 and self.status == SIGNUP else None
+
+    def to_remind(self) -> list[int]:
+        """Whom the reminder is for: *Remind me* and *Interested*, each once, in that order."""
+        return list(dict.fromkeys(self.remind + self.interested))
 
 
 # --------------------------------------------------------------------- seating

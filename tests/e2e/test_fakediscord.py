@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
 import contextlib
 import io
 import os
@@ -921,3 +922,114 @@ async def test_uploads_arrive_as_sent_and_a_broken_form_is_refused(fake_discord:
     problems = fd.take_violations()
     assert len(problems) == 2 and "closing delimiter" in problems[0] and "boundary" in problems[1]
     assert [m.content for m in fd.messages(chan)] == ["pictures"]
+
+
+class EventBot(commands.Bot):
+    """No members intent; the guild scheduled events intent on or off."""
+
+    def __init__(self, events: bool) -> None:
+        intents = discord.Intents.none()
+        intents.guilds = True
+        intents.guild_scheduled_events = events
+        super().__init__(command_prefix="!", intents=intents)
+        self.seen: list = []
+
+    async def on_socket_event_type(self, event_type: str) -> None:
+        if event_type.startswith("GUILD_SCHEDULED_EVENT"):
+            self.seen.append(event_type)
+
+
+async def test_guild_scheduled_events(fake_discord: FakeDiscord) -> None:
+    """Discord's Guild Scheduled Events: created with Manage Events only (50013 otherwise),
+    validated as Discord does (an external event needs a location and an end, no start in
+    the past), SCHEDULED -> ACTIVE -> COMPLETED or SCHEDULED -> CANCELED only, nothing
+    changes a finished event (180000); Interested sends USER_ADD / USER_REMOVE to bots
+    with the intent, and GET .../users lists who is interested."""
+    fd = fake_discord
+    guild = fd.add_guild("Events", bot_permissions=discord.Permissions(view_channel=True))
+    fd.add_channel(guild, "games")
+    ann, bea = fd.add_user("ann"), fd.add_user("bea")
+    for user in (ann, bea):
+        fd.add_member(guild, user)
+    bot, deaf = EventBot(events=True), EventBot(events=False)
+    tasks = [asyncio.create_task(b.start(fd.token)) for b in (bot, deaf)]
+    try:
+        await fd.wait_ready()
+        await fd.wait_for(lambda: bot.get_guild(guild.id) and deaf.get_guild(guild.id))
+        g = bot.get_guild(guild.id)
+        start = discord.utils.utcnow() + datetime.timedelta(hours=1)
+        external = dict(name="Game night", start_time=start, end_time=start + datetime.timedelta(hours=3),
+                        entity_type=discord.EntityType.external, location="#games",
+                        privacy_level=discord.PrivacyLevel.guild_only)
+        with pytest.raises(discord.Forbidden) as refused:
+            await g.create_scheduled_event(**external)
+        assert refused.value.code == 50013 and not fd.scheduled_events(guild)
+        fd.set_role_permissions(guild.bot_role, discord.Permissions(view_channel=True, manage_events=True))
+        raw = bot.http
+        bad = {"name": "x", "privacy_level": 2, "entity_type": 3, "scheduled_start_time": start.isoformat(),
+               "entity_metadata": {"location": "#games"}}
+        with pytest.raises(discord.HTTPException) as no_end:  # an external event needs its end
+            await raw.create_guild_scheduled_event(guild.id, **bad)
+        assert no_end.value.code == 50035
+        past = dict(bad, scheduled_start_time=(start - datetime.timedelta(hours=2)).isoformat(),
+                    scheduled_end_time=start.isoformat())
+        with pytest.raises(discord.HTTPException):
+            await raw.create_guild_scheduled_event(guild.id, **past)
+        assert len(fd.take_violations("scheduled event refused")) == 2
+        event = await g.create_scheduled_event(**external)
+        assert event.status is discord.EventStatus.scheduled and event.location == "#games"
+        await fd.wait_for(lambda: "GUILD_SCHEDULED_EVENT_CREATE" in bot.seen)
+        fd.mark_interested(ann, event.id)
+        fd.mark_interested(bea, event.id)
+        fd.mark_interested(bea, event.id, False)
+        await fd.wait_for(lambda: bot.seen.count("GUILD_SCHEDULED_EVENT_USER_REMOVE") == 1)
+        assert bot.seen.count("GUILD_SCHEDULED_EVENT_USER_ADD") == 2
+        assert [u.id async for u in event.users()] == [ann.id]
+        with pytest.raises(discord.HTTPException) as skipped:  # SCHEDULED -> COMPLETED is not a transition
+            await raw.edit_scheduled_event(guild.id, event.id, status=3)
+        assert skipped.value.code == 50035 and fd.take_violations("status 1 -> 3")
+        later = start + datetime.timedelta(hours=1)
+        await raw.edit_scheduled_event(guild.id, event.id, scheduled_start_time=later.isoformat(),
+                                       scheduled_end_time=(later + datetime.timedelta(hours=3)).isoformat())
+        await raw.edit_scheduled_event(guild.id, event.id, status=2)
+        await raw.edit_scheduled_event(guild.id, event.id, status=3)
+        assert fd.scheduled_events(guild)[0]["status"] == 3
+        assert fd.scheduled_events(guild)[0]["scheduled_start_time"] == later.isoformat()
+        with pytest.raises(discord.HTTPException) as finished:
+            await raw.edit_scheduled_event(guild.id, event.id, name="again")
+        assert finished.value.code == 180000 and fd.take_violations("changed after it finished")
+        with pytest.raises(ValueError):
+            fd.mark_interested(bea, event.id)
+        second = await g.create_scheduled_event(**external)
+        await raw.edit_scheduled_event(guild.id, second.id, status=4)  # SCHEDULED -> CANCELED
+        await raw.delete_scheduled_event(guild.id, second.id)
+        with pytest.raises(discord.NotFound):
+            await raw.get_scheduled_event(guild.id, second.id, False)
+        await fd.wait_for(lambda: "GUILD_SCHEDULED_EVENT_DELETE" in bot.seen)
+        assert not deaf.seen  # without the intent a bot hears none of it
+    finally:
+        for b in (bot, deaf):
+            await b.close()
+        for task in tasks:
+            task.cancel()
+
+
+async def test_role_and_everyone_pings(fake_discord: FakeDiscord) -> None:
+    """A role mention notifies the role's members when allowed_mentions lets it through and the
+    role is mentionable (or the author may mention everyone); @everyone needs that permission."""
+    fd = fake_discord
+    guild, chan, _alice, _bob = make_world(fd)
+    players = fd.add_role(guild, "players", mentionable=True)
+    quiet = fd.add_role(guild, "quiet")
+    carl = fd.add_user("carl")
+    fd.add_member(guild, carl, roles=[players, quiet])
+    async with running_bot(fd) as bot:
+        channel = bot.get_channel(chan.id)
+        role_only = discord.AllowedMentions(everyone=False, users=False, roles=[discord.Object(players.id)])
+        sent = await channel.send(f"{players.mention} @everyone", allowed_mentions=role_only)
+        hidden = await channel.send(f"{quiet.mention}", allowed_mentions=discord.AllowedMentions(roles=True))
+        nothing = await channel.send(f"{players.mention}", allowed_mentions=discord.AllowedMentions.none())
+        everyone = await channel.send("@everyone")  # the bot may not mention everyone
+        by_id = {m.id: m for m in fd.messages(chan)}
+        assert by_id[sent.id].pinged == [carl.id]
+        assert by_id[hidden.id].pinged == [] and by_id[nothing.id].pinged == [] and by_id[everyone.id].pinged == []

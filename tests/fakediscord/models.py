@@ -72,6 +72,8 @@ class Role:
     position: int = 0
     managed: bool = False
     bot_id: Optional[int] = None
+    #: anyone may ping it (else only who may mention everyone: Mention @everyone, @here and All Roles)
+    mentionable: bool = False
 
     @property
     def mention(self) -> str:
@@ -89,7 +91,7 @@ class Role:
             "position": self.position,
             "permissions": str(self.permissions),
             "managed": self.managed,
-            "mentionable": False,
+            "mentionable": self.mentionable,
             "flags": 0,
         }
         if self.bot_id is not None:
@@ -234,6 +236,10 @@ class Guild:
     joined_at: str = field(default_factory=iso)
     bot_role_id: Optional[int] = None
     voice: Dict[int, int] = field(default_factory=dict)  # user id -> voice channel id
+    #: Guild Scheduled Events by id (the API's object, as Discord returns it)
+    scheduled_events: Dict[int, Dict[str, Any]] = field(default_factory=dict)
+    #: event id -> the ids of the users interested in it ("Interested" in the client), in order
+    event_users: Dict[int, List[int]] = field(default_factory=dict)
 
     @property
     def everyone(self) -> Role:

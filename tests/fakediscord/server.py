@@ -55,6 +55,7 @@ INTENT_GUILD_MESSAGES = 1 << 9
 INTENT_GUILD_MESSAGE_REACTIONS = 1 << 10
 INTENT_DIRECT_MESSAGES = 1 << 12
 INTENT_MESSAGE_CONTENT = 1 << 15
+INTENT_GUILD_SCHEDULED_EVENTS = 1 << 16
 
 P = discord.Permissions
 ALL_PERMISSIONS = P.all().value
@@ -70,6 +71,16 @@ CREATE_PUBLIC_THREADS = P(create_public_threads=True).value
 CREATE_PRIVATE_THREADS = P(create_private_threads=True).value
 READ_HISTORY = P(read_message_history=True).value
 ADD_REACTIONS = P(add_reactions=True).value
+MANAGE_EVENTS = P(manage_events=True).value
+CREATE_EVENTS = P(create_events=True).value
+MENTION_EVERYONE = P(mention_everyone=True).value
+
+ROLE_MENTION_RE = re.compile(r"<@&(\d+)>")
+
+#: Guild Scheduled Event statuses and the changes Discord allows (SCHEDULED -> ACTIVE -> COMPLETED,
+#: SCHEDULED -> CANCELED); a COMPLETED or CANCELED event cannot be changed at all (180000)
+EVENT_SCHEDULED, EVENT_ACTIVE, EVENT_COMPLETED, EVENT_CANCELED = 1, 2, 3, 4
+EVENT_TRANSITIONS = {EVENT_SCHEDULED: {EVENT_ACTIVE, EVENT_CANCELED}, EVENT_ACTIVE: {EVENT_COMPLETED}}
 
 #: what @everyone may do in a fresh guild ("normal member")
 DEFAULT_EVERYONE_PERMISSIONS = P(
@@ -534,9 +545,9 @@ class FakeDiscord:
             self._dispatch("GUILD_CREATE", None, transform=lambda s, _: self._guild_payload(g, s), guild_id=gid)
         return g
 
-    def add_role(self, guild: Guild, name: str, permissions: PermLike = 0) -> Role:
+    def add_role(self, guild: Guild, name: str, permissions: PermLike = 0, *, mentionable: bool = False) -> Role:
         r = Role(id=self._next_id(), guild_id=guild.id, name=name, permissions=_perm(permissions),
-                 position=len(guild.roles))
+                 position=len(guild.roles), mentionable=mentionable)
         guild.roles[r.id] = r
         self._dispatch("GUILD_ROLE_CREATE", {"guild_id": str(guild.id), "role": r.payload()}, intent=INTENT_GUILDS)
         return r
@@ -966,7 +977,8 @@ class FakeDiscord:
             "threads": [c.payload() for c in chans if c.is_thread and not c.archived],
             "presences": [],
             "stage_instances": [],
-            "guild_scheduled_events": [],
+            "guild_scheduled_events": [dict(e) for e in g.scheduled_events.values()
+                                       if e["status"] in (EVENT_SCHEDULED, EVENT_ACTIVE)],
             "soundboard_sounds": [],
             "incidents_data": None,
             "lazy": True,
@@ -1361,6 +1373,12 @@ class FakeDiscord:
             ("GET", rf"/guilds/{S}/members/{S}", self._r_guild_member, True),
             ("PATCH", rf"/guilds/{S}/members/@me", self._r_guild_member_me, True),
             ("GET", rf"/guilds/{S}/threads/active", self._r_active_threads, True),
+            ("GET", rf"/guilds/{S}/scheduled-events", self._r_list_events, True),
+            ("POST", rf"/guilds/{S}/scheduled-events", self._r_create_event, True),
+            ("GET", rf"/guilds/{S}/scheduled-events/{S}", self._r_get_event, True),
+            ("PATCH", rf"/guilds/{S}/scheduled-events/{S}", self._r_edit_event, True),
+            ("DELETE", rf"/guilds/{S}/scheduled-events/{S}", self._r_delete_event, True),
+            ("GET", rf"/guilds/{S}/scheduled-events/{S}/users", self._r_event_users, True),
             ("POST", rf"/interactions/{S}/{T}/callback", self._r_interaction_callback, False),
             ("POST", rf"/webhooks/{S}/{T}", self._r_webhook_execute, False),
             ("GET", rf"/webhooks/{S}/{T}/messages/{T}", self._r_webhook_get, False),
@@ -1823,6 +1841,188 @@ class FakeDiscord:
         ts = [c for c in g.channels.values() if c.is_thread and not c.deleted and not c.archived]
         return _json_response({"threads": [t.payload() for t in ts], "members": []})
 
+    # ------------------------------------------------------------------ guild scheduled events
+    def scheduled_events(self, guild: Guild) -> List[Dict[str, Any]]:
+        """The server's scheduled events as Discord keeps them (every status), oldest first."""
+        return [dict(e) for e in guild.scheduled_events.values()]
+
+    def mark_interested(self, user: User, event: Union[Dict[str, Any], int], interested: bool = True) -> None:
+        """``user`` presses *Interested* on an event (or takes it back): GUILD_SCHEDULED_EVENT_USER_ADD
+        (or _REMOVE) to bots with the guild scheduled events intent, as Discord sends it."""
+        eid = int(event["id"] if isinstance(event, dict) else event)
+        guild = next((g for g in self.guilds.values() if eid in g.scheduled_events), None)
+        if guild is None:
+            raise LookupError(f"no scheduled event {eid}")
+        if user.id not in guild.members:
+            raise PermissionError(f"{user.name} is not a member of {guild.name}")
+        record = guild.scheduled_events[eid]
+        if record["status"] not in (EVENT_SCHEDULED, EVENT_ACTIVE):
+            raise ValueError("the client offers Interested only on scheduled or active events")
+        users = guild.event_users.setdefault(eid, [])
+        if interested == (user.id in users):
+            return
+        if interested:
+            users.append(user.id)
+        else:
+            users.remove(user.id)
+        record["user_count"] = len(users)
+        self._dispatch("GUILD_SCHEDULED_EVENT_USER_ADD" if interested else "GUILD_SCHEDULED_EVENT_USER_REMOVE",
+                       {"guild_scheduled_event_id": str(eid), "user_id": str(user.id), "guild_id": str(guild.id)},
+                       intent=INTENT_GUILD_SCHEDULED_EVENTS)
+
+    def _event_of(self, gid: str, eid: str) -> Tuple[Guild, Dict[str, Any]]:
+        g = self._guild(gid)
+        e = g.scheduled_events.get(int(eid))
+        if e is None:
+            raise ApiError(404, 10070, "Unknown Guild Scheduled Event")
+        return g, e
+
+    def _require_events(self, g: Guild, *, creator_id: Optional[int] = None) -> None:
+        """Creating an event needs Create Events or Manage Events in the server; changing one
+        needs Manage Events, or Create Events for the bot's own events."""
+        have = self.base_permissions(g, self.bot_user)
+        if have & MANAGE_EVENTS or (have & CREATE_EVENTS and creator_id in (None, self.bot_user.id)):
+            return
+        raise ApiError(403, 50013, "Missing Permissions (manage_events)")
+
+    @staticmethod
+    def _event_time(value: Any, field_name: str, errors: Dict[str, Any]) -> Optional[_dt.datetime]:
+        if not isinstance(value, str):
+            errors[field_name] = {"_errors": [{"code": "DATE_TIME_TYPE_INVALID", "message": "Invalid ISO8601 timestamp."}]}
+            return None
+        try:
+            when = _dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            errors[field_name] = {"_errors": [{"code": "DATE_TIME_TYPE_INVALID", "message": "Invalid ISO8601 timestamp."}]}
+            return None
+        return when if when.tzinfo else when.replace(tzinfo=_dt.timezone.utc)
+
+    def _check_event(self, g: Guild, e: Dict[str, Any], body: Dict[str, Any]) -> None:
+        """Discord's validation of an event's fields (the whole event as it would be after the change)."""
+        errors: Dict[str, Any] = {}
+
+        def bad(name: str, code: str, message: str) -> None:
+            errors[name] = {"_errors": [{"code": code, "message": message}]}
+
+        name = e.get("name")
+        if not isinstance(name, str) or not 1 <= len(name) <= 100:
+            bad("name", "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 100 in length.")
+        if e.get("privacy_level") != 2:
+            bad("privacy_level", "BASE_TYPE_CHOICES", "Value must be one of {2}.")
+        description = e.get("description")
+        if description is not None and (not isinstance(description, str) or len(description) > 1000):
+            bad("description", "BASE_TYPE_MAX_LENGTH", "Must be 1000 or fewer in length.")
+        kind = e.get("entity_type")
+        if kind not in (1, 2, 3):
+            bad("entity_type", "BASE_TYPE_CHOICES", "Value must be one of {1, 2, 3}.")
+        start = self._event_time(e.get("scheduled_start_time"), "scheduled_start_time", errors)
+        end = None
+        if e.get("scheduled_end_time") is not None:
+            end = self._event_time(e.get("scheduled_end_time"), "scheduled_end_time", errors)
+        now = _dt.datetime.now(_dt.timezone.utc)
+        if start is not None and "scheduled_start_time" in body and e["status"] == EVENT_SCHEDULED and start <= now:
+            bad("scheduled_start_time", "GUILD_SCHEDULED_EVENT_SCHEDULE_PAST", "Cannot schedule event in the past.")
+        if start is not None and end is not None and end <= start:
+            bad("scheduled_end_time", "GUILD_SCHEDULED_EVENT_END_BEFORE_START", "Cannot schedule event to end before starting.")
+        if kind == 3:
+            location = (e.get("entity_metadata") or {}).get("location")
+            if e.get("channel_id") is not None:
+                bad("channel_id", "GUILD_SCHEDULED_EVENT_EXTERNAL_CHANNEL", "An external event has no channel_id.")
+            if not isinstance(location, str) or not 1 <= len(location) <= 100:
+                bad("entity_metadata", "BASE_TYPE_REQUIRED", "An external event needs a location (1-100).")
+            if e.get("scheduled_end_time") is None:
+                bad("scheduled_end_time", "BASE_TYPE_REQUIRED", "An external event needs an end time.")
+        elif kind in (1, 2):
+            ch = self.channels.get(int(e.get("channel_id") or 0))
+            if ch is None or ch.guild_id != g.id or ch.type != (13 if kind == 1 else 2):
+                bad("channel_id", "BASE_TYPE_REQUIRED", "A stage or voice event needs its channel.")
+            if e.get("entity_metadata"):
+                bad("entity_metadata", "BASE_TYPE_BAD_VALUE", "Only external events have entity metadata.")
+        if errors:
+            raise ApiError(400, 50035, "Invalid Form Body", errors=errors,
+                           violation=f"scheduled event refused: {sorted(errors)}")
+
+    async def _r_list_events(self, request: web.Request, gid: str, *, body: Any, files: Any) -> web.Response:
+        g = self._guild(gid)
+        return _json_response([dict(e) for e in g.scheduled_events.values()])
+
+    async def _r_get_event(self, request: web.Request, gid: str, eid: str, *, body: Any, files: Any) -> web.Response:
+        return _json_response(dict(self._event_of(gid, eid)[1]))
+
+    async def _r_create_event(self, request: web.Request, gid: str, *, body: Any, files: Any) -> web.Response:
+        g = self._guild(gid)
+        self._require_events(g)
+        if not isinstance(body, dict):
+            raise ApiError(400, 50035, "Invalid Form Body", violation="scheduled event without a JSON body")
+        eid = self._next_id()
+        e: Dict[str, Any] = {
+            "id": str(eid), "guild_id": str(g.id), "channel_id": body.get("channel_id"),
+            "creator_id": str(self.bot_user.id), "creator": self.bot_user.payload(), "name": body.get("name"),
+            "description": body.get("description"), "scheduled_start_time": body.get("scheduled_start_time"),
+            "scheduled_end_time": body.get("scheduled_end_time"), "privacy_level": body.get("privacy_level"),
+            "status": EVENT_SCHEDULED, "entity_type": body.get("entity_type"), "entity_id": None,
+            "entity_metadata": body.get("entity_metadata"), "user_count": 0, "image": None, "recurrence_rule": None,
+        }
+        self._check_event(g, e, body)
+        g.scheduled_events[eid] = e
+        g.event_users[eid] = []
+        self._dispatch("GUILD_SCHEDULED_EVENT_CREATE", dict(e), intent=INTENT_GUILD_SCHEDULED_EVENTS)
+        return _json_response(dict(e))
+
+    async def _r_edit_event(self, request: web.Request, gid: str, eid: str, *, body: Any, files: Any) -> web.Response:
+        g, e = self._event_of(gid, eid)
+        self._require_events(g, creator_id=int(e["creator_id"]) if e.get("creator_id") else None)
+        if e["status"] in (EVENT_COMPLETED, EVENT_CANCELED):
+            raise ApiError(400, 180000, "Cannot update a finished event",
+                           violation=f"scheduled event {eid} changed after it finished")
+        body = body if isinstance(body, dict) else {}
+        after = dict(e)
+        for key in ("channel_id", "entity_metadata", "name", "privacy_level", "scheduled_start_time",
+                    "scheduled_end_time", "description", "entity_type"):
+            if key in body:
+                after[key] = body[key]
+        if "status" in body:
+            status = body["status"]
+            if status not in EVENT_TRANSITIONS.get(e["status"], set()):
+                raise ApiError(400, 50035, "Invalid Form Body",
+                               errors={"status": {"_errors": [{"code": "GUILD_SCHEDULED_EVENT_INVALID_STATUS_TRANSITION",
+                                                               "message": "Invalid status transition."}]}},
+                               violation=f"scheduled event {eid}: status {e['status']} -> {status} refused")
+            after["status"] = status
+        self._check_event(g, after, body if after["status"] == EVENT_SCHEDULED else {})
+        e.clear()
+        e.update(after)
+        self._dispatch("GUILD_SCHEDULED_EVENT_UPDATE", dict(e), intent=INTENT_GUILD_SCHEDULED_EVENTS)
+        return _json_response(dict(e))
+
+    async def _r_delete_event(self, request: web.Request, gid: str, eid: str, *, body: Any, files: Any) -> web.Response:
+        g, e = self._event_of(gid, eid)
+        self._require_events(g, creator_id=int(e["creator_id"]) if e.get("creator_id") else None)
+        del g.scheduled_events[int(eid)]
+        g.event_users.pop(int(eid), None)
+        self._dispatch("GUILD_SCHEDULED_EVENT_DELETE", dict(e), intent=INTENT_GUILD_SCHEDULED_EVENTS)
+        return _empty()
+
+    async def _r_event_users(self, request: web.Request, gid: str, eid: str, *, body: Any, files: Any) -> web.Response:
+        """The event's interested users by id (``before``/``after``, ``limit`` at most 100, ``with_member``)."""
+        g, e = self._event_of(gid, eid)
+        limit = int(request.query.get("limit", 100))
+        if not 1 <= limit <= 100:
+            raise ApiError(400, 50035, "Invalid Form Body", violation=f"scheduled event users: limit {limit}")
+        ids = sorted(g.event_users.get(int(eid), []))
+        if "before" in request.query:
+            ids = [u for u in ids if u < int(request.query["before"])][-limit:]
+        else:
+            ids = [u for u in ids if u > int(request.query.get("after", 0))][:limit]
+        with_member = request.query.get("with_member") in ("true", "True", "1")
+        out = []
+        for uid in ids:
+            item: Dict[str, Any] = {"guild_scheduled_event_id": str(eid), "user": self.users[uid].payload()}
+            if with_member and uid in g.members:
+                item["member"] = g.members[uid].payload(with_user=False)
+            out.append(item)
+        return _json_response(out)
+
     # ------------------------------------------------------------------ channel routes
     def _channel(self, cid: str, *, for_send: bool = False, what: str = "") -> Channel:
         ch = self.channels.get(int(cid))
@@ -1999,7 +2199,31 @@ class FakeDiscord:
             target = self._messages.get(int(m.message_reference["message_id"]))
             if target is not None and target.author.id not in out:
                 out.append(target.author.id)
+        for u in self._pinged_by_role_or_everyone(m, am):
+            if u not in out:
+                out.append(u)
         return [u for u in out if u != m.author.id]
+
+    def _pinged_by_role_or_everyone(self, m: Message, am: Any) -> List[int]:
+        """The members a message notifies through ``<@&role>`` or ``@everyone``/``@here``: when its
+        ``allowed_mentions`` lets them through (absent: all), and the role is mentionable or the
+        author may mention everyone (Mention @everyone, @here and All Roles)."""
+        guild = self.guilds.get(m.guild_id) if m.guild_id else None
+        ch = self.channels.get(m.channel_id)
+        if guild is None or ch is None:
+            return []
+        parse = (am.get("parse") or []) if isinstance(am, dict) else ["roles", "everyone"]
+        allowed_roles = {int(r) for r in (am.get("roles") or [])} if isinstance(am, dict) else set()
+        may_all = bool(self.permissions_in(ch, m.author) & MENTION_EVERYONE)
+        out: List[int] = []
+        for rid in dict.fromkeys(int(r) for r in ROLE_MENTION_RE.findall(m.content or "")):
+            role = guild.roles.get(rid)
+            if role is None or not ("roles" in parse or rid in allowed_roles) or not (role.mentionable or may_all):
+                continue
+            out += [u for u, member in guild.members.items() if rid in member.roles and u not in out]
+        if re.search(r"@(everyone|here)\b", m.content or "") and "everyone" in parse and may_all:
+            out += [u for u in guild.members if u not in out and self.permissions_in(ch, self.users[u]) & VIEW_CHANNEL]
+        return out
 
     def pings(self, channel: Optional[Channel] = None) -> List[tuple]:
         """``(message, user_id)`` for every notification a message caused, oldest first
