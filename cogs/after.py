@@ -30,7 +30,8 @@ from app.i18n.catalogue import has, t
 from app.tables.manager import Seat, Table
 from app.text import plain
 from cogs.stats import GAME_CHOICES, _num
-from cogs.common.ui import reply, user_lang
+from cogs.common.ui import on_own_private_message, reply, user_lang
+from cogs.guard import ID_PATTERN
 from core import registry
 from core.protocol import GameError
 
@@ -41,7 +42,7 @@ JUMP = 10  # steps of the << / >> buttons
 
 
 # ----------------------------------------------------------------------------- components
-class ShuffleButton(discord.ui.DynamicItem[discord.ui.Button], template=r"shuf:(?P<table>\d{1,20})"):
+class ShuffleButton(discord.ui.DynamicItem[discord.ui.Button], template=rf"shuf:(?P<table>{ID_PATTERN})"):
     """On a table message: the full commitment (and, once over, the seed)."""
 
     def __init__(self, table_id: int, label: str = "-") -> None:
@@ -57,7 +58,7 @@ class ShuffleButton(discord.ui.DynamicItem[discord.ui.Button], template=r"shuf:(
         await cog.show_verification(interaction, table_id=self.table_id)
 
 
-class VerifyButton(discord.ui.DynamicItem[discord.ui.Button], template=r"vrfy:(?P<game>\d{1,20})"):
+class VerifyButton(discord.ui.DynamicItem[discord.ui.Button], template=rf"vrfy:(?P<game>{ID_PATTERN})"):
     """Under the final standings and in /history: run /verify on that game."""
 
     def __init__(self, game_id: int, label: str = "-") -> None:
@@ -74,7 +75,7 @@ class VerifyButton(discord.ui.DynamicItem[discord.ui.Button], template=r"vrfy:(?
 
 
 class ReplayButton(discord.ui.DynamicItem[discord.ui.Button],
-                   template=r"rply:(?P<game>\d{1,20}):(?P<step>\d{1,7}):(?P<tag>[a-z])"):
+                   template=rf"rply:(?P<game>{ID_PATTERN}):(?P<step>\d{{1,7}}):(?P<tag>[a-z])"):
     """Replay: tag ``o`` opens a private replay at the step; the others
     (first, back, previous, next, forward, last, round back/forward) move an
     open one.  The tag keeps custom_ids unique when two buttons lead to the
@@ -348,7 +349,7 @@ class AfterCog(commands.Cog, name="After"):
         if drawn.image is not None:
             embed.set_image(url="attachment://replay.png")
             files = [discord.File(io.BytesIO(drawn.image), filename="replay.png")]
-        if edit:
+        if edit and on_own_private_message(interaction):  # (never onto a public message: a forged click)
             await interaction.response.edit_message(embed=embed, attachments=files, view=view)
         else:
             await interaction.response.send_message(embed=embed, files=files, view=view, ephemeral=True,

@@ -28,6 +28,7 @@ from app.nights.host import BREAK_SECONDS, REMIND_BEFORE, NightHost
 from app.nights.night import ENDED, PLAYING, Night, NightError, NightTable, Standing, standings
 from app.tables.manager import LEVELS, Table, TableError, counting_saves
 from cogs.common.ui import TRANSIENT, defer_when_slow, reply, update_message, user_lang
+from cogs.guard import ID_PATTERN, BadInput, number
 from cogs.tables.router import error_text as table_error_text
 
 log = logging.getLogger(__name__)
@@ -82,7 +83,7 @@ class NightButton(_NightItem, discord.ui.DynamicItem[discord.ui.Button], templat
 
     def __init_subclass__(cls, *, op: str, **kwargs: Any) -> None:
         cls.op = op
-        super().__init_subclass__(template=rf"night:(?P<id>\d{{1,20}}):{op}", **kwargs)
+        super().__init_subclass__(template=rf"night:(?P<id>{ID_PATTERN}):{op}", **kwargs)
         NightButton.items.append(cls)
 
     def __init__(self, night_id: int, label: str = "-",
@@ -129,7 +130,7 @@ class NightSelect(_NightItem, discord.ui.DynamicItem[discord.ui.Select], templat
 
     def __init_subclass__(cls, *, op: str, **kwargs: Any) -> None:
         cls.op = op
-        super().__init_subclass__(template=rf"night:(?P<id>\d{{1,20}}):{op}", **kwargs)
+        super().__init_subclass__(template=rf"night:(?P<id>{ID_PATTERN}):{op}", **kwargs)
 
     def __init__(self, night_id: int, placeholder: str = "-",
                  options: list[discord.SelectOption] | None = None, row: int | None = None) -> None:
@@ -156,14 +157,15 @@ class NightRemove(NightSelect, op="remove"):
     not there off the night."""
 
     async def run(self, cog: "NightCog", interaction: discord.Interaction, night: Night) -> None:
-        choice = self.choice
-        if not choice.isdigit() or len(choice) > 20:
-            raise NightError("gone")
-        await cog.op_remove(interaction, night, int(choice))
+        try:
+            user_id = number(self.choice)
+        except BadInput:
+            raise NightError("gone") from None
+        await cog.op_remove(interaction, night, user_id)
 
 
 class NightRemoveAnyone(_NightItem, discord.ui.DynamicItem[discord.ui.UserSelect],
-                        template=r"night:(?P<id>\d{1,20}):remove_user"):
+                        template=rf"night:(?P<id>{ID_PATTERN}):remove_user"):
     """The same for a night of more sign-ups than a menu holds (25): Discord's
     own member picker, searchable by name; someone picked who is not signed up
     is told so."""

@@ -18,6 +18,7 @@ from discord.ext import commands
 
 from app.i18n.catalogue import normalise, t
 from app.i18n.rules import GAMES, rules_pages
+from cogs.common.ui import on_own_private_message
 from core import registry
 
 log = logging.getLogger(__name__)
@@ -138,7 +139,10 @@ class RulesButton(discord.ui.DynamicItem[discord.ui.Button], template=CUSTOM_ID_
             log.exception("rules page %s:%s:%s failed", self.game, self.lang, self.page)
             await _send_error(interaction, self.lang)
             return
-        await interaction.response.edit_message(embed=embed, view=view)
+        if on_own_private_message(interaction):
+            await interaction.response.edit_message(embed=embed, view=view)
+        else:  # (a forged click on a public message: the page comes privately)
+            await interaction.response.send_message(embed=embed, view=view, ephemeral=True)
 
 
 async def _send_error(interaction: discord.Interaction, lang: str) -> None:

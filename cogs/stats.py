@@ -20,9 +20,9 @@ from app.render import pool as render_pool, profile as render_profile_card
 from app.cooldown import Cooldown
 from app.i18n.catalogue import t
 from app.text import plain
-from cogs.guard import BadInput, first
+from cogs.guard import ID_PATTERN, BadInput, first
 from cogs.rules import game_choices
-from cogs.common.ui import reply, user_lang
+from cogs.common.ui import on_own_private_message, reply, user_lang
 from core import registry
 from core.registry import MIN_GAMES
 
@@ -63,7 +63,7 @@ def board_value(lang: str, by: str, row: dict[str, Any]) -> str:
 
 
 class BoardButton(discord.ui.DynamicItem[discord.ui.Button],
-                  template=r"lb:(?P<game>" + registry.KEY_PATTERN + r"):(?P<scope>g|\d{1,20}):(?P<by>rating|wins|win_rate|games):(?P<page>\d{1,7})"):
+                  template=r"lb:(?P<game>" + registry.KEY_PATTERN + r"):(?P<scope>g|" + ID_PATTERN + r"):(?P<by>rating|wins|win_rate|games):(?P<page>\d{1,7})"):
     """Previous/next on a leaderboard; everything needed lives in the custom_id."""
 
     def __init__(self, game: str, scope: str, by: str, page: int, label: str, disabled: bool = False) -> None:
@@ -82,7 +82,7 @@ class BoardButton(discord.ui.DynamicItem[discord.ui.Button],
 
 
 class MyPlaceButton(discord.ui.DynamicItem[discord.ui.Button],
-                    template=r"lbme:(?P<game>" + registry.KEY_PATTERN + r"):(?P<scope>g|\d{1,20}):(?P<by>rating|wins|win_rate|games)"):
+                    template=r"lbme:(?P<game>" + registry.KEY_PATTERN + r"):(?P<scope>g|" + ID_PATTERN + r"):(?P<by>rating|wins|win_rate|games)"):
     """*My place* on a leaderboard: the page with the user's own line (found at the click)."""
 
     def __init__(self, game: str, scope: str, by: str, label: str) -> None:
@@ -98,7 +98,7 @@ class MyPlaceButton(discord.ui.DynamicItem[discord.ui.Button],
         await cog.show_board(interaction, self.game, self.scope, self.by, None, edit=True)
 
 
-class HistorySelect(discord.ui.DynamicItem[discord.ui.Select], template=r"hist:(?P<user>\d{1,20})"):
+class HistorySelect(discord.ui.DynamicItem[discord.ui.Select], template=rf"hist:(?P<user>{ID_PATTERN})"):
     """Pick one of the recent games to see its final standings."""
 
     def __init__(self, user_id: int, options: list[discord.SelectOption] | None = None, placeholder: str = "-") -> None:
@@ -269,7 +269,7 @@ class StatsCog(commands.Cog, name="Stats"):
                                   disabled=board.page + 1 >= board.pages))
         if own and not board.page - 1 <= (own - 1) // BOARD_SIZE <= board.page + 1:  # further than a click away
             view.add_item(MyPlaceButton(game, scope, by, t(lang, "stats.my_place")))
-        if edit:
+        if edit and on_own_private_message(interaction):  # (never onto a public message: a forged click)
             await interaction.response.edit_message(embed=embed, view=view)
         else:
             await interaction.response.send_message(embed=embed, view=view, ephemeral=True)

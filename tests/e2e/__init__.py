@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -16,6 +17,30 @@ from typing import Any, AsyncIterator
 from app.config import Config
 from app.i18n.catalogue import t as translate
 from bot import CardBot
+
+
+class LogWatch(logging.Handler):
+    """The records logged while it is installed (``with LogWatch() as logs:``), at
+    WARNING and above unless told otherwise: what an operator would see."""
+
+    def __init__(self, level: int = logging.WARNING) -> None:
+        super().__init__(level)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+    def __enter__(self) -> "LogWatch":
+        logging.getLogger().addHandler(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        logging.getLogger().removeHandler(self)
+
+    def tracebacks(self) -> list[logging.LogRecord]:
+        """ERROR records that carry a traceback (an exception, or one quoted in the message)."""
+        return [r for r in self.records if r.levelno >= logging.ERROR
+                and (r.exc_info is not None or "Traceback" in r.getMessage())]
 
 
 @contextlib.asynccontextmanager

@@ -13,7 +13,7 @@ import discord
 import pytest
 
 from app.i18n.catalogue import t
-from tests.e2e import (button, open_hand, open_table, nimmt_turn, private_answer, running_bot, seat_players,
+from tests.e2e import (LogWatch, button, open_hand, open_table, nimmt_turn, private_answer, running_bot, seat_players,
                        select)
 from tests.e2e.test_stats import Seeder, answer
 
@@ -107,14 +107,16 @@ async def started_table(fd: Any, world: Any, host: Any, guest: Any, command: str
 
 
 @pytest.mark.parametrize("game, command, options, clicks", [
-    ("nimmt", "nimmt new", {"rounds": 1}, ["nimmt.refresh:{tid}", "nimmt.page:{tid}:{ver}:0", "table.away:{tid}:now"]),
+    ("nimmt", "nimmt new", {"rounds": 1}, ["nimmt.refresh:{tid}", "nimmt.page:{tid}:{ver}:0", "rules:nimmt:en:1",
+                                           "lb:nimmt:g:games:0", "table.away:{tid}:now"]),
     ("take6", "take6 new", {"deals": 1}, ["take6.refresh:{tid}"]),
 ])
 async def test_a_forged_panel_click_on_the_public_table_message_answers_privately(world, tmp_path, game, command,
                                                                                  options, clicks):
     """A hand panel is only ever drawn onto its player's own private message: a forged
     *Refresh* (or any panel control) carrying the public table message leaves that
-    message as it was and answers the clicker with a private panel of their own."""
+    message as it was and answers the clicker with a private panel of their own (so do
+    the pagers of private answers: the rules, a leaderboard)."""
     fd = world.fd
     ana, ben = world.person("ana"), world.person("ben")
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
@@ -132,6 +134,49 @@ async def test_a_forged_panel_click_on_the_public_table_message_answers_privatel
             if template.startswith(game):  # a panel, which keeps working from where it is
                 again = await table.click(ana, answer, f"{game}.refresh:{table.table_id}")
                 assert again.ack_type in (6, 7) and again.message.id == answer.id
+
+
+
+async def test_forged_numbers_and_options_beyond_what_the_bot_takes_are_bad_input(world, tmp_path):
+    """Ids too big for the store in any component's custom_id, and slash command options
+    outside what the command declares (range, choices, type, name, subcommand), get the
+    private "bad input" line in the user's language; nothing runs, nothing is logged
+    above INFO (no traceback)."""
+    fd = world.fd
+    ana, sofia = world.person("ana"), world.person("sofia", locale="es-ES")
+    beyond = str(2**63)  # the first number a 64-bit signed integer cannot hold (19 digits)
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        lobby = (await fd.slash(ana, world.channel, "rules")).message
+        with LogWatch() as logs:
+            for number in (beyond, HUGE):
+                for custom_id, kind, values in (
+                        (f"shuf:{number}", 2, None), (f"vrfy:{number}", 2, None), (f"rply:{number}:0:o", 2, None),
+                        (f"lb:nimmt:{number}:games:0", 2, None), (f"lbme:nimmt:{number}:games", 2, None),
+                        (f"hist:{number}", 3, ["1"]), (f"night:{number}:join", 2, None),
+                        (f"night:{number}:level", 3, ["hard"])):
+                    refused(await fd.forge(ana, lobby, custom_id, component_type=kind, values=values))
+            for path, options in (
+                    ("nimmt new", {"seats": 99}),  # outside its range
+                    ("nimmt new", {"seats": "4"}),  # not a whole number
+                    ("nimmt new", {"seats": 2**80}),  # more than Discord sends
+                    ("nimmt new", {"turn_time": True}),
+                    ("nimmt new", {"hearts": "many"}),  # no such option
+                    ("verify", {"game": 2**60}),  # beyond Range[int, 1, 2**53]
+                    ("verify", {"table": -1}),
+                    ("rules", {"game": "chess"}),  # not one of the choices
+                    ("versus", {"user": HUGE}),
+                    ("versus", {"user": "abc"}),
+                    ("nimmt bogus", {}),  # a subcommand the bot does not have
+            ):
+                refused(await fd.forge_slash(ana, world.channel, path, **options), "guard.bad_option")
+            refused(await fd.forge_slash(sofia, world.channel, "rules", game="chess"), "guard.bad_option", lang="es")
+            refused(await fd.forge_slash(ana, world.channel, "nimmt new", options=[{"name": "seats"}]),
+                    "guard.bad_option")  # no value, no type
+        assert [(r.name, r.getMessage()) for r in logs.records] == []
+        assert not bot.tables.tables  # no table was opened
+        # what Discord really sends still works
+        r = await fd.slash(ana, world.channel, "nimmt new", seats=2)
+        assert r.ack_type == 4 and not r.ephemeral
 
 
 async def test_per_server_history_and_boards(world, tmp_path):
@@ -174,8 +219,8 @@ async def test_per_server_history_and_boards(world, tmp_path):
         r = await fd.slash(ana, world.channel, "leaderboard", by="games")
         assert r.ephemeral and "this server" in r.message.embeds[0]["title"]
         assert "ana" in r.message.embeds[0]["description"]
-        for scope in (str(other.id), HUGE):
-            refused(await fd.forge(ana, r.message, f"lb:nimmt:{scope}:games:0"), "guard.other_server")
+        refused(await fd.forge(ana, r.message, f"lb:nimmt:{other.id}:games:0"), "guard.other_server")
+        refused(await fd.forge(ana, r.message, f"lb:nimmt:{HUGE}:games:0"))  # no server's id: bad input
         # ... and a real board id on a select (no label) still answers with that board
         own = f"lb:nimmt:{world.guild.id}:games:0"
         page = await fd.forge(ana, r.message, own, component_type=3, values=["1"])

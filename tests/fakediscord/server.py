@@ -2764,6 +2764,37 @@ class FakeDiscord:
                            message=None, name="/" + name)
         return await self._run_interaction(rec, timeout=_timeout)
 
+    async def forge_slash(self, user: User, channel: Channel, path: str, /, *,
+                          options: Optional[List[Any]] = None, **values: Any) -> InteractionResult:
+        """A slash command as a modified client can send it: the command (and subcommand path) as
+        registered, option values unchecked.  ``values``: name -> any JSON value, typed as the
+        command declares that option (an unknown name as a string option); ``options``: the raw
+        list of the innermost options instead (anything at all)."""
+        channel = self._as_channel(channel)
+        guild = self._check_user_in(user, channel)
+        cmd, rest = self._resolve_command_path(channel, path)
+        schema = cmd.get("options") or []
+        chain: List[Dict[str, Any]] = []
+        for token in rest:
+            sub = next((o for o in schema if o["name"] == token and o["type"] in (1, 2)), None)
+            if sub is None:  # a subcommand the bot does not have
+                sub = {"name": token, "type": 1, "options": []}
+            chain.append(sub)
+            schema = sub.get("options") or []
+        if options is None:
+            declared = {o["name"]: o["type"] for o in schema}
+            options = [{"name": name, "type": declared.get(name, 3), "value": value} for name, value in values.items()]
+        opts: List[Any] = list(options)
+        for sub in reversed(chain):
+            opts = [{"name": sub["name"], "type": sub["type"], "options": opts}]
+        data: Dict[str, Any] = {"id": cmd["id"], "name": cmd["name"], "type": 1, "options": opts}
+        if cmd.get("guild_id"):
+            data["guild_id"] = cmd["guild_id"]
+        name = " ".join([cmd["name"], *rest])
+        rec = _Interaction(self, id=self._next_id(), type=2, user=user, channel=channel, guild=guild, data=data,
+                           message=None, name=f"forged /{name} {options!r}"[:200])
+        return await self._run_interaction(rec)
+
     async def autocomplete(self, user: User, channel: Channel, path: str, focused: str, /,
                            **options: Any) -> List[Dict[str, Any]]:
         """Simulate typing in option ``focused``; returns the bot's choices."""

@@ -109,7 +109,10 @@ def _interaction(locale="de"):
     response = SimpleNamespace(
         edit_message=AsyncMock(), send_message=AsyncMock(), is_done=lambda: False,
     )
-    return SimpleNamespace(locale=discord.Locale(locale), response=response, followup=SimpleNamespace(send=AsyncMock()))
+    # (a click on the user's own private rules message, which a page replaces)
+    message = SimpleNamespace(flags=discord.MessageFlags(ephemeral=True), interaction_metadata=None)
+    return SimpleNamespace(locale=discord.Locale(locale), response=response, followup=SimpleNamespace(send=AsyncMock()),
+                           message=message, user=SimpleNamespace(id=1))
 
 
 async def test_click_after_restart_edits_in_place():
