@@ -15,6 +15,7 @@ E2E = ROOT / "tests" / "e2e"
 STAND_IN_FIXTURES = {"world", "fake_discord"}
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test under tests/e2e, and any other that starts the stand-in, is an ``e2e`` test
     (``pytest -m "not e2e"`` is the fast subset)."""
@@ -62,7 +63,7 @@ async def world():
 
 @pytest.fixture(scope="session")
 def pg_server():
-    """The suite's own PostgreSQL server (tests/pg.py), started once per session."""
+    """The suite's own PostgreSQL server (tests/pg.py), started once per session (per xdist worker)."""
     server = pg.server()
     yield server
     # stopped at exit (atexit in tests/pg.py), after every process using it

@@ -3,9 +3,11 @@
     from tests.pg import fresh_database
     dsn = fresh_database()        # postgresql://postgres@127.0.0.1:PORT/t_N, empty
 
-The first call starts one server for the whole test session: ``initdb`` of
-a cluster in a temporary folder, ``postgres`` on a free loopback port
-(trust login, no fsync: a test server), stopped and removed at exit.  Every
+The first call starts one server for the process: ``initdb`` of a cluster
+in a temporary folder, ``postgres`` on a free loopback port (trust login,
+no fsync: a test server), stopped and removed at exit.  Under pytest-xdist
+each worker is a process of its own, so each worker has its own server and
+no two workers share a database or a port.  Every
 call then creates a new empty database (a ``CREATE DATABASE``: tens of ms).
 The DSN works from any process (e.g. bot processes the test starts).
 
@@ -168,7 +170,7 @@ class PgServer:
 
 
 def server() -> PgServer:
-    """The session's server, started on first use and stopped at exit."""
+    """This process's server (one per xdist worker), started on first use and stopped at exit."""
     global _server
     with _lock:
         if _server is None:
