@@ -16,12 +16,8 @@ from app.nights.night import (
 )
 from app.store import Store
 from app.tables.manager import TableManager
-from core.games.garbage import engine as garbage
-from core.games.nimmt import engine as nimmt
 from core.protocol import places_from_scores
-
-GAMES = {"nimmt": nimmt.Nimmt, "garbage": garbage.Garbage}
-COMPUTERS = {"nimmt": nimmt.greedy_player, "garbage": garbage.greedy_player}
+from tests.tables import COMPUTERS, GAMES, until
 
 
 def night_of(n: int, size: int = 4, **kw) -> Night:
@@ -176,13 +172,6 @@ def test_highlights_from_events():
 
 
 # ------------------------------------------------------- the host, for real
-@pytest.fixture
-async def store(store_target):
-    s = await Store.open(store_target, checkpoint_interval=None)
-    yield s
-    await s.close()
-
-
 def make(store):
     # people who do not move time out at once; then a computer plays for them
     tables = TableManager(store, GAMES, COMPUTERS, computer_delay=0.0, time_scale=0.0005, seed=5)
@@ -202,14 +191,6 @@ async def launch(host, night):
         return None
 
     await host.launch(night, announce)
-
-
-async def until(predicate, timeout=20.0):
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not predicate():
-        assert loop.time() < end, "timed out"
-        await asyncio.sleep(0.01)
 
 
 async def test_refusals(store):

@@ -8,11 +8,8 @@ from app.config import Config, shard_of
 from app.nights.host import NightHost
 from app.store import Store
 from app.tables.manager import TableManager
-from core.games.garbage import engine as garbage
-from core.games.nimmt import engine as nimmt
+from tests.tables import COMPUTERS, GAMES
 
-GAMES = {"nimmt": nimmt.Nimmt, "garbage": garbage.Garbage}
-COMPUTERS = {"nimmt": nimmt.greedy_player, "garbage": garbage.greedy_player}
 HOST, ANA = 1001, 1002
 
 

@@ -19,27 +19,6 @@ from tests import ROOT
 NIMMT = GAME_CODES["nimmt"]
 
 
-@pytest.fixture
-def target(store_target, tmp_path):
-    """Where a store lives: an SQLite file (bot.db, as the SQLite-only
-    checks here read it), or a fresh PostgreSQL database (tests/pg.py)."""
-    return store_target.replace("store.db", "bot.db") if store_target.endswith("store.db") else store_target
-
-
-@pytest.fixture
-async def store(target):
-    s = await Store.open(target, checkpoint_interval=None)
-    yield s
-    await s.close()
-
-
-@pytest.fixture
-async def sqlite_store(tmp_path):
-    s = await Store.open(str(tmp_path / "bot.db"), checkpoint_interval=None)
-    yield s
-    await s.close()
-
-
 async def scalar(store, sql):
     """One value of a read-only query, on either backend."""
     if store.backend == "sqlite":
@@ -142,8 +121,8 @@ async def test_memory_path_refused():
 # -- tables ----------------------------------------------------------------------
 
 
-async def test_table_round_trip(target):
-    path = target
+async def test_table_round_trip(store_target):
+    path = store_target
     s = await Store.open(path, checkpoint_interval=None)
     t1 = await s.create_table(1, 100, "nimmt", {"lobby_message": 55})
     t2 = await s.create_table(1, 200, "garbage", {})

@@ -5,34 +5,11 @@ import asyncio
 
 import pytest
 
-from app.store import Store
-from app.tables.manager import MISSED_TURNS_LIMIT, TableError, TableManager
+from app.tables.manager import MISSED_TURNS_LIMIT, TableError
 from core.games.garbage import engine as garbage
 from core.games.nimmt import engine as nimmt
 from core.protocol import GameError
-
-GAMES = {"nimmt": nimmt.Nimmt, "garbage": garbage.Garbage}
-COMPUTERS = {"nimmt": nimmt.greedy_player, "garbage": garbage.greedy_player}
-HOST, ANA, BEN = 1001, 1002, 1003
-
-
-@pytest.fixture
-async def store(store_target):
-    s = await Store.open(store_target, checkpoint_interval=None)
-    yield s
-    await s.close()
-
-
-def manager(store, **kw):
-    kw.setdefault("computer_delay", 0.0)
-    events = []
-    m = TableManager(store, GAMES, COMPUTERS, listener=lambda table, ev: events.append(list(ev)), seed=7, **kw)
-    m.events = events  # type: ignore[attr-defined]
-    return m
-
-
-async def lobby(m, game="nimmt", seats=3, **kw):
-    return await m.create(guild_id=1, channel_id=10, game=game, host_id=HOST, host_name="Host", seats=seats, **kw)
+from tests.tables import ANA, BEN, HOST, lobby, manager
 
 
 async def test_lobby_rules(store):

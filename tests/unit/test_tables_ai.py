@@ -9,42 +9,28 @@ import threading
 import pytest
 
 from app.tables.computers import Computers
-from app.store import Store
 from app.tables.manager import Seat, TableError, TableManager
 from core import ai
-from core.games.garbage import engine as garbage
-from core.games.nimmt import engine as nimmt
 from core.games.take6 import engine as take6
-
-GAMES = {"nimmt": nimmt.Nimmt, "garbage": garbage.Garbage}
-LEGACY = {"nimmt": nimmt.greedy_player, "garbage": garbage.greedy_player}
-HOST, ANA = 1001, 1002
+from tests import tables
+from tests.tables import ANA, COMPUTERS, GAMES, HOST, until
 
 
 @pytest.fixture
-async def store(tmp_path):
-    s = await Store.open(str(tmp_path / "t.db"), checkpoint_interval=None)
-    yield s
-    await s.close()
+def store(sqlite_store):
+    """The searches do not depend on the backend: the SQLite file."""
+    return sqlite_store
 
 
 def manager(store, *, worlds=6, budget=None, **kw):
-    kw.setdefault("computer_delay", 0.0)
-    players = Computers(GAMES, worlds=worlds, budget=budget, fallback=LEGACY)
-    return TableManager(store, GAMES, LEGACY, seed=7, players=players, **kw)
+    """A manager whose computers search (``worlds`` per move, ``budget`` seconds)."""
+    return tables.manager(store, players=Computers(GAMES, worlds=worlds, budget=budget, fallback=COMPUTERS), **kw)
 
 
-async def lobby(m, game="nimmt", seats=2, **kw):
+async def lobby(m, seats=2, **kw):
+    """Two seats and no turn timer unless asked."""
     kw.setdefault("turn_time", 0)
-    return await m.create(guild_id=1, channel_id=10, game=game, host_id=HOST, host_name="Host", seats=seats, **kw)
-
-
-async def until(condition, seconds=20.0):
-    for _ in range(int(seconds / 0.01)):
-        if condition():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("timed out")
+    return await tables.lobby(m, seats=seats, **kw)
 
 
 def replayed(table, upto):
@@ -196,7 +182,7 @@ async def test_take6_hard_computers_search_every_choice_while_people_choose_too(
     hard computers think; their searches start again on the new table and
     every move they make is a searched one (never the normal fallback)."""
     games = {**GAMES, "take6": take6.Take6}
-    legacy = {**LEGACY, "take6": take6.normal_player}
+    legacy = {**COMPUTERS, "take6": take6.normal_player}
     players = Computers(games, worlds=6, budget=None, fallback=legacy)
     m = TableManager(store, games, legacy, seed=7, players=players, computer_delay=0.0)
     table = await lobby(m, game="take6", seats=3, options={"deals": 1})

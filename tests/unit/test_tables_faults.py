@@ -4,31 +4,26 @@ closed tables leave memory."""
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import sqlite3
 
 import aiosqlite
 import pytest
 
-from app.tables import manager as tables_module
-from app.store.sqlite_migrations import migrate
 from app.store import Store
-from app.tables.manager import SLOW_SAVE, TableError, TableManager, when_slow
+from app.store.sqlite_migrations import migrate
+from app.tables import manager as tables_module
+from app.tables.manager import SLOW_SAVE, TableError, when_slow
 from core.games.garbage import engine as garbage
-from core.games.nimmt import engine as nimmt
+from tests import tables
 from tests.faults import DISK_FULL, IO_ERROR, READ_ONLY, failing_commits, held_lock
-
-GAMES = {"nimmt": nimmt.Nimmt, "garbage": garbage.Garbage}
-COMPUTERS = {"nimmt": nimmt.greedy_player, "garbage": garbage.greedy_player}
-HOST, ANA, BEN, MOD = 1001, 1002, 1003, 1004
+from tests.tables import ANA, BEN, COMPUTERS, HOST, MOD, manager
 
 
 @pytest.fixture
-async def store(tmp_path):
-    s = await Store.open(str(tmp_path / "t.db"), checkpoint_interval=None)
-    yield s
-    await s.close()
+def store(sqlite_store):
+    """These faults are SQLite's (a full disk, a held file lock): the store is the SQLite file."""
+    return sqlite_store
 
 
 class Clock:
@@ -39,17 +34,10 @@ class Clock:
         return self.now
 
 
-def manager(store, **kw):
-    kw.setdefault("computer_delay", 0.0)
-    events: list = []
-    m = TableManager(store, GAMES, COMPUTERS, listener=lambda table, ev: events.append(list(ev)), seed=7, **kw)
-    m.events = events  # type: ignore[attr-defined]
-    return m
-
-
-async def lobby(m, channel=10, host=HOST, game="nimmt", seats=3, **kw):
-    return await m.create(guild_id=1, channel_id=channel, game=game, host_id=host, host_name=f"u{host}",
-                          seats=seats, turn_time=kw.pop("turn_time", 0), **kw)
+async def lobby(m, host=HOST, **kw):
+    """A lobby without a turn timer unless asked, its host named after the id."""
+    kw.setdefault("turn_time", 0)
+    return await tables.lobby(m, host=host, host_name=f"u{host}", **kw)
 
 
 def snapshot(table):
@@ -177,13 +165,13 @@ async def test_a_lock_held_elsewhere_refuses_in_time_and_a_slow_save_calls_the_h
     token = SLOW_SAVE.set(None)
     when_slow(hook)
     try:
-        with held_lock(tmp_path / "t.db"):
+        with held_lock(tmp_path / "bot.db"):
             before = snapshot(table)
             with pytest.raises(TableError, match="not_saved"):
                 await m.start(table, HOST)
             assert snapshot(table) == before and calls == ["slow"]
         # Held only a little longer than the hook's delay: deferred, then saved.
-        lock = held_lock(tmp_path / "t.db")
+        lock = held_lock(tmp_path / "bot.db")
         lock.__enter__()
 
         async def release_hook():
@@ -396,7 +384,7 @@ async def test_waiting_behind_a_save_that_waits_for_the_database_also_calls_the_
         when_slow(hook)
         await m.join(table, BEN, "Ben")
 
-    with held_lock(tmp_path / "t.db"):
+    with held_lock(tmp_path / "bot.db"):
         first = asyncio.create_task(m.join(table, ANA, "Ana"))  # holds the table while the store waits
         await asyncio.sleep(0.05)
         second = asyncio.create_task(ben_joins())
