@@ -727,7 +727,7 @@ class NightCog(commands.Cog, name="Night"):
         return view
 
     def standing_line(self, row: Standing, lang: str) -> str:
-        line = t(lang, "nights.standing", rank=row.rank, name=escape(row.name),
+        line = t(lang, "nights.standing", rank=row.rank, name=escape(row.name), count=row.points,
                  points=points_text(row.points, lang), wins=row.wins, games=row.games)
         return line + (" " + t(lang, "nights.left_mark") if row.left else "")
 
@@ -893,7 +893,7 @@ class NightCog(commands.Cog, name="Night"):
         data = {
             "title": t(lang, "nights.recap_title", game=t(lang, f"{night.game}.title")),
             "subtitle": t(lang, "nights.recap_subtitle", rounds=shown.round, players=len(rows)),
-            "podium": [(r.rank, r.name, points_text(r.points, lang)) for r in rows[:3]],
+            "podium": [(r.rank, r.name, points_text(r.points, lang)) for r in rows if r.rank <= 3],
             "header": (t(lang, "nights.col_rank"), t(lang, "nights.col_name"), t(lang, "nights.col_points"),
                        t(lang, "nights.col_wins"), t(lang, "nights.col_games")),
             "rows": [(r.rank, r.name, points_text(r.points, lang), r.wins, r.games) for r in rows[:12]],
@@ -906,7 +906,9 @@ class NightCog(commands.Cog, name="Night"):
             log.exception("night %s: the recap picture could not be drawn", night.id)
             image = None
         embed = discord.Embed(title=data["title"], colour=discord.Colour.gold())
-        text = [t(lang, "nights.recap_winner", name=escape(rows[0].name)) if rows else t(lang, "nights.no_results")]
+        winners = [escape(r.name) for r in rows if r.rank == 1]  # a shared first place names them all
+        text = [t(lang, "nights.recap_winner", name=", ".join(winners), count=len(winners)) if rows
+                else t(lang, "nights.no_results")]
         text += [self.standing_line(row, lang) for row in rows[:10]]
         if lines:
             text += ["", f"**{data['highlights_title']}**", *(escape(line) for line in lines)]
@@ -933,8 +935,8 @@ class NightCog(commands.Cog, name="Night"):
             log.exception("night %s: recap id not saved", night.id)
 
     def highlight_text(self, h: dict[str, Any], lang: str) -> str:
-        return t(lang, f"nights.hl_{h['kind']}", name=h["name"], value=h["value"], round=h["round"],
-                 table=h["table"])
+        return t(lang, f"nights.hl_{h['kind']}", name=h["name"], value=h["value"], count=h["value"],
+                 round=h["round"], table=h["table"])
 
     # ------------------------------------------------------------- tables
     async def _announce(self, night: Night, table: Table, nt: NightTable) -> None:

@@ -144,17 +144,24 @@ class StatsCog(commands.Cog, name="Stats"):
         lang = user_lang(interaction)
         target = user or interaction.user
         shown = plain(target.display_name)
-        key = game.value if game else DEFAULT_GAME
         await interaction.response.defer(ephemeral=True, thinking=True)
         try:
-            profile = await self.bot.store.profile(target.id, key, None)
+            played = await self.played_games(target.id)
+            # no game asked: the one the person played last (not always the first game of the list)
+            key = game.value if game else next(iter(played), DEFAULT_GAME)
+            profile = played.get(key) or await self.bot.store.profile(target.id, key, None)
             local = await self.bot.store.profile(target.id, key, interaction.guild_id) if interaction.guild_id else None
+            settings = await self.bot.store.guild_settings(interaction.guild_id) if interaction.guild_id else None
         except Exception:
             log.exception("stats of %s failed", target.id)
             return await reply(interaction, t(lang, "errors.unexpected"))
+        others = [t(lang, f"{other}.title") for other in played if other != key]
+        also = t(lang, "stats.also_played", games=", ".join(others), option=t(lang, "commands.opt_game.name"),
+                 command=f"/{t(lang, 'commands.stats.name')}") if others else ""
         if not profile or not profile.get("games"):
-            return await interaction.followup.send(
-                t(lang, "stats.no_games", name=shown, game=t(lang, f"{key}.title")), ephemeral=True)
+            text = (t(lang, "stats.no_games", name=shown, game=t(lang, f"{key}.title")) if game or played
+                    else t(lang, "stats.no_games_any", name=shown))
+            return await interaction.followup.send("\n".join(filter(None, (text, also))), ephemeral=True)
         wait = self.cards.take(interaction.user.id)
         if wait is not None:
             return await interaction.followup.send(
@@ -162,7 +169,7 @@ class StatsCog(commands.Cog, name="Stats"):
         profile = {**profile, "name": target.display_name, "game": key}
         embed = discord.Embed(title=t(lang, "stats.title", name=shown, game=t(lang, f"{key}.title")),
                               colour=discord.Colour.green())
-        embed.description = self.profile_text(lang, key, profile)
+        embed.description = self.profile_text(lang, key, profile, settings)
         try:
             nights = await self.bot.store.night_record(target.id, key)
         except Exception:
@@ -171,7 +178,10 @@ class StatsCog(commands.Cog, name="Stats"):
         if nights["played"]:
             embed.description += "\n" + t(lang, "nights.stats_line", played=nights["played"], won=nights["won"])
         if local and local.get("games"):
-            embed.add_field(name=t(lang, "stats.this_server"), value=self.profile_text(lang, key, local), inline=False)
+            embed.add_field(name=t(lang, "stats.this_server"), value=self.profile_text(lang, key, local, settings),
+                            inline=False)
+        if also:
+            embed.set_footer(text=also)
         labels = {k: t(lang, f"render.{k}") for k in render_profile_card.PROFILE_LABELS}
         spec = registry.spec(key)  # the card lays out the figures the game declares
         labels.update({stat.label_key: t(lang, stat.label) for stat in spec.stats})
@@ -185,15 +195,36 @@ class StatsCog(commands.Cog, name="Stats"):
         await interaction.followup.send(embed=embed, file=discord.File(io.BytesIO(image), "profile.png"),
                                         ephemeral=True)
 
-    def profile_text(self, lang: str, game: str, p: dict[str, Any]) -> str:
+    async def played_games(self, user_id: int) -> dict[str, dict[str, Any]]:
+        """The person's global profile of every game they finished, the game
+        played last first."""
+        store = self.bot.store
+        last = {g["game"]: i for i, g in enumerate(await store.history(user_id, limit=1))}
+        out = {}
+        for spec in registry.GAMES:
+            profile = await store.profile(user_id, spec.key, None)
+            if profile and profile.get("games"):
+                out[spec.key] = profile
+        return dict(sorted(out.items(), key=lambda item: last.get(item[0], len(last))))
+
+    def profile_text(self, lang: str, game: str, p: dict[str, Any], settings: dict[str, Any] | None = None) -> str:
+        """The figures of a profile, and why it has no rank when it has none
+        (*settings*: the server's, where the question was asked)."""
         lines = [t(lang, "stats.games", games=p["games"], wins=p["wins"], rate=_pct(p.get("win_rate"), lang))]
         if p.get("ordinal") is not None:
             rank = p.get("rank")
-            lines.append(t(lang, "stats.rating", rating=_num(p["ordinal"], lang=lang),
-                           mu=_num(p.get("mu"), lang=lang), sigma=_num(p.get("sigma"), lang=lang),
-                           rank=rank if rank else "-"))
+            figures = {"rating": _num(p["ordinal"], lang=lang), "mu": _num(p.get("mu"), lang=lang),
+                       "sigma": _num(p.get("sigma"), lang=lang)}
+            if rank:
+                lines.append(t(lang, "stats.rating", rank=rank, **figures))
+            else:  # rated, but not on the board yet: how many games to go
+                lines.append(t(lang, "stats.rating_unranked", **figures,
+                               why=t(lang, "stats.rank_after", count=max(1, MIN_GAMES - int(p["games"])))))
         else:
-            lines.append(t(lang, "stats.unrated"))
+            rated_setting = f"/{t(lang, 'commands.settings.name')} {t(lang, 'commands.settings_rated.name')}"
+            why = ("stats.unrated_computers_here" if settings is not None and not settings.get("rate_bot_games")
+                   else "stats.unrated_computers")
+            lines.append(t(lang, "stats.unrated_why", count=p["games"], why=t(lang, why, command=rated_setting)))
         spec = registry.spec(game)
         if spec.stats_line:  # the figures the game declares (core.registry)
             figures = {stat.param: _num(p.get(stat.key), lang=lang) if stat.kind == "average" else p.get(stat.key) or 0
@@ -237,9 +268,10 @@ class StatsCog(commands.Cog, name="Stats"):
         guild_id = None if scope == "g" else int(scope)
         store = self.bot.store
         try:
-            own = await store.rank(interaction.user.id, game, guild_id, by=by)
-            if page is None:
-                page = (own - 1) // BOARD_SIZE if own else 0
+            place = await store.board_place(interaction.user.id, game, guild_id, by=by)
+            own, position = place if place is not None else (None, None)
+            if page is None:  # the page holding the user's own line (equal values share a rank, not a line)
+                page = (position - 1) // BOARD_SIZE if position else 0
             board = await store.leaderboard(game, guild_id, by=by, page=page, page_size=BOARD_SIZE, min_games=MIN_GAMES)
         except Exception:
             log.exception("leaderboard failed")
@@ -267,7 +299,7 @@ class StatsCog(commands.Cog, name="Stats"):
                                   disabled=board.page <= 0))
         view.add_item(BoardButton(game, scope, by, board.page + 1, t(lang, "pager.next"),
                                   disabled=board.page + 1 >= board.pages))
-        if own and not board.page - 1 <= (own - 1) // BOARD_SIZE <= board.page + 1:  # further than a click away
+        if position and not board.page - 1 <= (position - 1) // BOARD_SIZE <= board.page + 1:  # beyond a click
             view.add_item(MyPlaceButton(game, scope, by, t(lang, "stats.my_place")))
         if edit and on_own_private_message(interaction):  # (never onto a public message: a forged click)
             await interaction.response.edit_message(embed=embed, view=view)

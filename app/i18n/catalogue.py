@@ -75,8 +75,14 @@ def catalogue(lang: str) -> dict[str, Any]:
     return out
 
 
-def _plural_category(lang: str, count: int) -> str:
-    # English, Spanish and German share the CLDR rule for integers.
+def _plural_category(lang: str, count: float) -> str:
+    """The CLDR plural category of *count* as shown (English, Spanish and
+    German share the rule: "one" for exactly 1, else "other", also for
+    decimals: "1 point", "1,5 Punkte", "0 puntos").
+
+    >>> _plural_category("de", 1), _plural_category("en", 1.0), _plural_category("es", 1.5)
+    ('one', 'one', 'other')
+    """
     return "one" if count == 1 else "other"
 
 
@@ -89,7 +95,7 @@ def t(locale: object, key: str, /, **params: Any) -> str:
     if value is None:
         raise KeyError(f"no catalogue entry {key!r}")
     if isinstance(value, dict):
-        count = int(params.get("count", 0))
+        count = float(params.get("count", 0))
         value = value.get(_plural_category(lang, count)) or value["other"]
     if not params:
         return value

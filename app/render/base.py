@@ -51,6 +51,46 @@ _CACHES: list[Any] = []
 _TEXT_CACHES = True
 
 
+#: WCAG 2 contrast a text needs against its background (level AA, normal text)
+READABLE = 4.5
+
+
+def luminance(colour: Color) -> float:
+    """WCAG 2 relative luminance of an sRGB colour (0 black .. 1 white)."""
+    def channel(c: int) -> float:
+        v = c / 255
+        return v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (channel(c) for c in colour)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a: Color, b: Color) -> float:
+    """WCAG 2 contrast ratio of two colours (1 .. 21).
+
+    >>> round(contrast((255, 255, 255), (0, 0, 0)), 1)
+    21.0
+    """
+    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def readable(fg: Color, bg: Color, ratio: float = READABLE) -> Color:
+    """*fg*, lightened towards white (or darkened towards black on a light
+    *bg*) just enough to reach *ratio* against *bg*: a game's accent colour
+    stays recognisable as a text colour and stays legible.
+
+    >>> contrast(readable((196, 38, 46), (45, 51, 63)), (45, 51, 63)) >= 4.5
+    True
+    """
+    target = (255, 255, 255) if luminance(bg) < 0.18 else (0, 0, 0)
+    for step in range(21):
+        mixed = tuple(round(c + (t - c) * step / 20) for c, t in zip(fg, target))
+        if contrast(mixed, bg) >= ratio:  # type: ignore[arg-type]
+            return mixed  # type: ignore[return-value]
+    return target  # type: ignore[return-value]
+
+
 def cached(maxsize: int) -> Any:
     """``lru_cache`` that :func:`clear_caches` knows about.
 

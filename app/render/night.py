@@ -18,7 +18,8 @@ MEDALS = {1: GOLD, 2: SILVER, 3: BRONZE}
 
 
 def render_recap(data: Mapping[str, Any]) -> bytes:
-    """``data``: title, subtitle, podium [(rank, name, points)], header (5
+    """``data``: title, subtitle, podium [(rank, name, points)] (everyone
+    placed 1 to 3; equal ranks share a step), header (5
     column titles), rows [(rank, name, points, wins, games)],
     highlights_title, highlights [text]."""
     W, pad = 720, 24
@@ -35,21 +36,26 @@ def render_recap(data: Mapping[str, Any]) -> bytes:
     rb.text_fit(d, (W / 2, pad + 52), str(data.get("subtitle") or ""), 18, SLATE_MUTED, W - 2 * pad, anchor="mm")
     y = pad + 70
 
-    # podium: 2nd left, 1st centre, 3rd right; block height by place
+    # podium: 2nd left, 1st centre, 3rd right; block height by step.  Equal
+    # places share a step (two winners stand together on the top one).
     if podium:
         col_w = (W - 2 * pad - 40) / 3
-        heights = {1: 110, 2: 80, 3: 56}
-        slots = {0: 1, 1: 0, 2: 2}  # index in podium -> column
+        heights = (110, 80, 56)
+        slots = (1, 0, 2)  # step -> column
         base = y + podium_h - 10
-        for index, (rank, name, points) in enumerate(podium[:3]):
-            col = slots[index]
+        steps: dict[int, list[tuple[str, str]]] = {}
+        for rank, name, points in podium:
+            steps.setdefault(int(rank), []).append((str(name), str(points)))
+        for step, rank in enumerate(sorted(steps)[:3]):
+            col = slots[step]
             x0 = pad + col * (col_w + 20)
-            h = heights.get(index + 1, 56)
-            colour = MEDALS.get(int(rank), SLATE_MUTED)
+            h = heights[step]
+            colour = MEDALS.get(rank, SLATE_MUTED)
+            names = ", ".join(name for name, _ in steps[rank])
             d.rounded_rectangle((x0, base - h, x0 + col_w, base), 10, fill=SLATE_PANEL, outline=colour, width=3)
             rb.text(d, (x0 + col_w / 2, base - h / 2), str(rank), rb.font(34), colour, anchor="mm")
-            rb.text_fit(d, (x0 + col_w / 2, base - h - 44), str(name), 22, TEXT, col_w - 8, anchor="mm")
-            rb.text_fit(d, (x0 + col_w / 2, base - h - 18), str(points), 18, colour, col_w - 8, anchor="mm")
+            rb.text_fit(d, (x0 + col_w / 2, base - h - 44), names, 22, TEXT, col_w - 8, anchor="mm")
+            rb.text_fit(d, (x0 + col_w / 2, base - h - 18), steps[rank][0][1], 18, colour, col_w - 8, anchor="mm")
         y += podium_h + 20
 
     # standings table

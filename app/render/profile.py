@@ -73,6 +73,8 @@ def render_profile(profile: Mapping[str, Any], labels: Mapping[str, str]) -> byt
     d = ImageDraw.Draw(im)
     accent = spec.colour
     d.rectangle((0, 0, 5, H), fill=accent)
+    # text in the game's colour, on the panel and on the card, lightened until legible (WCAG AA)
+    badge_ink, title_ink = rb.readable(accent, SLATE_PANEL), rb.readable(accent, SLATE)
 
     # name, game, rank
     rank = profile.get("rank")
@@ -82,14 +84,14 @@ def render_profile(profile: Mapping[str, Any], labels: Mapping[str, str]) -> byt
     rw = f20.getlength(rank_txt)
     if rank_txt:
         d.rounded_rectangle((W - pad - rw - 20, pad + 4, W - pad, pad + 36), 16, fill=SLATE_PANEL)
-        rb.text(d, (W - pad - 10 - rw / 2, pad + 20), rank_txt, f20, accent, anchor="mm")
+        rb.text(d, (W - pad - 10 - rw / 2, pad + 20), rank_txt, f20, badge_ink, anchor="mm")
     rb.text_fit(d, (pad + 6, pad + 20), str(profile.get("name") or ""), 30, TEXT,
                 W - 2 * pad - rw - 40, anchor="lm", stroke=1)
     sub = label(labels, f"game_{spec.key}")  # the game's name, given by the caller
     detail = ""
     if profile.get("mu") is not None and profile.get("sigma") is not None:
         detail = label(labels, "rating_detail", mu=_num(profile.get("mu")), sigma=_num(profile.get("sigma")))
-    sub_w = rb.text_fit(d, (pad + 6, pad + 56), sub, 18, accent, W / 2, anchor="lm")
+    sub_w = rb.text_fit(d, (pad + 6, pad + 56), sub, 18, title_ink, W / 2, anchor="lm")
     if detail:
         rb.text_fit(d, (W - pad, pad + 56), detail, 16, SLATE_MUTED, W - 2 * pad - sub_w - 30, anchor="rm")
 

@@ -103,7 +103,9 @@ class GameRecord:
 class Page:
     """One leaderboard page.
 
-    ``rows``: ``{"rank", "user_id", "name", "value", "games", "wins"}``;
+    ``rows``: ``{"rank", "position", "user_id", "name", "value", "games", "wins"}``
+    (``rank``: the shared place, equal values share it; ``position``: 1-based
+    place in the board's order, unique);
     ``page`` is 0-based, ``pages`` the page count, ``total`` the board size.
     ``first``/``last`` are keyset cursors for ``before=``/``after=``.
     """
@@ -146,12 +148,54 @@ def board_number(by: str) -> int:
         raise ValueError(f"unknown board {by!r}; expected one of {sorted(BOARD_NUMBERS)}") from None
 
 
-def page_of(rows: Sequence[Sequence[Any]], ahead: int, total: int, page_size: int) -> Page:
+#: the user-id half of a sort key at its lowest: ``key[:16] + TIE_LOW`` is
+#: the first key of every entry with *key*'s value (see :func:`tie_key`)
+TIE_LOW = "0" * 16
+
+
+def tie_key(key: str) -> str:
+    """The lowest key holding *key*'s board value: the entries strictly
+    ahead of it are the entries with a better value (shared places).
+
+    >>> tie_key("00000000000000050000000000000123")
+    '00000000000000050000000000000000'
+    """
+    return key[:16] + TIE_LOW
+
+
+def shared_ranks(keys: Sequence[str], ahead: int, tied_ahead: int | None = None) -> list[int]:
+    """Places of consecutive board entries (sort *keys* in order) whose first
+    has *ahead* entries before it, *tied_ahead* of them with a better value
+    (None: all of them): equal values share the place of the first of them
+    ("1224", standard competition ranking).
+
+    >>> key = lambda value, user: f"{value:016X}{user:016X}"
+    >>> shared_ranks([key(5, 1), key(5, 2), key(7, 1)], 0, 0)
+    [1, 1, 3]
+    >>> shared_ranks([key(5, 3), key(7, 1)], 10, 7)  # the first ties with entries of the page before
+    [8, 12]
+    """
+    out: list[int] = []
+    for i, key in enumerate(keys):
+        if i == 0:
+            out.append((ahead if tied_ahead is None else tied_ahead) + 1)
+        elif key[:16] == keys[i - 1][:16]:
+            out.append(out[-1])
+        else:
+            out.append(ahead + i + 1)
+    return out
+
+
+def page_of(rows: Sequence[Sequence[Any]], ahead: int, total: int, page_size: int,
+            tied_ahead: int | None = None) -> Page:
     """A :class:`Page` from rows ``user_id, name, value, games, wins, key, ...``
-    whose first entry has *ahead* entries before it."""
+    whose first entry has *ahead* entries before it (*tied_ahead* of them
+    with a better value: equal values share a rank, see :func:`shared_ranks`)."""
+    ranks = shared_ranks([r[5] for r in rows], ahead, tied_ahead)
     out = [
-        {"rank": ahead + i + 1, "user_id": r[0], "name": r[1], "value": r[2], "games": r[3], "wins": r[4]}
-        for i, r in enumerate(rows)
+        {"rank": rank, "position": ahead + i + 1, "user_id": r[0], "name": r[1], "value": r[2], "games": r[3],
+         "wins": r[4]}
+        for i, (r, rank) in enumerate(zip(rows, ranks))
     ]
     return Page(
         rows=out, page=ahead // page_size, pages=-(-total // page_size), total=total,

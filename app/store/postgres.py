@@ -59,7 +59,7 @@ import asyncpg
 from app import ratings
 from app.store.base import (
     ACTIVE, BOARDS, CLOSED, GAME_CODES, GUILD_DEFAULTS, MIN_GAMES, ChannelBusy, GameRecord, GroupRecorder, Page, StoreUnavailable,
-    TableRecord, UNTOLD_FOR, board_number, game_code, night_record, page_of, profile_of, table_record,
+    TIE_LOW, TableRecord, UNTOLD_FOR, board_number, game_code, night_record, page_of, profile_of, table_record,
 )
 from app.store.pg_migrations import REBUILD_BUCKETS, RECORD_LOCK, TABLES, VALUE_EXPR, migrate, sort_key
 
@@ -177,6 +177,14 @@ def _board_sql(board: int) -> dict[str, str]:
                     + (SELECT count(*) FROM stats AS s
                        WHERE {on} AND s.{col} >= (SELECT lo FROM f) AND s.{col} < {key}))"""
 
+    def ahead_alone(key: str) -> str:  # the same without the CTEs (bucket and group looked up inline)
+        f = f"(SELECT lo FROM buckets WHERE {bk} AND lo <= {key} ORDER BY lo DESC LIMIT 1)"
+        fg = f"(SELECT lo FROM bucket_groups WHERE {bk} AND lo <= {f} ORDER BY lo DESC LIMIT 1)"
+        return ahead(key).replace("(SELECT lo FROM fg)", fg).replace("(SELECT lo FROM f)", f)
+
+    def tie(key: str) -> str:  # the lowest key of *key*'s value (app.store.base.tie_key)
+        return f"(substr({key}, 1, 16) || '{TIE_LOW}')"
+
     # CTE b: the entries of the groups before fg and the board's total, from ONE pass
     # over the board's groups
     sums = f"""b AS MATERIALIZED (SELECT coalesce(sum(cnt) FILTER (WHERE lo < (SELECT lo FROM fg)), 0) AS before_g,
@@ -235,12 +243,14 @@ def _board_sql(board: int) -> dict[str, str]:
             SELECT {row}, {ahead_of("$3::text")}, (SELECT total FROM b)
             FROM {joined} WHERE {on} AND s.{col} < $3::text ORDER BY s.{col} DESC LIMIT $4
         """,
-        # user $3's key and the entries ahead (no row: not on the board)
+        # user $3's key, the entries ahead and those with a better value (no row: not on the board)
         "rank": f"""
             WITH me AS (SELECT s.{col} AS k FROM stats AS s WHERE {on} AND s.user_id = $3),
             {holding("(SELECT k FROM me)")}
-            SELECT me.k, {ahead("me.k")} FROM me
+            SELECT me.k, {ahead("me.k")}, {ahead_alone(tie("me.k"))} FROM me
         """,
+        # the entries with a better value than key $3's
+        "tied": f"SELECT {ahead_alone(tie('$3::text'))}",
     }
 
 
@@ -256,15 +266,18 @@ def _plain_sql(board: int, min_games: int) -> dict[str, str]:
         "count": f"SELECT count(*) FROM {src} WHERE {on}",
         "page": f"SELECT {row} FROM {joined} WHERE {on} ORDER BY s.k LIMIT $3 OFFSET $4",
         "rank": f"""
-            SELECT me.k, (SELECT count(*) FROM {src} WHERE {on} AND s.k < me.k)
+            SELECT me.k, (SELECT count(*) FROM {src} WHERE {on} AND s.k < me.k),
+                   (SELECT count(*) FROM {src} WHERE {on} AND s.k < substr(me.k, 1, 16) || '{TIE_LOW}')
             FROM (SELECT s.k FROM {src} WHERE {on} AND s.user_id = $3) AS me
         """,
+        "tied": f"SELECT count(*) FROM {src} WHERE {on} AND s.k < substr($3::text, 1, 16) || '{TIE_LOW}'",
     }
 
 
 _BOARD_SQL = {board: _board_sql(board) for board in BOARDS}
 
-# a profile with its rank on the rating board (board 0), in one statement
+# a profile with its rank on the rating board (board 0, shared with equal
+# ratings: the entries below the lowest key of its value), in one statement
 _PROFILE = """
 SELECT p.name, s.games, s.wins, s.score_sum, s.counters::text, s.rated_games, s.mu, s.sigma,
        CASE WHEN s.k_rating IS NOT NULL THEN 1
@@ -273,10 +286,12 @@ SELECT p.name, s.games, s.wins, s.score_sum, s.counters::text, s.rated_games, s.
            + (SELECT coalesce(sum(b.cnt), 0) FROM buckets AS b
               WHERE b.game = s.game AND b.scope = s.scope AND b.board = 0 AND b.lo >= fg.lo AND b.lo < f.lo)
            + (SELECT count(*) FROM stats AS x
-              WHERE x.game = s.game AND x.scope = s.scope AND x.k_rating >= f.lo AND x.k_rating < s.k_rating) END
+              WHERE x.game = s.game AND x.scope = s.scope AND x.k_rating >= f.lo
+                AND x.k_rating < substr(s.k_rating, 1, 16) || '0000000000000000') END
 FROM stats AS s JOIN players AS p ON p.user_id = s.user_id
 LEFT JOIN LATERAL (SELECT b.lo FROM buckets AS b
-                   WHERE b.game = s.game AND b.scope = s.scope AND b.board = 0 AND b.lo <= s.k_rating
+                   WHERE b.game = s.game AND b.scope = s.scope AND b.board = 0
+                     AND b.lo <= substr(s.k_rating, 1, 16) || '0000000000000000'
                    ORDER BY b.lo DESC LIMIT 1) AS f ON true
 LEFT JOIN LATERAL (SELECT g.lo FROM bucket_groups AS g
                    WHERE g.game = s.game AND g.scope = s.scope AND g.board = 0 AND g.lo <= f.lo
@@ -678,13 +693,14 @@ class PostgresStore(GroupRecorder):
                 rows.reverse()
             if rows:
                 ahead = int(rows[0][6]) - (len(rows) if before is not None else 0)
-                return page_of(rows, ahead, int(rows[0][7]), page_size)
+                return page_of(rows, ahead, int(rows[0][7]), page_size, await self._tied(sql, args, rows[0][5], ahead))
             pos = 0 if before is not None else -1  # nothing beyond the cursor: the first or the last page
         if "page_at" in sql:
             rows = list(await self._pool.fetch(sql["page_at"], *args, page_size, pos))
             if not rows:
                 return Page([], 0, 0, 0)
-            return page_of(rows, int(rows[0][6]), int(rows[0][7]), page_size)
+            ahead = int(rows[0][6])
+            return page_of(rows, ahead, int(rows[0][7]), page_size, await self._tied(sql, args, rows[0][5], ahead))
         async with self._pool.acquire() as conn:
             async with conn.transaction(isolation="repeatable_read", readonly=True):
                 total = int(await conn.fetchval(sql["count"], *args))
@@ -693,17 +709,29 @@ class PostgresStore(GroupRecorder):
                 if not 0 <= pos < total:
                     pos = (total - 1) // page_size * page_size
                 rows = list(await conn.fetch(sql["page"], *args, page_size, pos))
-        return page_of(rows, pos, total, page_size)
+                tied = int(await conn.fetchval(sql["tied"], *args, rows[0][5])) if pos and rows else 0
+        return page_of(rows, pos, total, page_size, tied)
+
+    async def _tied(self, sql: dict[str, str], args: tuple[Any, ...], key: str, ahead: int) -> int:
+        """Entries with a better value than *key*'s (*ahead* entries are before it)."""
+        return 0 if ahead == 0 else int(await self._pool.fetchval(sql["tied"], *args, key))
 
     async def rank(
         self, user_id: int, game: str, guild_id: int | None = None, by: str = "rating", min_games: int = MIN_GAMES
     ) -> int | None:
-        """Exact 1-based rank of *user_id* on a board; None if not on it."""
+        """Exact 1-based rank of *user_id* on a board (shared with equal values); None if not on it."""
+        place = await self.board_place(user_id, game, guild_id, by, min_games)
+        return None if place is None else place[0]
+
+    async def board_place(
+        self, user_id: int, game: str, guild_id: int | None = None, by: str = "rating", min_games: int = MIN_GAMES
+    ) -> tuple[int, int] | None:
+        """``(rank, position)`` on a board (as the SQLite store)."""
         board = board_number(by)
         plain = min_games != MIN_GAMES and by in ("rating", "win_rate")
         sql = (_plain_sql(board, min_games) if plain else _BOARD_SQL[board])["rank"]
         row = await self._pool.fetchrow(sql, game_code(game), guild_id or 0, user_id)
-        return None if row is None else int(row[1]) + 1
+        return None if row is None else (int(row[2]) + 1, int(row[1]) + 1)
 
     async def history(
         self, user_id: int, limit: int = 10, guild_id: int | None = None, game: str | None = None

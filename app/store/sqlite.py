@@ -82,7 +82,7 @@ from app.store.base import (
     ACTIVE, BOARD_NUMBERS, CLOSED, GUILD_DEFAULTS, MIN_GAMES, RECORD_BATCH, ChannelBusy, GameRecord,  # noqa: F401
     GroupRecorder, Page, PlayerResult, StoreUnavailable, TableRecord,
     board_number as _board_number, game_code as _game_code, night_record as _night, page_of, profile_of,
-    table_record as _table, UNTOLD_FOR,
+    table_record as _table, UNTOLD_FOR, TIE_LOW,
 )
 from app.store.sqlite_migrations import (
     BOARD_TRIGGERS, BOARD_TRIGGER_NAMES, BOARDS, GAME_CODES, REBUILD_BUCKETS, VALUE_EXPR, migrate, sort_key,
@@ -261,6 +261,17 @@ def _board_sql(board: int, col: str) -> dict[str, str]:
                WHERE {on_board} AND s.{col} >= (SELECT lo FROM f) AND s.{col} < {key})
         """
 
+    def ahead_alone(key: str) -> str:
+        # the same without the CTEs (the group and bucket looked up inline)
+        return (ahead(key)
+                .replace("(SELECT lo FROM g)", f"(SELECT lo FROM bucket_groups WHERE {board_rows} AND lo <= {key}"
+                                               " ORDER BY lo DESC LIMIT 1)")
+                .replace("(SELECT lo FROM f)", f"(SELECT lo FROM buckets WHERE {board_rows} AND lo <= {key}"
+                                               " ORDER BY lo DESC LIMIT 1)"))
+
+    def tie(key: str) -> str:  # the lowest key of *key*'s value (app.store.base.tie_key)
+        return f"(substr({key}, 1, 16) || '{TIE_LOW}')"
+
     total = f"(SELECT TOTAL(cnt) FROM bucket_groups WHERE {board_rows})"
     row = f"s.user_id, p.name, {VALUE_EXPR[board]}, s.games, s.wins, s.{col}"
     return {
@@ -296,12 +307,16 @@ def _board_sql(board: int, col: str) -> dict[str, str]:
             WHERE {on_board} AND s.{col} < :k
             ORDER BY s.{col} DESC LIMIT :n
         """,
-        # a player's key on the board (NULL = not on it) and entries ahead
+        # a player's key on the board (NULL = not on it), entries ahead, and
+        # entries with a better value (equal values share a place)
         "rank": f"""
             WITH me AS (SELECT s.{col} AS k FROM stats AS s WHERE {on_board} AND s.user_id = :u),
             {holding('(SELECT k FROM me)')}
-            SELECT (SELECT k FROM me) AS k, {ahead('(SELECT k FROM me)')} AS ahead
+            SELECT (SELECT k FROM me) AS k, {ahead('(SELECT k FROM me)')} AS ahead,
+                   {ahead_alone(tie('(SELECT k FROM me)'))} AS tied
         """,
+        # entries with a better value than key :k's
+        "tied": f"SELECT {ahead_alone(tie(':k'))}",
     }
 
 
@@ -326,8 +341,11 @@ def _plain_sql(board: int) -> dict[str, str]:
         "count": f"SELECT COUNT(*) FROM stats WHERE {where}",
         "rank": f"""
             WITH me AS (SELECT {key} AS k FROM stats WHERE {where} AND user_id = :u)
-            SELECT (SELECT k FROM me), (SELECT COUNT(*) FROM stats WHERE {where} AND {key} < (SELECT k FROM me))
+            SELECT (SELECT k FROM me), (SELECT COUNT(*) FROM stats WHERE {where} AND {key} < (SELECT k FROM me)),
+                   (SELECT COUNT(*) FROM stats WHERE {where}
+                    AND {key} < substr((SELECT k FROM me), 1, 16) || '{TIE_LOW}')
         """,
+        "tied": f"SELECT COUNT(*) FROM stats WHERE {where} AND {key} < substr(:k, 1, 16) || '{TIE_LOW}'",
     }
 
 
@@ -340,7 +358,7 @@ WITH me AS (
     WHERE s.game = :g AND s.scope = :s AND s.user_id = :u
 ), rank AS ({_BOARD_SQL[0]["rank"]})
 SELECT name, games, wins, score_sum, counters, rated_games,
-       mu, sigma, k_rating, CASE WHEN k_rating IS NOT NULL THEN 1 + (SELECT ahead FROM rank) END
+       mu, sigma, k_rating, CASE WHEN k_rating IS NOT NULL THEN 1 + (SELECT tied FROM rank) END
 FROM me
 """
 
@@ -799,19 +817,27 @@ class SqliteStore(GroupRecorder):
                 rows.reverse()
             if rows:
                 ahead = int(rows[0][6]) - (len(rows) if before is not None else 0)
-                return self._page(rows, ahead, int(rows[0][7]), page_size)
+                return self._page(rows, ahead, int(rows[0][7]), page_size,
+                                  await self._tied(sql, params, rows[0][5], ahead))
             # nothing beyond the cursor: the first or the last page
             pos = 0 if before is not None else -1
-        rows, pos, total = await self._read(self._find_page, sql, params, pos)
+        rows, pos, total, tied = await self._read(self._find_page, sql, params, pos)
         if not rows:
             return Page([], 0, 0, 0)
-        return self._page(rows, pos, total, page_size)
+        return self._page(rows, pos, total, page_size, tied)
+
+    async def _tied(self, sql: dict[str, str], params: dict[str, Any], key: str, ahead: int) -> int:
+        """Entries with a better value than *key*'s (*ahead* entries are before it)."""
+        if ahead == 0:
+            return 0
+        return int(list(await self._r.execute_fetchall(sql["tied"], {**params, "k": key}))[0][0])
 
     @staticmethod
     def _find_page(conn: sqlite3.Connection, sql: dict[str, str], params: dict[str, Any], pos: int
-                   ) -> tuple[list[Any], int, int]:
+                   ) -> tuple[list[Any], int, int, int]:
         """Reader's worker thread, one read transaction: the page at *pos*
-        (the last page if *pos* is past the end or negative).
+        (the last page if *pos* is past the end or negative), and how many
+        entries have a better value than its first (its shared place).
 
         Walks the group rows (a few dozen) to the last group whose running
         count is <= pos, then that group's bucket rows (<= GROUP_MAX) the same
@@ -822,7 +848,7 @@ class SqliteStore(GroupRecorder):
             groups = conn.execute(sql["groups"], params).fetchall()
             total = sum(cnt for _, cnt in groups)
             if total == 0:
-                return [], 0, 0
+                return [], 0, 0, 0
             if not 0 <= pos < total:
                 pos = (total - 1) // params["n"] * params["n"]
             before, i = 0, 0
@@ -837,9 +863,10 @@ class SqliteStore(GroupRecorder):
                     break
                 before += cnt
             rows = conn.execute(sql["page"], {**params, "lo": lo, "skip": pos - before}).fetchall()
+            tied = int(conn.execute(sql["tied"], {**params, "k": rows[0][5]}).fetchone()[0]) if pos and rows else 0
         finally:
             conn.execute("COMMIT")
-        return rows, pos, total
+        return rows, pos, total, tied
 
     _page = staticmethod(page_of)
 
@@ -853,12 +880,23 @@ class SqliteStore(GroupRecorder):
                 return Page([], 0, 0, 0)
             params["pos"] = (total - 1) // page_size * page_size
             rows = list(await self._r.execute_fetchall(sql["page"], params))
-        return self._page(rows, params["pos"], int(rows[0][6]), page_size)
+        return self._page(rows, params["pos"], int(rows[0][6]), page_size,
+                          await self._tied(sql, params, rows[0][5], params["pos"]))
 
     async def rank(
         self, user_id: int, game: str, guild_id: int | None = None, by: str = "rating", min_games: int = MIN_GAMES
     ) -> int | None:
-        """Exact 1-based rank of *user_id* on a board; None if not on it."""
+        """Exact 1-based rank of *user_id* on a board (shared with the
+        entries of equal value); None if not on it."""
+        place = await self.board_place(user_id, game, guild_id, by, min_games)
+        return None if place is None else place[0]
+
+    async def board_place(
+        self, user_id: int, game: str, guild_id: int | None = None, by: str = "rating", min_games: int = MIN_GAMES
+    ) -> tuple[int, int] | None:
+        """``(rank, position)`` of *user_id* on a board: the shared place and
+        the 1-based position in the board's order (its page is
+        ``(position - 1) // page_size``); None if not on it."""
         board = _board_number(by)
         params = {"g": _game_code(game), "s": guild_id or 0, "b": board, "u": user_id}
         if min_games != MIN_GAMES and by in ("rating", "win_rate"):
@@ -866,8 +904,8 @@ class SqliteStore(GroupRecorder):
             params["min"] = min_games
         else:
             sql = _BOARD_SQL[board]["rank"]
-        key, ahead = list(await self._r.execute_fetchall(sql, params))[0]
-        return None if key is None else int(ahead) + 1
+        key, ahead, tied = list(await self._r.execute_fetchall(sql, params))[0]
+        return None if key is None else (int(tied) + 1, int(ahead) + 1)
 
     async def history(
         self, user_id: int, limit: int = 10, guild_id: int | None = None, game: str | None = None

@@ -243,6 +243,13 @@ class Table:
     def thread_id(self) -> int | None:
         return self.messages.get("thread")
 
+    @property
+    def host_alone(self) -> bool:
+        """The host is the only person still at the table: every other
+        person's seat is away (left the game, or timed out), computers aside."""
+        return self.seat_of(self.host_id) is not None and all(
+            seat.computer or seat.away or seat.user_id == self.host_id for seat in self.seats)
+
     def seat_of(self, user_id: int) -> int | None:
         for index, seat in enumerate(self.seats):
             if seat.user_id == user_id:
@@ -801,11 +808,13 @@ class TableManager:
 
     async def cancel(self, table: Table, user_id: int, *, can_manage: bool, name: str | None = None,
                      reason: str | None = None) -> None:
-        """End a table: the host or a moderator cancels a lobby; only a
-        moderator (Manage Messages) stops a running game, which is then
-        closed as 'abandoned' (no result, no statistics).  ``reason`` says
-        why when no person stopped it (e.g. ``"players_left"``, a game night's
-        table whose players all left the night)."""
+        """End a table: the host or a moderator cancels a lobby; a moderator
+        (Manage Messages) stops a running game, and so may its host once left
+        alone at it (every other person has left: stepped away or timed out;
+        computers may remain); it is then closed as 'abandoned' (no result,
+        no statistics).  ``reason`` says why when no person stopped it (e.g.
+        ``"players_left"``, a game night's table whose players all left the
+        night)."""
         async with self._locked(table):
             if table.status not in ACTIVE:
                 raise TableError("table_closed")
@@ -814,7 +823,7 @@ class TableManager:
                     raise TableError("cancel_denied")
                 status = "cancelled"
             else:
-                if not can_manage:
+                if not can_manage and not (user_id == table.host_id and table.host_alone):
                     raise TableError("stop_denied")
                 status = "abandoned"
             draft = table.draft()

@@ -275,6 +275,32 @@ async def test_moderators_stop_a_running_game_and_the_channel_is_free(world, tmp
         assert bot.tables.tables == {}
 
 
+async def test_a_host_left_alone_ends_the_game(world, tmp_path):
+    """Everyone else has left the running game (a computer plays their
+    seats): the host may then end it with ``/table stop``; it is recorded
+    as abandoned, no result.  While another person still plays, the host
+    may not."""
+    fd = world.fd
+    ana, ben, cleo = world.person("ana"), world.person("ben"), world.person("cleo")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        t = await started(fd, world, [ana, ben, cleo])
+        r = await fd.slash(ben, t.thread, "leave")  # ben steps away: a computer plays his seat
+        assert r.ephemeral
+        r = await fd.slash(ana, t.thread, "table stop")  # cleo is still there: no
+        assert r.ephemeral and r.message.content == translate("en", "faults.stop_denied")
+        r = await fd.slash(cleo, t.thread, "table stop")  # and never a player who is not the host
+        assert r.ephemeral and r.message.content == translate("en", "faults.stop_denied")
+        r = await fd.slash(cleo, t.thread, "leave")
+        assert r.ephemeral
+        r = await fd.slash(cleo, t.thread, "table stop")  # (cleo left; still not the host)
+        assert r.ephemeral and r.message.content == translate("en", "faults.stop_denied")
+        r = await fd.slash(ana, t.thread, "table stop")  # ana is alone with computers now
+        assert r.ephemeral and r.message.content == translate("en", "faults.stopped", table=t.table_id)
+        await fd.wait_message(t.thread, translate("en", "faults.stopped_by", name="ana"))
+        assert (await bot.store.table(t.table_id)).status == "abandoned"
+        assert await bot.store.history(ana.id) == []  # not a result
+
+
 async def test_a_game_nobody_plays_for_a_day_closes_itself_after_a_restart(world, tmp_path):
     fd = world.fd
     ana, ben = world.person("ana"), world.person("ben")

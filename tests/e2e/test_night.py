@@ -45,7 +45,7 @@ def standings_rows(message: Any) -> list[tuple[int, str, str, int, int]]:
     """(rank, name, points, wins, games) as the message shows them."""
     rows = []
     for line in message.embeds[0]["description"].splitlines():
-        m = re.fullmatch(r"\*\*(\d+)\.\*\* (\S+) — ([\d.]+) points · wins: (\d+) · games: (\d+)(?: \(left\))?", line)
+        m = re.fullmatch(r"\*\*(\d+)\.\*\* (\S+) — ([\d.]+) points? · wins: (\d+) · games: (\d+)(?: \(left\))?", line)
         if m:
             rows.append((int(m[1]), m[2], m[3], int(m[4]), int(m[5])))
     return rows
@@ -191,7 +191,7 @@ async def test_a_game_night_of_eleven(world, tmp_path):
         assert t("en", "nights.status_ended") in standings_message(fd, world.channel).text()
         await fd.wait_for(lambda: t("en", "nights.status_ended") in signup.text(), timeout=10)
         assert not signup.buttons()  # the night is over: no more buttons
-        assert t("en", "nights.recap_winner", name=final[0][1]) in recap.text()
+        assert t("en", "nights.recap_winner", name=final[0][1], count=1) in recap.text()
         # over and its recap out, the night is let go of in memory; a client that still
         # shows the old sign-up buttons is told it is over, and nothing changes
         await fd.wait_for(lambda: night_id not in bot.nights.nights and night_id not in bot.get_cog("Night").presenters,
@@ -216,6 +216,28 @@ async def test_a_game_night_of_eleven(world, tmp_path):
         # the night's games count as ordinary games
         history = await bot.store.history(winner.id)
         assert len(history) == 2
+
+
+async def test_a_shared_first_place_names_every_winner_of_the_night(world, tmp_path):
+    """Four people, two tables of two, one round: the two table winners end
+    equal (2 points, 1 win, 1 game) and share the first place, the two others
+    the third; the recap names both winners, and one point is "1 point"."""
+    fd = world.fd
+    people = [world.person(name) for name in NAMES[:4]]
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, **FAST):
+        signup, night_id = await signed_up_night(fd, world, people[0], people[1:], game="nimmt", table_size=2,
+                                                 rounds=1, turn_time=1)
+        assert (await fd.click(people[0], signup, f"night:{night_id}:start")).ack_type == 7
+        recap = await fd.wait_for(lambda: (recaps(fd, world.channel) or [None])[0], timeout=60)
+        final = standings_rows(standings_message(fd, world.channel))
+        assert sorted((rank, points) for rank, _, points, _, _ in final) == [(1, "2"), (1, "2"), (3, "1"), (3, "1")]
+        lines = recap.embeds[0]["description"].splitlines()
+        winners = [name for rank, name, *_ in final if rank == 1]
+        assert lines[0] == t("en", "nights.recap_winner", name=", ".join(winners), count=2)
+        assert lines[0].startswith("🏆 Winners of the night: ")
+        losers = [name for rank, name, *_ in final if rank == 3]
+        for name in losers:
+            assert f"**3.** {name} — 1 point · wins: 0 · games: 1" in lines
 
 
 async def test_a_garbage_night_late_arrivals_leaving_languages_and_a_moderator_ending_it(world, tmp_path):

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from app.i18n.catalogue import t
-from app.store import GameRecord, PlayerResult
+from app.store import MIN_GAMES, GameRecord, PlayerResult
 from tests.e2e import Table, open_table, play_nimmt, running_bot, seat_players, select
 
 pytestmark = pytest.mark.timeout(600)
@@ -158,7 +158,9 @@ async def test_stats_history_and_boards(world, tmp_path):
         r = await fd.slash(ana, world.channel, "stats")
         msg = await answer(r)
         assert msg.ephemeral_to == ana.id
-        assert t("en", "stats.no_games", name="ana", game="11 nimmt!") in msg.text()
+        assert msg.text() == t("en", "stats.no_games_any", name="ana")  # no game named: none assumed
+        r = await fd.slash(ana, world.channel, "stats", game="take6")
+        assert (await answer(r)).text() == t("en", "stats.no_games", name="ana", game="6 nimmt!")
         r = await fd.slash(ana, world.channel, "history")
         assert r.ephemeral and t("en", "guard.no_history", name="ana") in r.message.text()
 
@@ -188,7 +190,8 @@ async def test_stats_history_and_boards(world, tmp_path):
             assert t("en", "stats.nimmt_line", avg=f"{f['score']:.1f}", rounds=f["rounds_won"],
                      bulls=f["bulls"]) in text, (text, log)
             # rated (two people), but not ranked before the minimum number of games
-            assert re.search(r"Rating: -?\d+\.\d \(skill \d+\.\d ± \d+\.\d\) · rank -", text), text
+            assert re.search(r"Rating: -?\d+\.\d \(skill \d+\.\d ± \d+\.\d\) · on the rating board after "
+                             rf"{MIN_GAMES - 1} more games", text), text
             assert t("en", "stats.this_server") in text
             png = [a for a in msg.attachments if a["filename"] == "profile.png"]
             assert png and png[0]["data"].startswith(b"\x89PNG")
@@ -248,7 +251,10 @@ async def test_stats_history_and_boards(world, tmp_path):
         # /leaderboard by games, this server: paged by 10, rank order, zoe bold where she is
         pages = await read_board(fd, zoe, world.channel, by="games")
         rows = [row for page_rows, _, _ in pages for row in page_rows]
-        assert [row[0] for row in rows] == list(range(1, len(games_here) + 1))
+        # equal counts share a place: one plus the players with more games ("1, 1, 1, 4")
+        assert [row[0] for row in rows] == [1 + sum(other > row[3] for other in games_here.values())
+                                            for row in rows]
+        assert len(set(row[0] for row in rows)) < len(rows)  # (some share one)
         assert {row[1]: row[3] for row in rows} == games_here
         assert all(len(page_rows) == 10 for page_rows, _, _ in pages[:-1])
         assert len(pages) == -(-len(games_here) // 10) >= 3
@@ -309,7 +315,7 @@ async def test_stats_history_and_boards(world, tmp_path):
         assert t("en", "stats.games", games=6, wins=3, rate="50%") in everywhere
         assert f"Rating: {zoe_rating[2]} " in everywhere and f"· rank {zoe_rating[0]}" in everywhere
         assert t("en", "stats.games", games=3, wins=0, rate="0%") in here
-        assert "· rank -" in here
+        assert "· on the rating board after 2 more games" in here
 
         # -- the other server (its commands come with the owner's /sync)
         r = await fd.slash(fd.owner, world.channel, "sync")
@@ -341,6 +347,13 @@ async def test_stats_history_and_boards(world, tmp_path):
         assert t("en", "stats.your_rank", rank=1) in footer(r.message)
         r = await fd.slash(ana, world.channel, "stats", game="garbage")
         assert t("en", "stats.no_games", name="ana", game="Garbage") in (await answer(r)).text()
+        assert "Also played: 11 nimmt!" in (await answer(r)).text()  # what ana did play, and how to ask
+        # without game: zoe's card is of the game she played last (Garbage), with the others named
+        r = await fd.slash(zoe, world.channel, "stats")
+        msg = await answer(r)
+        assert t("en", "stats.title", name="zoe", game="Garbage") in msg.text()
+        assert msg.embeds[0]["footer"]["text"] == t("en", "stats.also_played", games="11 nimmt!", option="game",
+                                                    command="/stats")
 
         # a Spanish reader sees the same boards in Spanish
         sofia = world.person("sofia", locale="es-ES")
@@ -351,7 +364,7 @@ async def test_stats_history_and_boards(world, tmp_path):
         assert t("es", "stats.page", page=1, pages=3) in footer(r.message)
         assert "partidas)" in description(r.message)
         assert [b["label"] for b in r.message.buttons()] == [t("es", "pager.previous"), t("es", "pager.next")]
-        r = await fd.slash(sofia, world.channel, "stats", user=zoe)
+        r = await fd.slash(sofia, world.channel, "stats", user=zoe, game="nimmt")
         text = (await answer(r)).text()
         assert t("es", "stats.games", games=6, wins=3, rate="50 %") in text and t("es", "stats.this_server") in text
         # numbers the Spanish way: decimal comma
@@ -397,8 +410,10 @@ async def test_computer_games_rated_only_when_the_server_says(world, tmp_path):
         assert len(standings) == 2 and "cara" in standings
         r = await fd.slash(cara, world.channel, "stats")
         text = (await answer(r)).text()
-        assert "Games: 1 ·" in text
-        assert t("en", "stats.unrated") in text and "Rating:" not in text
+        assert "Games: 1 ·" in text and "Rating:" not in text
+        # not rated, and why: this server's setting (and the command that changes it)
+        setting = t("en", "stats.unrated_computers_here", command="/settings rated_computers")
+        assert t("en", "stats.unrated_why", count=1, why=setting) in text
 
         # the history detail marks the computer
         r = await fd.slash(cara, world.channel, "history")
@@ -416,7 +431,8 @@ async def test_computer_games_rated_only_when_the_server_says(world, tmp_path):
         game = await full_game(fd, world.channel, cara, [], computers=1)
         r = await fd.slash(cara, world.channel, "stats")
         text = (await answer(r)).text()
-        assert "Games: 2 ·" in text and t("en", "stats.unrated") in text
+        assert "Games: 2 ·" in text and t("en", "stats.unrated_why", count=2, why=setting) in text
+        assert "none of the 2 games finished was rated" in text
 
         # a manager turns it on: the next game with a computer counts
         r = await fd.slash(max_, world.channel, "settings rated_computers", enabled=True)
@@ -425,8 +441,10 @@ async def test_computer_games_rated_only_when_the_server_says(world, tmp_path):
         r = await fd.slash(cara, world.channel, "stats")
         text = (await answer(r)).text()
         assert "Games: 3 ·" in text
-        assert re.search(r"Rating: -?\d+\.\d \(skill \d+\.\d ± \d+\.\d\) · rank -", text), text
-        assert t("en", "stats.unrated") not in text
+        # rated now, and not on the board until MIN_GAMES games: it says how many more
+        assert re.search(r"Rating: -?\d+\.\d \(skill \d+\.\d ± \d+\.\d\) · on the rating board after "
+                         rf"{MIN_GAMES - 3} more games", text), text
+        assert "Not rated yet" not in text
 
         # computer players are never on a board, rated game or not
         for by in ("games", "wins"):
@@ -462,7 +480,7 @@ async def test_board_buttons_and_history_select_survive_a_restart(world, tmp_pat
         await seed.game(world.guild.id, world.channel.id, [players[0], (zoe.id, "zoe")])
         # a name with markdown characters is shown as written
         r = await fd.slash(odd, world.channel, "stats")
-        assert (await answer(r)).text() == t("en", "stats.no_games", name=r"odd\_\*name\*", game="11 nimmt!")
+        assert (await answer(r)).text() == t("en", "stats.no_games_any", name=r"odd\_\*name\*")
         board = (await fd.slash(zoe, world.channel, "leaderboard", by="games")).message
         history = (await fd.slash(zoe, world.channel, "history")).message
         assert t("de", "stats.page", page=1, pages=2) in footer(board)
@@ -472,9 +490,10 @@ async def test_board_buttons_and_history_select_survive_a_restart(world, tmp_pat
         assert r.ack_type == 7, r
         assert t("de", "stats.page", page=2, pages=2) in footer(r.message)
         rows = board_rows_any(r.message)
-        assert [rank for rank, *_ in rows] == list(range(11, 16))
-        # p0 has 2 games, everyone else 1 (ties by id): zoe is last, bold, on this page
-        assert t("de", "stats.your_rank", rank=15) in footer(r.message)
+        # p0 has 2 games, everyone else 1: they share the 2nd place (listed by id), zoe is
+        # last, bold, on this page
+        assert [rank for rank, *_ in rows] == [2] * 5
+        assert t("de", "stats.your_rank", rank=2) in footer(r.message)
         assert rows[-1][1].startswith("zoe — 1 ") and rows[-1][1].endswith("**")
         pick = select(history, r"hist:\d+")
         assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC · \d+", pick["options"][0]["description"])

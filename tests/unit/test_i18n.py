@@ -505,3 +505,18 @@ def test_game_names_keep_garbage_and_the_alias():
 
 def test_unknown_language_falls_back_to_english():
     assert rules_pages("nimmt", "fr") == rules_pages("nimmt", "en-US")
+
+
+@pytest.mark.parametrize("lang, count, expected", [
+    ("en", 1, "**3.** ana — 1 point · wins: 0 · games: 1"),
+    ("en", 1.0, "**3.** ana — 1 point · wins: 0 · games: 1"),
+    ("en", 2.5, "**3.** ana — 2.5 points · wins: 0 · games: 1"),
+    ("es", 1, "**3.** ana — 1 punto · victorias: 0 · partidas: 1"),
+    ("de", 0, "**3.** ana — 0 Punkte · Siege: 0 · Spiele: 1"),
+    ("de", 1, "**3.** ana — 1 Punkt · Siege: 0 · Spiele: 1"),
+])
+def test_plural_forms_follow_the_number_shown(lang, count, expected):
+    """A night's points can be halves (shared places): one point is "1 point",
+    1.0 too, anything else is plural, in every language."""
+    shown = f"{count:g}"
+    assert t(lang, "nights.standing", rank=3, name="ana", points=shown, count=count, wins=0, games=1) == expected

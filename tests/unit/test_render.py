@@ -621,3 +621,27 @@ def test_no_caption_loses_its_number_in_any_language(lang, monkeypatch):
     for seats in (4, 10):
         render_take6.render_take6_table(Take6.new(seats, 1).view(None), (names * 3)[:seats], take6)
     assert not cut, cut
+
+
+@pytest.mark.parametrize("game", [spec.key for spec in registry.GAMES])
+def test_profile_badge_and_game_name_are_readable(game):
+    """The rank badge ("Unranked") and the game's name are drawn in the game's
+    colour; whatever that colour, the text reaches WCAG AA (4.5:1) against
+    what it is drawn on (11 nimmt!'s red on the badge was 2.2:1)."""
+    from app.i18n.catalogue import t
+    from app.render.common import SLATE, SLATE_PANEL
+
+    labels = {k: t("en", f"render.{k}") for k in render_profile_card.PROFILE_LABELS}
+    labels[f"game_{game}"] = t("en", f"{game}.title")
+    im = png(render_profile_card.render_profile({**PROFILE_GARBAGE, "game": game}, labels)).convert("RGB")
+
+    def ink(box: tuple[int, int, int, int], background: tuple[int, int, int]) -> float:
+        # the text's own colour is the pixel furthest from the background (the others are its edges)
+        pixels = set(im.crop(box).getdata())
+        return max(render_base.contrast(p, background) for p in pixels)
+
+    W, pad = im.width, 18
+    badge = (W - pad - 150, pad + 10, W - pad - 5, pad + 30)  # inside the badge, right-aligned
+    assert im.getpixel((W - pad - 3, pad + 20)) == SLATE_PANEL  # (this is the badge)
+    assert ink(badge, SLATE_PANEL) >= 4.5
+    assert ink((pad + 6, pad + 48, pad + 120, pad + 64), SLATE) >= 4.5  # the game's name under the player's

@@ -288,7 +288,9 @@ async def test_leaderboard_paging(store):
         for by in ("rating", "wins", "win_rate", "games"):
             full = await store.leaderboard("nimmt", guild, by=by, page_size=1000)
             rows = full.rows
-            assert [r["rank"] for r in rows] == list(range(1, len(rows) + 1))
+            assert [r["position"] for r in rows] == list(range(1, len(rows) + 1))
+            # equal values share a place: one plus the entries with a better value
+            assert [r["rank"] for r in rows] == [1 + sum(o["value"] > r["value"] for o in rows) for r in rows]
             assert full.total == len(rows)
             keys = [(-r["value"], r["user_id"]) for r in rows]
             assert keys == sorted(keys)
@@ -308,6 +310,7 @@ async def test_leaderboard_paging(store):
             assert [r["user_id"] for r in paged] == [r["user_id"] for r in rows]
             for r in rows:
                 assert await store.rank(r["user_id"], "nimmt", guild, by=by) == r["rank"]
+                assert await store.board_place(r["user_id"], "nimmt", guild, by=by) == (r["rank"], r["position"])
             if rows:  # past the end: the last page
                 last = await store.leaderboard("nimmt", guild, by=by, page=999, page_size=5)
                 assert last.rows == paged[(-(-full.total // 5) - 1) * 5:]
@@ -324,13 +327,16 @@ async def test_min_games_and_rank_off_page(store):
             assert {r["user_id"] for r in plain.rows} == {
                 u for u, r in everyone.items() if r["games"] >= min_games}
             for r in plain.rows:
-                assert await store.rank(r["user_id"], "nimmt", by=by, min_games=min_games) == r["rank"]
+                assert await store.board_place(r["user_id"], "nimmt", by=by, min_games=min_games) == (
+                    r["rank"], r["position"])
+                assert r["rank"] == 1 + sum(o["value"] > r["value"] for o in plain.rows)
             p1 = await store.leaderboard("nimmt", by=by, page=1, page_size=3, min_games=min_games)
             assert p1.rows == plain.rows[3:6] or (not plain.rows[3:6] and p1.rows == plain.rows[-3:])
     first = await store.leaderboard("nimmt", by="rating", page_size=3)
     low = (await store.leaderboard("nimmt", by="rating", page_size=100)).rows[-1]
     assert low["user_id"] not in {r["user_id"] for r in first.rows}
-    assert await store.rank(low["user_id"], "nimmt", by="rating") == low["rank"] == first.total
+    assert await store.board_place(low["user_id"], "nimmt", by="rating") == (low["rank"], first.total)
+    assert low["position"] == first.total
     assert await store.rank(12345, "nimmt") is None
     assert (await store.leaderboard("garbage")).rows == []
 
@@ -452,23 +458,29 @@ async def test_order_statistic_index_matches_brute_force(tmp_path, monkeypatch, 
             for board, (name, col) in BOARDS.items():
                 for scope in (0, 7):
                     truth = db.execute(
-                        f"SELECT user_id, {VALUE_EXPR[board]} FROM stats"
+                        f"SELECT user_id, {VALUE_EXPR[board]}, {KEY_EXPR[board]} FROM stats"
                         f" WHERE game = ? AND scope = ? AND {ON_BOARD[board]}"
                         f" ORDER BY {KEY_EXPR[board]}, user_id", (NIMMT, scope)).fetchall()
+                    # the shared place: one plus the entries with a smaller key value
+                    shared = {}
+                    for i, (user, _, key) in enumerate(truth):
+                        shared[user] = shared[truth[i - 1][0]] if i and truth[i - 1][2] == key else i + 1
+                    truth = [(user, value) for user, value, _ in truth]
                     guild = scope or None
                     for i in rnd.sample(range(len(truth)), 100):
-                        assert await s.rank(truth[i][0], "nimmt", guild, by=name) == i + 1
+                        assert await s.board_place(truth[i][0], "nimmt", guild, by=name) == (
+                            shared[truth[i][0]], i + 1)
                     for page in [0, 1, 2, *rnd.sample(range(len(truth) // 7 + 1), 10)]:
                         p = await s.leaderboard("nimmt", guild, by=name, page=page, page_size=7)
                         want = truth[page * 7:page * 7 + 7] or truth[(len(truth) - 1) // 7 * 7:]
                         assert [(r["user_id"], r["value"]) for r in p.rows] == want
-                        assert [r["rank"] for r in p.rows] == [
-                            truth.index(w) + 1 for w in want]
+                        assert [(r["position"], r["rank"]) for r in p.rows] == [
+                            (truth.index(w) + 1, shared[w[0]]) for w in want]
                         assert p.total == len(truth)
                         nxt = await s.leaderboard("nimmt", guild, by=name, page_size=7, after=p.last)
-                        start = p.rows[-1]["rank"]
-                        assert [(r["rank"], r["user_id"]) for r in nxt.rows] == [
-                            (start + 1 + i, w[0]) for i, w in enumerate(truth[start:start + 7])
+                        start = p.rows[-1]["position"]
+                        assert [(r["position"], r["rank"], r["user_id"]) for r in nxt.rows] == [
+                            (start + 1 + i, shared[w[0]], w[0]) for i, w in enumerate(truth[start:start + 7])
                         ] or (start == len(truth) and nxt.rows == p.rows)
             db.close()
 
@@ -624,7 +636,7 @@ async def test_record_game_splits_buckets_and_groups(tmp_path, monkeypatch):
                 page = await s.leaderboard("nimmt", scope or None, by=name, page=1, page_size=7)
                 assert [r["user_id"] for r in page.rows] == truth[7:14]
                 for i in rnd.sample(range(len(truth)), 10):
-                    assert await s.rank(truth[i], "nimmt", scope or None, by=name) == i + 1
+                    assert (await s.board_place(truth[i], "nimmt", scope or None, by=name))[1] == i + 1
         db.close()
         assert await s.integrity_check() == ["ok"]
     finally:

@@ -80,27 +80,33 @@ async def check_boards(store) -> None:
             full = await store.leaderboard("nimmt", guild, by=by, page_size=N_USERS)
             rows = full.rows
             assert full.total == len(rows)
-            assert [r["rank"] for r in rows] == list(range(1, len(rows) + 1))
+            assert [r["position"] for r in rows] == list(range(1, len(rows) + 1))
+            shared = {r["user_id"]: next(o["position"] for o in rows if o["value"] == r["value"]) for r in rows}
+            assert [r["rank"] for r in rows] == [shared[r["user_id"]] for r in rows]  # equal values share
             if not rows:
                 continue
             for i in list(range(0, len(rows), 97)) + [len(rows) - 1]:
-                assert await store.rank(rows[i]["user_id"], "nimmt", guild, by=by) == i + 1, (guild, by, i)
+                assert await store.board_place(rows[i]["user_id"], "nimmt", guild, by=by) == (
+                    shared[rows[i]["user_id"]], i + 1), (guild, by, i)
             for n in sorted({0, 1, full.total // 20, max(full.total // 10 - 1, 0), full.total // 10 + 5}):
                 p = await store.leaderboard("nimmt", guild, by=by, page=n)
                 last = (full.total - 1) // 10
                 assert p.page == min(n, last)
-                assert [r["user_id"] for r in p.rows] == [r["user_id"] for r in rows[p.page * 10:p.page * 10 + 10]]
+                assert [(r["user_id"], r["rank"]) for r in p.rows] == [
+                    (r["user_id"], r["rank"]) for r in rows[p.page * 10:p.page * 10 + 10]]
                 if p.page < last:
                     after = await store.leaderboard("nimmt", guild, by=by, after=p.last)
-                    assert after.rows[0]["rank"] == p.page * 10 + 11
+                    assert after.rows[0]["position"] == p.page * 10 + 11
+                    assert after.rows[0]["rank"] == rows[p.page * 10 + 10]["rank"]
                     assert [r["user_id"] for r in after.rows] == [r["user_id"] for r in rows[p.page * 10 + 10:
                                                                                           p.page * 10 + 20]]
                 if p.page > 0:
                     before = await store.leaderboard("nimmt", guild, by=by, before=p.first)
-                    assert [r["rank"] for r in before.rows] == list(range(p.page * 10 - 9, p.page * 10 + 1))
+                    assert [r["position"] for r in before.rows] == list(range(p.page * 10 - 9, p.page * 10 + 1))
+                    assert [r["rank"] for r in before.rows] == [r["rank"] for r in rows[p.page * 10 - 10:p.page * 10]]
             some = rows[len(rows) // 3]["user_id"]
             if by == "rating":
-                assert (await store.profile(some, "nimmt", guild))["rank"] == len(rows) // 3 + 1
+                assert (await store.profile(some, "nimmt", guild))["rank"] == shared[some]
 
 
 async def test_ranks_and_far_pages_exact_while_buckets_split():

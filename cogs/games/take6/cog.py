@@ -139,7 +139,7 @@ class Take6UI:
             marker = "▶ " if seat in acting else ""
             lines.append(marker + t(lang, "take6.summary_player", name=seat_label(table, seat, lang),
                                     cards=view["hand_counts"][seat], chosen=chosen,
-                pile=view["pile_sizes"][seat], score=view["scores"][seat]))
+                pile=view["pile_sizes"][seat], score=view["scores"][seat], count=view["scores"][seat]))
         if view["phase"] == "row" and view["to_move"] is not None:
             lines.append(t(lang, "take6.summary_row_choice", name=plain(
                 table.seats[view["to_move"]].name), card=view["pending"][0][1]))
