@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from core.protocol import Event
@@ -25,6 +26,9 @@ class Players(Protocol):
     def decide(self, knowledge: Any, level: str, rng: random.Random, *, sims: int | None = None,
                budget: float | None = None, stop: Any = None) -> Any: ...
 
+
+#: where the games' texts live: ``data/games/<key>/`` (see :attr:`GameSpec.folder`)
+GAMES_DATA = Path(__file__).resolve().parents[1] / "data" / "games"
 
 #: a quick computer player: (engine, seat, rng) -> an action (the fallback of levelled players)
 Computer = Callable[[Any, int, random.Random], Any]
@@ -120,6 +124,10 @@ class GameSpec:
     deal_event: str = "deal_start"  # the engine event that starts a new deal
     stats_line: str = ""  # catalogue key of the /stats line; placeholders: the stats' ``param``
     colour: tuple[int, int, int] = (88, 101, 242)
+    #: the folder of its texts (None: ``data/games/<key>/``): its catalogues
+    #: ``locales/<lang>/<file>.json`` (keys prefixed by the file's name, as in
+    #: ``data/locales``) and its rules ``rules/<lang>.md``
+    data: Path | None = None
 
     def __post_init__(self) -> None:
         if not self.min_seats <= self.default_seats <= self.max_seats:
@@ -132,6 +140,10 @@ class GameSpec:
     @property
     def max_seats(self) -> int:
         return int(self.game.max_seats)
+
+    @property
+    def folder(self) -> Path:
+        return self.data if self.data is not None else GAMES_DATA / self.key
 
     @property
     def title_key(self) -> str:

@@ -1,10 +1,13 @@
 """One translation function for every string a user sees.
 
-Catalogues live in ``data/locales/<lang>/*.json``; every file of a language
-is merged, and its keys are prefixed with the file's stem, so
-``data/locales/en/table.json`` holding ``{"join": "..."}`` gives the key
-``table.join``.  English is the source; a key missing in another language
-falls back to English.
+Catalogues live in ``data/locales/<lang>/*.json`` (shared) and in each
+game's folder, ``data/games/<key>/locales/<lang>/*.json`` (see
+:attr:`core.spec.GameSpec.folder`); every file of a language is merged, and
+its keys are prefixed with the file's stem, so ``data/locales/en/table.json``
+holding ``{"join": "..."}`` gives the key ``table.join`` (and a game's
+``commands.json`` adds its own ``commands.*`` keys).  A key said twice is an
+error.  English is the source; a key missing in another language falls back
+to English.
 
 A value is either a template string with named placeholders or, for
 plurals, a dict of CLDR categories (``one``/``other``) chosen by the
@@ -61,16 +64,19 @@ def catalogue(lang: str) -> dict[str, Any]:
     >>> catalogue("de")["common.test_plural"]["other"]
     '{count} Karten'
     """
+    from core import registry
+
     out: dict[str, Any] = {}
-    folder = LOCALE_DIR / lang
-    if folder.is_dir():
-        for path in sorted(folder.glob("*.json")):
+    for folder in (LOCALE_DIR / lang, *(spec.folder / "locales" / lang for spec in registry.GAMES)):
+        for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
             with path.open(encoding="utf-8") as fh:
                 try:
                     data = json.load(fh, object_pairs_hook=_no_duplicates)
                 except ValueError as exc:
-                    raise ValueError(f"{lang}/{path.name}: {exc}") from exc
+                    raise ValueError(f"{path}: {exc}") from exc
             for key, value in data.items():
+                if f"{path.stem}.{key}" in out:
+                    raise ValueError(f"{path}: duplicate catalogue key {path.stem}.{key!r}")
                 out[f"{path.stem}.{key}"] = value
     return out
 

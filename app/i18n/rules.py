@@ -1,7 +1,8 @@
 """The rules shown by ``/rules``, split into pages that each fit one embed.
 
-The text is player-facing Markdown in ``data/rules/<lang>.md``.  Each
-``## `` heading starts one game and is followed by a ``<!-- game: id -->``
+The text is player-facing Markdown in each game's folder,
+``data/games/<key>/rules/<lang>.md`` (:attr:`core.spec.GameSpec.folder`).
+Its ``## `` heading starts the game and is followed by a ``<!-- game: id -->``
 comment naming it; each ``### `` heading starts a section.  Sections are
 packed whole into pages (a section too long for one page is split between
 paragraphs), so a page never starts in the middle of a paragraph:
@@ -9,7 +10,7 @@ paragraphs), so a page never starts in the middle of a paragraph:
     >>> pages = rules_pages(GAMES[0], "es-419")
     >>> all(len(body) <= PAGE_LIMIT for _, body in pages)
     True
-    >>> sorted(_load("de")) == sorted(GAMES)   # every registered game has its rules
+    >>> all(game in _load(game, "de") for game in GAMES)   # every registered game has its rules
     True
 
 A language without a rules file falls back to English.
@@ -21,10 +22,10 @@ from functools import lru_cache
 from pathlib import Path
 
 from app.i18n.catalogue import DEFAULT, normalise
+from core import registry
 from core.registry import KEYS
 
 GAMES = KEYS  # every game of core.registry, in its order
-RULES_DIR = Path(__file__).resolve().parents[2] / "data" / "rules"
 
 PAGE_LIMIT = 4000   # hard limit of a page body (an embed description holds 4096)
 PAGE_TARGET = 2400  # soft limit: a page stops taking whole sections beyond this
@@ -109,10 +110,11 @@ def parse(text: str) -> dict[str, tuple[str, tuple[str, ...]]]:
 
 
 @lru_cache(maxsize=None)
-def _load(lang: str) -> dict[str, tuple[str, tuple[str, ...]]]:
-    path = RULES_DIR / f"{lang}.md"
+def _load(game: str, lang: str) -> dict[str, tuple[str, tuple[str, ...]]]:
+    folder: Path = registry.spec(game).folder / "rules"
+    path = folder / f"{lang}.md"
     if not path.is_file():
-        path = RULES_DIR / f"{DEFAULT}.md"
+        path = folder / f"{DEFAULT}.md"
     return parse(path.read_text(encoding="utf-8"))
 
 
@@ -129,8 +131,8 @@ def rules_pages(game: str, locale: object) -> list[tuple[str, str]]:
     if game not in GAMES:
         raise ValueError(f"unknown game {game!r}")
     lang = normalise(locale)
-    games = _load(lang)
+    games = _load(game, lang)
     if game not in games:
-        games = _load(DEFAULT)
+        games = _load(game, DEFAULT)
     title, pages = games[game]
     return [(title, body) for body in pages]

@@ -23,6 +23,7 @@ from discord.app_commands import TranslationContext, TranslationContextLocation,
 from app.i18n import catalogue as i18n
 from app.i18n.catalogue import LOCALES, catalogue, t
 from app.i18n.rules import GAMES, PAGE_LIMIT, TITLE_LIMIT, rules_pages
+from core import registry
 from cogs.common.translator import CatalogueTranslator, is_valid_name, is_valid_text, key_kind, translate_key
 
 from tests import ROOT
@@ -53,9 +54,14 @@ def _placeholders(value) -> set[str]:
     return out
 
 
+def _folders(lang: str) -> list[Path]:
+    """The catalogue folders of ``lang``: the shared one and each game's."""
+    return [i18n.LOCALE_DIR / lang, *(spec.folder / "locales" / lang for spec in registry.GAMES)]
+
+
 @pytest.mark.parametrize("lang", LOCALES)
 def test_catalogue_files_are_flat_json_objects(lang):
-    for path in sorted((i18n.LOCALE_DIR / lang).glob("*.json")):
+    for path in sorted(p for folder in _folders(lang) for p in folder.glob("*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
         assert isinstance(data, dict), path.name
         for key, value in data.items():
@@ -167,7 +173,7 @@ def _fstring_pattern(node) -> re.Pattern | None:
 
 
 def _stems() -> list[str]:
-    return sorted({p.stem for p in (i18n.LOCALE_DIR / EN).glob("*.json")})
+    return sorted({p.stem for folder in _folders(EN) for p in folder.glob("*.json")})
 
 
 def _scan(path: Path):
@@ -477,8 +483,9 @@ def test_rules_show_every_house_rule(game, lang):
 
 
 def test_rules_files_exist_for_every_language():
-    for lang in LOCALES:
-        assert (ROOT / "data" / "rules" / f"{lang}.md").is_file()
+    for spec in registry.GAMES:
+        for lang in LOCALES:
+            assert (spec.folder / "rules" / f"{lang}.md").is_file()
 
 
 @pytest.mark.parametrize("lang", OTHERS)
