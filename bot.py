@@ -20,6 +20,7 @@ from app.budget import RequestBudget
 from app.config import Config
 from app.store import StoreUnavailable
 from cogs.games.installed import COGS
+from cogs.common.parts import Parts
 from core.registry import GAMES
 
 log = logging.getLogger("cardbot")
@@ -100,6 +101,8 @@ class CardBot(commands.Bot):
         self.store: Any = None
         self.tables: Any = None
         self.nights: Any = None
+        #: the loaded cogs that other cogs and items use, typed (each sets itself when it loads)
+        self.parts = Parts()
         #: more sections of ``/table list``, each (guild id, language, can the user see
         #: channel id?) -> (title, lines): the game nights' cog adds its nights
         self.listings: list[Callable[[int, str, Callable[[int], bool]], tuple[str, list[str]]]] = []
@@ -150,14 +153,14 @@ class CardBot(commands.Bot):
                 await self.load_extension(extension)
             except Exception:
                 log.exception("extension %s failed to load", extension)
-        tables_cog = self.get_cog("Tables")
+        tables_cog = self.parts.loaded_tables
         # The tables are restored while the bot connects, the most recently active first;
         # each one, once restored, tells what was saved but not told yet, in order, before
         # its timer runs (opening a missing thread waits until connected: it needs the
         # server cached). A click on a table not restored yet restores that one first;
         # any other interaction waits until every table is back (gate_interactions).
         self.tables.restore_in_background(
-            owns=self.config.owns_guild, resume=tables_cog.resume if tables_cog is not None else None)
+            owns=self.config.owns_guild, resume=tables_cog.presenter.resume if tables_cog is not None else None)
         gate_interactions(self)
         self.tables.start_timers()  # the idle sweep too: each process closes its own tables
         if not self.config.runs_shard_zero:
@@ -183,9 +186,9 @@ class CardBot(commands.Bot):
             await self.tables.shutdown()
         if self.nights is not None:
             await self.nights.close()
-        tables_cog = self.get_cog("Tables")
+        tables_cog = self.parts.loaded_tables
         if tables_cog is not None:
-            await tables_cog.stop_presenting()
+            await tables_cog.presenter.stop_presenting()
         await super().close()
         from app.render import pool as render_pool
 

@@ -213,14 +213,14 @@ async def _probe(bot: Any, path: str) -> None:
                 rss = int(f.read().split()[1]) * page
             tables = bot.tables.tables if bot.tables is not None else {}
             values = list(tables.values())
-            cog = bot.get_cog("Tables")
+            cog = bot.parts.loaded_tables
             line = {
                 "t": time.time(), "rss": rss, "cpu": time.process_time(), "blocks": sys.getallocatedblocks(),
                 "lags": [round(x, 5) for x in lags], "worst": worst,
                 "held": len(values), "live": sum(1 for t in values if t.status in ("lobby", "playing")),
                 "drawn": sum(1 for t in values if t.status == "playing" and t.messages.get("table")),
                 "actions": sum(len(t.log) for t in values),
-                "presenters": len(cog.presenters) if cog is not None else 0,
+                "presenters": len(cog.presenter.shows) if cog is not None else 0,
                 "ready": bot.is_ready(),
                 "gc": [(g, round(x, 5), round(c, 5)) for g, x, c in pauses],
             }

@@ -30,6 +30,7 @@ from app.i18n.catalogue import has, t
 from app.tables.manager import Seat, Table
 from app.text import plain
 from cogs.stats import GAME_CHOICES, _num
+from cogs.common.parts import parts
 from cogs.common.ui import on_own_private_message, reply, user_lang
 from cogs.guard import ID_PATTERN
 from core import registry
@@ -54,7 +55,7 @@ class ShuffleButton(discord.ui.DynamicItem[discord.ui.Button], template=rf"shuf:
         return cls(int(match["table"]), item.label or "-")
 
     async def callback(self, interaction: discord.Interaction) -> None:
-        cog: AfterCog = interaction.client.get_cog("After")  # type: ignore[assignment]
+        cog = parts(interaction.client).after
         await cog.show_verification(interaction, table_id=self.table_id)
 
 
@@ -70,7 +71,7 @@ class VerifyButton(discord.ui.DynamicItem[discord.ui.Button], template=rf"vrfy:(
         return cls(int(match["game"]), item.label or "-")
 
     async def callback(self, interaction: discord.Interaction) -> None:
-        cog: AfterCog = interaction.client.get_cog("After")  # type: ignore[assignment]
+        cog = parts(interaction.client).after
         await cog.show_verification(interaction, game_id=self.game_id)
 
 
@@ -93,7 +94,7 @@ class ReplayButton(discord.ui.DynamicItem[discord.ui.Button],
         return cls(int(match["game"]), int(match["step"]), match["tag"], item.label or "-")
 
     async def callback(self, interaction: discord.Interaction) -> None:
-        cog: AfterCog = interaction.client.get_cog("After")  # type: ignore[assignment]
+        cog = parts(interaction.client).after
         await cog.show_replay(interaction, self.game_id, self.step, edit=self.tag != "o")
 
 
@@ -116,13 +117,16 @@ class AfterCog(commands.Cog, name="After"):
 
     async def cog_load(self) -> None:
         self.bot.add_dynamic_items(ShuffleButton, VerifyButton, ReplayButton)
-        tables = self.bot.get_cog("Tables")
+        parts(self.bot).loaded_after = self
+        tables = parts(self.bot).loaded_tables
         if tables is not None:
             tables.extras.append(self)
 
     async def cog_unload(self) -> None:
         self.bot.remove_dynamic_items(ShuffleButton, VerifyButton, ReplayButton)
-        tables = self.bot.get_cog("Tables")
+        if parts(self.bot).loaded_after is self:
+            parts(self.bot).loaded_after = None
+        tables = parts(self.bot).loaded_tables
         if tables is not None and self in tables.extras:
             tables.extras.remove(self)
 
@@ -130,7 +134,7 @@ class AfterCog(commands.Cog, name="After"):
         return self.bot.tables.games[game]
 
     def ui(self, game: str) -> Any:
-        return self.bot.get_cog("Tables").uis[game]
+        return parts(self.bot).tables.uis[game]
 
     def options_of(self, record: Any, seats: list[Seat]) -> dict[str, Any]:
         shuffle = record.meta.get("shuffle") or {}

@@ -27,6 +27,7 @@ from app.i18n.catalogue import has, t
 from app.nights.host import BREAK_SECONDS, REMIND_BEFORE, NightHost
 from app.nights.night import ENDED, PLAYING, Night, NightError, NightTable, Standing, standings
 from app.tables.manager import LEVELS, Table, TableError, counting_saves
+from cogs.common.parts import parts
 from cogs.common.ui import TRANSIENT, defer_when_slow, reply, update_message, user_lang
 from cogs.guard import ID_PATTERN, BadInput, number
 from cogs.tables.router import error_text as table_error_text
@@ -67,7 +68,7 @@ class _NightItem:
         return cls(int(match["id"]))  # type: ignore[call-arg]
 
     async def callback(self, interaction: discord.Interaction) -> None:
-        cog: NightCog = interaction.client.get_cog("Night")  # type: ignore[assignment]
+        cog = parts(interaction.client).night
         await cog.route(interaction, self.night_id, self)
 
     async def run(self, cog: "NightCog", interaction: discord.Interaction, night: Night) -> None:
@@ -223,6 +224,7 @@ class NightCog(commands.Cog, name="Night"):
 
     async def cog_load(self) -> None:
         self.bot.add_dynamic_items(*NightButton.items, NightLevel, NightRemove, NightRemoveAnyone)
+        parts(self.bot).loaded_night = self
         self._set_game_choices()
         if isinstance(self.host, NightHost):
             self.host.listener = self.on_night_change
@@ -233,6 +235,8 @@ class NightCog(commands.Cog, name="Night"):
 
     async def cog_unload(self) -> None:
         self.bot.remove_dynamic_items(*NightButton.items, NightLevel, NightRemove, NightRemoveAnyone)
+        if parts(self.bot).loaded_night is self:
+            parts(self.bot).loaded_night = None
         if self.listing in getattr(self.bot, "listings", []):
             self.bot.listings.remove(self.listing)
         await self.stop_presenting()
@@ -248,7 +252,8 @@ class NightCog(commands.Cog, name="Night"):
     def _set_game_choices(self) -> None:
         """The games a night can be played in: whatever the bot's table manager hosts."""
         games = list(getattr(self.bot.tables, "games", {}) or {})
-        uis = getattr(self.bot.get_cog("Tables"), "uis", None)
+        tables = parts(self.bot).loaded_tables
+        uis = tables.uis if tables is not None else None
         if uis:  # a game the bot can host and show
             games = [key for key in games if key in uis]
         choices = []
@@ -293,9 +298,9 @@ class NightCog(commands.Cog, name="Night"):
             return await reply(interaction, t(lang, "nights.error_role_needs_time"))
         if remind_role is not None and remind_role.is_default():  # @everyone is never pinged
             return await reply(interaction, t(lang, "nights.error_role_everyone"))
-        tables = self.bot.get_cog("Tables")
         channel = interaction.channel
-        refusal = tables.hosting_refusal(interaction)
+        lobby = parts(self.bot).tables.lobby
+        refusal = lobby.hosting_refusal(interaction)
         if refusal is not None:
             return await reply(interaction, refusal)
         assert channel is not None and interaction.guild_id is not None
@@ -307,7 +312,7 @@ class NightCog(commands.Cog, name="Night"):
                 # post it (again) instead of a night nobody could control any more
                 night = orphan
             else:
-                night_lang = await tables.table_language(interaction)
+                night_lang = await lobby.table_language(interaction)
                 night = await self.host.create(
                     guild_id=interaction.guild_id, channel_id=channel.id, game=game,
                     organiser_id=interaction.user.id, organiser_name=interaction.user.display_name,
@@ -943,12 +948,12 @@ class NightCog(commands.Cog, name="Night"):
         """The table's own message in the channel (its thread opens from it)."""
         if table.messages.get("lobby"):
             return
-        tables = self.bot.get_cog("Tables")
+        lobby = parts(self.bot).tables.lobby
         lang = night.locale
         mentions = " ".join(f"<@{u}>" for u in nt.seats if u is not None)
         content = t(lang, "nights.table_intro", round=nt.round, number=nt.number, players=mentions)
         sent = await self.where(night).send(
-            content=content, embed=tables.lobby_embed(table),
+            content=content, embed=lobby.lobby_embed(table),
             allowed_mentions=discord.AllowedMentions(users=True, everyone=False, roles=False))
         self.bot.tables.set_message(table, "lobby", sent.id)
         await self.bot.tables.save_messages(table)

@@ -22,6 +22,7 @@ from app.i18n.catalogue import t
 from app.text import plain
 from cogs.guard import ID_PATTERN, BadInput, first
 from cogs.rules import game_choices
+from cogs.common.parts import parts
 from cogs.common.ui import on_own_private_message, reply, user_lang
 from core import registry
 from core.registry import MIN_GAMES
@@ -77,7 +78,7 @@ class BoardButton(discord.ui.DynamicItem[discord.ui.Button],
         return cls(match["game"], match["scope"], match["by"], int(match["page"]), getattr(item, "label", None) or "-")
 
     async def callback(self, interaction: discord.Interaction) -> None:
-        cog: StatsCog = interaction.client.get_cog("Stats")  # type: ignore[assignment]
+        cog = parts(interaction.client).stats
         await cog.show_board(interaction, self.game, self.scope, self.by, self.page, edit=True)
 
 
@@ -94,7 +95,7 @@ class MyPlaceButton(discord.ui.DynamicItem[discord.ui.Button],
         return cls(match["game"], match["scope"], match["by"], getattr(item, "label", None) or "-")
 
     async def callback(self, interaction: discord.Interaction) -> None:
-        cog: StatsCog = interaction.client.get_cog("Stats")  # type: ignore[assignment]
+        cog = parts(interaction.client).stats
         await cog.show_board(interaction, self.game, self.scope, self.by, None, edit=True)
 
 
@@ -113,7 +114,7 @@ class HistorySelect(discord.ui.DynamicItem[discord.ui.Select], template=rf"hist:
         return made
 
     async def callback(self, interaction: discord.Interaction) -> None:
-        cog: StatsCog = interaction.client.get_cog("Stats")  # type: ignore[assignment]
+        cog = parts(interaction.client).stats
         try:
             game_id = first(getattr(self.item, "values", ()))  # (a forged button has none)
         except BadInput:
@@ -128,9 +129,12 @@ class StatsCog(commands.Cog, name="Stats"):
 
     async def cog_load(self) -> None:
         self.bot.add_dynamic_items(BoardButton, MyPlaceButton, HistorySelect)
+        parts(self.bot).loaded_stats = self
 
     async def cog_unload(self) -> None:
         self.bot.remove_dynamic_items(BoardButton, MyPlaceButton, HistorySelect)
+        if parts(self.bot).loaded_stats is self:
+            parts(self.bot).loaded_stats = None
 
     # ------------------------------------------------------------------ /stats
     @app_commands.command(name=_("stats", key="commands.stats.name"),
@@ -364,7 +368,7 @@ class StatsCog(commands.Cog, name="Stats"):
                               description="\n".join(lines), colour=discord.Colour.teal())
         embed.add_field(name=t(lang, "stats.when"), value=f"<t:{int(detail['ended_at'])}:f>")
         embed.add_field(name=t(lang, "stats.rounds"), value=str(detail.get("rounds", "-")))
-        after = interaction.client.get_cog("After")  # Replay and Verify (cogs/after.py)
+        after = parts(interaction.client).loaded_after  # Replay and Verify (cogs/after.py)
         if after is not None:
             return await reply(interaction, embed=embed, view=after.game_view(game_id, lang))
         await reply(interaction, embed=embed)

@@ -16,6 +16,7 @@ from discord.ext import commands
 from app.i18n.catalogue import t
 from app.tables.manager import Table
 from app.text import plain
+from cogs.common.parts import parts
 from core.protocol import Event
 from core.spec import GameSpec
 
@@ -63,6 +64,17 @@ class GameUI(Protocol):
     def lobby_lines(self, table: Table, lang: str) -> list[str]: ...
 
 
+class TableExtra(Protocol):
+    """Another cog's additions to what every table shows (e.g. cogs.after: the
+    shuffle commitment, the seed at the end, Replay)."""
+
+    def table_message(self, table: Table, message: TableMessage, lang: str) -> None: ...
+
+    def narrate(self, table: Table, events: list[Event], lang: str) -> list[str]: ...
+
+    async def standings(self, table: Table, embed: discord.Embed, view: discord.ui.View) -> None: ...
+
+
 class GameCog(commands.Cog):
     """A game's cog: its :class:`GameUI` (``ui_class``) plugged into the
     table cog, and its typed items (``items``) registered while it is loaded.
@@ -80,7 +92,7 @@ class GameCog(commands.Cog):
         self.ui = self.ui_class(bot)
 
     async def cog_load(self) -> None:
-        self.bot.get_cog("Tables").register(self.ui)
+        parts(self.bot).tables.register(self.ui)
         self.bot.add_dynamic_items(*self.items)
 
     async def cog_unload(self) -> None:

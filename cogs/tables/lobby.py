@@ -1,5 +1,6 @@
 """Lobbies: opening a table, joining, leaving, computers and options, start,
-stop, Play again, and the /join /start /leave /table stop commands.
+stop, Play again, and what the /join /start /leave /table stop /table list
+commands do (:class:`~cogs.tables.TablesCog` declares them).
 """
 from __future__ import annotations
 
@@ -7,19 +8,16 @@ import logging
 from typing import Any, Sequence
 
 import discord
-from discord import app_commands
-from discord.app_commands import locale_str as _
 
 from app.i18n.catalogue import normalise, t
-from app.tables.manager import LEVELS, Note, Table, TableError, counting_saves
+from app.tables.manager import LEVELS, Note, Seat, Table, TableError, TableManager, counting_saves
 from app.text import plain
 from core import registry
 from core.protocol import GameError
 from cogs.common.ui import (TRANSIENT, can_manage, defer_when_slow, on_own_private_message, reply, update_message,
                              user_lang, view_of)
-from cogs.tables.game_ui import seat_label
-from cogs.tables.presenter import _ANSWER_REDRAWS
-from cogs.tables.router import Click, SeatKey, TableButton, TableSelect, Word
+from cogs.tables.game_ui import GameUI, seat_label
+from cogs.tables.router import Click, SeatKey, TableButton, TableSelect, Word, error_text
 
 log = logging.getLogger(__name__)
 
@@ -50,13 +48,27 @@ def _cut(lines: list[str], lang: str) -> str:
     return "\n".join(out)
 
 
-class Lobby:
-    """The part of :class:`cogs.tables.TablesCog` that runs lobbies."""
+def pinging(user_ids: Sequence[int]) -> discord.AllowedMentions:
+    """Mentions that ping exactly these users (and nobody else, no role, no everyone)."""
+    return discord.AllowedMentions(users=[discord.Object(i) for i in user_ids], everyone=False,
+                                   roles=False, replied_user=False)
 
-    table_group = app_commands.Group(
-        name=_("table", key="commands.table.name"),
-        description=_("The table of this channel or thread", key="commands.table.description"),
-        guild_only=True)
+
+class Lobby:
+    """Runs lobbies: posts and redraws a table's lobby message, answers its
+    buttons and the lobby commands.  ``uis``: the games' UIs by key (shared
+    with the cog, which fills it as the games' cogs load)."""
+
+    def __init__(self, bot: Any, manager: TableManager, uis: dict[str, GameUI]) -> None:
+        self.bot = bot
+        self.manager = manager
+        self.uis = uis
+        #: tables whose lobby message the click being answered redraws itself (Cancel on the lobby)
+        self.redrawing: set[int] = set()
+
+    def redraws_itself(self, table: Table) -> bool:
+        """A click on this table's lobby message is redrawing it in its own answer (no other redraw)."""
+        return table.id in self.redrawing
 
     # ---------------------------------------------------------------- lobby
     def hosting_refusal(self, interaction: discord.Interaction) -> str | None:
@@ -108,7 +120,7 @@ class Lobby:
             if not (error.code == "channel_busy" and orphan is not None and orphan.status == "lobby"
                     and orphan.host_id == interaction.user.id and not orphan.messages.get("lobby")
                     and not orphan.posting):
-                return await reply(interaction, self.error_text(lang, error))
+                return await reply(interaction, error_text(lang, error))
             table = orphan
             table.posting = True
         for level in (["normal"] * computers if isinstance(computers, int) else computers):
@@ -122,7 +134,7 @@ class Lobby:
                         mentions=" ".join(f"<@{user_id}>" for user_id in invite))
         mentions = discord.AllowedMentions(users=True, everyone=False, roles=False)
         try:
-            mentions = self.pinging(invite)
+            mentions = pinging(invite)
             if interaction.extras.pop("thinking", False):  # deferred by a slow save: fill "thinking..."
                 sent = await interaction.edit_original_response(
                     content=content, embed=self.lobby_embed(table), view=self.lobby_view(table),
@@ -181,12 +193,6 @@ class Lobby:
     def seat_name(self, table: Table, index: int) -> str:
         return seat_label(table, index, table.locale, away=False)
 
-    @staticmethod
-    def pinging(user_ids: Sequence[int]) -> discord.AllowedMentions:
-        """Mentions that ping exactly these users (and nobody else, no role, no everyone)."""
-        return discord.AllowedMentions(users=[discord.Object(i) for i in user_ids], everyone=False,
-                                       roles=False, replied_user=False)
-
     def lobby_view(self, table: Table) -> discord.ui.View | None:
         if table.status != "lobby":
             return None
@@ -234,24 +240,25 @@ class Lobby:
             return t(lang, "faults.idle_closed", count=max(1, round(self.manager.idle_limit / 3600)))
         return None
 
-    async def _lobby_update(self, interaction: discord.Interaction, table: Table) -> None:
+    async def update(self, interaction: discord.Interaction, table: Table) -> None:
+        """The answer to a click on the lobby message: the lobby as it is now."""
         await update_message(interaction, embed=self.lobby_embed(table), view=self.lobby_view(table))
 
     async def cancel_clicked(self, interaction: discord.Interaction, table: Table) -> None:
         on_lobby = interaction.message is not None and interaction.message.id == table.messages.get("lobby")
         if on_lobby:
-            _ANSWER_REDRAWS.set(table.id)  # this click's answer redraws the lobby message
-        await self.manager.cancel(table, interaction.user.id, can_manage=can_manage(interaction),
-                                  name=interaction.user.display_name)
+            self.redrawing.add(table.id)  # this click's answer redraws the lobby message
+        try:
+            await self.manager.cancel(table, interaction.user.id, can_manage=can_manage(interaction),
+                                      name=interaction.user.display_name)
+        finally:
+            self.redrawing.discard(table.id)
         if on_lobby:
-            await self._lobby_update(interaction, table)
+            await self.update(interaction, table)
         else:
             await reply(interaction, t(user_lang(interaction), "table.cancelled"))
 
-    @table_group.command(name=_("stop", key="commands.table_stop.name"),
-                         description=_("End the lobby or game of this channel or thread (host or moderators)",
-                                       key="commands.table_stop.description"))
-    async def table_stop(self, interaction: discord.Interaction) -> None:
+    async def stop_command(self, interaction: discord.Interaction) -> None:
         """``/table stop``: the host cancels their lobby; anyone with Manage
         Messages ends any lobby or running game here (recorded as abandoned)."""
         lang = user_lang(interaction)
@@ -263,14 +270,11 @@ class Lobby:
             await self.manager.cancel(table, interaction.user.id, can_manage=can_manage(interaction),
                                       name=interaction.user.display_name)
         except TableError as error:
-            return await reply(interaction, self.error_text(lang, error))
+            return await reply(interaction, error_text(lang, error))
         key = "faults.stopped" if table.status == "abandoned" else "faults.lobby_cancelled"
         await reply(interaction, t(lang, key, table=table.id))
 
-    @table_group.command(name=_("list", key="commands.table_list.name"),
-                         description=_("This server's tables: lobbies with free seats, and games being played",
-                                       key="commands.table_list.description"))
-    async def table_list(self, interaction: discord.Interaction) -> None:
+    async def list_command(self, interaction: discord.Interaction) -> None:
         """``/table list``: where to join, and where the games are (private;
         only the tables of channels the user can see)."""
         lang = user_lang(interaction)
@@ -321,8 +325,6 @@ class Lobby:
             record = await self.bot.store.table(table_id)
             if record is None:
                 raise TableError("table_closed")
-            from app.tables.manager import Seat
-
             game, options, max_seats = record.game, record.meta["options"], record.meta["max_seats"]
             seats = [Seat.from_dict(s) for s in record.meta["seats"]]
         if not any(seat.user_id == interaction.user.id for seat in seats):
@@ -334,30 +336,9 @@ class Lobby:
             options={k: v for k, v in options.items() if k not in ("rounds", "turn_time", "hints")})
 
     # ------------------------------------------------- /join /start /leave
-    # The same manager calls as the lobby's buttons, on the table of the
-    # channel (or game thread) the command is used in.
-    @app_commands.command(name=_("join", key="commands.join.name"),
-                          description=_("Take a seat at the table of this channel or thread",
-                                        key="commands.join.description"))
-    @app_commands.guild_only()
-    async def join_command(self, interaction: discord.Interaction) -> None:
-        await self._lobby_command(interaction, "join")
-
-    @app_commands.command(name=_("start", key="commands.start.name"),
-                          description=_("Start the table of this channel or thread (host)",
-                                        key="commands.start.description"))
-    @app_commands.guild_only()
-    async def start_command(self, interaction: discord.Interaction) -> None:
-        await self._lobby_command(interaction, "start")
-
-    @app_commands.command(name=_("leave", key="commands.leave.name"),
-                          description=_("Leave this channel's table; in a game a computer plays your seat until "
-                                        "you're back", key="commands.leave.description"))
-    @app_commands.guild_only()
-    async def leave_command(self, interaction: discord.Interaction) -> None:
-        await self._lobby_command(interaction, "leave")
-
-    async def _lobby_command(self, interaction: discord.Interaction, op: str) -> None:
+    async def command(self, interaction: discord.Interaction, op: str) -> None:
+        """``/join``, ``/start`` or ``/leave`` (``op``): the same manager calls as the
+        lobby's buttons, on the table of the channel (or game thread) it is used in."""
         lang = user_lang(interaction)
         table = self.manager.in_channel(interaction.channel_id) if interaction.channel_id else None
         if table is None:
@@ -375,7 +356,7 @@ class Lobby:
                 else:
                     await self.manager.start(table, user.id)
             except (TableError, GameError) as error:
-                return await reply(interaction, self.error_text(lang, error))
+                return await reply(interaction, error_text(lang, error))
             except Exception:
                 log.exception("/%s at table %s failed", op, table.id)
                 return await reply(interaction, t(lang, "errors.unexpected_saved" if saved else "errors.unexpected"))
@@ -402,16 +383,16 @@ class Join(TableButton, kind="table.join"):
     legacy = "join"
 
     async def run(self, click: Click) -> None:
-        await click.cog.manager.join(click.table, click.user.id, click.user.display_name)
-        await click.cog._lobby_update(click.interaction, click.table)
+        await click.manager.join(click.table, click.user.id, click.user.display_name)
+        await click.lobby.update(click.interaction, click.table)
 
 
 class Leave(TableButton, kind="table.leave"):
     legacy = "leave"
 
     async def run(self, click: Click) -> None:
-        await click.cog.manager.leave(click.table, click.user.id)
-        await click.cog._lobby_update(click.interaction, click.table)
+        await click.manager.leave(click.table, click.user.id)
+        await click.lobby.update(click.interaction, click.table)
 
 
 class AddComputer(TableButton, kind="table.cpu"):
@@ -420,8 +401,8 @@ class AddComputer(TableButton, kind="table.cpu"):
     legacy = "cpu"
 
     async def run(self, click: Click) -> None:
-        await click.cog.manager.add_computer(click.table, click.user.id, "normal")
-        await click.cog._lobby_update(click.interaction, click.table)
+        await click.manager.add_computer(click.table, click.user.id, "normal")
+        await click.lobby.update(click.interaction, click.table)
 
 
 class Level(TableSelect, kind="table.level"):
@@ -431,8 +412,8 @@ class Level(TableSelect, kind="table.level"):
     value = Word(*LEVELS)
 
     async def run(self, click: Click) -> None:
-        await click.cog.manager.add_computer(click.table, click.user.id, self.choice)
-        await click.cog._lobby_update(click.interaction, click.table)
+        await click.manager.add_computer(click.table, click.user.id, self.choice)
+        await click.lobby.update(click.interaction, click.table)
 
 
 class RemoveSeat(TableSelect, kind="table.remove"):
@@ -442,10 +423,10 @@ class RemoveSeat(TableSelect, kind="table.remove"):
 
     async def run(self, click: Click) -> None:
         kind, number = self.choice
-        await click.cog.manager.remove_seat(
+        await click.manager.remove_seat(
             click.table, click.user.id, person=number if kind == "u" else None,
             computer=number if kind == "c" else None, can_manage=can_manage(click.interaction))
-        await click.cog._lobby_update(click.interaction, click.table)
+        await click.lobby.update(click.interaction, click.table)
 
 
 class Hints(TableButton, kind="table.hints"):
@@ -460,23 +441,23 @@ class Hints(TableButton, kind="table.hints"):
         return {"state": arg}
 
     async def run(self, click: Click) -> None:
-        await click.cog.manager.set_hints(click.table, click.user.id, self.state == "on")
-        await click.cog._lobby_update(click.interaction, click.table)
+        await click.manager.set_hints(click.table, click.user.id, self.state == "on")
+        await click.lobby.update(click.interaction, click.table)
 
 
 class Start(TableButton, kind="table.start"):
     legacy = "start"
 
     async def run(self, click: Click) -> None:
-        await click.cog.manager.start(click.table, click.user.id)
-        await click.cog._lobby_update(click.interaction, click.table)
+        await click.manager.start(click.table, click.user.id)
+        await click.lobby.update(click.interaction, click.table)
 
 
 class Cancel(TableButton, kind="table.cancel"):
     legacy = "cancel"
 
     async def run(self, click: Click) -> None:
-        await click.cog.cancel_clicked(click.interaction, click.table)
+        await click.lobby.cancel_clicked(click.interaction, click.table)
 
 
 class Rules(TableButton, kind="table.rules"):
@@ -498,7 +479,7 @@ class Back(TableButton, kind="table.back"):
     legacy = "back"
 
     async def run(self, click: Click) -> None:
-        notes = await click.cog.manager.back(click.table, click.user.id)
+        notes = await click.manager.back(click.table, click.user.id)
         await reply(click.interaction, with_notes(click.lang, t(click.lang, "table.welcome_back"), notes))
 
 
@@ -512,7 +493,7 @@ class StepAway(TableButton, kind="table.away"):
     step: str
 
     async def run(self, click: Click) -> None:
-        manager, lang = click.cog.manager, click.lang
+        manager, lang = click.manager, click.lang
         if self.step == "ask":
             manager.may_hand_over(click.table, click.user.id, away=True)
             sure = StepAway.make(click.table.id, t(lang, "table.step_away"), emoji="💤", step="now",
@@ -559,7 +540,7 @@ class PlayAgain(TableButton, kind="table.again"):
     open_only = False
 
     async def run(self, click: Click) -> None:
-        await click.cog.play_again(click.interaction, self.table_id)
+        await click.lobby.play_again(click.interaction, self.table_id)
 
 
 ITEMS = (Join, Leave, AddComputer, Level, Hints, Start, Cancel, Rules, Back, StepAway, PlayAgain)

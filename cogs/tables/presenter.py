@@ -13,20 +13,17 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import discord
-from discord.ext import commands
 
 from app import budget
 from app.i18n.catalogue import t
-from app.tables.manager import Table, starts_turn
+from app.tables.manager import Table, TableManager, starts_turn
 from core import registry
 from core.protocol import Event, to_act
-from cogs.common.ui import (NO_PINGS, TRANSIENT, view_of)
-from cogs.tables.game_ui import TableMessage
+from cogs.common.ui import NO_PINGS, TRANSIENT, view_of
+from cogs.tables.game_ui import GameUI, TableExtra, TableMessage
+from cogs.tables.lobby import Lobby, PlayAgain, pinging
 
 log = logging.getLogger(__name__)
-
-#: the table whose lobby message the current click's own answer redraws
-_ANSWER_REDRAWS: contextvars.ContextVar[int | None] = contextvars.ContextVar("_ANSWER_REDRAWS", default=None)
 
 RETRIES = 3  # redraws of a table message after Discord errors
 RETRY_DELAY = 0.5  # seconds, times the attempt number
@@ -46,19 +43,19 @@ class _Item:
 
     text: str | None = None
     ping: tuple[int, ...] | None = None  # the seats pinged (``text`` is None)
-    turn: int = 0  # which turn of this presenter the ping is for
+    turn: int = 0  # which turn of this table's show the ping is for
     upto: int = 0
     notes: int = 0
 
 
 @dataclass
-class _Presenter:
-    """Per table: narration goes out in order; the table message is redrawn
+class _Show:
+    """What is being shown of one table: narration goes out in order; the table message is redrawn
     apart from it, coalescing changes, so a rate-limited edit never holds
     back a ping."""
 
     lines: list[_Item] = field(default_factory=list)
-    turn: int = 0  # counts the turns this presenter saw start
+    turn: int = 0  # counts the turns this show saw start
     pinged: int = -1  # the last turn pinged (a turn is pinged once)
     need_thread: bool = False
     again: bool = False  # the thread must be opened anew (it was deleted)
@@ -100,64 +97,78 @@ def _chunk_items(items: Sequence[_Item], limit: int = 1900) -> list[list[_Item]]
     return out
 
 
-def _forget(presenter: Any, name: str) -> Any:
-    """A done callback: the presenter lets go of its finished task (~0.5 KB a table kept otherwise)."""
+def _forget(show: Any, name: str) -> Any:
+    """A done callback: a table's show lets go of its finished task (~0.5 KB a table kept otherwise)."""
     def done(task: asyncio.Task[Any]) -> None:
-        if getattr(presenter, name) is task:
-            setattr(presenter, name, None)
+        if getattr(show, name) is task:
+            setattr(show, name, None)
     return done
 
 
 class Presenter:
-    """The part of :class:`cogs.tables.TablesCog` that shows tables."""
+    """Shows the running tables: narration and pings in their threads, the table
+    message, the lobby message once a game runs, the standings at the end.  It
+    draws lobby messages through ``lobby``; ``uis`` and ``extras`` are shared
+    with the cog, which fills them as the other cogs load."""
+
+    def __init__(self, bot: Any, manager: TableManager, lobby: Lobby, uis: dict[str, GameUI],
+                 extras: list[TableExtra]) -> None:
+        self.bot = bot
+        self.manager = manager
+        self.lobby = lobby
+        self.uis = uis
+        self.extras = extras
+        self.shows: dict[int, _Show] = {}
+        self._deleting: set[int] = set()  # ids of messages the bot itself is deleting
+        self._edits: set[asyncio.Task[None]] = set()
 
     async def stop_presenting(self) -> None:
         """Stop posting (at shutdown); what was saved is shown again after a start."""
-        tasks = [task for p in self.presenters.values() for task in (p.sender, p.updater) if task]
+        tasks = [task for p in self.shows.values() for task in (p.sender, p.updater) if task]
         tasks += self._edits
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        self.presenters.clear()
+        self.shows.clear()
 
     # ------------------------------------------------------------ presenting
     def on_table_change(self, table: Table, events: list[Event]) -> None:
         """Listener of the manager: narrate now, present in the background."""
         if table.status == "lobby":
             return  # lobby changes are shown by the interaction that made them
-        presenter = self.presenters.setdefault(table.id, _Presenter())
+        show = self.shows.setdefault(table.id, _Show())
         kinds = {e.get("type") for e in events}
         if "started" in kinds and not table.thread_id:  # (told again after a restart: the thread is there)
-            presenter.need_thread = True
-        if kinds & {"abandoned", "idle", "cancelled"} and _ANSWER_REDRAWS.get() != table.id:
+            show.need_thread = True
+        if kinds & {"abandoned", "idle", "cancelled"} and not self.lobby.redraws_itself(table):
             self._edit_lobby_later(table)
         acting = to_act(table.engine) if table.engine is not None else frozenset()
         new_turn = "started" in kinds or any(starts_turn(table.game, e) for e in events) or any(
             e.get("type") == "back" and e.get("seat") in acting
             for e in events)  # a seat taken back on its own turn: that turn is its owner's now
         if registry.spec(table.game).deal_event in kinds:
-            presenter.repost = True  # a fresh table message each round (old messages edit slowly)
-        presenter.lines.extend(_Item(text=line) for line in self.narrate(table, events))
+            show.repost = True  # a fresh table message each round (old messages edit slowly)
+        show.lines.extend(_Item(text=line) for line in self.narrate(table, events))
         if new_turn:
-            presenter.turn += 1
-            self._queue_ping(table, presenter)
-        if presenter.lines:  # posted, it marks this change told
-            presenter.lines[-1].upto, presenter.lines[-1].notes = table.version, table.noted
+            show.turn += 1
+            self._queue_ping(table, show)
+        if show.lines:  # posted, it marks this change told
+            show.lines[-1].upto, show.lines[-1].notes = table.version, table.noted
         if table.status == "finished":
-            presenter.ended = True
+            show.ended = True
         if table.status in ("playing", "finished") or (table.status == "abandoned" and table.messages.get("table")):
-            presenter.table_dirty = True  # (a stopped game's table message is drawn once more, without buttons)
-        self._wake(table, presenter)
+            show.table_dirty = True  # (a stopped game's table message is drawn once more, without buttons)
+        self._wake(table, show)
         changed = getattr(self.uis[table.game], "changed", None)
         if changed is not None:
             changed(table)  # e.g. private panels that keep themselves current
 
-    def _queue_ping(self, table: Table, presenter: _Presenter) -> None:
+    def _queue_ping(self, table: Table, show: _Show) -> None:
         """Ping the players to act, once for this turn (checked again when it is sent)."""
         seats = self._ping_seats(table)
-        if seats and presenter.pinged != presenter.turn and not any(
-                item.ping is not None and item.turn == presenter.turn for item in presenter.lines):
-            presenter.lines.append(_Item(ping=seats, turn=presenter.turn, upto=table.version, notes=table.noted))
+        if seats and show.pinged != show.turn and not any(
+                item.ping is not None and item.turn == show.turn for item in show.lines):
+            show.lines.append(_Item(ping=seats, turn=show.turn, upto=table.version, notes=table.noted))
 
     def _ping_seats(self, table: Table) -> tuple[int, ...]:
         """The seats whose turn needs their human now (several when everyone chooses at once)."""
@@ -166,17 +177,17 @@ class Presenter:
             return ()
         return tuple(seat for seat in sorted(to_act(engine)) if not table.seats[seat].automatic)
 
-    def _wake(self, table: Table, presenter: _Presenter) -> None:
+    def _wake(self, table: Table, show: _Show) -> None:
         loop = asyncio.get_running_loop()
-        if presenter.sender is None or presenter.sender.done():
+        if show.sender is None or show.sender.done():
             # (a context of its own: the click's deferral hook stays with the click)
-            presenter.sender = loop.create_task(self._sender(table, presenter), context=contextvars.Context())
-            presenter.sender.add_done_callback(_forget(presenter, "sender"))
-        if (presenter.table_dirty and (presenter.answering is not None or self._answer(table, presenter))
-                and not presenter.need_thread and (presenter.updater is None or presenter.updater.done())):
+            show.sender = loop.create_task(self._sender(table, show), context=contextvars.Context())
+            show.sender.add_done_callback(_forget(show, "sender"))
+        if (show.table_dirty and (show.answering is not None or self._answer(table, show))
+                and not show.need_thread and (show.updater is None or show.updater.done())):
             # A redraw through a click's token waits for no narration and no budget.
-            presenter.updater = loop.create_task(self._updater(table, presenter), context=contextvars.Context())
-            presenter.updater.add_done_callback(_forget(presenter, "updater"))
+            show.updater = loop.create_task(self._updater(table, show), context=contextvars.Context())
+            show.updater.add_done_callback(_forget(show, "updater"))
 
     # ------------------------------------------------- answers on the table message
     def expect_answer(self, table: Table, interaction: discord.Interaction) -> bool:
@@ -186,26 +197,26 @@ class Presenter:
         message = interaction.message
         if message is None or not message.id or message.id != table.messages.get("table"):
             return False
-        presenter = self.presenters.setdefault(table.id, _Presenter())
-        if presenter.answering is None:
-            presenter.answering = asyncio.get_running_loop().create_future()
-        presenter.expecting += 1
+        show = self.shows.setdefault(table.id, _Show())
+        if show.answering is None:
+            show.answering = asyncio.get_running_loop().create_future()
+        show.expecting += 1
         return True
 
     def answered(self, table: Table, interaction: discord.Interaction) -> None:
         """The click of :meth:`expect_answer` is acknowledged (or failed): when it was
         acknowledged as an update of the table message, its token redraws the table."""
-        presenter = self.presenters.get(table.id)
-        if presenter is None:
+        show = self.shows.get(table.id)
+        if show is None:
             return
-        presenter.expecting = max(0, presenter.expecting - 1)
+        show.expecting = max(0, show.expecting - 1)
         kind = interaction.response.type
         updated = interaction.message is not None and kind in (
             discord.InteractionResponseType.deferred_message_update, discord.InteractionResponseType.message_update)
         if updated:
-            self._keep(presenter, interaction)
-        if updated or not presenter.expecting:  # (a refused double click does not hold the redraw back)
-            waiting, presenter.answering = presenter.answering, None
+            self._keep(show, interaction)
+        if updated or not show.expecting:  # (a refused double click does not hold the redraw back)
+            waiting, show.answering = show.answering, None
             if waiting is not None and not waiting.done():
                 waiting.set_result(None)
 
@@ -220,26 +231,26 @@ class Presenter:
                 or not message.id or message.id != table.messages.get("table")):
             return
         await interaction.response.defer()
-        presenter = self.presenters.setdefault(table.id, _Presenter())
-        self._keep(presenter, interaction)
-        if presenter.table_dirty:
-            self._wake(table, presenter)
+        show = self.shows.setdefault(table.id, _Show())
+        self._keep(show, interaction)
+        if show.table_dirty:
+            self._wake(table, show)
 
     @staticmethod
-    def _keep(presenter: _Presenter, interaction: discord.Interaction) -> None:
-        presenter.answer = interaction.followup
-        presenter.answer_message = interaction.message.id  # type: ignore[union-attr]
-        presenter.answer_until = time.monotonic() + ANSWER_LIFETIME
+    def _keep(show: _Show, interaction: discord.Interaction) -> None:
+        show.answer = interaction.followup
+        show.answer_message = interaction.message.id  # type: ignore[union-attr]
+        show.answer_until = time.monotonic() + ANSWER_LIFETIME
 
     @staticmethod
-    def _answer(table: Table, presenter: _Presenter) -> discord.Webhook | None:
+    def _answer(table: Table, show: _Show) -> discord.Webhook | None:
         """A click's token that may still edit the current table message, or None."""
-        if presenter.answer is None:
+        if show.answer is None:
             return None
-        if time.monotonic() >= presenter.answer_until or presenter.answer_message != table.messages.get("table"):
-            presenter.answer = None
+        if time.monotonic() >= show.answer_until or show.answer_message != table.messages.get("table"):
+            show.answer = None
             return None
-        return presenter.answer
+        return show.answer
 
     def resume(self, table: Table) -> None:
         """After a start: tell what was saved but not yet told (in order, once),
@@ -266,31 +277,31 @@ class Presenter:
             return
         if table.status != "playing":
             return
-        presenter = self.presenters.setdefault(table.id, _Presenter())
+        show = self.shows.setdefault(table.id, _Show())
         if missed:
             self.on_table_change(table, missed)
         if not any(starts_turn(table.game, e) or e.get("type") in ("started", "back") for e in missed):
-            presenter.pinged = presenter.turn  # this turn's ping went out before the stop
+            show.pinged = show.turn  # this turn's ping went out before the stop
         self.redraw(table, repost=False, ping=False)
 
-    async def _sender(self, table: Table, presenter: _Presenter) -> None:
+    async def _sender(self, table: Table, show: _Show) -> None:
         budget.background()  # narration takes turns with redraws; pings go first
-        if presenter.need_thread and not self.bot.is_ready():
+        if show.need_thread and not self.bot.is_ready():
             # restored tables are resumed before the bot is connected; opening a
             # thread needs the server in the cache
             await self.bot.wait_until_ready()
         failures = 0
         while True:
             try:
-                if presenter.need_thread:
-                    presenter.need_thread = False
-                    again, presenter.again = presenter.again, False
+                if show.need_thread:
+                    show.need_thread = False
+                    again, show.again = show.again, False
                     await self._open_thread(table, again=again)
-                items, presenter.lines = presenter.lines, []
+                items, show.lines = show.lines, []
                 unsent: list[_Item] = []
                 if items:
                     if table.status not in ("cancelled", "abandoned") or table.thread_id:
-                        unsent = await self._send(table, presenter, items)
+                        unsent = await self._send(table, show, items)
                     # (a lobby closed before its thread existed has nowhere to say it: told)
                     posted = items[:len(items) - len(unsent)]
                     if table.told(max((item.upto for item in posted), default=0),
@@ -299,7 +310,7 @@ class Presenter:
                 if unsent:
                     failures += 1
                     if failures <= RETRIES:
-                        presenter.lines[:0] = unsent  # in order, nothing lost, nothing twice
+                        show.lines[:0] = unsent  # in order, nothing lost, nothing twice
                         await asyncio.sleep(RETRY_DELAY * failures)
                 else:
                     failures = 0
@@ -307,18 +318,18 @@ class Presenter:
                 failures += 1
                 log.warning("table %s: no thread yet (%r), try %d", table.id, error, failures)
                 if failures <= RETRIES:
-                    presenter.need_thread = True
+                    show.need_thread = True
                     await asyncio.sleep(RETRY_DELAY * failures)
             except Exception:
                 log.exception("narrating table %s failed", table.id)
-            if presenter.table_dirty and (presenter.updater is None or presenter.updater.done()):
-                presenter.updater = asyncio.get_running_loop().create_task(self._updater(table, presenter))
-                presenter.updater.add_done_callback(_forget(presenter, "updater"))
-            if not presenter.lines and not presenter.need_thread:
+            if show.table_dirty and (show.updater is None or show.updater.done()):
+                show.updater = asyncio.get_running_loop().create_task(self._updater(table, show))
+                show.updater.add_done_callback(_forget(show, "updater"))
+            if not show.lines and not show.need_thread:
                 break
-        if (table.status not in ("lobby", "playing", "finished") and self.presenters.get(table.id) is presenter
-                and (presenter.updater is None or presenter.updater.done())):
-            self.presenters.pop(table.id, None)  # closed early: nothing more to show
+        if (table.status not in ("lobby", "playing", "finished") and self.shows.get(table.id) is show
+                and (show.updater is None or show.updater.done())):
+            self.shows.pop(table.id, None)  # closed early: nothing more to show
 
     def _edit_lobby_later(self, table: Table) -> None:
         """Show the lobby message as the table is now: stopped or closed itself
@@ -331,7 +342,7 @@ class Presenter:
         async def edit() -> None:
             try:
                 await self.where(table, thread=False).get_partial_message(lobby).edit(
-                    embed=self.lobby_embed(table), view=self.lobby_view(table))
+                    embed=self.lobby.lobby_embed(table), view=self.lobby.lobby_view(table))
             except (discord.HTTPException, *TRANSIENT):
                 log.info("lobby message of table %s could not be updated", table.id)
 
@@ -345,56 +356,56 @@ class Presenter:
         ``ping``: ping the player to move unless this turn was pinged already."""
         if table.status != "playing":
             return
-        presenter = self.presenters.setdefault(table.id, _Presenter())
+        show = self.shows.setdefault(table.id, _Show())
         if new_thread:
-            presenter.need_thread = presenter.again = True
-            presenter.pinged = -1  # the ping went with the deleted thread: ping in the new one
+            show.need_thread = show.again = True
+            show.pinged = -1  # the ping went with the deleted thread: ping in the new one
         elif not table.thread_id:  # e.g. a stop between Start and the thread: open it now
-            presenter.need_thread = True
-        presenter.repost = presenter.repost or repost
-        presenter.table_dirty = True
+            show.need_thread = True
+        show.repost = show.repost or repost
+        show.table_dirty = True
         if ping:
-            self._queue_ping(table, presenter)
-        self._wake(table, presenter)
+            self._queue_ping(table, show)
+        self._wake(table, show)
 
-    @commands.Cog.listener()
-    async def on_raw_thread_delete(self, payload: discord.RawThreadDeleteEvent) -> None:
+    async def thread_deleted(self, thread_id: int) -> None:
+        """A thread was deleted: a game playing in it goes on in a new one."""
         await self.manager.loaded()  # (right after a start: every table restored)
         for table in list(self.manager.tables.values()):
-            if table.thread_id == payload.thread_id and table.status == "playing":
+            if table.thread_id == thread_id and table.status == "playing":
                 log.info("thread of table %s was deleted; opening a new one", table.id)
                 self.manager.set_message(table, "thread", None)
                 self.redraw(table, new_thread=True)
 
-    @commands.Cog.listener()
-    async def on_raw_message_delete(self, payload: discord.RawMessageDeleteEvent) -> None:
-        if payload.message_id in self._deleting:
+    async def message_deleted(self, message_id: int) -> None:
+        """A message was deleted: a running table's message is posted again."""
+        if message_id in self._deleting:
             return  # the bot's own deletion of a replaced table message
         await self.manager.loaded()
         for table in list(self.manager.tables.values()):
-            if table.messages.get("table") == payload.message_id and table.status == "playing":
+            if table.messages.get("table") == message_id and table.status == "playing":
                 log.info("table message of table %s was deleted; posting it again", table.id)
                 self.manager.set_message(table, "table", None)
                 self.redraw(table)
 
-    async def _updater(self, table: Table, presenter: _Presenter) -> None:
+    async def _updater(self, table: Table, show: _Show) -> None:
         budget.background(tables=True)  # redraws yield to clicks and pings (2 s at most), take turns with narration
         spend = getattr(self.bot, "budget", None)
         failures = 0
-        while presenter.table_dirty:
-            if presenter.answering is not None:
+        while show.table_dirty:
+            if show.answering is not None:
                 # the click that moved is being acknowledged: its token may redraw the table
                 try:
-                    await asyncio.wait_for(asyncio.shield(presenter.answering), ANSWER_WAIT)
+                    await asyncio.wait_for(asyncio.shield(show.answering), ANSWER_WAIT)
                 except asyncio.TimeoutError:
                     pass
-            answer = None if presenter.repost else self._answer(table, presenter)
+            answer = None if show.repost else self._answer(table, show)
             if spend is not None and answer is None:
                 # The picture is drawn only once its request may go: while the bot's
                 # requests are spent, moves made meanwhile join this one redraw.
                 await spend.prepay()
-            presenter.table_dirty = False
-            repost, presenter.repost = presenter.repost, False
+            show.table_dirty = False
+            repost, show.repost = show.repost, False
             try:
                 await self._update_table_message(table, repost=repost, answer=answer)
                 failures = 0
@@ -404,26 +415,26 @@ class Presenter:
                 failures += 1
                 log.warning("table %s message update failed (%r), try %d", table.id, error, failures)
                 if failures <= RETRIES:
-                    presenter.table_dirty = True
-                    presenter.repost = presenter.repost or repost
+                    show.table_dirty = True
+                    show.repost = show.repost or repost
                     await asyncio.sleep(RETRY_DELAY * failures)
             except Exception:
                 log.exception("updating the table message of table %s failed", table.id)
-        if table.status == "finished" and not presenter.ended:
+        if table.status == "finished" and not show.ended:
             # The last move is saved but still being recorded: its change comes to
             # on_table_change next, which redraws the table and then shows the end (the
             # standings' Replay and Verify need the recorded game).
             return
-        if table.status == "finished" and self.presenters.get(table.id) is presenter:
-            sender = presenter.sender
+        if table.status == "finished" and self.shows.get(table.id) is show:
+            sender = show.sender
             if sender is not None and not sender.done():
                 await asyncio.wait({sender})  # the thread tells the end before the lobby shows it
             try:
                 await self._finish(table)
             except Exception:
                 log.exception("closing table %s failed", table.id)
-        if table.status not in ("lobby", "playing") and not presenter.lines:
-            self.presenters.pop(table.id, None)
+        if table.status not in ("lobby", "playing") and not show.lines:
+            self.shows.pop(table.id, None)
 
     def narrate(self, table: Table, events: list[Event]) -> list[str]:
         lang = table.locale
@@ -435,16 +446,16 @@ class Presenter:
                 key = "table.timeout_away" if event["away"] else "table.timeout"
                 lines.extend(self.uis[table.game].narrate(table, ui_events, lang))
                 ui_events = []
-                lines.append(t(lang, key, name=self.seat_name(table, event["seat"])))
+                lines.append(t(lang, key, name=self.lobby.seat_name(table, event["seat"])))
             elif kind == "back":
-                lines.append(t(lang, "table.back", name=self.seat_name(table, event["seat"])))
+                lines.append(t(lang, "table.back", name=self.lobby.seat_name(table, event["seat"])))
             elif kind == "away":
-                lines.append(t(lang, "table.stepped_away", name=self.seat_name(table, event["seat"]),
+                lines.append(t(lang, "table.stepped_away", name=self.lobby.seat_name(table, event["seat"]),
                                back=t(lang, "table.im_back")))
             elif kind == "cancelled":
                 lines.append(t(lang, "table.cancelled"))
             elif kind in ("abandoned", "idle"):
-                line = self.closed_line(table)
+                line = self.lobby.closed_line(table)
                 if line:
                     lines.append(line)
             elif kind == "started":
@@ -482,14 +493,14 @@ class Presenter:
             await self._open_thread(table, again=True)
             await self.where(table).send(text, allowed_mentions=mentions)
 
-    def _ping_now(self, table: Table, presenter: _Presenter, item: _Item) -> list[int]:
+    def _ping_now(self, table: Table, show: _Show, item: _Item) -> list[int]:
         """The seats a ping item calls now: only those still to act (who chose meanwhile is
         not called), and none when its turn has passed or was pinged (a ping would mislead)."""
         assert item.ping is not None
         seats = [seat for seat in item.ping if seat in self._ping_seats(table)]
-        return seats if item.turn == presenter.turn and presenter.pinged != item.turn else []
+        return seats if item.turn == show.turn and show.pinged != item.turn else []
 
-    async def _send(self, table: Table, presenter: _Presenter, items: list[_Item]) -> list[_Item]:
+    async def _send(self, table: Table, show: _Show, items: list[_Item]) -> list[_Item]:
         """Post narration in order (pinging nobody) and each turn's ping (pinging that
         player only, and only while that turn is still on); a ping goes in the same
         message as the narration just before it, as its last line (one request, not
@@ -499,12 +510,12 @@ class Presenter:
             item = items[index]
             try:
                 if item.ping is not None:
-                    seats = self._ping_now(table, presenter, item)
+                    seats = self._ping_now(table, show, item)
                     if seats:
                         with budget.foreground():
                             await self._post(table, self.ping_line(table, seats),
-                                             self.pinging([table.seats[seat].user_id for seat in seats]))
-                        presenter.pinged = item.turn
+                                             pinging([table.seats[seat].user_id for seat in seats]))
+                        show.pinged = item.turn
                     index += 1
                     continue
                 end = index
@@ -514,13 +525,13 @@ class Presenter:
                 for n, chunk in enumerate(chunks):
                     text = "\n".join((i.text or "")[:1900] for i in chunk)
                     ping = items[end] if n == len(chunks) - 1 and end < len(items) else None
-                    seats = self._ping_now(table, presenter, ping) if ping is not None else []
+                    seats = self._ping_now(table, show, ping) if ping is not None else []
                     line = self.ping_line(table, seats) if seats else ""
                     if seats and len(text) + 1 + len(line) <= 2000:
                         with budget.foreground():  # the turn's ping carries the lines before it
                             await self._post(table, text + "\n" + line,
-                                             self.pinging([table.seats[seat].user_id for seat in seats]))
-                        presenter.pinged = ping.turn  # type: ignore[union-attr]
+                                             pinging([table.seats[seat].user_id for seat in seats]))
+                        show.pinged = ping.turn  # type: ignore[union-attr]
                         index += len(chunk) + 1
                     else:
                         await self._post(table, text, NO_PINGS)
@@ -552,7 +563,7 @@ class Presenter:
         if table.messages.get("lobby"):
             try:
                 await channel.get_partial_message(table.messages["lobby"]).edit(
-                    embed=self.lobby_embed(table), view=None)
+                    embed=self.lobby.lobby_embed(table), view=None)
             except discord.HTTPException:
                 log.info("lobby message of table %s could not be updated", table.id)
 
@@ -589,9 +600,9 @@ class Presenter:
             except (discord.HTTPException, *TRANSIENT):
                 # expired, or Discord trouble: the bot's own edit below (which finds a deleted message too)
                 log.info("table %s: redraw through a click's token failed; editing it", table.id, exc_info=True)
-                presenter = self.presenters.get(table.id)
-                if presenter is not None and presenter.answer is answer:
-                    presenter.answer = None
+                show = self.shows.get(table.id)
+                if show is not None and show.answer is answer:
+                    show.answer = None
         if old and not repost:
             try:
                 await messageable.get_partial_message(old).edit(
@@ -630,16 +641,14 @@ class Presenter:
         lobby = table.messages.get("lobby")
         if not lobby:
             return
-        embed = self.lobby_embed(table)
+        embed = self.lobby.lobby_embed(table)
         result = table.engine.result if table.engine else None
         if result is not None:
             lang = table.locale
             order = sorted(range(len(table.seats)), key=lambda s: (result.places[s], s))
             embed.description = t(lang, "table.finished") + "\n" + "\n".join(
-                t(lang, "table.standing", place=result.places[s], name=self.seat_name(table, s),
+                t(lang, "table.standing", place=result.places[s], name=self.lobby.seat_name(table, s),
                   score=result.scores[s]) for s in order)
-        from cogs.tables.lobby import PlayAgain  # (the lobby module imports this one)
-
         again = view_of(PlayAgain.make(table.id, t(table.locale, "table.again"),
                                        style=discord.ButtonStyle.success, emoji="🔁"))
         for extra in self.extras:

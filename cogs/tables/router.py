@@ -10,7 +10,9 @@ game's cog declares its items beside its UI and registers them
 bounds, :class:`Word` from a fixed set) and, for a select, what its values
 are; :meth:`TableItem.run` gets them typed.
 
-Every callback goes through :meth:`Router.route`: a slow save is deferred,
+Every callback goes through :meth:`Router.route` (the loaded
+:class:`~cogs.tables.TablesCog`'s router, found through
+:func:`cogs.common.parts.parts`): a slow save is deferred,
 the fields and values are checked (anything the bot never made is
 :class:`~cogs.guard.BadInput`), a closed table answers so, a versioned item
 from an earlier moment calls its :meth:`TableItem.stale` (nothing acts), and
@@ -39,10 +41,13 @@ from app.i18n.catalogue import has, t
 from app.tables.manager import Table, TableError, counting_saves
 from cogs.guard import INT64_MAX, BadInput, number
 from core.protocol import GameError
-from cogs.common.ui import (defer_when_slow, reply, user_lang)
+from cogs.common.parts import parts
+from cogs.common.ui import defer_when_slow, reply, user_lang
 
-if TYPE_CHECKING:
-    from cogs.tables import TablesCog
+if TYPE_CHECKING:  # (they import this module: the items they draw are declared here)
+    from app.tables.manager import TableManager
+    from cogs.tables.lobby import Lobby
+    from cogs.tables.presenter import Presenter
 
 log = logging.getLogger(__name__)
 
@@ -148,11 +153,18 @@ def table_of(custom_id: str) -> int | None:
 
 @dataclass
 class Click:
-    """One click on a table component, handed to :meth:`TableItem.run`."""
+    """One click on a table component, handed to :meth:`TableItem.run` with
+    what an item may act through: the lobby (its messages, Play again), the
+    presenter (answers on the table message) and the table manager."""
 
-    cog: "TablesCog"
+    lobby: Lobby
+    presenter: Presenter
     interaction: discord.Interaction
     table: Table  # (None only for an item with ``open_only = False`` whose table is gone)
+
+    @property
+    def manager(self) -> TableManager:
+        return self.lobby.manager
 
     @property
     def lang(self) -> str:
@@ -164,8 +176,9 @@ class Click:
 
     @property
     def ui(self) -> Any:
-        """The game UI of this table (:class:`~cogs.tables.game_ui.GameUI`)."""
-        return self.cog.uis[self.table.game]
+        """The game UI of this table (a :class:`~cogs.tables.game_ui.GameUI`; Any: each
+        game's items call their own UI's methods)."""
+        return self.lobby.uis[self.table.game]
 
 
 class TableItem(discord.ui.DynamicItem[discord.ui.Item[Any]], template=r"(?!)"):
@@ -261,8 +274,7 @@ class TableItem(discord.ui.DynamicItem[discord.ui.Item[Any]], template=r"(?!)"):
         return {}
 
     async def callback(self, interaction: discord.Interaction) -> None:
-        cog: Router = interaction.client.get_cog("Tables")  # type: ignore[assignment]
-        await cog.route(interaction, self)
+        await parts(interaction.client).tables.router.route(interaction, self)
 
     async def run(self, click: Click) -> None:
         raise NotImplementedError
@@ -332,10 +344,9 @@ class _Legacy(discord.ui.DynamicItem[discord.ui.Item[Any]], template=r"(?!)"):
         return cls(item)
 
     async def callback(self, interaction: discord.Interaction) -> None:
-        cog: Router = interaction.client.get_cog("Tables")  # type: ignore[assignment]
-        await cog.route_legacy(interaction, self)
+        await parts(interaction.client).tables.router.route_legacy(interaction, self)
 
-    def today(self, cog: "Router") -> TableItem:
+    def today(self, manager: TableManager) -> TableItem:
         """The item of today that this old id means, wrapping the clicked
         component (with its values); :class:`BadInput` when there is none."""
         match = self._match
@@ -343,7 +354,7 @@ class _Legacy(discord.ui.DynamicItem[discord.ui.Item[Any]], template=r"(?!)"):
         table_id = TABLE.read(match["id"])
         ver = VERSION.read(match["ver"]) if match["ver"] is not None else None
         candidates = _LEGACY.get((self.component, match["op"]), {})
-        table = cog.manager.get(table_id)
+        table = manager.get(table_id)
         cls = candidates.get(table.game if table is not None else None) or candidates.get(None)
         if cls is None:
             if table is None or table.status not in ("lobby", "playing"):
@@ -398,12 +409,14 @@ def error_text(lang: str, error: Exception) -> str:
 
 
 class Router:
-    """The part of :class:`cogs.tables.TablesCog` that routes clicks."""
+    """Routes every click on a table's components (:class:`TableItem`) to its
+    item's :meth:`~TableItem.run`, with the lobby and presenter the item acts
+    through, and turns every error into one private answer."""
 
-    # --------------------------------------------------------------- errors
-    @staticmethod
-    def error_text(lang: str, error: Exception) -> str:
-        return error_text(lang, error)
+    def __init__(self, manager: TableManager, lobby: Lobby, presenter: Presenter) -> None:
+        self.manager = manager
+        self.lobby = lobby
+        self.presenter = presenter
 
     async def route(self, interaction: discord.Interaction, item: TableItem) -> None:
         """Every table click lands here: one place turns errors into answers."""
@@ -415,7 +428,7 @@ class Router:
         defer_when_slow(interaction)
 
         async def dispatch() -> None:
-            await self._dispatch(interaction, old.today(self))
+            await self._dispatch(interaction, old.today(self.manager))
 
         await self._answering(interaction, old.custom_id, dispatch())
 
@@ -427,7 +440,7 @@ class Router:
                 raise TableError("table_closed")
         elif item.game is not None and table.game != item.game:
             raise BadInput(item.custom_id)  # another game's id: the bot never put it on this table
-        click = Click(self, interaction, table)  # type: ignore[arg-type]
+        click = Click(self.lobby, self.presenter, interaction, table)  # type: ignore[arg-type]
         if item.versioned and table is not None and item.ver != table.version:
             return await item.stale(click)
         await item.run(click)
@@ -442,7 +455,7 @@ class Router:
         try:
             await handling
         except (TableError, GameError) as error:
-            await reply(interaction, self.error_text(lang, error))
+            await reply(interaction, error_text(lang, error))
         except BadInput:
             values = (interaction.data or {}).get("values")  # type: ignore[union-attr]
             log.info("click %r carried values the bot never made: %r", custom_id, values)

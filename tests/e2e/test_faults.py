@@ -73,10 +73,10 @@ async def first_move(t, user):
 
 async def quiet(fd, bot, t):
     """Until the bot has shown everything of the table (narration sent, table message drawn)."""
-    cog = bot.get_cog("Tables")
+    presenter = bot.parts.tables.presenter
 
     def idle():
-        p = cog.presenters.get(t.table_id)
+        p = presenter.shows.get(t.table_id)
         return p is None or (not p.lines and not p.table_dirty and all(
             task is None or task.done() for task in (p.sender, p.updater)))
     await fd.wait_for(idle, timeout=15)
@@ -342,13 +342,13 @@ async def test_opening_and_cancelling_tables_does_not_grow_memory(world, tmp_pat
     fd = world.fd
     ana = world.person("ana")
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
-        cog = bot.get_cog("Tables")
+        presenter = bot.parts.tables.presenter
         for _ in range(25):
             t = await open_table(fd, ana, world.channel, "nimmt new", seats=2)
             r = await t.click(ana, t.lobby, f"table.cancel:{t.table_id}")
             assert r.ack_type == 7 and "cancelled" in r.message.text()
         await asyncio.sleep(0.2)
-        assert bot.tables.tables == {} and cog.presenters == {}
+        assert bot.tables.tables == {} and presenter.shows == {}
 
 
 def test_a_read_only_database_at_start_up_is_one_clear_line(tmp_path):

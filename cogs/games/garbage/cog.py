@@ -20,7 +20,7 @@ from app.text import bold
 from app.tables.manager import Table, TableError
 from cogs.coach import hint_text
 from cogs.common.ui import view_of
-from cogs.tables import TablesCog
+from cogs.common.parts import parts
 from cogs.tables.game_ui import GameCog, TableMessage, picture_names, seat_label
 from cogs.tables.lobby import Back, Rules, step_away_button
 from cogs.tables.router import Click, Int, TableButton
@@ -199,14 +199,14 @@ class _MoveItem(TableButton):
         self.mover(click)
         # The click is answered at once (unless a slow save did) as an update of the table
         # message; the redrawn table follows through this click's token.
-        waiting = click.cog.expect_answer(click.table, click.interaction)
+        waiting = click.presenter.expect_answer(click.table, click.interaction)
         try:
-            await click.cog.manager.act(click.table, click.user.id, action, version=self.ver)
+            await click.manager.act(click.table, click.user.id, action, version=self.ver)
             if not click.interaction.response.is_done():
                 await click.interaction.response.defer()
         finally:
             if waiting:
-                click.cog.answered(click.table, click.interaction)
+                click.presenter.answered(click.table, click.interaction)
 
 
 class DrawButton(_MoveItem, kind="garbage.draw"):
@@ -248,7 +248,7 @@ class HintButton(_MoveItem, kind="garbage.hint"):
     async def run(self, click: Click) -> None:
         self.mover(click)
         table = click.table
-        decision = await click.cog.manager.hint(table, click.user.id)
+        decision = await click.manager.hint(table, click.user.id)
         top = table.engine.view(None)["discard_top"]  # type: ignore[union-attr]
         text = hint_text(click.lang, "garbage", decision, lambda action: move_text(click.lang, action, top))
         await click.interaction.response.send_message(text, ephemeral=True)
@@ -281,8 +281,8 @@ class GarbageCog(GameCog, name="Garbage"):
                          turn_time=_("turn_time", key="commands.opt_turn_time.name"))
     async def new(self, interaction: discord.Interaction, seats: app_commands.Range[int, 2, 6] = 4,
                   turn_time: app_commands.Range[int, 0, 3600] = 120) -> None:
-        tables: TablesCog = self.bot.get_cog("Tables")
-        await tables.create_table(interaction, "garbage", seats=seats, rounds=None, turn_time=turn_time)
+        lobby = parts(self.bot).tables.lobby
+        await lobby.create_table(interaction, "garbage", seats=seats, rounds=None, turn_time=turn_time)
 
 
 async def setup(bot: Any) -> None:

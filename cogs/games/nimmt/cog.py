@@ -27,7 +27,7 @@ from app.text import bold, label, plain
 from app.tables.manager import Table, TableError
 from cogs.coach import hint_text
 from cogs.common.ui import on_own_private_message, user_lang, view_of
-from cogs.tables import TablesCog
+from cogs.common.parts import parts
 from cogs.tables.game_ui import GameCog, TableMessage, picture_names, seat_label
 from cogs.tables.lobby import Back, Rules, seat_control
 from cogs.tables.router import Click, Int, TableButton, TableSelect, legacy_page
@@ -461,7 +461,7 @@ class NimmtUI:
         """The coach (unrated tables with hints on): a private answer of its own."""
         table = click.table
         seat = self._seat(table, click.interaction)
-        decision = await click.cog.manager.hint(table, click.user.id)
+        decision = await click.manager.hint(table, click.user.id)
         view = table.engine.view(seat)  # type: ignore[union-attr]
         names = self.names(table)
         text = hint_text(click.lang, "nimmt", decision, lambda action: move_text(click.lang, action, names),
@@ -473,7 +473,7 @@ class NimmtUI:
         table = click.table
         seat = self._seat(table, click.interaction)
         try:
-            events = await click.cog.manager.act(table, click.user.id, action, version=ver)
+            events = await click.manager.act(table, click.user.id, action, version=ver)
         except TableError as error:
             if error.code != "stale":
                 raise
@@ -510,7 +510,7 @@ class Hand(_PanelItem, TableButton, kind="nimmt.hand"):
         ui: NimmtUI = click.ui
         # Acknowledged at once as an update of the table message (showing nothing): the
         # panel follows privately, and this click's token redraws the table from now on.
-        await click.cog.defer_on_table(click.table, click.interaction)
+        await click.presenter.defer_on_table(click.table, click.interaction)
         await ui._show(click.interaction, click.table, ui._seat(click.table, click.interaction), new=True)
 
 
@@ -686,10 +686,10 @@ class NimmtCog(GameCog, name="Nimmt"):
     async def new(self, interaction: discord.Interaction, seats: app_commands.Range[int, 2, 7] = 4,
                   rounds: app_commands.Range[int, 1, 7] | None = None,
                   turn_time: app_commands.Range[int, 0, 3600] = 120) -> None:
-        tables: TablesCog = self.bot.get_cog("Tables")
+        lobby = parts(self.bot).tables.lobby
         if rounds is not None:
             rounds = min(rounds, seats)  # at most one round per player (RULES 1)
-        await tables.create_table(interaction, "nimmt", seats=seats, rounds=rounds, turn_time=turn_time)
+        await lobby.create_table(interaction, "nimmt", seats=seats, rounds=rounds, turn_time=turn_time)
 
 
 async def setup(bot: Any) -> None:

@@ -36,7 +36,7 @@ from app.tables.manager import Table, TableError
 from app.text import plain
 from cogs.coach import hint_text
 from cogs.common.ui import on_own_private_message, reply, user_lang, view_of
-from cogs.tables import TablesCog
+from cogs.common.parts import parts
 from cogs.tables.game_ui import GameCog, TableMessage, picture_names, seat_label
 from cogs.guard import BadInput, number
 from cogs.tables.lobby import Back, Rules, seat_control
@@ -301,7 +301,7 @@ class Take6UI:
         view = table.engine.view(seat)  # type: ignore[union-attr]
         if deal != view["deal"] or turn != view["turn"]:
             return await self._show(click.interaction, table, seat, note=t(click.lang, "take6.stale_panel"))
-        decision = await click.cog.manager.hint(table, click.user.id)
+        decision = await click.manager.hint(table, click.user.id)
         text = hint_text(click.lang, KEY, decision, lambda action: move_text(click.lang, action))
         await click.interaction.response.send_message(text, ephemeral=True)
 
@@ -311,7 +311,6 @@ class Take6UI:
         interaction, table = click.interaction, click.table
         seat = self._seat(table, interaction)
         lang = click.lang
-        cog = click.cog
         engine = table.engine
         assert engine is not None
         view = engine.view(seat)
@@ -327,7 +326,7 @@ class Take6UI:
             action = PickRow(n)
             note = None
         try:
-            events = await cog.manager.act(table, interaction.user.id, action)
+            events = await click.manager.act(table, interaction.user.id, action)
         except GameError as error:
             key = f"take6.err_{error.code}"
             if has(key):
@@ -358,7 +357,7 @@ class Hand(_PanelItem, kind="take6.hand"):
         ui: Take6UI = click.ui
         # Acknowledged at once as an update of the table message (showing nothing): the
         # panel follows privately, and this click's token redraws the table from now on.
-        await click.cog.defer_on_table(click.table, click.interaction)
+        await click.presenter.defer_on_table(click.table, click.interaction)
         await ui._show(click.interaction, click.table, ui._seat(click.table, click.interaction), new=True)
 
 
@@ -459,9 +458,9 @@ class Take6Cog(GameCog, name="Take6"):
                   points: app_commands.Range[int, 10, 200] | None = None,
                   deals: app_commands.Range[int, 1, 20] | None = None,
                   turn_time: app_commands.Range[int, 0, 3600] = 120) -> None:
-        tables: TablesCog = self.bot.get_cog("Tables")
+        lobby = parts(self.bot).tables.lobby
         options = {"deals": deals} if deals is not None else {"limit": points}
-        await tables.create_table(interaction, KEY, seats=seats, rounds=None, turn_time=turn_time, options=options)
+        await lobby.create_table(interaction, KEY, seats=seats, rounds=None, turn_time=turn_time, options=options)
 
 
 async def setup(bot: Any) -> None:
