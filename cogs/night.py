@@ -30,7 +30,9 @@ from app.tables.manager import LEVELS, Table, TableError, counting_saves
 from cogs.common.parts import parts
 from cogs.common.ui import TRANSIENT, defer_when_slow, reply, update_message, user_lang
 from cogs.guard import ID_PATTERN, BadInput, number
+from cogs.tables.game_ui import seat_label
 from cogs.tables.router import error_text as table_error_text
+from core.protocol import to_act
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +40,8 @@ SHOWN_ROWS = 30  # standings lines in a message (the recap image shows the top t
 RETRIES = 3
 #: how long a night's event in the server's calendar lasts (seconds, times the time scale)
 EVENT_LENGTH = 3 * 3600.0
+LIVE_SHOWN = 20  # live tables named one by one in the standings (the rest are counted)
+PROGRESS_EVERY = 3.0  # seconds: the standings follow the live tables at most this often
 MENTIONS_PER_MESSAGE = 80  # a reminder's pings per message (a mention is up to 22 characters of 2,000)
 EVENT_STATUS = {"active": 2, "completed": 3, "canceled": 4}
 
@@ -113,6 +117,11 @@ class SeatVoice(NightButton, op="voice"):
 class RemindNight(NightButton, op="remind"):
     async def run(self, cog: "NightCog", interaction: discord.Interaction, night: Night) -> None:
         await cog.op_remind(interaction, night)
+
+
+class WatchNight(NightButton, op="watch"):
+    async def run(self, cog: "NightCog", interaction: discord.Interaction, night: Night) -> None:
+        await cog.op_watch(interaction, night)
 
 
 class FillNight(NightButton, op="fill"):
@@ -221,6 +230,7 @@ class NightCog(commands.Cog, name="Night"):
         self._tasks: set[asyncio.Task[Any]] = set()
         self._startup: asyncio.Task[None] | None = None
         self._event_locks: dict[int, asyncio.Lock] = {}  # one change of a night's event at a time
+        self._progress: set[int] = set()  # nights whose standings follow their live tables shortly
 
     async def cog_load(self) -> None:
         self.bot.add_dynamic_items(*NightButton.items, NightLevel, NightRemove, NightRemoveAnyone)
@@ -232,6 +242,9 @@ class NightCog(commands.Cog, name="Night"):
             self.host.remind = self.send_reminder
             self._startup = asyncio.get_running_loop().create_task(self._resume())
             getattr(self.bot, "listings", []).append(self.listing)
+            tables = self.bot.get_cog("Tables")
+            if tables is not None:
+                tables.extras.append(self)  # the live tables' lines in the standings
 
     async def cog_unload(self) -> None:
         self.bot.remove_dynamic_items(*NightButton.items, NightLevel, NightRemove, NightRemoveAnyone)
@@ -239,6 +252,9 @@ class NightCog(commands.Cog, name="Night"):
             parts(self.bot).loaded_night = None
         if self.listing in getattr(self.bot, "listings", []):
             self.bot.listings.remove(self.listing)
+        tables = self.bot.get_cog("Tables")
+        if tables is not None and self in tables.extras:
+            tables.extras.remove(self)
         await self.stop_presenting()
 
     async def stop_presenting(self) -> None:
@@ -479,6 +495,14 @@ class NightCog(commands.Cog, name="Night"):
         await reply(interaction, t(lang, "nights.remind_on" if on else "nights.remind_off",
                                    minutes=round(REMIND_BEFORE / 60), when=f"<t:{start}:R>"))
         self.on_night_change(night, "players")  # the sign-up counts them
+
+    async def op_watch(self, interaction: discord.Interaction, night: Night) -> None:
+        on = await self.host.toggle_watch(night, interaction.user.id, interaction.user.display_name)
+        lang = user_lang(interaction)
+        if not on:
+            return await reply(interaction, t(lang, "nights.watch_off"))
+        tables = ", ".join(self.table_ref(nt, lang) for nt in night.playing_tables()) or "-"
+        await reply(interaction, t(lang, "nights.watch_on", tables=tables))
 
     async def _calendar_answer(self, interaction: discord.Interaction, night: Night) -> None:
         """After the organiser changed the night: its event follows, and when
@@ -743,6 +767,7 @@ class NightCog(commands.Cog, name="Night"):
         if night.status == PLAYING:
             playing = [self.table_ref(nt, lang) for nt in night.playing_tables()]
             lines.append(t(lang, "nights.round_playing", round=night.round, tables=", ".join(playing) or "-"))
+            lines += self.live_lines(night, lang)
         elif night.status == ENDED:
             lines.append(t(lang, "nights.status_ended"))
         elif night.round and night.next_at is not None:
@@ -759,6 +784,28 @@ class NightCog(commands.Cog, name="Night"):
             lines.append(t(lang, "nights.no_results"))
         embed.description = "\n".join(lines)[:4000]
         return embed
+
+    def live_lines(self, night: Night, lang: str) -> list[str]:
+        """Every live table of the round in one line each: how far its game is,
+        who leads (fewest points), whose turn it is, and a link into its thread."""
+        uis = getattr(self.bot.get_cog("Tables"), "uis", {})
+        lines = []
+        live = night.playing_tables()
+        for nt in live[:LIVE_SHOWN]:
+            table = self.bot.tables.get(nt.table_id)
+            ui = uis.get(night.game)
+            if table is None or table.engine is None or table.status != "playing" or ui is None:
+                continue
+            progress, scores = ui.progress(table, lang)
+            best = min(scores) if scores else 0
+            leaders = [seat_label(table, s, lang) for s, score in enumerate(scores) if score == best]
+            acting = sorted(to_act(table.engine))
+            turn = ", ".join(seat_label(table, s, lang) for s in acting) or "-"
+            lines.append(t(lang, "nights.live_table", table=self.table_ref(nt, lang), progress=progress,
+                           leader=", ".join(leaders), points=best, turn=turn))
+        if len(live) > LIVE_SHOWN:
+            lines.append(t(lang, "nights.live_more", count=len(live) - LIVE_SHOWN))
+        return lines
 
     def table_ref(self, nt: NightTable, lang: str) -> str:
         """"Table 2 (#its-thread)", or a link to its message until the thread is open."""
@@ -795,7 +842,37 @@ class NightCog(commands.Cog, name="Night"):
         return t(lang, "nights.list_title"), lines
 
     # ------------------------------------------------------------ presenting
+    # ------------------------------------------------ hooks of the table cog
+    def table_message(self, table: Table, message: Any, lang: str) -> None:
+        """A table of a night was redrawn: its standings follow (at most every
+        :data:`PROGRESS_EVERY` seconds), so the live tables' lines stay current."""
+        night = self.host.nights.get(table.night_id) if table.night_id is not None else None
+        if night is None or night.status != PLAYING or night.id in self._progress:
+            return
+        self._progress.add(night.id)
+
+        async def later() -> None:
+            try:
+                await asyncio.sleep(PROGRESS_EVERY)
+            finally:
+                self._progress.discard(night.id)
+            self.on_night_change(night, "progress")
+
+        self._spawn(later())
+
+    def narrate(self, table: Table, events: list[dict[str, Any]], lang: str) -> list[str]:
+        return []
+
+    async def standings(self, table: Table, embed: discord.Embed, view: discord.ui.View) -> None:
+        return None
+
     def on_night_change(self, night: Night, kind: str) -> None:
+        if kind == "progress":  # only the live tables' lines changed
+            presenter = self.presenters.setdefault(night.id, _Presenter())
+            presenter.standings = True
+            if presenter.task is None or presenter.task.done():
+                presenter.task = asyncio.get_running_loop().create_task(self._present(night, presenter))
+            return
         if night.event_id is not None:
             self._spawn(self.sync_event(night))
         presenter = self.presenters.setdefault(night.id, _Presenter())
@@ -873,16 +950,28 @@ class NightCog(commands.Cog, name="Night"):
         night.messages["signup"] = sent.id
         await self.host.save_messages(night)
 
+    def standings_view(self, night: Night) -> discord.ui.View | None:
+        """*Watch* under the standings while the night runs: every live table, round after round."""
+        if night.status == ENDED:
+            return None
+        view = discord.ui.View(timeout=None)
+        view.add_item(WatchNight(night.id, t(night.locale, "nights.watch"), emoji="👀"))
+        return view
+
     async def _show_standings(self, night: Night) -> None:
-        embed = self.standings_embed(self.host.shown(night), night.locale)
+        shown = self.host.shown(night)
+        embed, view = self.standings_embed(shown, night.locale), self.standings_view(shown)
         message_id = night.messages.get("standings")
         if message_id:
             try:
-                await self.where(night).get_partial_message(message_id).edit(embed=embed)
+                await self.where(night).get_partial_message(message_id).edit(embed=embed, view=view)
                 return
             except discord.NotFound:
                 pass
-        sent = await self.where(night).send(embed=embed)
+        if view is None:  # (over: nothing to click)
+            sent = await self.where(night).send(embed=embed)
+        else:
+            sent = await self.where(night).send(embed=embed, view=view)
         night.messages["standings"] = sent.id
         await self.host.save_messages(night)
 

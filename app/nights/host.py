@@ -375,6 +375,29 @@ class NightHost:
         self._arm(night)
         self._tell(night, "players")
 
+    async def toggle_watch(self, night: Night, user_id: int, name: str) -> bool:
+        """*Watch* on the night's standings: ``user_id`` watches every live
+        table of the night, this round and the next ones (or no longer).
+        True: watching now."""
+        async with guarded(self.lock(night)), self._change(night):
+            self._open(night)
+            on = user_id not in night.watchers
+            if on:
+                night.watchers[user_id] = name
+            else:
+                del night.watchers[user_id]
+            await self._save(night)
+        for table in self._playing(night):
+            await self._watch(table, user_id, name, on)
+        return on
+
+    async def _watch(self, table: Table, user_id: int, name: str, on: bool) -> None:
+        """A night's watcher at one of its tables (not where they play; a
+        table that ended or a refused save meanwhile: that table goes without)."""
+        if table.seat_of(user_id) is None and table.watching(user_id) != on:
+            with contextlib.suppress(TableError):
+                await self.tables.watch(table, user_id, name, on=on)
+
     async def event_told(self, night: Night, event_id: int | None, status: str | None, start: float | None) -> None:
         """Discord's calendar was told of the night (its event, status, start),
         or the event is gone (None)."""
@@ -596,6 +619,9 @@ class NightHost:
                 await self.tables.start(table, table.host_id)
             except TableError:
                 log.warning("night %s: table %s did not start", night.id, table.id, exc_info=True)
+                continue
+            for user_id, name in list(night.watchers.items()):  # the night's watchers follow its new tables
+                await self._watch(table, user_id, name, True)
 
     def _table_closed(self, table: Table) -> None:
         if table.night_id is None or table.night_id not in self.nights:

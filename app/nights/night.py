@@ -122,6 +122,8 @@ class Night:
     interested: list[int] = field(default_factory=list)
     remind_role: int | None = None
     reminded: bool = False  # the reminder went out (saved: a restart does not send it again)
+    #: who watches the night (*Watch* on its standings): every live table, round after round
+    watchers: dict[int, str] = field(default_factory=dict)
 
     def player(self, user_id: int) -> Player | None:
         for player in self.players:
@@ -163,6 +165,7 @@ class Night:
             **({"interested": self.interested} if self.interested else {}),
             **({"remind_role": self.remind_role} if self.remind_role is not None else {}),
             **({"reminded": True} if self.reminded else {}),
+            **({"watchers": [[u, n] for u, n in self.watchers.items()]} if self.watchers else {}),
         }
 
     @classmethod
@@ -187,6 +190,7 @@ class Night:
             interested=[int(u) for u in meta.get("interested", [])],
             remind_role=None if meta.get("remind_role") is None else int(meta["remind_role"]),
             reminded=bool(meta.get("reminded")),
+            watchers={int(u): str(n) for u, n in meta.get("watchers", ())},
         )
 
     def first_start(self) -> float | None:

@@ -194,6 +194,15 @@ class Seat:
                    str(data.get("level") or "normal"), bool(data.get("stepped")))
 
 
+@dataclass(frozen=True)
+class Watcher:
+    """Someone following a running table without a seat: they see what
+    everyone sees (the table message, the thread), never a hand."""
+
+    user_id: int
+    name: str
+
+
 @dataclass(slots=True)  # 32 fields: past what a shared-key __dict__ holds (~1.3 KB more a table)
 class Table:
     id: int
@@ -230,6 +239,7 @@ class Table:
     noted: int = 0  # notes ever made here (the next one's serial)
     notes_told: int = 0  # notes the thread was told (kept in meta, set by the presenter)
     night_id: int | None = None  # a table of a game night (app/nights/host.py)
+    watchers: list[Watcher] = field(default_factory=list)  # in the order they came
     ending: list[Event] = field(default_factory=list, repr=False)  # events of a last move not yet shown
     engine: Game | None = field(default=None, repr=False)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
@@ -259,6 +269,9 @@ class Table:
     def names(self) -> list[str]:
         return [seat.name for seat in self.seats]
 
+    def watching(self, user_id: int) -> bool:
+        return any(w.user_id == user_id for w in self.watchers)
+
     def meta(self) -> dict[str, Any]:
         return {
             "host_id": self.host_id,
@@ -282,6 +295,7 @@ class Table:
             "noted": self.noted,
             "notes_told": self.notes_told,
             **({"night_id": self.night_id} if self.night_id is not None else {}),
+            **({"watchers": [[w.user_id, w.name] for w in self.watchers]} if self.watchers else {}),
         }
 
     def draft(self, *, engine: bool = False) -> "Table":
@@ -292,6 +306,7 @@ class Table:
         draft.log = list(self.log)
         draft.options = dict(self.options)
         draft.notes = list(self.notes)
+        draft.watchers = list(self.watchers)
         if engine and self.engine is not None:
             draft.engine = self.engine.copy()
         return draft
@@ -299,7 +314,8 @@ class Table:
     def adopt(self, draft: "Table") -> None:
         """Take over a saved draft's state."""
         for name in ("status", "host_id", "seats", "seed", "log", "options", "started_at", "turn_seat", "turn_deadline",
-                     "saved", "engine", "active_at", "stopped_by", "stop_reason", "idle", "shuffle", "noted"):
+                     "saved", "engine", "active_at", "stopped_by", "stop_reason", "idle", "shuffle", "noted",
+                     "watchers"):
             setattr(self, name, getattr(draft, name))
         self.notes = [note for note in draft.notes if note["n"] > self.notes_told]
 
@@ -552,6 +568,7 @@ class TableManager:
             turn_deadline=meta.get("turn_deadline"),
             active_at=float(meta.get("active_at") or record.updated_at or 0.0),
             night_id=meta.get("night_id"),
+            watchers=[Watcher(int(user_id), str(name)) for user_id, name in meta.get("watchers", ())],
         )
         table.saved = len(table.log)
         table.narrated = min(int(meta.get("narrated", len(table.log))), len(table.log))
@@ -699,6 +716,26 @@ class TableManager:
             draft.seats.append(Seat(user_id, name))
             await self._save(table, draft)
         self.listener(table, [{"type": "lobby", "change": "join", "name": name}])
+
+    async def watch(self, table: Table, user_id: int, name: str, on: bool | None = None) -> bool:
+        """Watch a running table, or stop (``on`` None: the other of the two).
+        Players watch their own game from their seat.  True: watching now."""
+        async with self._locked(table):
+            if table.status != "playing":
+                raise TableError("table.watch_not_playing")
+            if table.seat_of(user_id) is not None:
+                raise TableError("table.watch_seated")
+            watching = table.watching(user_id)
+            want = not watching if on is None else on
+            if want == watching:
+                return watching
+            draft = table.draft()
+            draft.watchers = [w for w in draft.watchers if w.user_id != user_id]
+            if want:
+                draft.watchers.append(Watcher(user_id, name))
+            await self._save(table, draft)
+        self.listener(table, [{"type": "watchers"}])
+        return want
 
     async def leave(self, table: Table, user_id: int) -> list[Note]:
         """Leave the lobby (the host hands it to the next person seated); in a

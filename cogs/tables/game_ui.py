@@ -63,6 +63,8 @@ class GameUI(Protocol):
 
     def lobby_lines(self, table: Table, lang: str) -> list[str]: ...
 
+    def progress(self, table: Table, lang: str) -> tuple[str, list[int]]: ...
+
 
 class TableExtra(Protocol):
     """Another cog's additions to what every table shows (e.g. cogs.after: the

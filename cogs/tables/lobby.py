@@ -98,8 +98,10 @@ class Lobby:
 
     async def create_table(self, interaction: discord.Interaction, game: str, *, seats: int,
                            rounds: int | None, turn_time: int, computers: int | Sequence[str] = 0,
-                           invite: Sequence[int] = (), options: dict[str, Any] | None = None) -> None:
-        """``/<game> new`` (and *Play again*): post a lobby in this channel."""
+                           invite: Sequence[int] = (), options: dict[str, Any] | None = None,
+                           offer: Sequence[int] = ()) -> None:
+        """``/<game> new`` (and *Play again*: ``invite`` the players, ``offer``
+        the watchers the seats nobody holds): post a lobby in this channel."""
         lang = user_lang(interaction)
         channel = interaction.channel
         refusal = self.hosting_refusal(interaction)
@@ -128,13 +130,17 @@ class Lobby:
                 await self.manager.add_computer(table, table.host_id, level)
             except TableError:
                 break  # not saved: the lobby opens with fewer computers; the host may add them
-        content = None
+        lines = []
         if invite:
-            content = t(table.locale, "table.again_invite", host=f"<@{table.host_id}>",
-                        mentions=" ".join(f"<@{user_id}>" for user_id in invite))
+            lines.append(t(table.locale, "table.again_invite", host=f"<@{table.host_id}>",
+                           mentions=" ".join(f"<@{user_id}>" for user_id in invite)))
+        if offer:
+            lines.append(t(table.locale, "table.again_watchers", count=len(offer),
+                           mentions=" ".join(f"<@{user_id}>" for user_id in offer)))
+        content = "\n".join(lines) or None
         mentions = discord.AllowedMentions(users=True, everyone=False, roles=False)
         try:
-            mentions = pinging(invite)
+            mentions = pinging([*invite, *offer])
             if interaction.extras.pop("thinking", False):  # deferred by a slow save: fill "thinking..."
                 sent = await interaction.edit_original_response(
                     content=content, embed=self.lobby_embed(table), view=self.lobby_view(table),
@@ -321,19 +327,25 @@ class Lobby:
         old = self.manager.get(table_id)
         if old is not None:
             game, options, max_seats, seats = old.game, old.options, old.max_seats, old.seats
+            watchers = [w.user_id for w in old.watchers]
         else:  # finished before a restart: the store still has it
             record = await self.bot.store.table(table_id)
             if record is None:
                 raise TableError("table_closed")
             game, options, max_seats = record.game, record.meta["options"], record.meta["max_seats"]
             seats = [Seat.from_dict(s) for s in record.meta["seats"]]
+            watchers = [int(user_id) for user_id, _name in record.meta.get("watchers", ())]
         if not any(seat.user_id == interaction.user.id for seat in seats):
-            raise TableError("not_seated")
+            raise TableError("table.again_watcher" if interaction.user.id in watchers else "not_seated")
+        people = [s.user_id for s in seats if s.user_id is not None]
+        # the seats no person held are the watchers' first: a computer sits only in what they leave
+        offer = [w for w in watchers if w not in people][:max_seats - len(people)]
+        computers = [s.level for s in seats if s.computer][len(offer):]
         await self.create_table(
             interaction, game, seats=max_seats, rounds=options.get("rounds"),
-            turn_time=options.get("turn_time", 0), computers=[s.level for s in seats if s.computer],
-            invite=[s.user_id for s in seats if s.user_id not in (None, interaction.user.id)],
-            options={k: v for k, v in options.items() if k not in ("rounds", "turn_time", "hints")})
+            turn_time=options.get("turn_time", 0), computers=computers,
+            invite=[u for u in people if u != interaction.user.id],
+            options={k: v for k, v in options.items() if k not in ("rounds", "turn_time", "hints")}, offer=offer)
 
     # ------------------------------------------------- /join /start /leave
     async def command(self, interaction: discord.Interaction, op: str) -> None:
@@ -462,6 +474,7 @@ class Cancel(TableButton, kind="table.cancel"):
 
 class Rules(TableButton, kind="table.rules"):
     legacy = "rules"
+    for_watchers = True
 
     async def run(self, click: Click) -> None:
         from cogs.rules import build_page
@@ -533,14 +546,28 @@ def seat_control(table: Table, seat: int, lang: str, row: int) -> discord.ui.Ite
     return step_away_button(table, lang, row)
 
 
+class Watch(TableButton, kind="table.watch"):
+    """*Watch* on a running table message: follow the game without a seat
+    (named on the table message; offered a free seat by *Play again*), or stop."""
+
+    for_watchers = True
+
+    async def run(self, click: Click) -> None:
+        on = await click.cog.manager.watch(click.table, click.user.id, click.user.display_name)
+        where = click.table.thread_id or click.table.channel_id
+        await reply(click.interaction, t(click.lang, "table.watch_on" if on else "table.watch_off",
+                                         table=click.table.id, thread=f"<#{where}>"))
+
+
 class PlayAgain(TableButton, kind="table.again"):
     """Under the final standings: works after the table closed (and after a restart)."""
 
     legacy = "again"
     open_only = False
+    for_watchers = True
 
     async def run(self, click: Click) -> None:
         await click.lobby.play_again(click.interaction, self.table_id)
 
 
-ITEMS = (Join, Leave, AddComputer, Level, Hints, Start, Cancel, Rules, Back, StepAway, PlayAgain)
+ITEMS = (Join, Leave, AddComputer, Level, Hints, Start, Cancel, Rules, Back, StepAway, Watch, PlayAgain)

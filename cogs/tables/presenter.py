@@ -17,11 +17,12 @@ import discord
 from app import budget
 from app.i18n.catalogue import t
 from app.tables.manager import Table, TableManager, starts_turn
+from app.text import plain
 from core import registry
 from core.protocol import Event, to_act
 from cogs.common.ui import NO_PINGS, TRANSIENT, view_of
 from cogs.tables.game_ui import GameUI, TableExtra, TableMessage
-from cogs.tables.lobby import Lobby, PlayAgain, pinging
+from cogs.tables.lobby import Lobby, PlayAgain, Watch, pinging
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +74,27 @@ class _Show:
     #: the change that ended the game reached the presenter: it is saved and recorded
     #: (``table.status`` turns "finished" before the result is recorded and told)
     ended: bool = False
+
+
+SHOWN_WATCHERS = 5  # watchers named on a table message; past that, a count
+
+
+def show_watchers(table: Table, message: TableMessage, lang: str) -> None:
+    """Who is watching, on the table message (names escaped, a count past
+    :data:`SHOWN_WATCHERS`), and *Watch* while the game runs."""
+    if table.watchers:
+        names = [plain(w.name) for w in table.watchers[:SHOWN_WATCHERS]]
+        more = len(table.watchers) - len(names)
+        if more > 0:
+            names.append(t(lang, "table.watching_more", count=more))
+        message.embed.add_field(name=t(lang, "table.watching", count=len(table.watchers)),
+                                value=", ".join(names)[:1024], inline=False)
+    if table.status != "playing":
+        return
+    if message.view is None:
+        message.view = discord.ui.View(timeout=None)
+    if len(message.view.children) < 25:
+        message.view.add_item(Watch.make(table.id, t(lang, "table.watch"), emoji="👀"))
 
 
 def _chunk_items(items: Sequence[_Item], limit: int = 1900) -> list[list[_Item]]:
@@ -460,6 +482,8 @@ class Presenter:
                     lines.append(line)
             elif kind == "started":
                 lines.append(t(lang, "table.game_started", game=t(lang, f"{table.game}.title")))
+            elif kind == "watchers":
+                pass  # someone started or stopped watching: only the table message shows it
             else:
                 ui_events.append(event)
         lines.extend(self.uis[table.game].narrate(table, ui_events, lang))
@@ -570,6 +594,7 @@ class Presenter:
     async def _update_table_message(self, table: Table, repost: bool = False,
                                     answer: discord.Webhook | None = None) -> None:
         message = await self.uis[table.game].table_message(table, table.locale)
+        show_watchers(table, message, table.locale)
         for extra in self.extras:
             extra.table_message(table, message, table.locale)
         try:

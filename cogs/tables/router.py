@@ -202,6 +202,8 @@ class TableItem(discord.ui.DynamicItem[discord.ui.Item[Any]], template=r"(?!)"):
     fields: ClassVar[dict[str, Field]] = {}
     open_only: ClassVar[bool] = True
     legacy: ClassVar[str | None] = None
+    #: someone watching the table may use it (else it is a player's control: a watcher is told so)
+    for_watchers: ClassVar[bool] = False
 
     table_id: int
     ver: int | None
@@ -440,6 +442,9 @@ class Router:
                 raise TableError("table_closed")
         elif item.game is not None and table.game != item.game:
             raise BadInput(item.custom_id)  # another game's id: the bot never put it on this table
+        if (table is not None and not item.for_watchers and table.watching(interaction.user.id)
+                and table.seat_of(interaction.user.id) is None):
+            raise TableError("table.watcher_control")
         click = Click(self.lobby, self.presenter, interaction, table)  # type: ignore[arg-type]
         if item.versioned and table is not None and item.ver != table.version:
             return await item.stale(click)

@@ -18,8 +18,8 @@ import pytest
 from app.i18n.catalogue import t
 from app.nights.host import REMIND_BEFORE
 from tests.e2e import running_bot
-from tests.fakediscord.server import DEFAULT_BOT_PERMISSIONS
 from tests.e2e.test_night import text_of
+from tests.fakediscord.server import DEFAULT_BOT_PERMISSIONS
 
 pytestmark = pytest.mark.timeout(240)
 

@@ -167,7 +167,8 @@ async def test_bad_clicks_during_a_game(world, tmp_path):
             for item in message.buttons() + message.selects():
                 parts = item["custom_id"].split(":")
                 assert parts[0] in ("nimmt.hand", "nimmt.refresh", "table.rules", "shuf", "nimmt.stack",
-                                    "nimmt.cards", "nimmt.take", "table.away") and len(parts) <= 4  # shuf: commitment
+                                    "nimmt.cards", "nimmt.take", "table.away", "table.watch") and len(parts) <= 4
+                # (shuf: the commitment; table.watch: follow the game without a seat)
                 assert int(parts[1]) == t.table_id
                 if parts[0] == "table.away":  # (no version: stepping away is never stale)
                     assert parts[2:] == ["ask"]

@@ -77,6 +77,11 @@ class GarbageUI:
                               description=self.summary(table, view, lang), colour=discord.Colour.dark_green())
         return TableMessage(content="", embed=embed, image=image, view=self.buttons(table, view, lang, version))
 
+    def progress(self, table: Table, lang: str) -> tuple[str, list[int]]:
+        """How far the game is, and each seat's score so far (lower leads): a night's standings show it."""
+        view = table.engine.view(None)  # type: ignore[union-attr]
+        return t(lang, "garbage.progress", hand=view["hand_no"]), [p["slots"] for p in view["players"]]
+
     def summary(self, table: Table, view: dict[str, Any], lang: str) -> str:
         lines = [t(lang, "garbage.summary_hand", hand=view["hand_no"], stock=view["stock"],
                    discard=card_name(lang, view["discard_top"]) if view["discard_top"] else "-")]

@@ -131,6 +131,11 @@ class NimmtUI:
                 items.append(Back.make(table.id, t(lang, "table.im_back")))
         return TableMessage(content="", embed=embed, image=image, view=view_of(*items) if items else None)
 
+    def progress(self, table: Table, lang: str) -> tuple[str, list[int]]:
+        """How far the game is, and each seat's score so far (lower leads): a night's standings show it."""
+        view = table.engine.view(None)  # type: ignore[union-attr]
+        return t(lang, "nimmt.progress", round=view["round"], rounds=view["rounds"]), list(view["scores"])
+
     def summary(self, table: Table, view: dict[str, Any], lang: str) -> str:
         """The table as text: for screen readers and notifications."""
         lines = [t(lang, "nimmt.summary_round", round=view["round"], rounds=view["rounds"],

@@ -127,6 +127,11 @@ class Take6UI:
                 items.append(Back.make(table.id, t(lang, "table.im_back")))
         return TableMessage(content="", embed=embed, image=image, view=view_of(*items) if items else None)
 
+    def progress(self, table: Table, lang: str) -> tuple[str, list[int]]:
+        """How far the game is, and each seat's score so far (lower leads): a night's standings show it."""
+        view = table.engine.view(None)  # type: ignore[union-attr]
+        return t(lang, "take6.progress", deal=view["deal"]), list(view["scores"])
+
     def summary(self, table: Table, view: dict[str, Any], lang: str) -> str:
         """The table as text (screen readers, notifications): rows, and who has chosen, never what."""
         lines = [t(lang, "take6.summary_deal", deal=view["deal"], turn=view["turn"])]
