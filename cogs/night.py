@@ -242,7 +242,7 @@ class NightCog(commands.Cog, name="Night"):
             self.host.remind = self.send_reminder
             self._startup = asyncio.get_running_loop().create_task(self._resume())
             getattr(self.bot, "listings", []).append(self.listing)
-            tables = self.bot.get_cog("Tables")
+            tables = parts(self.bot).loaded_tables
             if tables is not None:
                 tables.extras.append(self)  # the live tables' lines in the standings
 
@@ -252,7 +252,7 @@ class NightCog(commands.Cog, name="Night"):
             parts(self.bot).loaded_night = None
         if self.listing in getattr(self.bot, "listings", []):
             self.bot.listings.remove(self.listing)
-        tables = self.bot.get_cog("Tables")
+        tables = parts(self.bot).loaded_tables
         if tables is not None and self in tables.extras:
             tables.extras.remove(self)
         await self.stop_presenting()
@@ -788,7 +788,8 @@ class NightCog(commands.Cog, name="Night"):
     def live_lines(self, night: Night, lang: str) -> list[str]:
         """Every live table of the round in one line each: how far its game is,
         who leads (fewest points), whose turn it is, and a link into its thread."""
-        uis = getattr(self.bot.get_cog("Tables"), "uis", {})
+        tables = parts(self.bot).loaded_tables
+        uis = tables.uis if tables is not None else {}
         lines = []
         live = night.playing_tables()
         for nt in live[:LIVE_SHOWN]:

@@ -553,7 +553,7 @@ class Watch(TableButton, kind="table.watch"):
     for_watchers = True
 
     async def run(self, click: Click) -> None:
-        on = await click.cog.manager.watch(click.table, click.user.id, click.user.display_name)
+        on = await click.manager.watch(click.table, click.user.id, click.user.display_name)
         where = click.table.thread_id or click.table.channel_id
         await reply(click.interaction, t(click.lang, "table.watch_on" if on else "table.watch_off",
                                          table=click.table.id, thread=f"<#{where}>"))
