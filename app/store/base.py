@@ -231,6 +231,45 @@ def profile_of(user_id: int, game: str, guild_id: int | None, row: Sequence[Any]
     }
 
 
+def scope_of(guild_id: int | None, season: int | None = None) -> int:
+    """The ``stats`` scope of a board: a season's (``-id``), else a guild's
+    (its id), else the global one (0).
+
+    >>> scope_of(None), scope_of(42), scope_of(42, season=7)
+    (0, 42, -7)
+    """
+    if season is not None:
+        if season <= 0:
+            raise ValueError(f"no season {season}")
+        return -season
+    return guild_id or 0
+
+
+def season_record(row: Sequence[Any]) -> dict[str, Any]:
+    """A row ``id, guild_id, name, starts_at, ends_at, meta`` (meta as JSON text)."""
+    return {"id": row[0], "guild_id": row[1], "name": row[2], "starts_at": row[3], "ends_at": row[4],
+            "meta": json.loads(row[5] or "{}")}
+
+
+def record_scopes(record: GameRecord, seasons: Sequence[Sequence[Any]]) -> list[int]:
+    """The scopes a game counts in: global, its guild's, and every season of
+    its guild or of the global calendar (``guild_id`` 0) whose span
+    ``[starts_at, ends_at)`` holds its end (*seasons*: rows ``id, guild_id,
+    starts_at, ends_at``): a game at a boundary counts in the season that
+    starts there, once.
+
+    >>> game = GameRecord(1, 5, 1, "nimmt", 0.0, 100.0, 1, 1, False, True, [])
+    >>> record_scopes(game, [(1, 5, 0.0, 100.0), (2, 5, 100.0, None), (3, 0, 50.0, 200.0), (4, 6, 0.0, None)])
+    [0, 5, -2, -3]
+    """
+    out = [0] if not record.guild_id else [0, record.guild_id]
+    for season_id, guild_id, starts_at, ends_at in seasons:
+        if guild_id in (0, record.guild_id or 0) and starts_at <= record.ended_at and (
+                ends_at is None or record.ended_at < ends_at):
+            out.append(-season_id)
+    return out
+
+
 def check_record(record: GameRecord) -> None:
     game_code(record.game)
     users = [p.user_id for p in record.players if p.user_id is not None]

@@ -59,7 +59,7 @@ import asyncpg
 from app import ratings
 from app.store.base import (
     ACTIVE, BOARDS, CLOSED, GAME_CODES, GUILD_DEFAULTS, MIN_GAMES, ChannelBusy, GameRecord, GroupRecorder, Page, StoreUnavailable,
-    TIE_LOW, TableRecord, UNTOLD_FOR, board_number, game_code, night_record, page_of, profile_of, table_record,
+    TIE_LOW, TableRecord, UNTOLD_FOR, board_number, record_scopes, scope_of, season_record, game_code, night_record, page_of, profile_of, table_record,
 )
 from app.store.pg_migrations import REBUILD_BUCKETS, RECORD_LOCK, TABLES, VALUE_EXPR, migrate, sort_key
 
@@ -144,6 +144,31 @@ SELECT set_config('lock_timeout', $1, true), pg_advisory_xact_lock_shared($2),
                               ORDER BY n) AS l)
 """
 _SPLIT_BUCKETS = "SELECT split_buckets($1, $2)"
+# seasons (app.store.base.record_scopes picks those holding each game's end)
+_SEASONS_AT = """
+SELECT id, guild_id, starts_at, ends_at FROM seasons
+WHERE guild_id = ANY($1::bigint[]) AND (ends_at IS NULL OR ends_at > $2)
+"""
+_SEASON_COLUMNS = "SELECT id, guild_id, name, starts_at, ends_at, meta FROM seasons "
+_SEASON_BY_ID = _SEASON_COLUMNS + "WHERE id = $1"
+_SEASONS_OF = _SEASON_COLUMNS + "WHERE guild_id = $1 ORDER BY starts_at DESC"
+_SEASONS_ENDED = (_SEASON_COLUMNS + "WHERE ends_at <= $1 AND coalesce((meta::jsonb ->> 'closed')::boolean, false)"
+                  " = false ORDER BY ends_at, id")
+_SEASON_NAMED = "SELECT id FROM seasons WHERE guild_id = $1 AND name = $2"
+_SEASON_OVERLAP = """
+SELECT EXISTS (SELECT 1 FROM seasons WHERE guild_id = $1 AND ($3::float8 IS NULL OR starts_at < $3)
+               AND (ends_at IS NULL OR ends_at > $2))
+"""
+_CREATE_SEASON = "INSERT INTO seasons (guild_id, name, starts_at, ends_at) VALUES ($1, $2, $3, $4) RETURNING id"
+_END_SEASON = "UPDATE seasons SET ends_at = $2 WHERE id = $1 AND starts_at < $2 AND (ends_at IS NULL OR ends_at > $2)"
+_DROP_PLANNED = f"""
+DELETE FROM seasons AS d WHERE d.guild_id = (SELECT guild_id FROM seasons WHERE id = $1) AND d.starts_at >= $2
+  AND d.id != $1 AND NOT EXISTS (SELECT 1 FROM stats WHERE game = ANY('{{{",".join(str(c) for c in sorted(GAME_CODES.values()))}}}'::int[]) AND scope = -d.id)
+"""
+_SET_SEASON_META = "UPDATE seasons SET meta = $1 WHERE id = $2"
+_GUILDS_WITH_SETTING = "SELECT guild_id, value FROM guild_settings WHERE key = $1"
+#: advisory lock (with a guild's hash) around making a guild's season
+SEASON_LOCK = 7_535_300
 #: optimistic attempts of a group before it takes the record lock for its read too
 RECORD_ATTEMPTS = 3
 #: stats rows a process remembers as it last wrote them (least recently used
@@ -532,8 +557,14 @@ class PostgresStore(GroupRecorder):
         for i, record in enumerate(records):
             first.setdefault(record.table_id, i)
         fresh = [records[i] for i in sorted(first.values())]
+        # the seasons holding each game's end (a season's span never changes once a
+        # game could have counted in it: an end is set at the moment it is made)
+        guilds = sorted({0, *(g.guild_id or 0 for g in fresh)})
+        seasons = [tuple(row) for row in await self._pool.fetch(_SEASONS_AT, guilds,
+                                                                 min(g.ended_at for g in fresh))]
+        scopes = {g.table_id: record_scopes(g, seasons) for g in fresh}
         keys = sorted({(game_code(g.game), scope, pr.user_id) for g in fresh
-                       for scope in ([0] if not g.guild_id else [0, g.guild_id])
+                       for scope in scopes[g.table_id]
                        for pr in g.players if pr.user_id is not None})
         key_args = [list(col) for col in zip(*keys)] if keys else [[], [], []]
         tables = [g.table_id for g in fresh]
@@ -548,12 +579,12 @@ class PostgresStore(GroupRecorder):
                     if attempt < RECORD_ATTEMPTS:
                         if seen is None:
                             seen = self._read_rows(await conn.fetch(_READ_FOR_RECORD, *key_args, tables))
-                        got = await self._try_group(conn, fresh, *seen, key_args)
+                        got = await self._try_group(conn, fresh, *seen, key_args, scopes)
                     else:
                         async with conn.transaction():  # the locks record_games takes, before the read
                             await conn.execute(_RECORD_LOCKS, str(RECORD_LOCK_WAIT_MS), RECORD_LOCK, users)
                             seen = self._read_rows(await conn.fetch(_READ_FOR_RECORD, *key_args, tables))
-                            got = await self._try_group(conn, fresh, *seen, key_args)
+                            got = await self._try_group(conn, fresh, *seen, key_args, scopes)
                 except (asyncpg.DeadlockDetectedError, asyncpg.SerializationError):
                     if attempt == RECORD_ATTEMPTS:
                         raise
@@ -597,7 +628,7 @@ class PostgresStore(GroupRecorder):
 
     @staticmethod
     async def _try_group(conn: asyncpg.Connection, fresh: list[GameRecord], current: dict, recorded: set[int],
-                         key_args: list) -> tuple[dict[int, int], bool, dict] | str:
+                         key_args: list, scopes: dict[int, list[int]]) -> tuple[dict[int, int], bool, dict] | str:
         """One ``record_games_v3`` from the rows *current* (not changed by
         this call): table id -> game id of the games written, whether a
         bucket is to split and the stats rows written; or, when the function
@@ -620,7 +651,7 @@ class PostgresStore(GroupRecorder):
         default = (ratings.DEFAULT_MU, ratings.DEFAULT_SIGMA)
         for g in done:
             code = game_code(g.game)
-            for scope in ([0] if not g.guild_id else [0, g.guild_id]):
+            for scope in scopes[g.table_id]:
                 new: list[tuple[float, float] | None] = [None] * len(g.players)
                 if g.rated and len(g.players) >= 2:
                     rated_before = []
@@ -657,8 +688,9 @@ class PostgresStore(GroupRecorder):
             return missed
         return {g.table_id: int(game_id) for g, game_id in zip(done, ids)}, split, written
 
-    async def profile(self, user_id: int, game: str, guild_id: int | None = None) -> dict[str, Any] | None:
-        row = await self._pool.fetchrow(_PROFILE, game_code(game), guild_id or 0, user_id)
+    async def profile(self, user_id: int, game: str, guild_id: int | None = None, *,
+                      season: int | None = None) -> dict[str, Any] | None:
+        row = await self._pool.fetchrow(_PROFILE, game_code(game), scope_of(guild_id, season), user_id)
         return None if row is None else profile_of(user_id, game, guild_id, tuple(row))
 
     async def leaderboard(
@@ -672,12 +704,13 @@ class PostgresStore(GroupRecorder):
         *,
         after: str | None = None,
         before: str | None = None,
+        season: int | None = None,
     ) -> Page:
         """One page of a board, or the page after/before a cursor (as the SQLite store)."""
         if page_size < 1:
             raise ValueError("page_size must be >= 1")
         board = board_number(by)
-        args = (game_code(game), guild_id or 0)
+        args = (game_code(game), scope_of(guild_id, season))
         if min_games != MIN_GAMES and by in ("rating", "win_rate"):
             if after is not None or before is not None:
                 raise ValueError("cursors need the indexed board (min_games == MIN_GAMES)")
@@ -717,20 +750,22 @@ class PostgresStore(GroupRecorder):
         return 0 if ahead == 0 else int(await self._pool.fetchval(sql["tied"], *args, key))
 
     async def rank(
-        self, user_id: int, game: str, guild_id: int | None = None, by: str = "rating", min_games: int = MIN_GAMES
+        self, user_id: int, game: str, guild_id: int | None = None, by: str = "rating", min_games: int = MIN_GAMES,
+        *, season: int | None = None,
     ) -> int | None:
         """Exact 1-based rank of *user_id* on a board (shared with equal values); None if not on it."""
-        place = await self.board_place(user_id, game, guild_id, by, min_games)
+        place = await self.board_place(user_id, game, guild_id, by, min_games, season=season)
         return None if place is None else place[0]
 
     async def board_place(
-        self, user_id: int, game: str, guild_id: int | None = None, by: str = "rating", min_games: int = MIN_GAMES
+        self, user_id: int, game: str, guild_id: int | None = None, by: str = "rating", min_games: int = MIN_GAMES,
+        *, season: int | None = None,
     ) -> tuple[int, int] | None:
         """``(rank, position)`` on a board (as the SQLite store)."""
         board = board_number(by)
         plain = min_games != MIN_GAMES and by in ("rating", "win_rate")
         sql = (_plain_sql(board, min_games) if plain else _BOARD_SQL[board])["rank"]
-        row = await self._pool.fetchrow(sql, game_code(game), guild_id or 0, user_id)
+        row = await self._pool.fetchrow(sql, game_code(game), scope_of(guild_id, season), user_id)
         return None if row is None else (int(row[2]) + 1, int(row[1]) + 1)
 
     async def history(
@@ -805,6 +840,49 @@ class PostgresStore(GroupRecorder):
         await self._pool.execute(_SET_GUILD_SETTING, guild_id, key, json.dumps(value))
 
     # -- maintenance ---------------------------------------------------------
+
+    # -- seasons (as the SQLite store) ----------------------------------------
+
+    async def create_season(self, guild_id: int, name: str, starts_at: float, ends_at: float | None = None, *,
+                            exist_ok: bool = False) -> int:
+        if ends_at is not None and ends_at <= starts_at:
+            raise ValueError("a season ends after it starts")
+        async with self._pool.acquire() as conn:
+            async with conn.transaction():
+                # one guild's seasons are made one at a time (the overlap check holds)
+                await conn.execute("SELECT pg_advisory_xact_lock($1, hashint8($2))", SEASON_LOCK, guild_id)
+                same = await conn.fetchval(_SEASON_NAMED, guild_id, name)
+                if same is not None:
+                    if exist_ok:
+                        return int(same)
+                    raise LookupError(f"guild {guild_id} has a season {name!r}")
+                if await conn.fetchval(_SEASON_OVERLAP, guild_id, starts_at, ends_at):
+                    raise ValueError(f"season {name!r} overlaps another season of guild {guild_id}")
+                return int(await conn.fetchval(_CREATE_SEASON, guild_id, name, starts_at, ends_at))
+
+    async def end_season(self, season_id: int, at: float) -> dict[str, Any] | None:
+        async with self._pool.acquire() as conn:
+            async with conn.transaction():
+                await conn.execute(_END_SEASON, season_id, at)
+                await conn.execute(_DROP_PLANNED, season_id, at)
+                row = await conn.fetchrow(_SEASON_BY_ID, season_id)
+        return None if row is None else season_record(tuple(row))
+
+    async def season(self, season_id: int) -> dict[str, Any] | None:
+        row = await self._pool.fetchrow(_SEASON_BY_ID, season_id)
+        return None if row is None else season_record(tuple(row))
+
+    async def seasons(self, guild_id: int) -> list[dict[str, Any]]:
+        return [season_record(tuple(row)) for row in await self._pool.fetch(_SEASONS_OF, guild_id)]
+
+    async def seasons_ended(self, now: float) -> list[dict[str, Any]]:
+        return [season_record(tuple(row)) for row in await self._pool.fetch(_SEASONS_ENDED, now)]
+
+    async def set_season_meta(self, season_id: int, meta: dict[str, Any]) -> None:
+        await self._pool.execute(_SET_SEASON_META, json.dumps(meta), season_id)
+
+    async def guilds_with_setting(self, key: str) -> dict[int, Any]:
+        return {row[0]: json.loads(row[1]) for row in await self._pool.fetch(_GUILDS_WITH_SETTING, key)}
 
     async def rebuild_boards(self) -> None:
         """Recount every board's buckets from ``stats`` (one transaction,
@@ -916,8 +994,9 @@ _COPY_COLUMNS: dict[str, tuple[str, ...]] = {
     "stats": ("game", "scope", "user_id", "games", "wins", "score_sum", "counters", "rated_games", "mu", "sigma"),
     "nights": ("id", "guild_id", "channel_id", "game", "status", "meta", "created_at", "updated_at"),
     "night_players": ("night_id", "user_id", "guild_id", "game", "place", "points", "wins", "games"),
+    "seasons": ("id", "guild_id", "name", "starts_at", "ends_at", "meta"),
 }
-_FLOATS = {"created_at", "updated_at", "started_at", "ended_at", "mu", "sigma", "points"}
+_FLOATS = {"created_at", "updated_at", "started_at", "ended_at", "mu", "sigma", "points", "starts_at", "ends_at"}
 _BOOLS = {"has_bots", "rated"}
 _COPY_CHUNK = 5000
 
@@ -979,7 +1058,7 @@ async def copy_sqlite(sqlite_path: str, dsn: str) -> dict[str, int]:
             await conn.execute("ALTER TABLE stats ENABLE TRIGGER stats_boards")
             for statement in REBUILD_BUCKETS:
                 await conn.execute(statement)
-            for name in ("tables", "games", "nights"):
+            for name in ("tables", "games", "nights", "seasons"):
                 await conn.execute(
                     f"SELECT setval(pg_get_serial_sequence('{name}', 'id'), coalesce(max(id), 0) + 1, false)"
                     f" FROM {name}")

@@ -82,7 +82,7 @@ from app.store.base import (
     ACTIVE, BOARD_NUMBERS, CLOSED, GUILD_DEFAULTS, MIN_GAMES, RECORD_BATCH, ChannelBusy, GameRecord,  # noqa: F401
     GroupRecorder, Page, PlayerResult, StoreUnavailable, TableRecord,
     board_number as _board_number, game_code as _game_code, night_record as _night, page_of, profile_of,
-    table_record as _table, UNTOLD_FOR, TIE_LOW,
+    table_record as _table, UNTOLD_FOR, TIE_LOW, record_scopes, scope_of, season_record,
 )
 from app.store.sqlite_migrations import (
     BOARD_TRIGGERS, BOARD_TRIGGER_NAMES, BOARDS, GAME_CODES, REBUILD_BUCKETS, VALUE_EXPR, migrate, sort_key,
@@ -148,10 +148,15 @@ _UNTOLD_CLOSED = _TABLE_COLUMNS.replace("FROM tables AS t", "FROM tables AS t IN
 # record_game: inside BEGIN IMMEDIATE, one read for "already recorded?" and
 # the current ratings of the humans in every scope.
 _RECORD_READ = """
-SELECT -1, NULL, NULL, NULL, NULL, NULL FROM games WHERE table_id = :table_id
+SELECT NULL, NULL, NULL, NULL, NULL, NULL FROM games WHERE table_id = :table_id
 UNION ALL
 SELECT scope, user_id, mu, sigma, games, wins FROM stats
-WHERE game = :game AND scope IN (0, :scope) AND user_id IN (SELECT value FROM json_each(:users))
+WHERE game = :game AND scope IN (SELECT value FROM json_each(:scopes)) AND user_id IN (SELECT value FROM json_each(:users))
+"""
+# the seasons of a guild and of the global calendar that may hold a game's end
+_SEASONS_AT = """
+SELECT id, guild_id, starts_at, ends_at FROM seasons
+WHERE guild_id IN (0, :g) AND starts_at <= :t AND (ends_at IS NULL OR ends_at > :t)
 """
 _INSERT_GAME = """
 INSERT INTO games (table_id, guild_id, channel_id, game, started_at, ended_at, seed, rounds,
@@ -406,6 +411,24 @@ SELECT g.id, g.table_id, g.guild_id, g.channel_id, g.game, g.started_at, g.ended
         LEFT JOIN players AS p ON p.user_id = r.user_id)
 FROM games AS g WHERE g.id = ?
 """
+_SEASON_COLUMNS = "SELECT id, guild_id, name, starts_at, ends_at, meta FROM seasons "
+_SEASON_BY_ID = _SEASON_COLUMNS + "WHERE id = ?"
+_SEASONS_OF = _SEASON_COLUMNS + "WHERE guild_id = ? ORDER BY starts_at DESC"
+_SEASONS_ENDED = (_SEASON_COLUMNS + "WHERE ends_at <= ? AND coalesce(json_extract(meta, '$.closed'), 0) = 0"
+                  " ORDER BY ends_at, id")
+_SEASON_NAMED = "SELECT id FROM seasons WHERE guild_id = :g AND name = :n"
+_SEASON_OVERLAP = """
+SELECT 1 FROM seasons WHERE guild_id = :g AND (:e IS NULL OR starts_at < :e) AND (ends_at IS NULL OR ends_at > :a)
+"""
+_CREATE_SEASON = "INSERT INTO seasons (guild_id, name, starts_at, ends_at) VALUES (:g, :n, :a, :e) RETURNING id"
+_END_SEASON = "UPDATE seasons SET ends_at = :t WHERE id = :id AND starts_at < :t AND (ends_at IS NULL OR ends_at > :t)"
+# seasons planned after the end (a calendar's next one) that no game counted in yet
+_DROP_PLANNED = """
+DELETE FROM seasons WHERE guild_id = (SELECT guild_id FROM seasons WHERE id = :id) AND starts_at >= :t
+  AND id != :id AND NOT EXISTS (SELECT 1 FROM stats WHERE game IN ({codes}) AND scope = -seasons.id)
+""".format(codes=", ".join(str(code) for code in sorted(GAME_CODES.values())))
+_SET_SEASON_META = "UPDATE seasons SET meta = ? WHERE id = ?"
+_GUILDS_WITH_SETTING = "SELECT guild_id, value FROM guild_settings WHERE key = ?"
 _GUILD_SETTINGS = "SELECT key, value FROM guild_settings WHERE guild_id = ?"
 _SET_GUILD_SETTING = """
 INSERT INTO guild_settings (guild_id, key, value) VALUES (?, ?, ?)
@@ -687,13 +710,15 @@ class SqliteStore(GroupRecorder):
     @classmethod
     def _record_one(cls, conn: sqlite3.Connection, record: GameRecord) -> int | None:
         code = _game_code(record.game)
-        # guild 0 would be the global scope twice (reads take 0 as global)
-        scopes = [0] if not record.guild_id else [0, record.guild_id]
+        # global, the guild's, and the seasons holding the game's end, read in this
+        # transaction: a season that ends or starts meanwhile cannot lose or double it
+        seasons = conn.execute(_SEASONS_AT, {"g": record.guild_id or 0, "t": record.ended_at}).fetchall()
+        scopes = record_scopes(record, seasons)
         users = [p.user_id for p in record.players if p.user_id is not None]
-        read = {"table_id": record.table_id, "game": code, "scope": scopes[-1], "users": json.dumps(users)}
+        read = {"table_id": record.table_id, "game": code, "scopes": json.dumps(scopes), "users": json.dumps(users)}
         current: dict[tuple[int, int], tuple[Any, ...]] = {}
         for row in conn.execute(_RECORD_READ, read):
-            if row[0] == -1:
+            if row[0] is None:  # (a scope is never NULL; season scopes are negative)
                 return None  # this table's game is already recorded
             current[row[0], row[1]] = row[2:]  # mu, sigma, games, wins
         game_id = int(conn.execute(_INSERT_GAME, (
@@ -767,14 +792,17 @@ class SqliteStore(GroupRecorder):
                 }))
         return out
 
-    async def profile(self, user_id: int, game: str, guild_id: int | None = None) -> dict[str, Any] | None:
-        """A player's figures for *game* in a guild (or globally); None if never played.
+    async def profile(self, user_id: int, game: str, guild_id: int | None = None, *,
+                      season: int | None = None) -> dict[str, Any] | None:
+        """A player's figures for *game* in a guild (or globally, or in a
+        *season*); None if never played.
 
         ``rank`` is the exact place on that scope's rating board (None when
         not on it: unrated, or fewer than ``MIN_GAMES`` games).
         """
         code = _game_code(game)
-        rows = list(await self._r.execute_fetchall(_PROFILE, {"g": code, "s": guild_id or 0, "b": 0, "u": user_id}))
+        params = {"g": code, "s": scope_of(guild_id, season), "b": 0, "u": user_id}
+        rows = list(await self._r.execute_fetchall(_PROFILE, params))
         if not rows:
             return None
         (name, games, wins, score_sum, counters, rated_games, mu, sigma, _, rank) = rows[0]
@@ -792,8 +820,10 @@ class SqliteStore(GroupRecorder):
         *,
         after: str | None = None,
         before: str | None = None,
+        season: int | None = None,
     ) -> Page:
-        """One page of a board (0-based *page*), or the page after/before a cursor.
+        """One page of a board (0-based *page*), or the page after/before a cursor
+        (a *season*'s board instead of the guild's or the global one).
 
         Boards: 'rating' (ordinal, players with >= *min_games* games and a
         rating), 'wins', 'win_rate' (>= *min_games* games), 'games'.  Order:
@@ -803,7 +833,7 @@ class SqliteStore(GroupRecorder):
         if page_size < 1:
             raise ValueError("page_size must be >= 1")
         board = _board_number(by)
-        params: dict[str, Any] = {"g": _game_code(game), "s": guild_id or 0, "b": board, "n": page_size}
+        params: dict[str, Any] = {"g": _game_code(game), "s": scope_of(guild_id, season), "b": board, "n": page_size}
         if min_games != MIN_GAMES and by in ("rating", "win_rate"):
             if after is not None or before is not None:
                 raise ValueError("cursors need the indexed board (min_games == MIN_GAMES)")
@@ -884,21 +914,23 @@ class SqliteStore(GroupRecorder):
                           await self._tied(sql, params, rows[0][5], params["pos"]))
 
     async def rank(
-        self, user_id: int, game: str, guild_id: int | None = None, by: str = "rating", min_games: int = MIN_GAMES
+        self, user_id: int, game: str, guild_id: int | None = None, by: str = "rating", min_games: int = MIN_GAMES,
+        *, season: int | None = None,
     ) -> int | None:
         """Exact 1-based rank of *user_id* on a board (shared with the
         entries of equal value); None if not on it."""
-        place = await self.board_place(user_id, game, guild_id, by, min_games)
+        place = await self.board_place(user_id, game, guild_id, by, min_games, season=season)
         return None if place is None else place[0]
 
     async def board_place(
-        self, user_id: int, game: str, guild_id: int | None = None, by: str = "rating", min_games: int = MIN_GAMES
+        self, user_id: int, game: str, guild_id: int | None = None, by: str = "rating", min_games: int = MIN_GAMES,
+        *, season: int | None = None,
     ) -> tuple[int, int] | None:
         """``(rank, position)`` of *user_id* on a board: the shared place and
         the 1-based position in the board's order (its page is
         ``(position - 1) // page_size``); None if not on it."""
         board = _board_number(by)
-        params = {"g": _game_code(game), "s": guild_id or 0, "b": board, "u": user_id}
+        params = {"g": _game_code(game), "s": scope_of(guild_id, season), "b": board, "u": user_id}
         if min_games != MIN_GAMES and by in ("rating", "win_rate"):
             sql = _PLAIN_SQL[board]["rank"]
             params["min"] = min_games
@@ -1003,6 +1035,67 @@ class SqliteStore(GroupRecorder):
         """Set one setting (any JSON value)."""
         params = (guild_id, key, json.dumps(value))
         await self._write(lambda conn: conn.execute(_SET_GUILD_SETTING, params))
+
+    # -- seasons -------------------------------------------------------------
+
+    async def create_season(self, guild_id: int, name: str, starts_at: float, ends_at: float | None = None, *,
+                            exist_ok: bool = False) -> int:
+        """Save a season of *guild_id* (0: the global calendar's) from
+        *starts_at* to *ends_at* (None: until ended by hand); returns its id.
+
+        ``LookupError`` when the guild has a season of that name already
+        (with *exist_ok*: its id instead, for calendar seasons made by every
+        process alike); ``ValueError`` when the span overlaps another season
+        of the guild (a game would count in both)."""
+        if ends_at is not None and ends_at <= starts_at:
+            raise ValueError("a season ends after it starts")
+        params = {"g": guild_id, "n": name, "a": starts_at, "e": ends_at}
+
+        def create(conn: sqlite3.Connection) -> int:
+            same = conn.execute(_SEASON_NAMED, params).fetchone()
+            if same is not None:
+                if exist_ok:
+                    return int(same[0])
+                raise LookupError(f"guild {guild_id} has a season {name!r}")
+            if conn.execute(_SEASON_OVERLAP, params).fetchone() is not None:
+                raise ValueError(f"season {name!r} overlaps another season of guild {guild_id}")
+            return int(conn.execute(_CREATE_SEASON, params).fetchone()[0])
+
+        return await self._write(create)
+
+    async def end_season(self, season_id: int, at: float) -> dict[str, Any] | None:
+        """End a season at *at* (an open one, or one planned to end later),
+        and drop the guild's seasons planned to start after *at* that hold
+        no game; returns the season as it is now (None: no such season)."""
+        def end(conn: sqlite3.Connection) -> Any:
+            conn.execute(_END_SEASON, {"id": season_id, "t": at})
+            conn.execute(_DROP_PLANNED, {"id": season_id, "t": at})
+            return conn.execute(_SEASON_BY_ID, (season_id,)).fetchone()
+
+        row = await self._write(end)
+        return None if row is None else season_record(row)
+
+    async def season(self, season_id: int) -> dict[str, Any] | None:
+        """One season: ``{"id", "guild_id", "name", "starts_at", "ends_at", "meta"}``."""
+        rows = list(await self._r.execute_fetchall(_SEASON_BY_ID, (season_id,)))
+        return season_record(rows[0]) if rows else None
+
+    async def seasons(self, guild_id: int) -> list[dict[str, Any]]:
+        """Every season of a guild (0: the global calendar's), newest first."""
+        return [season_record(row) for row in await self._r.execute_fetchall(_SEASONS_OF, (guild_id,))]
+
+    async def seasons_ended(self, now: float) -> list[dict[str, Any]]:
+        """Seasons of every guild that have ended by *now* and are not
+        closed yet (``meta.closed``: their final standings told), oldest first."""
+        return [season_record(row) for row in await self._r.execute_fetchall(_SEASONS_ENDED, (now,))]
+
+    async def set_season_meta(self, season_id: int, meta: dict[str, Any]) -> None:
+        params = (json.dumps(meta), season_id)
+        await self._write(lambda conn: conn.execute(_SET_SEASON_META, params))
+
+    async def guilds_with_setting(self, key: str) -> dict[int, Any]:
+        """Every guild that has set *key*, with its value."""
+        return {g: json.loads(v) for g, v in await self._r.execute_fetchall(_GUILDS_WITH_SETTING, (key,))}
 
     # -- maintenance ---------------------------------------------------------
 

@@ -623,8 +623,32 @@ _TABLES_CLOSED = (
     "CREATE INDEX tables_closed ON tables (updated_at) WHERE status IN ('cancelled', 'abandoned')",
 )
 
+# Version 9: seasons.  A season is a span of time of one guild (guild_id 0:
+# the global season of the cross-server boards), from ``starts_at`` to
+# ``ends_at`` (NULL: open until ended by hand); a game counts in every season
+# of its guild and of the global calendar whose span holds its end (spans of
+# one guild never overlap: the half-open ``[starts_at, ends_at)``, so a game
+# at the boundary counts once).  Its boards are ``stats`` rows of scope
+# ``-id`` (the guild scopes are positive, the global one 0), so a season's
+# boards are the same indexes and bucket counters as the all-time ones.
+_SEASONS = (
+    """
+    CREATE TABLE seasons (
+        id         INTEGER PRIMARY KEY,
+        guild_id   INTEGER NOT NULL,
+        name       TEXT NOT NULL,
+        starts_at  REAL NOT NULL,
+        ends_at    REAL,
+        meta       TEXT NOT NULL DEFAULT '{}',
+        UNIQUE (guild_id, name)
+    )
+    """,
+    "CREATE INDEX seasons_span ON seasons (guild_id, starts_at)",
+)
+
 #: MIGRATIONS[k] brings user_version k to k + 1.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _TABLES_ABANDONED, _VERSUS, _NIGHTS, _TABLES_CLOSED)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _TABLES_ABANDONED, _VERSUS, _NIGHTS, _TABLES_CLOSED,
+                                           _SEASONS)
 LATEST = len(MIGRATIONS)
 
 #: rebuild every board's buckets from ``stats`` (run with the board triggers

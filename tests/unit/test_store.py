@@ -810,3 +810,82 @@ def test_a_process_that_dies_with_its_store_open_still_exits_and_keeps_what_it_c
             await store.close()
 
     assert asyncio.run(read())["language"] == "de"
+
+
+# -- seasons -----------------------------------------------------------------------
+
+
+def _at(table_id, ended_at, results, guild_id=10):
+    game = nimmt_game(table_id, results, guild_id=guild_id)
+    return GameRecord(**{**game.__dict__, "ended_at": ended_at})
+
+
+async def test_a_season_counts_the_games_that_end_in_it_once(store_target):
+    """Games ending just before, at and after a boundary count in exactly one
+    season each (the one whose span holds their end), next to the unchanged
+    all-time boards; a restart in the middle changes nothing; a season's
+    boards have shared places and exact ranks like the all-time ones."""
+    s = await Store.open(store_target, checkpoint_interval=None)
+    try:
+        autumn = await s.create_season(10, "autumn", 1000.0, 2000.0)
+        winter = await s.create_season(10, "winter", 2000.0, 3000.0)
+        world = await s.create_season(0, "2026-Q4", 1500.0, None)  # the global calendar's
+        other = await s.create_season(11, "autumn", 1000.0, 2000.0)  # another guild's: not ours
+        with pytest.raises(LookupError):
+            await s.create_season(10, "autumn", 5000.0, 6000.0)
+        with pytest.raises(ValueError):  # overlapping spans would count a game twice
+            await s.create_season(10, "clash", 2500.0, 3500.0)
+        assert await s.create_season(10, "winter", 2000.0, 3000.0, exist_ok=True) == winter
+        results = [(1, 1, 0), (2, 2, 5)]
+        for table_id, ended in ((1, 999.0), (2, 1999.999), (3, 2000.0), (4, 2000.001), (5, 2999.0), (6, 3000.0)):
+            await s.record_game(_at(table_id, ended, results))
+        await s.record_game(_at(7, 1999.0, [(3, 1, 0), (1, 2, 4)]))
+    finally:
+        await s.close()
+    s = await Store.open(store_target, checkpoint_interval=None)  # a restart
+    try:
+        await s.record_game(_at(3, 2000.0, results))  # recorded again after the restart: still once
+        await s.record_game(_at(8, 2000.5, [(2, 1, 0), (3, 2, 4)]))
+
+        async def games(user, **where):
+            p = await s.profile(user, "nimmt", **where)
+            return p and p["games"]
+
+        assert await games(1, guild_id=10) == 7 and await games(1) == 7  # all-time: everything
+        assert await games(1, season=autumn) == 2  # ended 1999.999 and 1999.0 (999.0 is before it)
+        assert await games(1, season=winter) == 3  # 2000.0 (its first instant), 2000.001, 2999.0
+        assert await games(1, season=world) == 6  # from 1500 on, open: 1999.999 .. 3000.0 and 1999.0
+        assert await games(1, season=other) is None
+        assert await games(2, season=winter) == 4 and await games(3, season=winter) == 1
+        board = await s.leaderboard("nimmt", 10, by="wins", season=winter)
+        assert [(r["rank"], r["user_id"], r["value"]) for r in board.rows] == [(1, 1, 3), (2, 2, 1), (3, 3, 0)]
+        assert await s.board_place(3, "nimmt", by="games", season=winter) == (3, 3)
+        games_board = await s.leaderboard("nimmt", by="games", season=autumn)
+        assert [(r["rank"], r["user_id"]) for r in games_board.rows] == [(1, 1), (2, 2), (2, 3)]  # 2 and 3 share
+        assert (await s.profile(1, "nimmt", season=autumn))["mu"] is not None  # its own rating, from scratch
+        assert [x["name"] for x in await s.seasons(10)] == ["winter", "autumn"]
+    finally:
+        await s.close()
+
+
+async def test_ending_a_season_by_hand_and_the_calendars_next_one(store):
+    """Ending at a moment closes the span there: a game after it is in no
+    season of the guild until the next starts; a planned season that holds
+    no game is dropped with the end; ended seasons are listed until closed."""
+    open_ = await store.create_season(10, "cup", 100.0, 1000.0)
+    planned = await store.create_season(10, "next", 1000.0, 2000.0)  # a calendar's next, made ahead
+    await store.record_game(_at(1, 150.0, [(1, 1, 0), (2, 2, 3)]))
+    ended = await store.end_season(open_, 200.0)
+    assert ended["ends_at"] == 200.0 and ended["name"] == "cup"
+    assert await store.season(planned) is None  # (nothing counted in it yet)
+    await store.record_game(_at(2, 200.0, [(1, 1, 0), (2, 2, 3)]))
+    assert (await store.profile(1, "nimmt", season=open_))["games"] == 1
+    assert [x["id"] for x in await store.seasons_ended(199.0)] == []
+    due = await store.seasons_ended(300.0)
+    assert [x["id"] for x in due] == [open_]
+    await store.set_season_meta(open_, {"closed": True, "champions": {"nimmt": [1]}})
+    assert await store.seasons_ended(300.0) == []
+    assert (await store.season(open_))["meta"]["champions"] == {"nimmt": [1]}
+    assert (await store.end_season(open_, 250.0))["ends_at"] == 200.0  # an end stays where it was
+    with pytest.raises(ValueError):
+        await store.leaderboard("nimmt", season=0)
