@@ -43,6 +43,7 @@ INITIAL_EXTENSIONS = (
     "cogs.admin",
     "cogs.guard",
     "cogs.night",
+    "cogs.seasons",
     "cogs.help",
 )
 

@@ -64,7 +64,7 @@ def board_value(lang: str, by: str, row: dict[str, Any]) -> str:
 
 
 class BoardButton(discord.ui.DynamicItem[discord.ui.Button],
-                  template=r"lb:(?P<game>" + registry.KEY_PATTERN + r"):(?P<scope>g|" + ID_PATTERN + r"):(?P<by>rating|wins|win_rate|games):(?P<page>\d{1,7})"):
+                  template=r"lb:(?P<game>" + registry.KEY_PATTERN + r"):(?P<scope>g|s?" + ID_PATTERN + r"):(?P<by>rating|wins|win_rate|games):(?P<page>\d{1,7})"):
     """Previous/next on a leaderboard; everything needed lives in the custom_id."""
 
     def __init__(self, game: str, scope: str, by: str, page: int, label: str, disabled: bool = False) -> None:
@@ -83,7 +83,7 @@ class BoardButton(discord.ui.DynamicItem[discord.ui.Button],
 
 
 class MyPlaceButton(discord.ui.DynamicItem[discord.ui.Button],
-                    template=r"lbme:(?P<game>" + registry.KEY_PATTERN + r"):(?P<scope>g|" + ID_PATTERN + r"):(?P<by>rating|wins|win_rate|games)"):
+                    template=r"lbme:(?P<game>" + registry.KEY_PATTERN + r"):(?P<scope>g|s?" + ID_PATTERN + r"):(?P<by>rating|wins|win_rate|games)"):
     """*My place* on a leaderboard: the page with the user's own line (found at the click)."""
 
     def __init__(self, game: str, scope: str, by: str, label: str) -> None:
@@ -241,10 +241,12 @@ class StatsCog(commands.Cog, name="Stats"):
                           description=_("The best players, in this server or everywhere",
                                         key="commands.leaderboard.description"))
     @app_commands.rename(game=_("game", key="commands.opt_game.name"), scope=_("scope", key="commands.opt_scope.name"),
-                         by=_("by", key="commands.opt_by.name"))
+                         by=_("by", key="commands.opt_by.name"), season=_("season", key="commands.opt_season.name"))
     @app_commands.describe(game=_("Which game", key="commands.opt_game.description"),
                            scope=_("This server or all servers", key="commands.opt_scope.description"),
-                           by=_("What to rank by", key="commands.opt_by.description"))
+                           by=_("What to rank by", key="commands.opt_by.description"),
+                           season=_("A season's board (this season or a past one)",
+                                    key="commands.opt_season.description"))
     @app_commands.choices(
         game=GAME_CHOICES,
         scope=[app_commands.Choice(name=_("this server", key="commands.choice_server.name"), value="server"),
@@ -256,31 +258,81 @@ class StatsCog(commands.Cog, name="Stats"):
     )
     async def leaderboard(self, interaction: discord.Interaction, game: app_commands.Choice[str] | None = None,
                           scope: app_commands.Choice[str] | None = None,
-                          by: app_commands.Choice[str] | None = None) -> None:
+                          by: app_commands.Choice[str] | None = None,
+                          season: app_commands.Range[str, 1, 60] | None = None) -> None:
         where = "g" if (scope and scope.value == "global") or interaction.guild_id is None else str(interaction.guild_id)
+        if season is not None:  # a season's board: of this server, else the global calendar's
+            found = await self.find_season(interaction, season, global_only=where == "g")
+            if found is None:
+                return await reply(interaction, t(user_lang(interaction), "seasons.no_such_season",
+                                                  name=plain(season)))
+            where = f"s{found['id']}"
         # "this server" asked in a DM: there is none, and the answer says which board it is instead
         note = scope is not None and scope.value == "server" and interaction.guild_id is None
         await self.show_board(interaction, game.value if game else DEFAULT_GAME, where, by.value if by else "rating", 0,
                               note="stats.dm_all_servers" if note else None)
 
-    async def show_board(self, interaction: discord.Interaction, game: str, scope: str, by: str, page: int | None,
-                         edit: bool = False, note: str | None = None) -> None:
-        """A page of a board (``page`` None: the page with the user's own line)."""
+    async def find_season(self, interaction: discord.Interaction, text: str,
+                          global_only: bool = False) -> dict[str, Any] | None:
+        """The season a user named (or picked: its id) among this server's
+        and the global calendar's, newest first."""
+        store = self.bot.store
+        seasons = [] if global_only or interaction.guild_id is None else await store.seasons(interaction.guild_id)
+        seasons += await store.seasons(0)
+        wanted = text.strip().casefold()
+        return next((s for s in seasons if str(s["id"]) == wanted or s["name"].casefold() == wanted), None)
+
+    @leaderboard.autocomplete("season")
+    async def season_names(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
         lang = user_lang(interaction)
-        if scope != "g" and scope != str(interaction.guild_id):
-            return await reply(interaction, t(lang, "guard.other_server"))  # a forged id: another server's board
-        guild_id = None if scope == "g" else int(scope)
         store = self.bot.store
         try:
-            place = await store.board_place(interaction.user.id, game, guild_id, by=by)
+            mine = await store.seasons(interaction.guild_id) if interaction.guild_id else []
+            every = await store.seasons(0)
+        except Exception:
+            log.warning("season names failed", exc_info=True)
+            return []
+        shown = [(s["name"], str(s["id"])) for s in mine]
+        shown += [(t(lang, "seasons.global_season", name=s["name"]), str(s["id"])) for s in every]
+        typed = current.casefold()
+        return [app_commands.Choice(name=name[:100], value=value) for name, value in shown
+                if typed in name.casefold()][:25]
+
+    async def show_board(self, interaction: discord.Interaction, game: str, scope: str, by: str, page: int | None,
+                         edit: bool = False, note: str | None = None) -> None:
+        """A page of a board (``page`` None: the page with the user's own line); *scope*
+        "g" (all servers), a guild id, or "s" and a season id."""
+        lang = user_lang(interaction)
+        store = self.bot.store
+        season = None
+        if scope.startswith("s"):
+            try:
+                season = await store.season(int(scope[1:]))
+            except Exception:
+                log.exception("season %s failed", scope)
+                return await reply(interaction, t(lang, "errors.unexpected"))
+            if season is None or season["guild_id"] not in (0, interaction.guild_id):
+                return await reply(interaction, t(lang, "guard.other_server"))  # forged: another server's season
+        elif scope != "g" and scope != str(interaction.guild_id):
+            return await reply(interaction, t(lang, "guard.other_server"))  # a forged id: another server's board
+        guild_id = None if scope == "g" or season is not None else int(scope)
+        where_season = None if season is None else season["id"]
+        try:
+            place = await store.board_place(interaction.user.id, game, guild_id, by=by, season=where_season)
             own, position = place if place is not None else (None, None)
             if page is None:  # the page holding the user's own line (equal values share a rank, not a line)
                 page = (position - 1) // BOARD_SIZE if position else 0
-            board = await store.leaderboard(game, guild_id, by=by, page=page, page_size=BOARD_SIZE, min_games=MIN_GAMES)
+            board = await store.leaderboard(game, guild_id, by=by, page=page, page_size=BOARD_SIZE, min_games=MIN_GAMES,
+                                            season=where_season)
         except Exception:
             log.exception("leaderboard failed")
             return await reply(interaction, t(lang, "errors.unexpected"))
-        where = t(lang, "stats.global") if guild_id is None else t(lang, "stats.server")
+        if season is not None:
+            where = t(lang, "seasons.board_scope", name=plain(season["name"]))
+            if season["guild_id"] == 0:
+                where = t(lang, "seasons.global_season", name=where)
+        else:
+            where = t(lang, "stats.global") if guild_id is None else t(lang, "stats.server")
         embed = discord.Embed(title=t(lang, "stats.board_title", game=t(lang, f"{game}.title"), scope=where,
                                       by=t(lang, f"stats.by_{by}")), colour=discord.Colour.gold())
         lines = []

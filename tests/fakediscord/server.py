@@ -345,6 +345,8 @@ class FakeDiscord:
         self.keep_history = keep_history
         #: callables ``(message, kind)`` told of every message change: kind "create", "edit" or "delete"
         self.message_listeners: List[Callable[[Message, str], None]] = []
+        #: every member role the bot added or removed: (method, guild id, user id, role id)
+        self.role_changes: List[Tuple[str, int, int, int]] = []
         self._global_bucket = [0.0, 0]
         self.ack_deadline = ack_deadline
         self.host = host
@@ -1372,6 +1374,8 @@ class FakeDiscord:
             ("GET", rf"/guilds/{S}/members/search", self._r_guild_members, True),
             ("GET", rf"/guilds/{S}/members/{S}", self._r_guild_member, True),
             ("PATCH", rf"/guilds/{S}/members/@me", self._r_guild_member_me, True),
+            ("PUT", rf"/guilds/{S}/members/{S}/roles/{S}", self._r_member_role, True),
+            ("DELETE", rf"/guilds/{S}/members/{S}/roles/{S}", self._r_member_role, True),
             ("GET", rf"/guilds/{S}/threads/active", self._r_active_threads, True),
             ("GET", rf"/guilds/{S}/scheduled-events", self._r_list_events, True),
             ("POST", rf"/guilds/{S}/scheduled-events", self._r_create_event, True),
@@ -1835,6 +1839,37 @@ class FakeDiscord:
         if body and "nick" in body:
             m.nick = body["nick"]
         return _json_response(m.payload())
+
+    def top_role_position(self, guild: Guild, user: User) -> int:
+        """The position of ``user``'s highest role (0: only @everyone)."""
+        m = guild.members.get(user.id)
+        return max((guild.roles[r].position for r in (m.roles if m else []) if r in guild.roles), default=0)
+
+    async def _r_member_role(self, request: web.Request, gid: str, uid: str, rid: str, *, body: Any,
+                             files: Any) -> web.Response:
+        """Add (PUT) or remove (DELETE) a member's role, as Discord checks it: Manage Roles
+        (50013), a role strictly below the bot's highest role and not managed by an
+        integration (50013), an existing role (10011) and member (10007); 204, and
+        GUILD_MEMBER_UPDATE to bots with the members intent."""
+        g = self._guild(gid)
+        role = g.roles.get(int(rid))
+        if role is None:
+            raise ApiError(404, 10011, "Unknown Role")
+        m = g.members.get(int(uid))
+        if m is None:
+            raise ApiError(404, 10007, "Unknown Member")
+        if not self.base_permissions(g, self.bot_user) & P(manage_roles=True).value:
+            raise ApiError(403, 50013, "Missing Permissions (manage roles: manage_roles)")
+        if role.managed or role.id == g.id or (g.owner_id != self.bot_user.id
+                                               and role.position >= self.top_role_position(g, self.bot_user)):
+            raise ApiError(403, 50013, "Missing Permissions (role hierarchy)")
+        if request.method == "PUT" and role.id not in m.roles:
+            m.roles.append(role.id)
+        elif request.method == "DELETE" and role.id in m.roles:
+            m.roles.remove(role.id)
+        self.role_changes.append((request.method, g.id, m.user.id, role.id))
+        self._dispatch("GUILD_MEMBER_UPDATE", {**m.payload(), "guild_id": str(g.id)}, intent=INTENT_GUILD_MEMBERS)
+        return _empty()
 
     async def _r_active_threads(self, request: web.Request, gid: str, *, body: Any, files: Any) -> web.Response:
         g = self._guild(gid)

@@ -1,0 +1,330 @@
+"""Seasons: ``/season mode|start|end|role`` (Manage Server), the calendar's
+rollover and a season's end (its final standings posted, champion roles).
+
+The rules of seasons live in :mod:`app.seasons`, their boards in the store
+(a season's boards are its own scope, next to the all-time ones); this cog
+asks, tells and gives roles.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from typing import Any
+
+import discord
+from discord import app_commands
+from discord.app_commands import locale_str as _
+from discord.ext import commands
+
+from app.i18n.catalogue import normalise, t
+from app.seasons import CALENDAR, GLOBAL_MODE, MODES, TICK, champions, current, wanted
+from app.text import plain
+from cogs.common.ui import reply, user_lang
+from cogs.rules import game_choices
+from core import registry
+
+log = logging.getLogger(__name__)
+
+#: lines of each game's final standings in the season's closing message
+FINAL_ROWS = 10
+
+
+class SeasonsCog(commands.Cog, name="Seasons"):
+    """Per-server seasons and the global calendar season."""
+
+    season = app_commands.Group(
+        name=_("season", key="commands.season.name"),
+        description=_("Seasons of this server's leaderboards", key="commands.season.description"),
+        guild_only=True,
+        default_permissions=discord.Permissions(manage_guild=True),
+    )
+
+    def __init__(self, bot: Any) -> None:
+        self.bot = bot
+        #: the time seasons go by (a test may move it)
+        self.clock = time.time
+        #: seconds between two looks at the calendar
+        self.tick_seconds = TICK
+        self._task: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()  # one look at a time (a tick, or an admin's end)
+
+    async def cog_load(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def cog_unload(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _run(self) -> None:
+        await self.bot.wait_until_ready()
+        while True:
+            try:
+                await self.tick()
+            except Exception:  # the next look tries again
+                log.exception("seasons: the calendar could not be looked at")
+            await asyncio.sleep(self.tick_seconds)
+
+    # ------------------------------------------------------------ the calendar
+    async def tick(self) -> None:
+        """Make the calendar's current and next seasons (global, and of this
+        process's servers on a calendar), and close the seasons that ended."""
+        async with self._lock:
+            now = self.clock()
+            store = self.bot.store
+            for name, start, end in wanted(GLOBAL_MODE, now):
+                await store.create_season(0, name, start, end, exist_ok=True)
+            for guild_id, mode in (await store.guilds_with_setting("season_mode")).items():
+                if mode in CALENDAR and self.bot.get_guild(guild_id) is not None:
+                    await self._calendar(guild_id, mode, now)
+            for ended in await store.seasons_ended(now):
+                guild = self.bot.get_guild(ended["guild_id"]) if ended["guild_id"] else None
+                if ended["guild_id"] == 0:  # the global season: its boards stay, nothing to post
+                    await store.set_season_meta(ended["id"], {**ended["meta"], "closed": True})
+                elif guild is not None:  # (another process's server is closed by that process)
+                    await self._close(guild, ended)
+
+    async def _calendar(self, guild_id: int, mode: str, now: float) -> None:
+        for i, (name, start, end) in enumerate(wanted(mode, now)):
+            try:  # the current one counts from now on when the mode was just chosen
+                await self.bot.store.create_season(guild_id, name, max(start, now) if i == 0 else start, end,
+                                                   exist_ok=True)
+            except ValueError:  # a season made by hand still runs over it: it ends first
+                log.warning("seasons: %s of server %s overlaps another season", name, guild_id)
+
+    async def _close(self, guild: discord.Guild, season: dict[str, Any]) -> None:
+        """A season ended: its final standings in the chosen channel, the
+        champion roles moved to its champions; then it is closed (once)."""
+        store = self.bot.store
+        settings = await store.guild_settings(guild.id)
+        lang = settings.get("language") or normalise(guild.preferred_locale)
+        roles: dict[str, int] = settings.get("season_roles") or {}
+        before = next((s for s in await store.seasons(guild.id)
+                       if s["meta"].get("closed") and s["starts_at"] < season["starts_at"]), None)
+        embed = discord.Embed(title=t(lang, "seasons.final_title", name=plain(season["name"])),
+                              colour=discord.Colour.gold())
+        won: dict[str, list[int]] = {}
+        notes: list[str] = []
+        for spec in registry.GAMES:
+            by = "rating"
+            board = await store.leaderboard(spec.key, by=by, page_size=FINAL_ROWS, season=season["id"])
+            if not board.rows:  # nobody rated enough: the wins decide
+                by = "wins"
+                board = await store.leaderboard(spec.key, by=by, page_size=FINAL_ROWS, season=season["id"])
+            if not board.rows:
+                continue
+            won[spec.key] = champions(board.rows)
+            lines = [t(lang, "seasons.final_line", rank=row["rank"], name=plain(row["name"] or str(row["user_id"])),
+                       value=_value(lang, by, row["value"]), by=t(lang, f"stats.by_{by}"))
+                     for row in board.rows]
+            embed.add_field(name=t(lang, f"{spec.key}.title"), value="\n".join(lines)[:1024], inline=False)
+            if spec.key in roles:
+                notes.append(await self._crown(guild, lang, spec.key, roles[spec.key], won[spec.key],
+                                               (before or {}).get("meta", {}).get("champions", {}).get(spec.key, [])))
+        if not won:
+            embed.description = t(lang, "seasons.final_empty")
+        if notes:
+            embed.add_field(name=t(lang, "seasons.roles_title"), value="\n".join(notes)[:1024], inline=False)
+        message_id = None
+        channel = guild.get_channel(settings.get("season_channel") or 0)
+        if isinstance(channel, discord.abc.Messageable):
+            try:  # the same nonce on every try: a retry after a restart does not post it twice
+                sent = await channel.send(embed=embed, nonce=f"season-{season['id']}"[:25],
+                                          allowed_mentions=discord.AllowedMentions.none())
+                message_id = sent.id
+            except discord.HTTPException:
+                log.warning("seasons: the final standings of season %s could not be posted", season["id"],
+                            exc_info=True)
+        await store.set_season_meta(season["id"], {**season["meta"], "closed": True, "champions": won,
+                                                   "message": message_id})
+
+    async def _crown(self, guild: discord.Guild, lang: str, game: str, role_id: int, champions_now: list[int],
+                     champions_before: list[int]) -> str:
+        """Give the game's champion role to its champions (and take it from
+        the last season's); what happened, or exactly what is missing."""
+        role = guild.get_role(role_id)
+        missing = role_problem(guild, role, lang)
+        game_title = t(lang, f"{game}.title")
+        if missing:
+            return t(lang, "seasons.role_not_given", game=game_title, why=missing)
+        assert role is not None
+        for user_id in champions_before:
+            if user_id not in champions_now:
+                with contextlib.suppress(discord.HTTPException):  # (gone from the server: nothing to take)
+                    await self.bot.http.remove_role(guild.id, user_id, role.id, reason="season champion")
+        given = []
+        for user_id in champions_now:
+            try:
+                await self.bot.http.add_role(guild.id, user_id, role.id, reason="season champion")
+                given.append(f"<@{user_id}>")
+            except discord.HTTPException:
+                log.warning("seasons: role %s not given to %s", role.id, user_id, exc_info=True)
+        return t(lang, "seasons.role_given", game=game_title, role=role.mention, names=", ".join(given) or "-")
+
+    # ---------------------------------------------------------------- commands
+    @season.command(name=_("mode", key="commands.season_mode.name"),
+                    description=_("How this server's seasons go: none, monthly, quarterly or by hand",
+                                  key="commands.season_mode.description"))
+    @app_commands.rename(mode=_("mode", key="commands.opt_season_mode.name"),
+                         channel=_("channel", key="commands.opt_season_channel.name"))
+    @app_commands.describe(mode=_("none keeps the all-time boards only", key="commands.opt_season_mode.description"),
+                           channel=_("Where a season's final standings are posted",
+                                     key="commands.opt_season_channel.description"))
+    @app_commands.choices(mode=[
+        app_commands.Choice(name=_(mode, key=f"commands.choice_season_{mode}.name"), value=mode) for mode in MODES])
+    async def mode(self, interaction: discord.Interaction, mode: app_commands.Choice[str],
+                   channel: discord.TextChannel | None = None) -> None:
+        lang = user_lang(interaction)
+        guild = interaction.guild
+        if guild is None or not _can_manage(interaction):
+            return await reply(interaction, t(lang, "errors.manage_guild_only"))
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        store = self.bot.store
+        now = self.clock()
+        try:
+            async with self._lock:
+                running = current(await store.seasons(guild.id), now)
+                old = (await store.guild_settings(guild.id)).get("season_mode") or "none"
+                if running is not None and mode.value != old:  # a change of mode ends the running season now
+                    await store.end_season(running["id"], now)
+                await store.set_guild_setting(guild.id, "season_mode", mode.value)
+                if channel is not None:
+                    await store.set_guild_setting(guild.id, "season_channel", channel.id)
+                if mode.value in CALENDAR:
+                    await self._calendar(guild.id, mode.value, now)
+        except Exception:
+            log.warning("season mode of server %s not saved", guild.id, exc_info=True)
+            return await reply(interaction, t(lang, "faults.not_saved"))
+        lines = [t(lang, f"seasons.mode_{mode.value}", start=_command(lang, "season_start"),
+                   end=_command(lang, "season_end"))]
+        if running is not None and mode.value != old:
+            lines.append(t(lang, "seasons.ended_now", name=plain(running["name"])))
+        where = channel or guild.get_channel((await store.guild_settings(guild.id)).get("season_channel") or 0)
+        lines.append(t(lang, "seasons.channel_is", channel=where.mention) if where is not None
+                     else t(lang, "seasons.no_channel", command=_command(lang, "season_mode")))
+        await reply(interaction, "\n".join(lines))
+        await self.tick()  # a season ended by the change is closed (its standings posted) now
+
+    @season.command(name=_("start", key="commands.season_start.name"),
+                    description=_("Start a season now (mode: by hand)", key="commands.season_start.description"))
+    @app_commands.rename(name=_("name", key="commands.opt_season_name.name"))
+    @app_commands.describe(name=_("The season's name, e.g. Spring cup", key="commands.opt_season_name.description"))
+    async def start(self, interaction: discord.Interaction, name: app_commands.Range[str, 1, 40]) -> None:
+        lang = user_lang(interaction)
+        guild = interaction.guild
+        if guild is None or not _can_manage(interaction):
+            return await reply(interaction, t(lang, "errors.manage_guild_only"))
+        name = " ".join(name.split())
+        store = self.bot.store
+        try:
+            async with self._lock:
+                mode = (await store.guild_settings(guild.id)).get("season_mode") or "none"
+                running = current(await store.seasons(guild.id), self.clock())
+                if mode == "manual" and running is None:
+                    try:
+                        await store.create_season(guild.id, name, self.clock())
+                    except LookupError:
+                        return await reply(interaction, t(lang, "seasons.name_taken", name=plain(name)))
+        except Exception:
+            log.warning("season of server %s not started", guild.id, exc_info=True)
+            return await reply(interaction, t(lang, "faults.not_saved"))
+        if mode != "manual":
+            return await reply(interaction, t(lang, "seasons.not_manual", mode=t(lang, f"seasons.name_{mode}"),
+                                              command=_command(lang, "season_mode")))
+        if running is not None:
+            return await reply(interaction, t(lang, "seasons.already_running", name=plain(running["name"]),
+                                              command=_command(lang, "season_end")))
+        await reply(interaction, t(lang, "seasons.started", name=plain(name)))
+
+    @season.command(name=_("end", key="commands.season_end.name"),
+                    description=_("End the running season now: its final standings are posted",
+                                  key="commands.season_end.description"))
+    async def end(self, interaction: discord.Interaction) -> None:
+        lang = user_lang(interaction)
+        guild = interaction.guild
+        if guild is None or not _can_manage(interaction):
+            return await reply(interaction, t(lang, "errors.manage_guild_only"))
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        store = self.bot.store
+        try:
+            async with self._lock:
+                running = current(await store.seasons(guild.id), self.clock())
+                if running is None:
+                    return await reply(interaction, t(lang, "seasons.none_running"))
+                await store.end_season(running["id"], self.clock())
+        except Exception:
+            log.warning("season of server %s not ended", guild.id, exc_info=True)
+            return await reply(interaction, t(lang, "faults.not_saved"))
+        await reply(interaction, t(lang, "seasons.ended", name=plain(running["name"])))
+        await self.tick()
+
+    @season.command(name=_("role", key="commands.season_role.name"),
+                    description=_("A role for each season's champion of a game",
+                                  key="commands.season_role.description"))
+    @app_commands.rename(game=_("game", key="commands.opt_game.name"),
+                         role=_("role", key="commands.opt_season_role.name"))
+    @app_commands.describe(game=_("Which game", key="commands.opt_game.description"),
+                           role=_("The champion role (leave empty: no role)",
+                                  key="commands.opt_season_role.description"))
+    @app_commands.choices(game=game_choices())
+    async def role(self, interaction: discord.Interaction, game: app_commands.Choice[str],
+                   role: discord.Role | None = None) -> None:
+        lang = user_lang(interaction)
+        guild = interaction.guild
+        if guild is None or not _can_manage(interaction):
+            return await reply(interaction, t(lang, "errors.manage_guild_only"))
+        store = self.bot.store
+        try:
+            roles = dict((await store.guild_settings(guild.id)).get("season_roles") or {})
+            if role is None:
+                roles.pop(game.value, None)
+            else:
+                roles[game.value] = role.id
+            await store.set_guild_setting(guild.id, "season_roles", roles)
+        except Exception:
+            log.warning("season role of server %s not saved", guild.id, exc_info=True)
+            return await reply(interaction, t(lang, "faults.not_saved"))
+        title = t(lang, f"{game.value}.title")
+        if role is None:
+            return await reply(interaction, t(lang, "seasons.role_cleared", game=title))
+        text = t(lang, "seasons.role_set", game=title, role=role.mention)
+        missing = role_problem(guild, guild.get_role(role.id) or role, lang)
+        if missing:  # saved, and said now what must change before the season ends
+            text += "\n" + t(lang, "seasons.role_warning", why=missing)
+        await reply(interaction, text)
+
+
+def role_problem(guild: discord.Guild, role: discord.Role | None, lang: str) -> str | None:
+    """Why the bot cannot give *role* (Discord's rules: Manage Roles, and a
+    role below the bot's highest), in words an admin can act on; None if it can."""
+    me = guild.me
+    if role is None:
+        return t(lang, "seasons.why_role_gone")
+    if role.is_default() or role.managed:
+        return t(lang, "seasons.why_role_managed", role=role.mention)
+    if me is None or not me.guild_permissions.manage_roles:
+        return t(lang, "seasons.why_manage_roles")
+    if role >= me.top_role:
+        return t(lang, "seasons.why_role_above", role=role.mention, top=me.top_role.mention)
+    return None
+
+
+def _value(lang: str, by: str, value: float) -> str:
+    return f"{value:.1f}".replace(".", t(lang, "stats.decimal_mark")) if by == "rating" else str(int(value))
+
+
+def _command(lang: str, key: str) -> str:
+    group = key.partition("_")[0]
+    return f"/{t(lang, f'commands.{group}.name')} {t(lang, f'commands.{key}.name')}"
+
+
+def _can_manage(interaction: discord.Interaction) -> bool:
+    perms = interaction.permissions
+    return bool(perms.manage_guild or perms.administrator)
+
+
+async def setup(bot: Any) -> None:
+    await bot.add_cog(SeasonsCog(bot))

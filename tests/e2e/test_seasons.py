@@ -1,0 +1,185 @@
+"""Seasons end to end: an admin chooses how seasons go and where their final
+standings are posted, starts and ends one by hand, names a champion role;
+players browse a season's board next to the all-time one, and after its end
+still (``/leaderboard season:``); what the bot cannot do with a role it says
+instead of failing.  Games are written to the store as they end (the
+recording path is the store's, tested on both backends in tests/unit)."""
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+from app.i18n.catalogue import t
+from app.seasons import period
+from app.store import GameRecord, PlayerResult
+from app.text import plain
+from tests.e2e import running_bot
+from tests.e2e.test_stats import answer, board_rows, description, footer
+
+SYNTH = 910_000_000_000_000_000  # synthetic user ids, far from the stand-in's
+
+
+class Games:
+    """Finished games written as they end now (in finishing order, first wins)."""
+
+    def __init__(self, store: Any, guild_id: int, channel_id: int) -> None:
+        self.store, self.guild_id, self.channel_id = store, guild_id, channel_id
+        self.table_id = 20_000_000
+
+    async def play(self, *players: tuple[int, str]) -> None:
+        self.table_id += 1
+        now = time.time()
+        results = [PlayerResult(user_id=uid, name=name, seat=i, score=2 * i, place=i + 1,
+                                stats={"penalty_rounds": 1, "rounds_won": int(i == 0), "bulls_earned": 1})
+                   for i, (uid, name) in enumerate(players)]
+        assert await self.store.record_game(GameRecord(
+            table_id=self.table_id, guild_id=self.guild_id, channel_id=self.channel_id, game="nimmt",
+            started_at=now - 30, ended_at=now, seed=1, rounds=1, has_bots=False, rated=True,
+            players=results)) is not None
+
+
+def text_of(result: Any) -> str:
+    return (result.followups[-1] if result.followups else result.message).text()
+
+
+async def test_a_season_by_hand_from_start_to_champion(world, tmp_path):
+    fd = world.fd
+    guild = world.guild
+    admin = world.person("ada", manage_guild=True)
+    ben, cleo = world.person("ben"), world.person("cleo")
+    results = fd.add_channel(guild, "results")
+    champion = fd.add_role(guild, "Champion")  # above the bot's own role, as a new role is
+    async with running_bot(fd, tmp_path / "bot.db", guild) as bot:
+        games = Games(bot.store, guild.id, world.channel.id)
+        await games.play((ben.id, "ben"), (cleo.id, "cleo"))  # before any season: all-time only
+
+        # -- only a manager sets seasons up; every refusal is private
+        r = await fd.slash(ben, world.channel, "season mode", mode="manual")
+        assert r.ephemeral and r.message.text() == t("en", "errors.manage_guild_only")
+        r = await fd.slash(admin, world.channel, "season start", name="Spring cup")
+        assert r.ephemeral and t("en", "seasons.not_manual", mode="off", command="/season mode") in text_of(r)
+        r = await fd.slash(admin, world.channel, "season end")
+        await r.settled(timeout=10)
+        assert text_of(r) == t("en", "seasons.none_running")
+
+        r = await fd.slash(admin, world.channel, "season mode", mode="manual", channel=results)
+        await r.settled(timeout=10)
+        assert r.ephemeral
+        assert t("en", "seasons.mode_manual", start="/season start", end="/season end") in text_of(r)
+        assert t("en", "seasons.channel_is", channel=f"<#{results.id}>") in text_of(r)
+
+        # -- the champion role: saved, and what the bot lacks is said now
+        r = await fd.slash(admin, world.channel, "season role", game="nimmt", role=champion)
+        assert r.ephemeral
+        said = text_of(r)
+        assert t("en", "seasons.role_set", game="11 nimmt!", role=f"<@&{champion.id}>") in said
+        assert t("en", "seasons.why_manage_roles") in said
+
+        r = await fd.slash(admin, world.channel, "season start", name="Spring cup")
+        assert r.ephemeral and text_of(r) == t("en", "seasons.started", name="Spring cup")
+        r = await fd.slash(admin, world.channel, "season start", name="Another")
+        assert t("en", "seasons.already_running", name="Spring cup", command="/season end") in text_of(r)
+
+        for _ in range(2):
+            await games.play((cleo.id, "cleo"), (ben.id, "ben"))
+        await games.play((ben.id, "ben"), (cleo.id, "cleo"), (SYNTH, "zed"))
+
+        # -- the season's board beside the all-time one
+        r = await fd.slash(ben, world.channel, "leaderboard", by="wins", season="Spring cup")
+        assert r.ephemeral
+        title = r.message.embeds[0]["title"]
+        assert title == t("en", "stats.board_title", game="11 nimmt!", scope="season Spring cup", by="wins")
+        assert [row[:4] for row in board_rows(r.message)] == [(1, "cleo", "2", 3), (2, "ben", "1", 3),
+                                                              (3, "zed", "0", 1)]
+        r = await fd.slash(ben, world.channel, "leaderboard", by="wins")
+        assert [row[:4] for row in board_rows(r.message)] == [(1, "ben", "2", 4), (1, "cleo", "2", 4),
+                                                              (3, "zed", "0", 1)]  # all-time: a shared first
+        r = await fd.slash(ben, world.channel, "leaderboard", by="games", season="spring CUP")  # any case
+        assert [row[:2] for row in board_rows(r.message)] == [(1, "ben"), (1, "cleo"), (3, "zed")]
+        # the season's pages keep their season (the buttons name it)
+        assert all(re.fullmatch(r"lb:nimmt:s\d+:games:\d+", b["custom_id"]) for b in r.message.buttons())
+        r = await fd.slash(ben, world.channel, "leaderboard", season="Summer")
+        assert r.ephemeral and r.message.text() == t("en", "seasons.no_such_season", name="Summer")
+        choices = await fd.autocomplete(ben, world.channel, "leaderboard", "season", season="spr")
+        assert [c["name"] for c in choices] == ["Spring cup"]
+
+        # -- the end: final standings in the channel, and the role's problem said there
+        r = await fd.slash(admin, world.channel, "season end")
+        await r.settled(timeout=10)
+        assert text_of(r) == t("en", "seasons.ended", name="Spring cup")
+        final = await fd.wait_for(lambda: next((m for m in fd.messages(results) if m.embeds), None), timeout=10)
+        embed = final.embeds[0]
+        assert embed["title"] == t("en", "seasons.final_title", name="Spring cup")
+        nimmt = next(f for f in embed["fields"] if f["name"] == "11 nimmt!")
+        assert nimmt["value"].splitlines()[0] == t("en", "seasons.final_line", rank=1, name="cleo", value="2",
+                                                   by="wins")
+        roles = next(f for f in embed["fields"] if f["name"] == t("en", "seasons.roles_title"))
+        assert roles["value"] == t("en", "seasons.role_not_given", game="11 nimmt!",
+                                   why=t("en", "seasons.why_manage_roles"))
+        assert fd.role_changes == []
+
+        # a game after the end is not the season's; its board stays browsable
+        await games.play((ben.id, "ben"), (cleo.id, "cleo"))
+        r = await fd.slash(cleo, world.channel, "leaderboard", by="wins", season="Spring cup")
+        assert [row[:4] for row in board_rows(r.message)][0] == (1, "cleo", "2", 3)
+        assert t("en", "stats.your_rank", rank=1) in footer(r.message)
+
+        # -- the next season, with Manage Roles but the role above the bot's
+        fd.set_role_permissions(guild.bot_role, guild.bot_role.permissions | 1 << 28)  # Manage Roles
+        r = await fd.slash(admin, world.channel, "season role", game="nimmt", role=champion)
+        why = t("en", "seasons.why_role_above", role=f"<@&{champion.id}>", top=f"<@&{guild.bot_role.id}>")
+        assert why in text_of(r)
+        r = await fd.slash(admin, world.channel, "season start", name="Summer cup")
+        await games.play((ben.id, "ben"), (cleo.id, "cleo"))
+        guild.bot_role.position, champion.position = champion.position + 1, 1  # the admin drags the bot's role up
+        fd.set_role_permissions(guild.bot_role, guild.bot_role.permissions)
+        fd.set_role_permissions(champion, champion.permissions)
+        r = await fd.slash(admin, world.channel, "season role", game="nimmt", role=champion)
+        assert t("en", "seasons.role_set", game="11 nimmt!", role=f"<@&{champion.id}>") == text_of(r)
+        r = await fd.slash(admin, world.channel, "season end")
+        await r.settled(timeout=10)
+        await fd.wait_for(lambda: ("PUT", guild.id, ben.id, champion.id) in fd.role_changes, timeout=10)
+        assert champion.id in guild.members[ben.id].roles and champion.id not in guild.members[cleo.id].roles
+        final = await fd.wait_for(lambda: (lambda posted: posted[1] if len(posted) == 2 else None)(
+            [m for m in fd.messages(results) if m.embeds]), timeout=10)
+        roles = next(f for f in final.embeds[0]["fields"] if f["name"] == t("en", "seasons.roles_title"))
+        assert roles["value"] == t("en", "seasons.role_given", game="11 nimmt!", role=f"<@&{champion.id}>",
+                                   names=f"<@{ben.id}>")
+        assert not final.mentions  # named, never pinged
+
+
+async def test_calendar_seasons_and_the_global_one(world, tmp_path):
+    """Monthly seasons are there as soon as the mode is chosen, named after
+    the month (UTC); the global calendar's season is on the boards of all
+    servers; a season of this server is not another server's."""
+    fd = world.fd
+    admin = world.person("ada", manage_guild=True)
+    ben = world.person("ben", locale="de")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        r = await fd.slash(admin, world.channel, "season mode", mode="monthly")
+        await r.settled(timeout=10)
+        assert t("en", "seasons.mode_monthly") in text_of(r)
+        assert t("en", "seasons.no_channel", command="/season mode") in text_of(r)
+        month, _, _ = period("monthly", time.time())
+        quarter, _, _ = period("quarterly", time.time())
+        games = Games(bot.store, world.guild.id, world.channel.id)
+        await fd.wait_for(lambda: bot.get_cog("Seasons") is not None, timeout=5)
+        await games.play((ben.id, "ben"), (admin.id, "ada"))
+        r = await fd.slash(ben, world.channel, "leaderboard", by="wins", season=month)
+        assert r.message.embeds[0]["title"] == t("de", "stats.board_title", game="11 nimmt!",
+                                                 scope=t("de", "seasons.board_scope", name=plain(month)),
+                                                 by=t("de", "stats.by_wins"))
+        assert [row[1] for row in re.findall(r"(\d+)\. (\w+)", description(r.message))] == ["ben", "ada"]
+        choices = await fd.autocomplete(ben, world.channel, "leaderboard", "season", season="")
+        names = [c["name"] for c in choices]
+        assert month in names and t("de", "seasons.global_season", name=quarter) in names
+        r = await fd.slash(ben, world.channel, "leaderboard", by="games", scope="global", season=quarter)
+        assert "ben" in description(r.message)
+        r = await fd.slash(ben, world.channel, "leaderboard", scope="global", season=month)  # not a global one
+        assert r.message.text() == t("de", "seasons.no_such_season", name=plain(month))
+        # a forged button of another server's season
+        other = await bot.store.create_season(world.guild.id + 1, "theirs", 0.0)
+        board = r.message
+        forged = await fd.forge(ben, board, f"lb:nimmt:s{other}:wins:0")
+        assert forged.ephemeral and forged.message.text() == t("de", "guard.other_server")
