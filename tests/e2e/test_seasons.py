@@ -164,7 +164,6 @@ async def test_calendar_seasons_and_the_global_one(world, tmp_path):
         month, _, _ = period("monthly", time.time())
         quarter, _, _ = period("quarterly", time.time())
         games = Games(bot.store, world.guild.id, world.channel.id)
-        await fd.wait_for(lambda: bot.get_cog("Seasons") is not None, timeout=5)
         await games.play((ben.id, "ben"), (admin.id, "ada"))
         r = await fd.slash(ben, world.channel, "leaderboard", by="wins", season=month)
         assert r.message.embeds[0]["title"] == t("de", "stats.board_title", game="11 nimmt!",
