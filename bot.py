@@ -109,7 +109,7 @@ class CardBot(commands.Bot):
         self.listings: list[Callable[[int, str, Callable[[int], bool]], tuple[str, list[str]]]] = []
         self._syncing: asyncio.Task[None] | None = None
         self.budget = RequestBudget(config.process_requests_per_second, REQUEST_BURST)
-        self.http.request = self.budget.wrap(self.http.request)  # type: ignore[method-assign]
+        setattr(self.http, "request", self.budget.wrap(self.http.request))  # paced (see app/budget.py)
         from app import lean
 
         lean.trim_ratelimits(self.http)  # idle rate-limit buckets go, scanned every few seconds
@@ -358,6 +358,7 @@ async def _run(config: Config, *, sync_global: bool) -> None:
             loop.add_signal_handler(sig, stop.set)
         except (NotImplementedError, RuntimeError):
             pass
+    assert token, "main() checked DISCORD_TOKEN"
     async with bot:
         runner = asyncio.create_task(bot.start(token))
         freezer = asyncio.create_task(_keep_frozen())

@@ -191,7 +191,7 @@ def break_cycles() -> None:
         if self._owner:
             self._closer()
 
-    discord.File.close = close  # type: ignore[method-assign]
+    setattr(discord.File, "close", close)  # a patch of the library: not its declared type
 
     store = view_module.ViewStore
     add_view = store.add_view
@@ -211,10 +211,10 @@ def break_cycles() -> None:
             return
         add_view(self, view, message_id)
 
-    store.add_view = add_view_unlinked  # type: ignore[method-assign]
+    setattr(store, "add_view", add_view_unlinked)
 
     for cls in (view_module.View, view_module.LayoutView):
-        from_message = cls.from_message.__func__  # type: ignore[attr-defined]
+        from_message = getattr(cls.from_message, "__func__")  # the function under the classmethod
 
         def recorded(klass: Any, *args: Any, _original: Any = from_message, **kwargs: Any) -> Any:
             view = _original(klass, *args, **kwargs)
@@ -223,7 +223,7 @@ def break_cycles() -> None:
                 made.append(view)
             return view
 
-        cls.from_message = classmethod(functools.wraps(from_message)(recorded))  # type: ignore[assignment]
+        setattr(cls, "from_message", classmethod(functools.wraps(from_message)(recorded)))
 
     call = store.schedule_dynamic_item_call
 
@@ -239,7 +239,7 @@ def break_cycles() -> None:
             made.clear()
             release_response(interaction)
 
-    store.schedule_dynamic_item_call = call_then_unlink  # type: ignore[method-assign]
+    setattr(store, "schedule_dynamic_item_call", call_then_unlink)
 
     tree = discord.app_commands.CommandTree
     run_command = tree._call
@@ -251,7 +251,7 @@ def break_cycles() -> None:
         finally:
             release_response(interaction)
 
-    tree._call = call_then_release  # type: ignore[method-assign]
+    setattr(tree, "_call", call_then_release)
 
 
 def release_response(interaction: Any) -> None:

@@ -28,15 +28,15 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core import ai  # noqa: E402
-from core.games.garbage import engine as garbage  # noqa: E402
-from core.games.nimmt import engine as nimmt  # noqa: E402
-from core.games.take6 import engine as take6  # noqa: E402
-from core.protocol import to_act  # noqa: E402
+from core import ai
+from core.games.garbage import engine as garbage
+from core.games.nimmt import engine as nimmt
+from core.games.take6 import engine as take6
+from core.protocol import to_act
 
 NIMMT_MATCHES = [("hard", "normal"), ("hard", "greedy"), ("normal", "random"), ("normal", "greedy"),
                  ("easy", "random")]

@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.conftest import make_world  # noqa: E402
-from tests.e2e import nimmt_turn, open_table, running_bot, seat_players  # noqa: E402
+from tests.conftest import make_world
+from tests.e2e import nimmt_turn, open_table, running_bot, seat_players
 
 
 def summary(name: str, values: list[float]) -> str:

@@ -24,9 +24,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core import ai  # noqa: E402
-from core.ai import DEFAULT_BUDGET, HARD_WORLDS  # noqa: E402
-from core.games.take6.engine import Take6, random_player  # noqa: E402
+from core import ai
+from core.ai import DEFAULT_BUDGET, HARD_WORLDS
+from core.games.take6.engine import Take6, random_player
 
 
 def positions(seed: int, seats: int) -> list[object]:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.nights.night import Night, Player, seat_round, snake, spread, table_sizes  # noqa: E402
+from app.nights.night import Night, Player, seat_round, snake, spread, table_sizes
 
 CASES = ((11, 4), (12, 4), (16, 4), (20, 5), (30, 6), (60, 4), (200, 4))
 

@@ -22,9 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.render import cards as render_cards, profile as render_profile  # noqa: E402,E501
-from cogs.games.garbage import render as render_garbage  # noqa: E402
-from cogs.games.nimmt import render as render_nimmt  # noqa: E402
+from app.render import cards as render_cards, profile as render_profile
+from cogs.games.garbage import render as render_garbage
+from cogs.games.nimmt import render as render_nimmt
 
 LABELS = {
     "round": "Round {round}/{rounds}", "draw_pile": "Draw pile: {count}", "supply": "Bull supply: {count}",

@@ -26,9 +26,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core import ai  # noqa: E402
-from core.ai import DEFAULT_BUDGET, HARD_WORLDS  # noqa: E402
-from core.games.nimmt.engine import Nimmt, random_player  # noqa: E402
+from core import ai
+from core.ai import DEFAULT_BUDGET, HARD_WORLDS
+from core.games.nimmt.engine import Nimmt, random_player
 
 
 def position(seed: int) -> object:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.games.take6.engine import Take6, normal_player, random_player  # noqa: E402
+from core.games.take6.engine import Take6, normal_player, random_player
 
 PLAYERS = {"random": random_player, "normal": normal_player}
 

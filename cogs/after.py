@@ -51,8 +51,9 @@ class ShuffleButton(discord.ui.DynamicItem[discord.ui.Button], template=rf"shuf:
         self.table_id = table_id
 
     @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button, match: re.Match[str], /):
-        return cls(int(match["table"]), item.label or "-")
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Item[Any],
+                             match: re.Match[str], /):
+        return cls(int(match["table"]), getattr(item, "label", None) or "-")
 
     async def callback(self, interaction: discord.Interaction) -> None:
         cog = parts(interaction.client).after
@@ -67,8 +68,9 @@ class VerifyButton(discord.ui.DynamicItem[discord.ui.Button], template=rf"vrfy:(
         self.game_id = game_id
 
     @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button, match: re.Match[str], /):
-        return cls(int(match["game"]), item.label or "-")
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Item[Any],
+                             match: re.Match[str], /):
+        return cls(int(match["game"]), getattr(item, "label", None) or "-")
 
     async def callback(self, interaction: discord.Interaction) -> None:
         cog = parts(interaction.client).after
@@ -90,8 +92,9 @@ class ReplayButton(discord.ui.DynamicItem[discord.ui.Button],
         self.game_id, self.step, self.tag = game_id, step, tag
 
     @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button, match: re.Match[str], /):
-        return cls(int(match["game"]), int(match["step"]), match["tag"], item.label or "-")
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Item[Any],
+                             match: re.Match[str], /):
+        return cls(int(match["game"]), int(match["step"]), match["tag"], getattr(item, "label", None) or "-")
 
     async def callback(self, interaction: discord.Interaction) -> None:
         cog = parts(interaction.client).after
@@ -372,7 +375,7 @@ class AfterCog(commands.Cog, name="After"):
         title = t(lang, f"{recorded.record.game}.title")
         embed = discord.Embed(title=t(lang, "after.replay_title", game=title, id=recorded.game_id),
                               colour=discord.Colour.purple())
-        if frame.step == 0:
+        if frame.step == 0 or frame.seat is None:
             head = [t(lang, "after.replay_deal", count=frame.moves)]
         else:
             name = plain(recorded.seats[frame.seat].name)

@@ -103,12 +103,19 @@ def first(values: Sequence[str]) -> int:
     return number(values[0])
 
 
+def data_of(interaction: discord.Interaction) -> dict[str, Any]:
+    """The interaction's ``data`` as Discord sent it (discord.py declares a union of
+    payload types), empty when there is none: read only to check or log it."""
+    data: Mapping[str, Any] = interaction.data or {}
+    return dict(data)
+
+
 def option_problem(interaction: discord.Interaction) -> str | None:
     """What is wrong with a slash command's options, as the command declares them
     (type, range, length, choices, required), or None.  Discord's client sends only
     what the command declares; a forged payload can send anything, and discord.py
     checks only choices (raising deep in the call, as an error of the command)."""
-    data: dict[str, Any] = interaction.data or {}  # type: ignore[assignment]
+    data = data_of(interaction)
     if data.get("type", 1) != 1:
         return None  # a context menu: a user or message Discord resolved
     command = interaction.command
@@ -234,7 +241,7 @@ class GuardCog(commands.Cog, name="Guard"):
             problem = f"unreadable options ({type(error).__name__})"
         if problem is None:
             return True
-        log.debug("command %r by %s refused: %s", (interaction.data or {}).get("name"), interaction.user.id, problem)
+        log.debug("command %r by %s refused: %s", data_of(interaction).get("name"), interaction.user.id, problem)
         await reply(interaction, t(normalise(interaction.locale), "guard.bad_option"))
         return False
 
@@ -252,7 +259,7 @@ class GuardCog(commands.Cog, name="Guard"):
         await reply(interaction, t(lang, "errors.command_failed"))
 
     def handled(self, interaction: discord.Interaction) -> bool:
-        data: dict[str, Any] = interaction.data or {}  # type: ignore[assignment]
+        data = data_of(interaction)
         custom_id = str(data.get("custom_id", ""))
         component_type = int(data.get("component_type", 0))
         registries = _registries(self.bot)
@@ -280,7 +287,7 @@ class GuardCog(commands.Cog, name="Guard"):
             log.exception("could not tell who handles interaction %s", interaction.id)
             return
         if not handled:
-            log.info("component %r by %s is none of ours", (interaction.data or {}).get("custom_id"),
+            log.info("component %r by %s is none of ours", data_of(interaction).get("custom_id"),
                      interaction.user.id)
             await reply(interaction, t(normalise(interaction.locale), "guard.bad_input"))
 

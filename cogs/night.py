@@ -28,7 +28,7 @@ from app.nights.host import BREAK_SECONDS, REMIND_BEFORE, NightHost
 from app.nights.night import ENDED, PLAYING, Night, NightError, NightTable, Standing, standings
 from app.tables.manager import LEVELS, Table, TableError, counting_saves
 from cogs.common.parts import parts
-from cogs.common.ui import TRANSIENT, defer_when_slow, reply, update_message, user_lang
+from cogs.common.ui import TRANSIENT, defer_when_slow, given, reply, update_message, user_lang
 from cogs.guard import ID_PATTERN, BadInput, number
 from cogs.tables.game_ui import seat_label
 from cogs.tables.router import error_text as table_error_text
@@ -343,10 +343,9 @@ class NightCog(commands.Cog, name="Night"):
             interaction.extras.pop("thinking", None)
             message_id = (await interaction.edit_original_response(embed=embed, view=view)).id
         else:
-            response = await interaction.response.send_message(embed=embed, view=view)
-            message_id = getattr(response, "message_id", None)
-            if message_id is None:
-                message_id = (await interaction.original_response()).id
+            response = await interaction.response.send_message(embed=embed, view=given(view))
+            posted: int | None = getattr(response, "message_id", None)
+            message_id = posted if posted is not None else (await interaction.original_response()).id
         night.messages["signup"] = message_id
         await self.host.save_messages(night)
         notes = []
@@ -613,8 +612,8 @@ class NightCog(commands.Cog, name="Night"):
         text = t(lang, "nights.reminder", game=t(lang, f"{shown.game}.title"), when=f"<t:{int(start)}:R>",
                  link=link.rstrip("/"))
         chunks = [users[i:i + MENTIONS_PER_MESSAGE] for i in range(0, len(users), MENTIONS_PER_MESSAGE)] or [[]]
-        for number, chunk in enumerate(chunks):
-            role = shown.remind_role if number == 0 else None
+        for index, chunk in enumerate(chunks):
+            role = shown.remind_role if index == 0 else None
             pings = ([f"<@&{role}>"] if role is not None else []) + [f"<@{u}>" for u in chunk]
             if not pings:
                 continue
@@ -947,7 +946,7 @@ class NightCog(commands.Cog, name="Night"):
             log.info("night %s: the sign-up message is gone; posting it again", night.id)
         if night.status == ENDED:
             return  # nothing left to control: the standings and the recap say the rest
-        sent = await self.where(night).send(embed=embed, view=view)
+        sent = await self.where(night).send(embed=embed, view=given(view))
         night.messages["signup"] = sent.id
         await self.host.save_messages(night)
 

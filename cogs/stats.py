@@ -73,7 +73,8 @@ class BoardButton(discord.ui.DynamicItem[discord.ui.Button],
         self.game, self.scope, self.by, self.page = game, scope, by, page
 
     @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button, match: re.Match[str], /):
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Item[Any],
+                             match: re.Match[str], /):
         # (a forged custom_id may sit on a select: no label then)
         return cls(match["game"], match["scope"], match["by"], int(match["page"]), getattr(item, "label", None) or "-")
 
@@ -91,7 +92,8 @@ class MyPlaceButton(discord.ui.DynamicItem[discord.ui.Button],
         self.game, self.scope, self.by = game, scope, by
 
     @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button, match: re.Match[str], /):
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Item[Any],
+                             match: re.Match[str], /):
         return cls(match["game"], match["scope"], match["by"], getattr(item, "label", None) or "-")
 
     async def callback(self, interaction: discord.Interaction) -> None:
@@ -108,15 +110,17 @@ class HistorySelect(discord.ui.DynamicItem[discord.ui.Select], template=rf"hist:
         self.user_id = user_id
 
     @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Select, match: re.Match[str], /):
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Item[Any],
+                             match: re.Match[str], /):
         made = cls(int(match["user"]))
-        made.item = item
+        if isinstance(item, discord.ui.Select):  # (a forged id on a button: no game chosen)
+            made.item = item
         return made
 
     async def callback(self, interaction: discord.Interaction) -> None:
         cog = parts(interaction.client).stats
         try:
-            game_id = first(getattr(self.item, "values", ()))  # (a forged button has none)
+            game_id = first(self.item.values)
         except BadInput:
             return await reply(interaction, t(user_lang(interaction), "guard.bad_input"))
         await cog.show_game(interaction, game_id)
@@ -231,9 +235,9 @@ class StatsCog(commands.Cog, name="Stats"):
             lines.append(t(lang, "stats.unrated_why", count=p["games"], why=t(lang, why, command=rated_setting)))
         spec = registry.spec(game)
         if spec.stats_line:  # the figures the game declares (core.registry)
-            figures = {stat.param: _num(p.get(stat.key), lang=lang) if stat.kind == "average" else p.get(stat.key) or 0
-                       for stat in spec.stats}
-            lines.append(t(lang, spec.stats_line, **figures))
+            counts = {stat.param: _num(p.get(stat.key), lang=lang) if stat.kind == "average" else p.get(stat.key) or 0
+                      for stat in spec.stats}
+            lines.append(t(lang, spec.stats_line, **counts))
         return "\n".join(lines)
 
     # ------------------------------------------------------------ /leaderboard

@@ -165,8 +165,8 @@ def places_from_scores(scores: Sequence[int], lower_is_better: bool = True) -> t
     >>> places_from_scores([10, 3, 10, 7])
     (3, 1, 3, 2)
     """
-    key = (lambda s: s) if lower_is_better else (lambda s: -s)
-    return tuple(1 + sum(1 for o in scores if key(o) < key(s)) for s in scores)
+    sign = 1 if lower_is_better else -1
+    return tuple(1 + sum(1 for o in scores if sign * o < sign * s) for s in scores)
 
 
 @runtime_checkable
@@ -177,7 +177,9 @@ class Game(Protocol):
 
     seats: int
     seed: int
-    log: list[tuple[int, str]]
+
+    @property
+    def log(self) -> list[tuple[int, str]]: ...  # (seat, action text) pairs, oldest first
 
     @classmethod
     def new(cls, seats: int, seed: int, **options: Any) -> "Game": ...

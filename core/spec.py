@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
-from core.protocol import Event
+from core.protocol import Event, Game
 
 
 class Players(Protocol):
@@ -62,10 +62,10 @@ class OptionSpec:
         """
         if value is None:
             return self.default
-        value = int(value)
-        if not self.minimum <= value <= self.maximum:
+        number = int(value)
+        if not self.minimum <= number <= self.maximum:
             raise ValueError(f"option {self.name} must be {self.minimum}..{self.maximum}")
-        return value
+        return number
 
 
 @dataclass(frozen=True)
@@ -113,7 +113,7 @@ class GameSpec:
 
     key: str  # short id: custom_ids, catalogue prefix (``<key>.title``), table rows, data/games/<key>/
     code: int  # stable number in the stats tables (never reuse one)
-    game: type  # the engine class (core.protocol.Game); its seat limits are the game's
+    game: type[Game]  # the engine class (core.protocol.Game); its seat limits are the game's
     default_seats: int
     options: tuple[OptionSpec, ...] = ()
     computers: Mapping[str, Computer] = field(default_factory=dict)  # quick players, by name

@@ -39,8 +39,8 @@ def build(engine: Any, *, seats: int, seed: int, options: dict[str, Any],
     step = max(0, min(int(step), len(log)))
     game = engine.new(seats, seed, **options)
     events: list[Event] = []
-    for seat, text in log[:step]:
-        events = game.apply(int(seat), game.parse(str(text)))
+    for mover, text in log[:step]:
+        events = game.apply(int(mover), game.parse(str(text)))
     seat, action = (int(log[step - 1][0]), str(log[step - 1][1])) if step else (None, None)
     reveal = getattr(game, "revealed", None)  # optional: e.g. Garbage's face-down cards
     return Frame(step=step, moves=len(log), seat=seat, action=action, events=list(events),

@@ -148,9 +148,9 @@ class NightHost:
         close lobbies a stop left unannounced to the night.  True if anything changed."""
         changed = False
         known = {nt.table_id for nt in night.tables}
-        for table in list(self.tables.tables.values()):
-            if table.night_id == night.id and table.id not in known and table.status == "lobby":
-                await self.tables.cancel(table, table.host_id, can_manage=True)  # seated, never told
+        for unknown in list(self.tables.tables.values()):
+            if unknown.night_id == night.id and unknown.id not in known and unknown.status == "lobby":
+                await self.tables.cancel(unknown, unknown.host_id, can_manage=True)  # seated, never told
         if night.status != ENDED and any(self.follow_seats(night, table) for table in self._playing(night)):
             try:
                 async with self._change(night):

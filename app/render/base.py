@@ -83,12 +83,12 @@ def readable(fg: Color, bg: Color, ratio: float = READABLE) -> Color:
     >>> contrast(readable((196, 38, 46), (45, 51, 63)), (45, 51, 63)) >= 4.5
     True
     """
-    target = (255, 255, 255) if luminance(bg) < 0.18 else (0, 0, 0)
+    target: Color = (255, 255, 255) if luminance(bg) < 0.18 else (0, 0, 0)
     for step in range(21):
-        mixed = tuple(round(c + (t - c) * step / 20) for c, t in zip(fg, target))
-        if contrast(mixed, bg) >= ratio:  # type: ignore[arg-type]
-            return mixed  # type: ignore[return-value]
-    return target  # type: ignore[return-value]
+        r, g, b = (round(c + (t - c) * step / 20) for c, t in zip(fg, target))
+        if contrast((r, g, b), bg) >= ratio:
+            return (r, g, b)
+    return target
 
 
 def cached(maxsize: int) -> Any:
@@ -375,11 +375,11 @@ def text(draw: ImageDraw.ImageDraw, xy: tuple[float, float], s: str, f: Any,
         return
     # bitmap fallback font: no anchors, place by bounding box
     x, y = xy
-    l, t, r, b = draw.textbbox((0, 0), s, font=f)
+    left, t, r, b = draw.textbbox((0, 0), s, font=f)
     if anchor[0] == "m":
-        x -= (r - l) / 2
+        x -= (r - left) / 2
     elif anchor[0] == "r":
-        x -= r - l
+        x -= r - left
     if anchor[1] == "m":
         y -= (b + t) / 2
     elif anchor[1] in ("s", "d"):
@@ -429,7 +429,7 @@ def _mask(f: Any, s: str, anchor: str, stroke: int, fx: float, fy: float) -> tup
     FreeType for it: the key is everything the mask depends on (the font,
     the text, the anchor, the stroke and the fractional start); the ink is
     not (it only colours embedded-colour glyphs, which we do not draw)."""
-    return f.getmask2(s, "L", None, None, None, stroke, anchor, 0, (fx, fy), stroke_filled=True)  # type: ignore[no-any-return]
+    return f.getmask2(s, "L", None, None, None, stroke, anchor, 0, (fx, fy), stroke_filled=True)
 
 
 def shrink(s: str, size: int, max_w: float, min_size: int = 9) -> tuple[str, Any]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Callable, ParamSpec, Sequence, TypeVar
 
 from PIL import Image, ImageDraw
 
@@ -36,17 +36,19 @@ SLATE_MUTED: Color = (150, 160, 180)
 M = 20  # outer margin
 
 _F = TypeVar("_F", bound=Callable[..., bytes])
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 _LOCK = threading.Lock()
 
 
-def _serialised(fn: _F) -> _F:
+def _serialised(fn: Callable[_P, _R]) -> Callable[_P, _R]:
     """One render at a time: FreeType faces and the sprite caches are shared,
     and the bot calls us from a thread pool."""
     @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> bytes:
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         with _LOCK:
             return fn(*args, **kwargs)
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 
 
 def _names(names: Sequence[str], seats: int) -> list[str]:

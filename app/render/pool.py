@@ -124,7 +124,7 @@ def _pooled(font: str | None, fallbacks: tuple[str, ...], module: str, name: str
     """In the worker process: the renderer ``module.name`` with the bot's fonts."""
     if (rb._FONT_PATH, rb._FALLBACK_PATHS) != (font, fallbacks):
         rb.set_font(font, fallbacks)
-    return getattr(importlib.import_module(module), name)(*args)  # type: ignore[no-any-return]
+    return getattr(importlib.import_module(module), name)(*args)
 
 
 #: how much lower the drawing process's CPU priority is than the bot's: when

@@ -107,10 +107,10 @@ def render_profile(profile: Mapping[str, Any], labels: Mapping[str, str]) -> byt
         caption, fc = rb.shrink(cap, 13, tw - 8)
         rb.text(d, (x + tw / 2, ty + 47), caption, fc, SLATE_MUTED, anchor="mm")
         if i == 2:  # win rate: a bar along the tile's bottom edge
-            rate = max(0.0, min(1.0, float(profile.get("win_rate") or 0)))
+            share = max(0.0, min(1.0, float(profile.get("win_rate") or 0)))
             d.rectangle((x + 12, ty + th - 8, x + tw - 12, ty + th - 5), fill=SLATE)
-            if rate > 0:
-                d.rectangle((x + 12, ty + th - 8, x + 12 + (tw - 24) * rate, ty + th - 5), fill=accent)
+            if share > 0:
+                d.rectangle((x + 12, ty + th - 8, x + 12 + (tw - 24) * share, ty + th - 5), fill=accent)
 
     return rb.to_png(im)
 

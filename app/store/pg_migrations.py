@@ -399,7 +399,7 @@ _V2 = (
         "BEGIN\n    IF TG_OP",
         "BEGIN\n    IF current_setting('cardnight.boards', true) = 'off' THEN\n        RETURN NULL;\n    END IF;"
         "\n    IF TG_OP", 1).replace(f"b_cnt > {BUCKET_MAX} THEN", "b_cnt > bucket_max() THEN"),
-    f"""
+    """
     CREATE FUNCTION record_games(
         lock_key bigint, lock_wait text,
         g_table bigint[], g_guild bigint[], g_channel bigint[], g_game text[], g_started float8[],
@@ -430,7 +430,7 @@ _V2 = (
                    WHERE coalesce(s.games, 0) <> k.games) THEN
             RETURN;
         END IF;
-        ids := '{{}}';
+        ids := '{}';
         FOR i IN 1 .. coalesce(array_length(g_table, 1), 0) LOOP
             INSERT INTO games (table_id, guild_id, channel_id, game, started_at, ended_at, seed, rounds,
                                has_bots, rated, n_players)
@@ -548,7 +548,7 @@ _V2 = (
 
 def _record_games_v3() -> str:
     """The function of version 3 (see above); its body follows record_games'."""
-    return f"""
+    return """
     CREATE FUNCTION record_games_v3(
         lock_key bigint, lock_wait text,
         g_table bigint[], g_guild bigint[], g_channel bigint[], g_game text[], g_started float8[],
@@ -590,7 +590,7 @@ def _record_games_v3() -> str:
             ) AS m;
             RETURN;
         END IF;
-        ids := '{{}}';
+        ids := '{}';
         FOR i IN 1 .. coalesce(array_length(g_table, 1), 0) LOOP
             INSERT INTO games (table_id, guild_id, channel_id, game, started_at, ended_at, seed, rounds,
                                has_bots, rated, n_players)

@@ -570,7 +570,7 @@ class PostgresStore(GroupRecorder):
         tables = [g.table_id for g in fresh]
         users = sorted({pr.user_id for g in fresh for pr in g.players if pr.user_id is not None})
         known = self._known
-        seen: tuple[dict, set[int]] | None = None  # (rows, tables recorded): the last read
+        seen: tuple[dict[tuple[int, int, int], tuple[Any, ...]], set[int]] | None = None  # (rows, tables recorded): the last read
         if keys and all(key in known for key in keys):
             seen = {key: known[key] for key in keys}, set()
         async with self._pool.acquire() as conn:
@@ -579,12 +579,12 @@ class PostgresStore(GroupRecorder):
                     if attempt < RECORD_ATTEMPTS:
                         if seen is None:
                             seen = self._read_rows(await conn.fetch(_READ_FOR_RECORD, *key_args, tables))
-                        got = await self._try_group(conn, fresh, *seen, key_args, scopes)
+                        got = await self._try_group(conn, fresh, seen[0], seen[1], key_args, scopes)
                     else:
                         async with conn.transaction():  # the locks record_games takes, before the read
                             await conn.execute(_RECORD_LOCKS, str(RECORD_LOCK_WAIT_MS), RECORD_LOCK, users)
                             seen = self._read_rows(await conn.fetch(_READ_FOR_RECORD, *key_args, tables))
-                            got = await self._try_group(conn, fresh, *seen, key_args, scopes)
+                            got = await self._try_group(conn, fresh, seen[0], seen[1], key_args, scopes)
                 except (asyncpg.DeadlockDetectedError, asyncpg.SerializationError):
                     if attempt == RECORD_ATTEMPTS:
                         raise

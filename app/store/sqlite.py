@@ -80,7 +80,7 @@ import aiosqlite
 from app import ratings
 from app.store.base import (
     ACTIVE, BOARD_NUMBERS, CLOSED, GUILD_DEFAULTS, MIN_GAMES, RECORD_BATCH, ChannelBusy, GameRecord,  # noqa: F401
-    GroupRecorder, Page, PlayerResult, StoreUnavailable, TableRecord,
+    GroupRecorder, Page, StoreUnavailable, TableRecord,
     board_number as _board_number, game_code as _game_code, night_record as _night, page_of, profile_of,
     table_record as _table, UNTOLD_FOR, TIE_LOW, record_scopes, scope_of, season_record,
 )

@@ -73,7 +73,7 @@ import aiosqlite
 
 # the board numbers and game codes are the same in every backend
 from app.store.base import BOARDS, GAME_CODES  # noqa: F401  (re-exported)
-from core.registry import MIN_GAMES  # noqa: F401  (MIN_GAMES: the one threshold, re-exported)
+from core.registry import MIN_GAMES
 #: a bucket holding more entries than this splits in two.
 BUCKET_MAX = 1024
 #: bulk rebuilds cut boards into buckets of this size (room to grow).
@@ -415,7 +415,7 @@ _V2 = (
             WHERE name IS NOT excluded.name;
     END
     """,
-    f"""
+    """
     CREATE TABLE stats (
         game          INTEGER NOT NULL,
         scope         INTEGER NOT NULL,

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from core import ai
-from core.protocol import Event
+from core.protocol import Event, Game
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ class _Replay:
 class Computers:
     """Chooses moves for computer seats (and hints) at every table."""
 
-    def __init__(self, games: Mapping[str, type], *, budget: float = ai.DEFAULT_BUDGET,
+    def __init__(self, games: Mapping[str, type[Game]], *, budget: float = ai.DEFAULT_BUDGET,
                  worlds: int = ai.HARD_WORLDS, fallback: Mapping[str, LegacyPlayer] | None = None) -> None:
         self.games = dict(games)
         self.budget = budget  # seconds per hard decision at most

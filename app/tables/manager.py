@@ -31,7 +31,7 @@ import random
 import secrets
 import time
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Awaitable, Callable, Iterator, Mapping, Protocol
+from typing import Any, AsyncIterator, Awaitable, Callable, Coroutine, Iterator, Mapping, Protocol, Sequence
 
 from app.after.verify import commit
 from core import registry
@@ -351,7 +351,7 @@ class TableManager:
     def __init__(
         self,
         store: Any,
-        games: Mapping[str, type],
+        games: Mapping[str, type[Game]],
         computers: Mapping[str, ComputerPlayer],
         *,
         listener: Listener | None = None,
@@ -447,6 +447,7 @@ class TableManager:
                     log.exception("closed table %s could not be replayed", table.id)
             return table
         if table.status == "playing":
+            assert table.seed is not None  # a game's seed is drawn when it starts
             try:
                 table.engine = self.games[table.game].replay(
                     len(table.seats), table.seed, self._engine_options(table), table.log)
@@ -753,7 +754,7 @@ class TableManager:
             heir = None
             if user_id == table.host_id:  # the next person seated hosts the table from now on
                 heir = next((s for s in table.seats if s.user_id not in (None, user_id)), None)
-                if heir is None:
+                if heir is None or heir.user_id is None:
                     raise TableError("host_alone")  # nobody to hand it to: the host cancels it
                 draft.host_id = heir.user_id
             name = draft.seats.pop(index).name
@@ -1057,7 +1058,7 @@ class TableManager:
         table.log.append((seat, str(action)))
         return events
 
-    def _new_turn(self, table: Table, force: bool = False, events: list[Event] = ()) -> None:
+    def _new_turn(self, table: Table, force: bool = False, events: Sequence[Event] = ()) -> None:
         engine = table.engine
         to_move = engine.to_move if engine is not None else None
         acting = to_act(engine) if engine is not None else frozenset()
@@ -1121,7 +1122,8 @@ class TableManager:
     async def _record(self, table: Table) -> None:
         from app.store import GameRecord, PlayerResult
 
-        result = table.engine.result  # type: ignore[union-attr]
+        result = table.engine.result if table.engine is not None else None
+        assert result is not None, "only a finished game is recorded"
         has_bots = any(s.computer for s in table.seats)
         players = [
             PlayerResult(
@@ -1174,8 +1176,8 @@ class TableManager:
             if self.players is not None:
                 self.players.forget(table.id)  # its replayed history is no longer needed
 
-    def _later(self, coro: Awaitable[None]) -> None:
-        task = asyncio.get_running_loop().create_task(coro, context=contextvars.Context())  # type: ignore[arg-type]
+    def _later(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(coro, context=contextvars.Context())
         self._closers.add(task)
         task.add_done_callback(self._closers.discard)
 
@@ -1300,6 +1302,7 @@ class TableManager:
                     return
                 draft = table.draft(engine=True)
                 engine = draft.engine
+                assert engine is not None  # a copy of the table's
                 choose = self._chooser(draft, planned, version, timeout)
                 events: list[Event] = []
                 if timeout and registry.spec(table.game).simultaneous:

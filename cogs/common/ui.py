@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import Any, TypeVar
 
 import aiohttp
 import discord
@@ -14,6 +14,8 @@ from app.i18n.catalogue import normalise
 from app.tables.manager import when_slow
 
 log = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
 
 NO_PINGS = discord.AllowedMentions.none()
 
@@ -26,6 +28,13 @@ def view_of(*items: discord.ui.Item) -> discord.ui.View:
     for item in items:
         view.add_item(item)
     return view
+
+
+def given(value: _T | None) -> _T:
+    """*value*, or discord.py's "not given" (``MISSING``) for None: its send methods
+    declare their optional arguments without None.  Not for an edit, where None
+    removes (a view, an embed) and MISSING keeps."""
+    return discord.utils.MISSING if value is None else value
 
 
 def user_lang(interaction: discord.Interaction) -> str:
@@ -46,9 +55,9 @@ async def reply(interaction: discord.Interaction, content: str | None = None, **
                 kwargs.pop("ephemeral", None)
                 await interaction.edit_original_response(content=content, **kwargs)
                 return
-            await interaction.followup.send(content, **kwargs)
+            await interaction.followup.send(given(content), **kwargs)
         elif interaction.response.is_done():
-            await interaction.followup.send(content, **kwargs)
+            await interaction.followup.send(given(content), **kwargs)
         else:
             await interaction.response.send_message(content, **kwargs)
     except discord.HTTPException:

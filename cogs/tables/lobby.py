@@ -14,8 +14,8 @@ from app.tables.manager import LEVELS, Note, Seat, Table, TableError, TableManag
 from app.text import plain
 from core import registry
 from core.protocol import GameError
-from cogs.common.ui import (TRANSIENT, can_manage, defer_when_slow, on_own_private_message, reply, update_message,
-                             user_lang, view_of)
+from cogs.common.ui import (TRANSIENT, can_manage, defer_when_slow, given, on_own_private_message, reply,
+                             update_message, user_lang, view_of)
 from cogs.tables.game_ui import GameUI, seat_label
 from cogs.tables.router import Click, SeatKey, TableButton, TableSelect, Word, error_text
 
@@ -48,10 +48,18 @@ def _cut(lines: list[str], lang: str) -> str:
     return "\n".join(out)
 
 
-def pinging(user_ids: Sequence[int]) -> discord.AllowedMentions:
-    """Mentions that ping exactly these users (and nobody else, no role, no everyone)."""
-    return discord.AllowedMentions(users=[discord.Object(i) for i in user_ids], everyone=False,
-                                   roles=False, replied_user=False)
+def pinging(user_ids: Sequence[int | None]) -> discord.AllowedMentions:
+    """Mentions that ping exactly these users (and nobody else, no role, no everyone);
+    None (a computer's seat) pings nobody."""
+    return discord.AllowedMentions(users=[discord.Object(i) for i in user_ids if i is not None],
+                                   everyone=False, roles=False, replied_user=False)
+
+
+def _seat_key(seat: Seat) -> tuple[str, int]:
+    """How the menu that takes a seat out names it: a computer by its number, a person by their id."""
+    key = seat.number if seat.computer else seat.user_id
+    assert key is not None  # (a computer without a number is not offered)
+    return ("c" if seat.computer else "u", key)
 
 
 class Lobby:
@@ -147,17 +155,16 @@ class Lobby:
                     allowed_mentions=discord.AllowedMentions.none())
                 message_id = sent.id
             elif interaction.response.is_done():  # Play again, deferred: a new message
-                sent = await interaction.followup.send(
-                    content=content, embed=self.lobby_embed(table), view=self.lobby_view(table),
+                followup = await interaction.followup.send(
+                    content=given(content), embed=self.lobby_embed(table), view=given(self.lobby_view(table)),
                     allowed_mentions=mentions, wait=True)
-                message_id = sent.id
+                message_id = followup.id
             else:
                 response = await interaction.response.send_message(
-                    content=content, embed=self.lobby_embed(table), view=self.lobby_view(table),
+                    content=content, embed=self.lobby_embed(table), view=given(self.lobby_view(table)),
                     allowed_mentions=mentions)
-                message_id = getattr(response, "message_id", None)
-                if message_id is None:
-                    message_id = (await interaction.original_response()).id
+                posted: int | None = getattr(response, "message_id", None)
+                message_id = posted if posted is not None else (await interaction.original_response()).id
         except discord.HTTPException:
             log.warning("lobby message for table %s could not be posted", table.id, exc_info=True)
             table.posting = False
@@ -229,7 +236,7 @@ class Lobby:
             options = [discord.SelectOption(
                 label=(t(lang, "ai.level_seat", name=s.name, level=t(lang, f"ai.level_{s.level}"))
                        if s.computer else s.name)[:100],
-                value=RemoveSeat.value.write(("c", s.number) if s.computer else ("u", s.user_id)),
+                value=RemoveSeat.value.write(_seat_key(s)),
                 emoji="🤖" if s.computer else "👤") for s in others if not s.computer or s.number is not None]
             if options:
                 items.append(RemoveSeat.make(table.id, t(lang, "table.remove_seat"), options, row=3))

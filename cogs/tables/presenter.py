@@ -20,7 +20,8 @@ from app.tables.manager import Table, TableManager, starts_turn
 from app.text import plain
 from core import registry
 from core.protocol import Event, to_act
-from cogs.common.ui import NO_PINGS, TRANSIENT, view_of
+from cogs.common.adapter import ORIGINAL
+from cogs.common.ui import NO_PINGS, TRANSIENT, given, view_of
 from cogs.tables.game_ui import GameUI, TableExtra, TableMessage
 from cogs.tables.lobby import Lobby, PlayAgain, Watch, pinging
 
@@ -611,7 +612,8 @@ class Presenter:
     async def _post_table_message(self, table: Table, message: TableMessage, repost: bool, *,
                                   with_image: bool, answer: discord.Webhook | None = None) -> None:
         def files() -> list[discord.File]:
-            return [discord.File(io.BytesIO(message.image), filename="table.png")] if with_image else []
+            image = message.image if with_image else None
+            return [discord.File(io.BytesIO(image), filename="table.png")] if image is not None else []
 
         if with_image:
             message.embed.set_image(url="attachment://table.png")
@@ -619,8 +621,8 @@ class Presenter:
         old = table.messages.get("table")
         if old and not repost and answer is not None:
             try:  # through a click's token: not counted against the bot's global limit
-                await answer.edit_message("@original", content=message.content, embed=message.embed,
-                                          attachments=files(), view=message.view)  # type: ignore[arg-type]
+                await answer.edit_message(ORIGINAL, content=message.content, embed=message.embed,
+                                          attachments=files(), view=message.view)
                 return
             except (discord.HTTPException, *TRANSIENT):
                 # expired, or Discord trouble: the bot's own edit below (which finds a deleted message too)
@@ -637,12 +639,12 @@ class Presenter:
                 pass  # deleted: post it again below
         try:
             sent = await messageable.send(content=message.content, embed=message.embed, files=files(),
-                                          view=message.view, allowed_mentions=NO_PINGS)
+                                          view=given(message.view), allowed_mentions=NO_PINGS)
         except discord.NotFound:  # the thread is gone: open a new one
             await self._open_thread(table, again=True)
             messageable = self.where(table)
             sent = await messageable.send(content=message.content, embed=message.embed, files=files(),
-                                          view=message.view, allowed_mentions=NO_PINGS)
+                                          view=given(message.view), allowed_mentions=NO_PINGS)
         # Record the new message before the old one goes: the deletion event may
         # arrive before Discord's answer, and must not be taken for a user's.
         self.manager.set_message(table, "table", sent.id)

@@ -33,13 +33,13 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Self, Sequence
 
 import discord
 
 from app.i18n.catalogue import has, t
 from app.tables.manager import Table, TableError, counting_saves
-from cogs.guard import INT64_MAX, BadInput, number
+from cogs.guard import INT64_MAX, BadInput, data_of, number
 from core.protocol import GameError
 from cogs.common.parts import parts
 from cogs.common.ui import defer_when_slow, reply, user_lang
@@ -294,7 +294,7 @@ class TableButton(TableItem):
     @classmethod
     def make(cls, table_id: int, label: str, *, ver: int | None = None,
              style: discord.ButtonStyle = discord.ButtonStyle.secondary, emoji: str | None = None,
-             disabled: bool = False, row: int | None = None, **fields: Any) -> "TableButton":
+             disabled: bool = False, row: int | None = None, **fields: Any) -> Self:
         return cls(discord.ui.Button(label=label[:80], style=style, emoji=emoji, disabled=disabled, row=row,
                                      custom_id=cls.custom_id_for(table_id, ver, **fields)))
 
@@ -310,7 +310,7 @@ class TableSelect(TableItem):
     @classmethod
     def make(cls, table_id: int, placeholder: str, options: Sequence[discord.SelectOption], *,
              ver: int | None = None, min_values: int = 1, max_values: int = 1, row: int | None = None,
-             **fields: Any) -> "TableSelect":
+             **fields: Any) -> Self:
         options = list(options)[:25]
         return cls(discord.ui.Select(
             custom_id=cls.custom_id_for(table_id, ver, **fields), placeholder=placeholder[:150], options=options,
@@ -462,7 +462,7 @@ class Router:
         except (TableError, GameError) as error:
             await reply(interaction, error_text(lang, error))
         except BadInput:
-            values = (interaction.data or {}).get("values")  # type: ignore[union-attr]
+            values = data_of(interaction).get("values")
             log.info("click %r carried values the bot never made: %r", custom_id, values)
             await reply(interaction, t(lang, "guard.bad_input"))
         except discord.HTTPException:

@@ -123,7 +123,7 @@ async def test_private_panels_and_answers_are_not_held_for_fifteen_minutes(world
     custom_ids, so nothing is held: and the buttons of those messages still work."""
     fd = world.fd
     ana, ben = world.person("ana"), world.person("ben")
-    async with running_bot(fd, tmp_path / "bot.db", world.guild, table_seed=3) as bot:
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, table_seed=3):
         t = await open_table(fd, ana, world.channel, "nimmt new", seats=3, turn_time=0)
         await seat_players(t, ana, [ben], computers=1)
         assert (await t.click(ana, t.lobby, f"table.start:{t.table_id}")).ack_type == 7

@@ -575,7 +575,7 @@ async def test_reconnect_resume_and_restart() -> None:
     async with FakeDiscord() as fd:
         guild, chan, alice, bob = make_world(fd)
         with fd.patched():
-            async with running_bot(fd) as bot:
+            async with running_bot(fd):
                 r = await fd.slash(alice, chan, "nimmt new", seats=2)
                 table_msg = r.message
                 # dropped socket: discord.py resumes on the resume_gateway_url
@@ -703,7 +703,7 @@ async def test_more_surfaces(fake_discord: FakeDiscord) -> None:
     guild, chan, alice, bob = make_world(fd)
     carol = fd.add_user("carol", dms_open=False)
     fd.add_member(guild, carol)
-    async with running_bot(fd, ExtrasBot(guild.id)) as bot:
+    async with running_bot(fd, ExtrasBot(guild.id)):
         assert fd.commands() == [] and {c["name"] for c in fd.commands(guild)} == {"board", "dm", "readfile", "Inspect", "where"}
         r = await fd.slash(alice, chan, "board")
         board = r.message

@@ -8,7 +8,6 @@ import contextlib
 
 import aiohttp
 import discord
-from discord import app_commands
 from discord.ext import commands
 
 from tests.fakediscord import FakeDiscord, NoAcknowledgement

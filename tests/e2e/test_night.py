@@ -513,7 +513,7 @@ async def test_a_night_scheduled_ahead_starts_its_first_round_by_itself(world, t
     up meanwhile; at that time the round starts with nobody clicking."""
     fd = world.fd
     ana, ben, dieter = world.person("ana"), world.person("ben"), world.person("dieter")
-    async with running_bot(fd, tmp_path / "bot.db", world.guild, **FAST) as bot:  # a minute: 1.2 s here
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, **FAST):  # a minute: 1.2 s here
         r = await fd.slash(ana, world.channel, "night start", game="nimmt", table_size=3, rounds=1, turn_time=1,
                            starts_in=1)
         signup = r.message

@@ -31,7 +31,6 @@ from .models import (
     FLAG_LOADING,
     FLAG_SUPPRESS_EMBEDS,
     FLAG_SUPPRESS_NOTIFICATIONS,
-    MENTION_RE,
     Channel,
     Guild,
     InteractionResult,

@@ -410,7 +410,6 @@ async def _tree_with_every_cog():
 
 
 async def test_every_slash_command_translates_to_valid_unique_names():
-    from discord import app_commands
 
     bot = await _tree_with_every_cog()
     assert "rules" in {c.name for c in bot.tree.get_commands()}

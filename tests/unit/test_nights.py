@@ -518,7 +518,7 @@ async def test_a_refused_save_changes_nothing_shown_and_the_same_click_works_aft
     assert [t for t in tables.tables.values() if t.night_id == night.id and t.status == "lobby"] == []
     fault.error = None
     await host.join(night, 9, "p9")
-    made = await host.start_round(night, 1, False)
+    await host.start_round(night, 1, False)
     await launch(host, night)
     tables.start_timers()
     # what the messages show (host.shown) comes only once the store has it

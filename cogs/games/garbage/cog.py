@@ -7,7 +7,8 @@ to move.  The engine plays every forced step; the table narrates the chain.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from types import ModuleType
+from typing import Any, ClassVar
 
 import discord
 from discord import app_commands
@@ -271,7 +272,7 @@ class GarbageCog(GameCog, name="Garbage"):
                                  guild_only=True)
 
     spec = SPEC
-    pictures = render_garbage
+    pictures: ClassVar[ModuleType | None] = render_garbage
     ui_class = GarbageUI
     items = ITEMS
 

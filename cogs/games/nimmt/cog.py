@@ -7,12 +7,14 @@ Everything shown comes from ``Nimmt.view(seat)`` (a player's own panel) or
 from __future__ import annotations
 
 import asyncio
+import functools
 import io
 import logging
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from types import ModuleType
+from typing import Any, ClassVar
 
 import aiohttp
 
@@ -26,11 +28,12 @@ from app.i18n.catalogue import t
 from app.text import bold, label, plain
 from app.tables.manager import Table, TableError
 from cogs.coach import hint_text
-from cogs.common.ui import on_own_private_message, user_lang, view_of
+from cogs.common.adapter import ORIGINAL
+from cogs.common.ui import given, on_own_private_message, user_lang, view_of
 from cogs.common.parts import parts
 from cogs.tables.game_ui import GameCog, TableMessage, picture_names, seat_label
 from cogs.tables.lobby import Back, Rules, seat_control
-from cogs.tables.router import Click, Int, TableButton, TableSelect, legacy_page
+from cogs.tables.router import Click, Field, Int, TableButton, TableItem, TableSelect, legacy_page
 from core.games.nimmt import SPEC
 from core.games.nimmt.engine import HEADS, Open, Pass, Play, Steal, Take, stack_label
 from core.protocol import Event
@@ -398,14 +401,14 @@ class NimmtUI:
             message: int | None = None
             if interaction.response.is_done():
                 if new:
-                    sent = await interaction.followup.send(embed=embed, view=view, file=file, ephemeral=True,
+                    sent = await interaction.followup.send(embed=embed, view=given(view), file=file, ephemeral=True,
                                                            wait=True)
                     if interaction.response.type == discord.InteractionResponseType.deferred_message_update:
                         message = sent.id  # (the click's @original is the table message)
                 else:
                     await interaction.edit_original_response(embed=embed, view=view, attachments=[file])
             elif new:
-                await interaction.response.send_message(embed=embed, view=view, file=file, ephemeral=True)
+                await interaction.response.send_message(embed=embed, view=given(view), file=file, ephemeral=True)
             else:
                 await interaction.response.edit_message(embed=embed, view=view, attachments=[file])
             # The panel keeps itself current while its interaction token lives.
@@ -427,8 +430,11 @@ class NimmtUI:
             task = self._refreshers.get(key)
             if task is None or task.done():
                 task = self._refreshers[key] = asyncio.get_running_loop().create_task(self._refresh(table, key))
-                task.add_done_callback(lambda done, key=key: self._refreshers.pop(key, None)
-                                       if self._refreshers.get(key) is done else None)
+                task.add_done_callback(functools.partial(self._forget_refresher, key))
+
+    def _forget_refresher(self, key: tuple[int, int], done: asyncio.Task[None]) -> None:
+        if self._refreshers.get(key) is done:
+            del self._refreshers[key]
 
     async def _refresh(self, table: Table, key: tuple[int, int]) -> None:
         await asyncio.sleep(PANEL_DEBOUNCE)  # a computer's moves come in bursts: draw once
@@ -444,7 +450,7 @@ class NimmtUI:
                                                             page=panel.page)
                 try:
                     await panel.webhook.edit_message(
-                        panel.message or "@original", embed=embed, view=view,  # type: ignore[arg-type]
+                        panel.message or ORIGINAL, embed=embed, view=view,
                         attachments=[discord.File(io.BytesIO(image), filename="hand.png")])
                     panel.version = version
                 except (discord.HTTPException, aiohttp.ClientError, OSError, RuntimeError):
@@ -498,7 +504,7 @@ PLACE = Int(0, len(HEADS) - 2)  # a place in a hand
 CARD = Int(1, len(HEADS) - 1)
 
 
-class _PanelItem:
+class _PanelItem(TableItem):
     game = "nimmt"
     ver: int
 
@@ -539,7 +545,7 @@ class _Paged(_PanelItem):
     """A control of the panel that keeps the page of its menu (versioned)."""
 
     versioned = True
-    fields = {"page": Int(0, 999)}
+    fields: ClassVar[dict[str, Field]] = {"page": Int(0, 999)}
     page: int
 
     @classmethod
@@ -671,7 +677,7 @@ class NimmtCog(GameCog, name="Nimmt"):
                                guild_only=True)
 
     spec = SPEC
-    pictures = render_nimmt
+    pictures: ClassVar[ModuleType | None] = render_nimmt
     ui_class = NimmtUI
     items = ITEMS
 

@@ -145,7 +145,7 @@ def render_nimmt_table(view: Mapping[str, Any], names: Sequence[str], labels: Ma
         for i, st in enumerate(stacks):
             r, c = divmod(i, cols)
             cx = x0 + c * cell
-            cy = y + r * row_h + 24
+            cy: float = y + r * row_h + 24
             is_played = st["id"] in played
             badge = _badge(str(st["label"]), cell - 8, is_played)
             im.paste(badge, (int(cx + cw / 2 - badge.width / 2), int(cy - 24)))

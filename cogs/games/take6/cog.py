@@ -21,7 +21,8 @@ import logging
 import re
 import time
 from dataclasses import dataclass
-from typing import Any
+from types import ModuleType
+from typing import Any, ClassVar
 
 import aiohttp
 import discord
@@ -40,7 +41,7 @@ from cogs.common.parts import parts
 from cogs.tables.game_ui import GameCog, TableMessage, picture_names, seat_label
 from cogs.guard import BadInput, number
 from cogs.tables.lobby import Back, Rules, seat_control
-from cogs.tables.router import Click, Int, TableButton
+from cogs.tables.router import Click, Field, Int, TableButton
 from core.protocol import Event, GameError
 from core.games.take6 import SPEC
 from core.games.take6.engine import HAND, HEADS, ROW_LABELS, ROWS, Choose, PickRow
@@ -346,7 +347,7 @@ class Take6UI:
 # The panel's buttons name the deal and the turn they were drawn for, and a
 # card by its place in the sorted hand (never the card): the others choose
 # meanwhile, so the table's version is no test of a panel here.
-WHEN = {"deal": Int(0, 9999), "turn": Int(0, 99)}
+WHEN: dict[str, Field] = {"deal": Int(0, 9999), "turn": Int(0, 99)}
 
 
 class _PanelItem(TableButton):
@@ -440,7 +441,7 @@ class Take6Cog(GameCog, name="Take6"):
                                guild_only=True)
 
     spec = SPEC
-    pictures = render_take6
+    pictures: ClassVar[ModuleType | None] = render_take6
     ui_class = Take6UI
     items = ITEMS
 

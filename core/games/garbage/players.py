@@ -32,7 +32,7 @@ from math import floor
 from typing import Any, Sequence
 
 from core.games.garbage.engine import (
-    BIT, JACK, RANK, SLOTS_OF, TEXT, Action, Discard, Draw, Garbage, Jack, _IDS, greedy_player,
+    BIT, RANK, SLOTS_OF, Action, Discard, Draw, Garbage, Jack, _IDS, greedy_player,
 )
 from core.protocol import Event
 
@@ -70,7 +70,7 @@ class Knowledge:
 
     def copy(self) -> "Knowledge":
         return Knowledge(
-            self.seat, self.seats, self.decks, list(self.slots), [list(l) for l in self.layouts],
+            self.seat, self.seats, self.decks, list(self.slots), [list(layout) for layout in self.layouts],
             list(self.hands_won), self.hand_no, self.start_seat, self.to_move, self.phase, self.in_hand,
             self.can_take_discard, list(self.discard), self.discard_count, self.stock,
             None if self.stock_known is None else list(self.stock_known), list(self.pool))
@@ -244,6 +244,7 @@ def _playout(g: Garbage, hand: int, before: list[int]) -> int | None:
     steps = 0
     while g.winner is None and g.hand_no == hand and steps < PLAYOUT_LIMIT:
         s = g._to_move
+        assert s is not None  # the hand is still on
         push(s, normal_move(g, s))
         steps += 1
     for s in range(g.seats):

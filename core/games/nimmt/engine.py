@@ -121,7 +121,7 @@ _HEADS_STEPS: tuple[tuple[int, int], ...] = tuple(
 )
 BULLS = 10       # bull cards in the box
 HAND_SIZE = 10   # cards dealt to each player
-_LABELS = []     # stack_label cache for small ids, filled below
+_LABELS: list[str] = []  # stack_label cache for small ids, filled below
 
 
 def heads(card: int) -> int:
@@ -193,7 +193,7 @@ def cards_of(mask: int) -> list[int]:
     """
     if mask.bit_count() > 6 and mask.bit_length() <= 104:
         # many cards (a full hand): one table look-up per byte
-        out = []
+        out: list[int] = []
         for cards in map(getitem, _BYTE_CARDS, mask.to_bytes(13, "little")):
             if cards:
                 out += cards
@@ -378,6 +378,13 @@ class Nimmt:
     #: seat to move, None once the game is over (plain attributes: read in hot loops)
     to_move: int | None
     over: bool
+    _next_id: int  # id of the next stack opened
+    _scores: list[int]  # per seat: penalty so far (the bulls of the rounds played)
+    _rounds_won: list[int]
+    _earned: list[int]  # per seat: bulls earned (stolen or taken from the supply)
+    _start: int  # the round's start seat
+    _played: list[int]  # ids of the stacks played this turn
+    _victims: list[int]  # seats a steal may take from (phase "steal")
 
     # -- construction -----------------------------------------------------
 
@@ -765,16 +772,15 @@ class Nimmt:
             self._other(seat, action, None)
 
     def _other(self, seat: int, action: Action, ev: list[Event] | None) -> None:
-        t = type(action)
-        if t is Take:
+        if type(action) is Take:
             self._take(seat, action.stack, ev)
-        elif t is Pass:
+        elif type(action) is Pass:
             if ev is not None:
                 ev.append({"type": "passed", "seat": seat})
             self._next_turn(ev)
-        elif t is Steal:
+        elif type(action) is Steal:
             self._steal(seat, action.victim, ev)
-        else:
+        elif type(action) is Open:
             self._open(seat, action.card, ev)
 
     def _play(self, seat: int, action: Play, ev: list[Event] | None, idx: int) -> None:
@@ -793,7 +799,7 @@ class Nimmt:
             # the cards are sorted, so only a batch on both sides of the top
             # (wrapping past 100) needs reordering
             if cards[0] < top < cards[-1]:
-                cards = sorted(cards, key=lambda c: (c - top) % 100)
+                cards = tuple(sorted(cards, key=lambda c: (c - top) % 100))
             mask = 0
             for c in cards:
                 mask |= 1 << c
@@ -871,6 +877,7 @@ class Nimmt:
         self._reveal(ev)
         # the turn ends (inlined _next_turn)
         self._played = []
+        assert self.to_move is not None  # the seat that played
         p = self.to_move + 1
         if p == self.seats:
             p = 0
@@ -1172,8 +1179,8 @@ def random_player(game: Nimmt, seat: int, rng: random.Random) -> Action:
                 fit &= fit - 1             # drop the lowest card
                 k -= 1
             card = (fit & -fit).bit_length() - 1
-        play = _SINGLE_PLAYS.get(sids[i] << 7 | card)
-        return play if play is not None else _single_play(sids[i], card)
+        single = _SINGLE_PLAYS.get(sids[i] << 7 | card)
+        return single if single is not None else _single_play(sids[i], card)
     if phase is STEAL:
         v = game._victims
         return Steal(v[floor(rng.random() * len(v))])

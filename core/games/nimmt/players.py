@@ -305,6 +305,7 @@ def _playout(g: Nimmt) -> None:
     push = g.push
     while not g.over and g.round == r:
         s = g.to_move
+        assert s is not None  # not over
         push(s, normal_move(g, s))
 
 

@@ -284,10 +284,10 @@ class Take6:
         if (self.deals is not None and self.deal >= self.deals) or (
                 self.limit is not None and max(self.scores) >= self.limit):
             self.phase = Phase.OVER
-            r = self.result
-            assert r is not None
-            ev.append({"type": "game_over", "scores": list(r.scores), "places": list(r.places),
-                       "winners": list(r.winners)})
+            result = self.result
+            assert result is not None
+            ev.append({"type": "game_over", "scores": list(result.scores), "places": list(result.places),
+                       "winners": list(result.winners)})
             return
         self._start_deal(ev)
 
