@@ -208,6 +208,28 @@ async def seat_players(table: Table, host: Any, players: list[Any], computers: i
         table.lobby = r.message
 
 
+async def start_table(fd: Any, channel: Any, host: Any, guests: list[Any], command: str = "nimmt new",
+                      computers: int = 0, **options: Any) -> Table:
+    """A started table: ``host`` opens it with ``command`` (one seat each for the host,
+    ``guests`` and ``computers`` unless ``seats`` is given), the guests join, the host adds
+    the computers and starts; back once the game's thread and table message are there."""
+    options.setdefault("seats", 1 + len(guests) + computers)
+    table = await open_table(fd, host, channel, command, **options)
+    await seat_players(table, host, guests, computers)
+    r = await table.click(host, table.lobby, f"table.start:{table.table_id}")
+    assert r.ack_type == 7, r
+    await table.wait_thread()
+    await fd.wait_for(table.table_message, timeout=10)
+    return table
+
+
+async def started(world: Any, bot: Any, people: list[Any], command: str = "nimmt new", computers: int = 0,
+                  **options: Any) -> tuple[Table, Any]:
+    """:func:`start_table` in the world's channel, hosted by ``people[0]``, and the bot's live table."""
+    table = await start_table(world.fd, world.channel, people[0], people[1:], command, computers, **options)
+    return table, bot.tables.get(table.table_id)
+
+
 async def panel_answer(r: Any, timeout: float = 10) -> Any:
     """The 11 nimmt! panel after a click on it, as its player sees it: updated in the
     answer itself (type 7, its picture drawn already), or, for a move whose new picture

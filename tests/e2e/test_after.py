@@ -18,7 +18,7 @@ from app.store import GameRecord, PlayerResult
 from core.games.garbage.engine import TEXT, Garbage
 from core.games.nimmt.engine import Nimmt
 from tests.conftest import make_world
-from tests.e2e import button, open_table, play_nimmt, running_bot, seat_players
+from tests.e2e import button, play_nimmt, running_bot, start_table, started
 from tests.e2e.test_garbage import play_garbage
 
 pytestmark = pytest.mark.timeout(600)
@@ -69,17 +69,6 @@ def revealed(lobby_text: str) -> tuple[int, str, str]:
 def sha256_of(game: str, table_id: int, seed: int, nonce: str) -> str:
     """The commitment as docs/hosting.md tells a player to compute it."""
     return hashlib.sha256(f"cardnight-shuffle-v1|{game}|{table_id}|{seed}|{nonce}".encode()).hexdigest()
-
-
-async def start_game(fd: Any, world: Any, game: str, host: Any, others: list[Any], computers: int,
-                     **options: Any) -> Any:
-    t_ = await open_table(fd, host, world.channel, f"{game} new", turn_time=0, **options)
-    await seat_players(t_, host, others, computers)
-    r = await t_.click(host, t_.lobby, f"table.start:{t_.table_id}")
-    assert r.ack_type == 7, r
-    await t_.wait_thread()
-    await fd.wait_for(t_.table_message, timeout=10)
-    return t_
 
 
 async def check_commitment_during_play(fd: Any, world: Any, t_: Any, user: Any, secret: int) -> str:
@@ -169,7 +158,7 @@ async def test_nimmt_commitment_reveal_verify_tamper_and_replay(world, tmp_path)
     ana, ben = world.person("ana"), world.person("ben")
     database = tmp_path / "bot.db"
     async with running_bot(fd, database, world.guild) as bot:
-        t_ = await start_game(fd, world, "nimmt", ana, [ben], computers=2, seats=4, rounds=2)
+        t_ = await start_table(fd, world.channel, ana, [ben], "nimmt new", computers=2, turn_time=0, seats=4, rounds=2)
         live = bot.tables.get(t_.table_id)
         full = await check_commitment_during_play(fd, world, t_, ben, live.seed)
         await play_nimmt(fd, t_, {ana: "en", ben: "en"})
@@ -258,7 +247,7 @@ async def test_garbage_replay_shows_every_layout_and_the_thread_story(fast_world
     fd = world.fd
     ana = world.person("ana")
     async with running_bot(fd, tmp_path / "bot.db", world.guild, table_seed=1121) as bot:
-        t_ = await start_game(fd, world, "garbage", ana, [], computers=1, seats=2)
+        t_ = await start_table(fd, world.channel, ana, [], "garbage new", computers=1, turn_time=0, seats=2)
         await check_commitment_during_play(fd, world, t_, ana, 1121)
         await play_garbage(t_, bot, [ana], take_discard=False)
         await fd.wait_for(lambda: button(t_.lobby, r"rply:\d+:0:o"), timeout=10)
@@ -365,12 +354,11 @@ async def test_take6_replay_through_simultaneous_turns(world, tmp_path):
     """A game where everyone chooses at once replays one choice per page: the
     hands as the engine holds them, and the same story the thread told."""
     from core.games.take6.engine import Take6
-    from tests.e2e.test_take6 import started
 
     fd = world.fd
     ana = world.person("ana")
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
-        tbl, table = await started(world, bot, [ana], computers=2, deals=1, turn_time=0)
+        tbl, table = await started(world, bot, [ana], "take6 new", computers=2, deals=1, turn_time=0)
         await check_commitment_during_play(fd, world, tbl, ana, table.seed)
         await play_take6_out(fd, tbl, table, ana)
         await fd.wait_for(lambda: button(tbl.lobby, r"rply:\d+:0:o"), timeout=10)
@@ -389,7 +377,6 @@ async def test_the_standings_wait_for_a_slow_recording_and_come_with_replay(worl
     standings only once the game is recorded, with Replay and Verify under them."""
     import asyncio
 
-    from tests.e2e.test_take6 import started
 
     fd = world.fd
     ana = world.person("ana")
@@ -401,7 +388,7 @@ async def test_the_standings_wait_for_a_slow_recording_and_come_with_replay(worl
             return await record_game(record)
 
         bot.store.record_game = slow_record
-        tbl, table = await started(world, bot, [ana], computers=2, deals=1, turn_time=0)
+        tbl, table = await started(world, bot, [ana], "take6 new", computers=2, deals=1, turn_time=0)
         async def last_turn() -> None:
             # its redraw of the table message (through the token of ana's My hand click)
             # is told to wait a second
@@ -418,7 +405,6 @@ async def test_the_standings_wait_for_a_slow_recording_and_come_with_replay(worl
 async def test_the_thread_tells_the_end_before_the_lobby_shows_the_standings(world, tmp_path):
     """The last turn's narration is slow to post (Discord fails it once; discord.py tries
     again a second later): the lobby's final standings wait for the thread's "Game over!"."""
-    from tests.e2e.test_take6 import started
 
     fd = world.fd
     ana = world.person("ana")
@@ -429,7 +415,7 @@ async def test_the_thread_tells_the_end_before_the_lobby_shows_the_standings(wor
             told_first.append("Game over!" in tbl.log_text())
 
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
-        tbl, table = await started(world, bot, [ana], computers=2, deals=1, turn_time=0)
+        tbl, table = await started(world, bot, [ana], "take6 new", computers=2, deals=1, turn_time=0)
         fd.message_listeners.append(watch)
         async def last_turn() -> None:
             # once its ping is out: its narration will fail once

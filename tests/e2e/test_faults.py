@@ -22,7 +22,8 @@ import time
 import pytest
 
 from app.i18n.catalogue import t as translate
-from tests.e2e import button, open_hand, open_table, panel_answer, play_nimmt, running_bot, seat_players, select
+from tests.e2e import (button, open_hand, open_table, panel_answer, play_nimmt, running_bot, seat_players, select,
+                       start_table)
 from tests import ROOT
 from tests.faults import DISK_FULL, IO_ERROR, READ_ONLY, failing_commits, held_lock
 
@@ -38,14 +39,8 @@ def text_of(r) -> str:
 
 
 async def started(fd, world, people, computers=0, **options):
-    t = await open_table(fd, people[0], world.channel, "nimmt new", seats=len(people) + computers,
-                         turn_time=0, **options)
-    await seat_players(t, people[0], people[1:], computers)
-    r = await t.click(people[0], t.lobby, f"table.start:{t.table_id}")
-    assert r.ack_type == 7
-    await t.wait_thread()
-    await fd.wait_for(t.table_message, timeout=10)
-    return t
+    """A started 11 nimmt! table without a turn timer, hosted by ``people[0]``."""
+    return await start_table(fd, world.channel, people[0], people[1:], computers=computers, turn_time=0, **options)
 
 
 async def first_move(t, user):
@@ -430,7 +425,7 @@ async def test_a_kill_while_a_save_waits_for_another_process_loses_only_what_nob
     click is acknowledged ("thinking"), the bot is SIGKILLed before the store
     answered: after the restart the move is not there, nobody read it
     anywhere, and the same player plays it again."""
-    from tests.e2e.test_restart import BotProcess, table_row
+    from tests.e2e.processes import BotProcess, table_row
 
     fd = world.fd
     ana, ben = world.person("ana"), world.person("ben")

@@ -14,7 +14,7 @@ import pytest
 
 from app.i18n.catalogue import t
 from tests.e2e import (LogWatch, button, open_hand, open_table, nimmt_turn, private_answer, running_bot, seat_players,
-                       select)
+                       select, start_table)
 from tests.e2e.test_stats import Seeder, answer
 
 pytestmark = pytest.mark.timeout(300)
@@ -96,16 +96,6 @@ async def test_forged_clicks_at_a_table_are_answered_and_change_nothing(world, t
 
 
 
-async def started_table(fd: Any, world: Any, host: Any, guest: Any, command: str, **options: Any) -> Any:
-    table = await open_table(fd, host, world.channel, command, seats=2, turn_time=0, **options)
-    await seat_players(table, host, [guest])
-    r = await table.click(host, table.lobby, f"table.start:{table.table_id}")
-    assert r.ack_type == 7
-    await table.wait_thread()
-    await fd.wait_for(table.table_message, timeout=10)
-    return table
-
-
 @pytest.mark.parametrize("game, command, options, clicks", [
     ("nimmt", "nimmt new", {"rounds": 1}, ["nimmt.refresh:{tid}", "nimmt.page:{tid}:{ver}:0", "rules:nimmt:en:1",
                                            "lb:nimmt:g:games:0", "table.away:{tid}:now"]),
@@ -120,7 +110,7 @@ async def test_a_forged_panel_click_on_the_public_table_message_answers_privatel
     fd = world.fd
     ana, ben = world.person("ana"), world.person("ben")
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
-        table = await started_table(fd, world, ana, ben, command, **options)
+        table = await start_table(fd, world.channel, ana, [ben], command, turn_time=0, **options)
         live = bot.tables.get(table.table_id)
         for template in clicks:
             public = table.table_message()

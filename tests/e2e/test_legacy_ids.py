@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from app.i18n.catalogue import t
-from tests.e2e import button, open_hand, open_table, panel_answer, private_answer, running_bot, seat_players, select
+from tests.e2e import button, open_hand, open_table, panel_answer, private_answer, running_bot, select, start_table
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -55,15 +55,6 @@ def posted_before(message: Any) -> Any:
     return message
 
 
-async def started(fd: Any, bot: Any, channel: Any, command: str, people: list[Any], **options: Any) -> Any:
-    table = await open_table(fd, people[0], channel, command, seats=len(people), turn_time=0, **options)
-    await seat_players(table, people[0], people[1:])
-    assert (await table.click(people[0], table.lobby, f"table.start:{table.table_id}")).ack_type == 7
-    await table.wait_thread()
-    await fd.wait_for(table.table_message, timeout=10)
-    return table
-
-
 async def test_controls_posted_before_typed_items_work_after_the_upgrade(world, tmp_path):
     fd = world.fd
     ana, ben, cara = world.person("ana"), world.person("ben"), world.person("cara")
@@ -73,7 +64,7 @@ async def test_controls_posted_before_typed_items_work_after_the_upgrade(world, 
     take6_channel = fd.add_channel(world.guild, "take6")
     async with running_bot(fd, database, world.guild, table_seed=4) as bot:
         lobby = await open_table(fd, cara, lobby_channel, "garbage new", seats=3, turn_time=0)
-        nimmt = await started(fd, bot, world.channel, "nimmt new", [ana, ben], rounds=1)
+        nimmt = await start_table(fd, world.channel, ana, [ben], "nimmt new", turn_time=0, rounds=1)
         live = bot.tables.get(nimmt.table_id)
         mover = [ana, ben][live.engine.to_move]
         # two panels of the mover, each open on a stack where a card fits
@@ -88,9 +79,9 @@ async def test_controls_posted_before_typed_items_work_after_the_upgrade(world, 
             assert select(panel, r"nimmt\.cards:\d+:.*")
             panels.append(panel)
         panel, older = panels
-        six = await started(fd, bot, take6_channel, "take6 new", [ana, ben])
+        six = await start_table(fd, take6_channel, ana, [ben], "take6 new", turn_time=0)
         six_panel = await open_hand(six, ana, "take6")
-        trash = await started(fd, bot, garbage_channel, "garbage new", [ana, ben])
+        trash = await start_table(fd, garbage_channel, ana, [ben], "garbage new", turn_time=0)
         trash_live = bot.tables.get(trash.table_id)
         trash_mover = [ana, ben][trash_live.engine.to_move]
         trash_draw = button(trash.table_message(), rf"garbage\.draw:{trash.table_id}:\d+")["custom_id"]

@@ -18,7 +18,7 @@ from app.i18n.catalogue import t
 from app.nights.night import place_points
 from core.protocol import to_act
 from tests.e2e import Table as Seen, button, running_bot
-from tests.e2e.test_restart import BotProcess, table_row
+from tests.e2e.processes import BotProcess, table_row
 
 pytestmark = pytest.mark.timeout(240)
 

@@ -8,7 +8,7 @@ import pytest
 
 from app.i18n.catalogue import t as t_
 from tests.e2e import (button, check_pings, nimmt_turn, open_hand, open_table, panel_answer, play_nimmt,
-                       private_answer, running_bot, seat_players, select)
+                       private_answer, running_bot, seat_players, select, started)
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -45,17 +45,6 @@ async def test_full_game(world, tmp_path, humans, computers, rounds):
         assert history and history[0]["game"] == "nimmt"
         # Exactly one ping per turn that needs a person, while it is still theirs.
         check_pings(fd, t, table, bot.tables._engine_options(table), "nimmt")
-
-
-async def started_table(world, bot, people, computers=0, **options):
-    fd = world.fd
-    t = await open_table(fd, people[0], world.channel, "nimmt new", seats=len(people) + computers, **options)
-    await seat_players(t, people[0], people[1:], computers)
-    r = await t.click(people[0], t.lobby, f"table.start:{t.table_id}")
-    assert r.ack_type == 7
-    await t.wait_thread()
-    await fd.wait_for(t.table_message, timeout=10)
-    return t, bot.tables.get(t.table_id)
 
 
 async def ephemeral_text(r) -> str:
@@ -136,7 +125,7 @@ async def test_bad_clicks_during_a_game(world, tmp_path):
     fd = world.fd
     ana, ben, eve = world.person("ana"), world.person("ben"), world.person("eve")
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
-        t, table = await started_table(world, bot, [ana, ben], rounds=1, turn_time=0)
+        t, table = await started(world, bot, [ana, ben], rounds=1, turn_time=0)
         # Someone who is not seated.
         r = await t.click(eve, t.table_message(), f"nimmt.hand:{t.table_id}")
         assert r.ack_type == 6 and "not seated" in await ephemeral_text(r)
@@ -195,7 +184,7 @@ async def test_deleted_messages_and_discord_errors_do_not_lose_the_game(world, t
     fd = world.fd
     people = [world.person("ana"), world.person("ben")]
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
-        t, table = await started_table(world, bot, people, rounds=1, turn_time=0)
+        t, table = await started(world, bot, people, rounds=1, turn_time=0)
         panels = {}
         for user in people:  # both players keep their hand panel open
             panels[user.id] = await open_hand(t, user)
@@ -246,7 +235,7 @@ async def test_turn_timer_plays_for_an_absent_player_until_they_are_back(world, 
     ana, ben, eve = world.person("ana"), world.person("ben"), world.person("eve")
     # TIME_SCALE 0.01: the table's 120-second turn timer runs out after 1.2 s.
     async with running_bot(fd, tmp_path / "bot.db", world.guild, time_scale=0.01) as bot:
-        t, table = await started_table(world, bot, [ana, ben], rounds=2, turn_time=120)
+        t, table = await started(world, bot, [ana, ben], rounds=2, turn_time=120)
         assert "Time runs out" in t.table_message().text()
         ana_seat = table.seat_of(ana.id)
         # Ben plays whenever it is his turn; Ana never does.
@@ -285,7 +274,7 @@ async def test_a_lost_answer_does_not_lose_the_move(world, tmp_path):
     fd = world.fd
     people = [world.person("ana"), world.person("ben")]
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
-        t, table = await started_table(world, bot, people, rounds=1, turn_time=0)
+        t, table = await started(world, bot, people, rounds=1, turn_time=0)
         mover = people[table.engine.to_move]
         panel = await open_hand(t, mover)
         stacks = select(panel, r"nimmt.stack:\d+:.*")
@@ -393,7 +382,7 @@ async def test_an_open_panel_shows_your_turn_by_itself(world, tmp_path):
     fd = world.fd
     people = [world.person("ana"), world.person("ben")]
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
-        t, table = await started_table(world, bot, people, rounds=1, turn_time=0)
+        t, table = await started(world, bot, people, rounds=1, turn_time=0)
         mover = people[table.engine.to_move]
         waiter = people[1 - table.engine.to_move]
         panel = await open_hand(t, waiter)
@@ -414,7 +403,7 @@ async def test_my_hand_on_the_table_message_being_replaced_answers_privately(wor
     fd = world.fd
     ana, ben = world.person("ana"), world.person("ben")
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
-        t, table = await started_table(world, bot, [ana, ben], rounds=2, turn_time=0)
+        t, table = await started(world, bot, [ana, ben], rounds=2, turn_time=0)
         # the old table message stays a few seconds: Discord rate-limits its deletion
         fd.fail_next("DELETE", rf"/channels/{t.thread.id}/messages/\d+$", status=429, retry_after=3.0)
         first = t.table_message()
@@ -441,7 +430,7 @@ async def test_step_away_and_back_from_the_hand_panel(world, tmp_path):
     fd = world.fd
     ana, ben = world.person("ana"), world.person("ben")
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
-        t, table = await started_table(world, bot, [ana, ben], turn_time=0)
+        t, table = await started(world, bot, [ana, ben], turn_time=0)
         seat = table.seat_of(ben.id)
         panel = await open_hand(t, ben)
         away = button(panel, rf"table.away:{t.table_id}:ask")

@@ -33,7 +33,8 @@ from app.store import Store
 from tests import pg
 from tests.conftest import make_world
 from tests.fakediscord import NoAcknowledgement
-from tests.e2e.test_restart import BotProcess, Run, decide, final_state
+from tests.e2e.processes import BotProcess
+from tests.e2e.test_restart import Run, decide, final_state
 from tests.e2e import panel_answer, private_answer
 from tests.e2e.test_shards import SHARDS, ShardProcess, board, syncs
 from tests.e2e.test_stats import description
@@ -152,20 +153,6 @@ class PgShardProcess(ShardProcess):
 
     def env(self) -> dict[str, str]:
         return {**super().env(), "DATABASE_URL": self.dsn}
-
-
-@pytest.fixture
-def processes():
-    """Registers bot processes; every one still alive at the end is SIGKILLed."""
-    made: list[BotProcess] = []
-
-    def add(process: BotProcess) -> BotProcess:
-        made.append(process)
-        return process
-
-    yield add
-    for process in made:
-        process.finalize()
 
 
 def games_line(text: str) -> int:

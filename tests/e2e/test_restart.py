@@ -14,12 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
-import signal
-import sqlite3
-import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -27,152 +22,19 @@ from typing import Any, Callable
 import pytest
 
 from tests.e2e import button, panel_answer, private_answer, select
-from tests import ROOT
+from tests.e2e.processes import SEED, BotProcess, connect, table_row
 from tests.fakediscord import NoAcknowledgement
 
 pytestmark = pytest.mark.timeout(240)
 
-SEED = 17  # with this deck a bull-card holder ends turns by hand (End turn)
 SEATS = 3  # two people and a computer
 PERSON_NAMES = ("ana", "ben")
 
 
-# ----------------------------------------------------------------- the bot process
-class BotProcess:
-    """``python -m tests.fakediscord.launch bot:main`` on one database file."""
-
-    def __init__(self, fd: Any, guild: Any, database: Path, logs: Path, seed: int = SEED) -> None:
-        self.fd = fd
-        self.guild = guild
-        self.database = database
-        self.logs = logs
-        self.seed = seed
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.starts = 0
-        self.kills = 0
-
-    def env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("DISCORD_", "DATABASE_"))}
-        env.update(self.fd.env())
-        env.update({
-            "DISCORD_TOKEN": self.fd.token,
-            "DEV_GUILD": str(self.guild.id),
-            "DATABASE_PATH": str(self.database),
-            "COMPUTER_DELAY": "0.05",
-            "TIME_SCALE": "1",
-            "TABLE_SEED": str(self.seed),
-            "LOG_LEVEL": "WARNING",
-            "PYTHONUNBUFFERED": "1",
-        })
-        return env
-
-    def log_tail(self, lines: int = 40) -> str:
-        out = []
-        for path in sorted(self.logs.parent.glob(self.logs.name + "*")):
-            text = path.read_text(errors="replace").splitlines()[-lines:]
-            out.append(f"--- {path.name}\n" + "\n".join(text))
-        return "\n".join(out)
-
-    async def start(self) -> None:
-        assert self.proc is None or self.proc.poll() is not None, "already running"
-        before = self.fd.identify_count
-        self.starts += 1
-        log = open(f"{self.logs}.{self.starts}", "wb")
-        try:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "tests.fakediscord.launch", "bot:main"],
-                cwd=ROOT, env=self.env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        finally:
-            log.close()
-        proc = self.proc
-        try:
-            await self.fd.wait_for(
-                lambda: proc.poll() is not None or (self.fd.identify_count > before and self.fd.connected),
-                timeout=30)
-        except TimeoutError:
-            raise AssertionError(f"the bot did not connect\n{self.log_tail()}") from None
-        assert proc.poll() is None, f"the bot exited with {proc.returncode}\n{self.log_tail()}"
-
-    def _signal(self, sig: int) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            try:
-                os.kill(self.proc.pid, sig)
-            except ProcessLookupError:
-                pass
-
-    async def kill(self) -> None:
-        """SIGKILL: no shutdown code runs, the socket just drops."""
-        assert self.proc is not None and self.proc.poll() is None, f"the bot is not running\n{self.log_tail()}"
-        self._signal(signal.SIGKILL)
-        self.kills += 1
-        await self._reap(5)
-        await self.fd.wait_for(lambda: not self.fd.connected, timeout=10)
-
-    async def stop(self) -> None:
-        """SIGTERM: the bot's own graceful shutdown."""
-        self._signal(signal.SIGTERM)
-        await self._reap(15)
-        assert self.proc is not None and self.proc.returncode == 0, \
-            f"exit code {self.proc.returncode}\n{self.log_tail()}"
-
-    async def restart(self) -> None:
-        await self.kill()
-        await self.start()
-
-    async def _reap(self, timeout: float) -> None:
-        proc = self.proc
-        assert proc is not None
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while proc.poll() is None:
-            if loop.time() > deadline:
-                proc.kill()
-                proc.wait(5)
-                raise AssertionError(f"the bot did not exit\n{self.log_tail()}")
-            await asyncio.sleep(0.02)
-
-    def finalize(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(10)
-
-
-@pytest.fixture
-def bots():
-    """Makes bot processes; every one still alive at the end is SIGKILLed."""
-    made: list[BotProcess] = []
-
-    def make(*args: Any, **kwargs: Any) -> BotProcess:
-        bot = BotProcess(*args, **kwargs)
-        made.append(bot)
-        return bot
-
-    yield make
-    for bot in made:
-        bot.finalize()
-
-
 # ----------------------------------------------------------------- the database
-def _connect(database: Path, readonly: bool = True) -> sqlite3.Connection:
-    if readonly:
-        return sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=5)
-    return sqlite3.connect(database, timeout=5)
-
-
-def table_row(database: Path, table_id: int) -> tuple[str, dict[str, Any], int]:
-    """(status, meta, number of saved actions) as the bot last committed them."""
-    con = _connect(database)
-    try:
-        status, meta = con.execute("SELECT status, meta FROM tables WHERE id = ?", (table_id,)).fetchone()
-        count = con.execute("SELECT count(*) FROM table_actions WHERE table_id = ?", (table_id,)).fetchone()[0]
-        return status, json.loads(meta), count
-    finally:
-        con.close()
-
-
 def seats_since(database: Path, table_id: int, index: int) -> list[int]:
     """Seats of the actions saved from ``index`` on."""
-    con = _connect(database)
+    con = connect(database)
     try:
         return [r[0] for r in con.execute(
             "SELECT seat FROM table_actions WHERE table_id = ? AND idx >= ? ORDER BY idx", (table_id, index))]
@@ -181,7 +43,7 @@ def seats_since(database: Path, table_id: int, index: int) -> list[int]:
 
 
 def final_state(database: Path, table_id: int) -> dict[str, Any]:
-    con = _connect(database, readonly=False)
+    con = connect(database, readonly=False)
     try:
         integrity = [r[0] for r in con.execute("PRAGMA integrity_check")]
         fk = con.execute("PRAGMA foreign_key_check").fetchall()
@@ -469,7 +331,7 @@ class KillPlan:
             # Saved once: after it, only the computer may have moved.
             _, meta, _ = run.state()
             seat = next(i for i, s in enumerate(meta["seats"]) if s["user_id"] == user.id)
-            con = _connect(run.bot.database)
+            con = connect(run.bot.database)
             try:
                 seats = [row[0] for row in con.execute(
                     "SELECT seat FROM table_actions WHERE table_id = ? AND idx >= ? ORDER BY idx",
@@ -650,7 +512,7 @@ async def test_kill_between_lobby_saved_and_posted(world, bots, tmp_path):
     task = asyncio.create_task(fd.slash(ana, channel, "nimmt new", seats=2, rounds=1, turn_time=0))
 
     def saved() -> bool:
-        con = _connect(bot.database)
+        con = connect(bot.database)
         try:
             return con.execute("SELECT count(*) FROM tables WHERE channel_id = ?", (channel.id,)).fetchone()[0] > 0
         finally:
@@ -702,7 +564,7 @@ async def test_kill_after_the_last_move_was_acknowledged(world, bots, tmp_path):
         action = action_of(custom_id, values)
         if action is None:
             return None
-        con = _connect(run.bot.database)
+        con = connect(run.bot.database)
         try:
             log = con.execute("SELECT seat, action FROM table_actions WHERE table_id = ? ORDER BY idx",
                               (run.table_id,)).fetchall()

@@ -9,19 +9,9 @@ import pytest
 
 from app.i18n.catalogue import t as translate
 from app.tables.manager import TableManager
-from tests.e2e import open_hand, open_table, running_bot, seat_players
+from tests.e2e import open_hand, running_bot, start_table
 
 pytestmark = pytest.mark.timeout(120)
-
-
-async def started(fd, channel, people):
-    t = await open_table(fd, people[0], channel, "nimmt new", seats=len(people), turn_time=0)
-    await seat_players(t, people[0], people[1:])
-    r = await t.click(people[0], t.lobby, f"table.start:{t.table_id}")
-    assert r.ack_type == 7
-    await t.wait_thread()
-    await fd.wait_for(t.table_message, timeout=10)
-    return t
 
 
 async def test_a_click_right_after_a_start_answers_from_the_saved_table_while_others_wait(
@@ -31,8 +21,8 @@ async def test_a_click_right_after_a_start_answers_from_the_saved_table_while_ot
     ana, ben, cleo, dan = (world.person(n) for n in ("ana", "ben", "cleo", "dan"))
     other = fd.add_channel(world.guild, "more-games")
     async with running_bot(fd, db, world.guild):
-        first = await started(fd, world.channel, [ana, ben])
-        second = await started(fd, other, [cleo, dan])
+        first = await start_table(fd, world.channel, ana, [ben], turn_time=0)
+        second = await start_table(fd, other, cleo, [dan], turn_time=0)
         hand_before = (await open_hand(first, ana)).text()
 
     # The restore at the next start is held back (as on a slow start with many tables),

@@ -22,7 +22,9 @@ import pytest
 
 from tests.conftest import make_world
 from tests.fakediscord import NoAcknowledgement
-from tests.e2e.test_restart import ROOT, SEED, BotProcess, Run, final_state
+from tests import ROOT
+from tests.e2e.processes import SEED, BotProcess
+from tests.e2e.test_restart import Run, final_state
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -98,21 +100,7 @@ async def board(fd: Any, user: Any, channel: Any, scope: str) -> str:
     return r.message.text()
 
 
-@pytest.fixture
-def cluster():
-    """Registers bot processes; every one still alive at the end is SIGKILLed."""
-    made: list[ShardProcess] = []
-
-    def add(process: ShardProcess) -> ShardProcess:
-        made.append(process)
-        return process
-
-    yield add
-    for process in made:
-        process.finalize()
-
-
-async def test_two_processes_of_two_shards_share_one_file(cluster, tmp_path):
+async def test_two_processes_of_two_shards_share_one_file(processes, tmp_path):
     async with make_world(shard_count=SHARDS, max_concurrency=SHARDS) as world:
         fd = world.fd
         north, south = fd.add_guild("North", shard=0), fd.add_guild("South", shard=3)
@@ -122,8 +110,8 @@ async def test_two_processes_of_two_shards_share_one_file(cluster, tmp_path):
                 people[name] = fd.add_user(name)
                 fd.add_member(guild, people[name])
         database = tmp_path / "shared.db"
-        one = cluster(ShardProcess(fd, database, tmp_path / "one.log", (0, 1)))
-        two = cluster(ShardProcess(fd, database, tmp_path / "two.log", (2, 3)))
+        one = processes(ShardProcess(fd, database, tmp_path / "one.log", (0, 1)))
+        two = processes(ShardProcess(fd, database, tmp_path / "two.log", (2, 3)))
         await one.start()
         await two.start()
         await fd.wait_commands(timeout=15)

@@ -11,7 +11,7 @@ import pytest
 
 from app.i18n.catalogue import t
 from app.store import MIN_GAMES, GameRecord, PlayerResult
-from tests.e2e import Table, open_table, play_nimmt, running_bot, seat_players, select
+from tests.e2e import Table, play_nimmt, running_bot, select, start_table
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -24,12 +24,7 @@ async def full_game(fd: Any, channel: Any, host: Any, others: list[Any], *, comp
     """Open a 1-round table, seat everyone, start, play it to the end."""
     langs = langs or {}
     seats = 1 + len(others) + computers
-    t_ = await open_table(fd, host, channel, "nimmt new", seats=seats, rounds=1, turn_time=0)
-    await seat_players(t_, host, others, computers)
-    r = await t_.click(host, t_.lobby, f"table.start:{t_.table_id}")
-    assert r.ack_type == 7, r
-    await t_.wait_thread()
-    await fd.wait_for(t_.table_message, timeout=10)
+    t_ = await start_table(fd, channel, host, others, computers=computers, seats=seats, rounds=1, turn_time=0)
     if while_playing is not None:
         await while_playing(t_)
     await play_nimmt(fd, t_, {u: langs.get(u.id, "en") for u in [host, *others]}, table_lang)

@@ -9,9 +9,8 @@ import re
 import pytest
 
 from app.i18n.catalogue import t as translate
-from tests.e2e import button, nimmt_turn, open_hand, panel_answer, private_answer, running_bot, select
-from tests.e2e.test_nimmt import started_table
-from tests.e2e.test_take6 import card_buttons, started, summary_line
+from tests.e2e import button, nimmt_turn, open_hand, panel_answer, private_answer, running_bot, select, started
+from tests.e2e.test_take6 import card_buttons, summary_line
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -26,7 +25,7 @@ async def test_my_hand_is_private_and_its_token_redraws_the_table(world, tmp_pat
     fd = world.fd
     ana, eve = world.person("ana"), world.person("eve")  # eve only watches
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
-        t, table = await started_table(world, bot, [ana], computers=1, rounds=1, turn_time=0)
+        t, table = await started(world, bot, [ana], computers=1, rounds=1, turn_time=0)
         seat = table.seat_of(ana.id)
         await fd.wait_for(lambda: table.engine.to_move == seat
                           and "▶ ana:" in (t.table_message().text() if t.table_message() else ""), timeout=10)
@@ -76,7 +75,7 @@ async def test_a_panel_opened_by_my_hand_keeps_itself_current(world, tmp_path):
     fd = world.fd
     people = [world.person("ana"), world.person("ben")]
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
-        t, table = await started_table(world, bot, people, rounds=1, turn_time=0)
+        t, table = await started(world, bot, people, rounds=1, turn_time=0)
         mover = people[table.engine.to_move]
         waiter = people[1 - table.engine.to_move]
         panel = await open_hand(t, waiter)
@@ -98,9 +97,9 @@ async def test_my_hand_of_someone_not_seated_is_refused_privately(world, tmp_pat
     eve = world.person("eve")
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
         if game == "nimmt":
-            t, table = await started_table(world, bot, people, rounds=1, turn_time=0)
+            t, table = await started(world, bot, people, rounds=1, turn_time=0)
         else:
-            t, table = await started(world, bot, people, deals=1, turn_time=0)
+            t, table = await started(world, bot, people, "take6 new", deals=1, turn_time=0)
         message = t.table_message()
         text, version = message.text(), table.version
         r = await t.click(eve, message, f"{game}.hand:{t.table_id}")
@@ -119,7 +118,7 @@ async def test_take6_my_hand_token_redraws_the_table(world, tmp_path):
     fd = world.fd
     ana, ben, eve = world.person("ana"), world.person("ben"), world.person("eve")
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
-        tbl, table = await started(world, bot, [ana, ben], deals=1, turn_time=0)
+        tbl, table = await started(world, bot, [ana, ben], "take6 new", deals=1, turn_time=0)
         message = tbl.table_message()
         r = await tbl.click(ana, message, f"take6.hand:{tbl.table_id}")
         assert r.ack_type == 6 and r.message is message, r

@@ -8,20 +8,9 @@ import re
 import pytest
 
 from app.i18n.catalogue import t
-from tests.e2e import button, live_engine, open_hand, open_table, running_bot, seat_players
+from tests.e2e import button, live_engine, open_hand, running_bot, started
 
 pytestmark = pytest.mark.timeout(300)
-
-
-async def started(world, bot, people, computers=0, **options):
-    fd = world.fd
-    tbl = await open_table(fd, people[0], world.channel, "take6 new", seats=len(people) + computers, **options)
-    await seat_players(tbl, people[0], people[1:], computers)
-    r = await tbl.click(people[0], tbl.lobby, f"table.start:{tbl.table_id}")
-    assert r.ack_type == 7
-    await tbl.wait_thread()
-    await fd.wait_for(tbl.table_message, timeout=10)
-    return tbl, bot.tables.get(tbl.table_id)
 
 
 def summary_line(message, name: str) -> str:
@@ -49,7 +38,7 @@ async def test_full_game_three_seats_with_a_computer(world, tmp_path):
     ana, ben = world.person("ana"), world.person("ben")
     # seed 0: playing their lowest cards, a person's card is below every row in turn 3
     async with running_bot(fd, tmp_path / "bot.db", world.guild, table_seed=0) as bot:
-        tbl, table = await started(world, bot, [ana, ben], computers=1, deals=1, turn_time=0)
+        tbl, table = await started(world, bot, [ana, ben], "take6 new", computers=1, deals=1, turn_time=0)
         assert "Deals: 1" in tbl.lobby.text()
         engine = live_engine(table)
         seat = {ana.id: table.seat_of(ana.id), ben.id: table.seat_of(ben.id)}
@@ -147,7 +136,7 @@ async def test_timeout_chooses_for_who_has_not_and_three_misses_hand_the_seat_ov
     ana, ben = world.person("ana"), world.person("ben")
     # TIME_SCALE 0.02: the table's 120-second turn timer runs out after 2.4 s.
     async with running_bot(fd, tmp_path / "bot.db", world.guild, time_scale=0.02) as bot:
-        tbl, table = await started(world, bot, [ana, ben], deals=2, turn_time=120)
+        tbl, table = await started(world, bot, [ana, ben], "take6 new", deals=2, turn_time=120)
         assert "Time runs out" in tbl.table_message().text()
         engine = live_engine(table)
         ana_seat, ben_seat = table.seat_of(ana.id), table.seat_of(ben.id)
@@ -183,7 +172,7 @@ async def test_a_row_choice_that_times_out_takes_the_fewest_heads_row(world, tmp
     ana, ben = world.person("ana"), world.person("ben")
     # seed 1: both playing their lowest card, one of them is below every row in turn 1
     async with running_bot(fd, tmp_path / "bot.db", world.guild, time_scale=0.02, table_seed=1) as bot:
-        tbl, table = await started(world, bot, [ana, ben], deals=1, turn_time=120)
+        tbl, table = await started(world, bot, [ana, ben], "take6 new", deals=1, turn_time=120)
         engine = live_engine(table)
         for _ in range(60):
             if engine.phase.value == "row" or table.status != "playing":
@@ -214,7 +203,7 @@ async def test_a_player_who_must_go_hands_the_seat_to_a_computer_with_leave(worl
     fd = world.fd
     ana, ben, eve = world.person("ana"), world.person("ben"), world.person("eve")
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
-        tbl, table = await started(world, bot, [ana, ben], deals=1, turn_time=0)
+        tbl, table = await started(world, bot, [ana, ben], "take6 new", deals=1, turn_time=0)
         engine = live_engine(table)
         ana_seat, ben_seat = table.seat_of(ana.id), table.seat_of(ben.id)
         assert button(await open_panel(tbl, ben), rf"table.away:{tbl.table_id}:ask")  # (its button: /leave's twin)

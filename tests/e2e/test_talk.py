@@ -12,8 +12,7 @@ import pytest
 
 from core.games.nimmt.engine import Nimmt
 from tests.e2e import (MOVE, as_read, check_pings, everything_shown, nimmt_turn, open_hand, open_table, panel_answer,
-                       play_nimmt, private_answer, running_bot, seat_players, versions)
-from tests.e2e.test_restart import bots  # noqa: F401  (fixture)
+                       play_nimmt, private_answer, running_bot, seat_players, started, versions)
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -185,13 +184,8 @@ async def test_narration_after_kills_is_the_log_in_order_once(world, bots, tmp_p
 async def _two_people(world: Any, bot: Any, seed_names=("ana", "ben")) -> tuple[Any, Any, list[Any]]:
     fd = world.fd
     people = [world.person(name) for name in seed_names]
-    t = await open_table(fd, people[0], world.channel, "nimmt new", seats=2, rounds=1, turn_time=0)
-    await seat_players(t, people[0], people[1:])
-    r = await t.click(people[0], t.lobby, f"table.start:{t.table_id}")
-    assert r.ack_type == 7
-    await t.wait_thread()
-    await fd.wait_for(t.table_message, timeout=10)
-    return t, bot.tables.get(t.table_id), people
+    t, table = await started(world, bot, people, rounds=1, turn_time=0)
+    return t, table, people
 
 
 async def test_one_click_plays_a_card(world, tmp_path):

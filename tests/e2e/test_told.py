@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from app.i18n.catalogue import t
-from tests.e2e.test_restart import BotProcess, table_row
+from tests.e2e.processes import BotProcess, table_row
 
 pytestmark = pytest.mark.timeout(240)
 

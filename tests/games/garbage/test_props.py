@@ -146,7 +146,7 @@ def check_final(g: Garbage) -> None:
 
 
 @pytest.mark.parametrize("seats", range(2, 7))
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 2**32), slots=st.integers(1, 10), kind=st.sampled_from(["random", "greedy", "mixed"]))
 def test_random_games_keep_every_invariant(seats, seed, slots, kind):
     g, _ = play(seats, seed, slots, kind)
