@@ -182,7 +182,6 @@ async def test_narration_after_kills_is_the_log_in_order_once(world, bots, tmp_p
 
 # ------------------------------------------------------------------ the panel
 async def _two_people(world: Any, bot: Any, seed_names=("ana", "ben")) -> tuple[Any, Any, list[Any]]:
-    fd = world.fd
     people = [world.person(name) for name in seed_names]
     t, table = await started(world, bot, people, rounds=1, turn_time=0)
     return t, table, people
