@@ -19,7 +19,7 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from app.i18n.catalogue import normalise, t
-from app.seasons import CALENDAR, GLOBAL_MODE, MODES, TICK, champions, current, wanted
+from app.seasons import CALENDAR, GLOBAL_MODE, MODES, TICK, champions, current, period, wanted
 from app.text import plain
 from cogs.common.ui import reply, user_lang
 from cogs.rules import game_choices
@@ -29,6 +29,10 @@ log = logging.getLogger(__name__)
 
 #: lines of each game's final standings in the season's closing message
 FINAL_ROWS = 10
+#: what ``/boards visibility`` offers: all boards, this server's seasons only, none of this server's
+BOARD_VISIBILITY = ("all", "season", "off")
+#: how often ``/boards schedule`` posts
+POST_EVERY = ("weekly", "monthly", "off")
 
 
 class SeasonsCog(commands.Cog, name="Seasons"):
@@ -86,6 +90,37 @@ class SeasonsCog(commands.Cog, name="Seasons"):
                     await store.set_season_meta(ended["id"], {**ended["meta"], "closed": True})
                 elif guild is not None:  # (another process's server is closed by that process)
                     await self._close(guild, ended)
+            for guild_id, plan in (await store.guilds_with_setting("board_post")).items():
+                guild = self.bot.get_guild(guild_id)
+                if guild is not None and isinstance(plan, dict) and post_due(plan, now):
+                    await self._post_board(guild, plan, now)
+
+    async def _post_board(self, guild: discord.Guild, plan: dict[str, Any], now: float) -> None:
+        """A board posted on its schedule (``/boards schedule``): the server's
+        (or, season-only, its running season's) top 10; then the next is due."""
+        store = self.bot.store
+        settings = await store.guild_settings(guild.id)
+        lang = settings.get("language") or normalise(guild.preferred_locale)
+        shown = settings.get("boards") or "all"
+        season = current(await store.seasons(guild.id), now) if shown == "season" else None
+        channel = guild.get_channel(int(plan.get("channel") or 0))
+        if shown != "off" and (shown == "all" or season is not None) and isinstance(channel, discord.abc.Messageable):
+            game, by = str(plan.get("game") or registry.GAMES[0].key), str(plan.get("by") or "rating")
+            board = await store.leaderboard(game, guild.id, by=by, page_size=FINAL_ROWS,
+                                            season=None if season is None else season["id"])
+            where = (t(lang, "seasons.board_scope", name=plain(season["name"])) if season is not None
+                     else t(lang, "stats.server"))
+            embed = discord.Embed(title=t(lang, "stats.board_title", game=t(lang, f"{game}.title"), scope=where,
+                                          by=t(lang, f"stats.by_{by}")), colour=discord.Colour.gold())
+            embed.description = "\n".join(
+                t(lang, "seasons.final_line", rank=row["rank"], name=plain(row["name"] or str(row["user_id"])),
+                  value=_value(lang, by, row["value"]), by=t(lang, f"stats.by_{by}"))
+                for row in board.rows) or t(lang, "stats.board_empty")
+            try:
+                await channel.send(embed=embed, allowed_mentions=discord.AllowedMentions.none())
+            except discord.HTTPException:  # (the next one is due on schedule all the same)
+                log.warning("boards: the scheduled board of server %s could not be posted", guild.id, exc_info=True)
+        await store.set_guild_setting(guild.id, "board_post", {**plan, "last": now})
 
     async def _calendar(self, guild_id: int, mode: str, now: float) -> None:
         for i, (name, start, end) in enumerate(wanted(mode, now)):
@@ -297,6 +332,106 @@ class SeasonsCog(commands.Cog, name="Seasons"):
         await reply(interaction, text)
 
 
+class BoardsCog(commands.Cog, name="Boards"):
+    """``/boards visibility|schedule`` (Manage Server): this server's own
+    leaderboards shown or not, and posted on a schedule (by the seasons' look
+    at the calendar, :meth:`SeasonsCog.tick`)."""
+
+    boards = app_commands.Group(
+        name=_("boards", key="commands.boards.name"),
+        description=_("This server's leaderboards: shown or not, posted on a schedule",
+                      key="commands.boards.description"),
+        guild_only=True,
+        default_permissions=discord.Permissions(manage_guild=True),
+    )
+
+    def __init__(self, bot: Any, seasons: SeasonsCog) -> None:
+        self.bot = bot
+        self.seasons = seasons
+
+    @boards.command(name=_("visibility", key="commands.boards_visibility.name"),
+                    description=_("Show this server's leaderboards, only its seasons', or none",
+                                  key="commands.boards_visibility.description"))
+    @app_commands.rename(shown=_("shown", key="commands.opt_boards_shown.name"))
+    @app_commands.describe(shown=_("all-time and seasons, seasons only, or off",
+                                   key="commands.opt_boards_shown.description"))
+    @app_commands.choices(shown=[
+        app_commands.Choice(name=_(value, key=f"commands.choice_boards_{value}.name"), value=value)
+        for value in BOARD_VISIBILITY])
+    async def visibility(self, interaction: discord.Interaction, shown: app_commands.Choice[str]) -> None:
+        lang = user_lang(interaction)
+        if interaction.guild is None or not _can_manage(interaction):
+            return await reply(interaction, t(lang, "errors.manage_guild_only"))
+        try:
+            await self.bot.store.set_guild_setting(interaction.guild.id, "boards", shown.value)
+        except Exception:
+            log.warning("boards of server %s not saved", interaction.guild.id, exc_info=True)
+            return await reply(interaction, t(lang, "faults.not_saved"))
+        await reply(interaction, t(lang, f"seasons.boards_{shown.value}"))
+
+    @boards.command(name=_("schedule", key="commands.boards_schedule.name"),
+                    description=_("Post a leaderboard every week or month in a channel",
+                                  key="commands.boards_schedule.description"))
+    @app_commands.rename(every=_("every", key="commands.opt_boards_every.name"),
+                         channel=_("channel", key="commands.opt_boards_channel.name"),
+                         game=_("game", key="commands.opt_game.name"), by=_("by", key="commands.opt_by.name"))
+    @app_commands.describe(every=_("How often (off: no more posts)", key="commands.opt_boards_every.description"),
+                           channel=_("Where the board is posted", key="commands.opt_boards_channel.description"),
+                           game=_("Which game", key="commands.opt_game.description"),
+                           by=_("What to rank by", key="commands.opt_by.description"))
+    @app_commands.choices(
+        every=[app_commands.Choice(name=_(value, key=f"commands.choice_every_{value}.name"), value=value)
+               for value in POST_EVERY],
+        game=game_choices(),
+        by=[app_commands.Choice(name=_("rating", key="commands.choice_rating.name"), value="rating"),
+            app_commands.Choice(name=_("wins", key="commands.choice_wins.name"), value="wins"),
+            app_commands.Choice(name=_("win rate", key="commands.choice_win_rate.name"), value="win_rate"),
+            app_commands.Choice(name=_("games", key="commands.choice_games.name"), value="games")])
+    async def schedule(self, interaction: discord.Interaction, every: app_commands.Choice[str],
+                       channel: discord.TextChannel | None = None, game: app_commands.Choice[str] | None = None,
+                       by: app_commands.Choice[str] | None = None) -> None:
+        lang = user_lang(interaction)
+        guild = interaction.guild
+        if guild is None or not _can_manage(interaction):
+            return await reply(interaction, t(lang, "errors.manage_guild_only"))
+        if every.value != "off" and channel is None:
+            return await reply(interaction, t(lang, "seasons.schedule_needs_channel"))
+        plan = {"every": every.value, "channel": channel.id if channel else None,
+                "game": game.value if game else registry.GAMES[0].key, "by": by.value if by else "rating",
+                "last": None}  # the first one goes out at the next look, then on schedule
+        try:
+            await self.bot.store.set_guild_setting(guild.id, "board_post", plan)
+        except Exception:
+            log.warning("board schedule of server %s not saved", guild.id, exc_info=True)
+            return await reply(interaction, t(lang, "faults.not_saved"))
+        if every.value == "off":
+            return await reply(interaction, t(lang, "seasons.schedule_off"))
+        assert channel is not None
+        await reply(interaction, t(lang, f"seasons.schedule_{every.value}", channel=channel.mention,
+                                   game=t(lang, f"{plan['game']}.title"), by=t(lang, f"stats.by_{plan['by']}")))
+        await self.seasons.tick()  # the first post, now
+
+
+
+def post_due(plan: dict[str, Any], now: float) -> bool:
+    """Whether a scheduled board is due: never posted yet, a week since the
+    last (weekly), or a new calendar month (monthly, UTC).
+
+    >>> post_due({"every": "weekly", "last": None}, 10.0), post_due({"every": "weekly", "last": 0.0}, 86400.0)
+    (True, False)
+    >>> post_due({"every": "monthly", "last": 0.0}, 31 * 86400.0), post_due({"every": "off", "last": None}, 1.0)
+    (True, False)
+    """
+    every, last = plan.get("every"), plan.get("last")
+    if every not in ("weekly", "monthly"):
+        return False
+    if last is None:
+        return True
+    if every == "weekly":
+        return now - float(last) >= 7 * 86400
+    return period("monthly", now)[0] != period("monthly", float(last))[0]
+
+
 def role_problem(guild: discord.Guild, role: discord.Role | None, lang: str) -> str | None:
     """Why the bot cannot give *role* (Discord's rules: Manage Roles, and a
     role below the bot's highest), in words an admin can act on; None if it can."""
@@ -327,4 +462,6 @@ def _can_manage(interaction: discord.Interaction) -> bool:
 
 
 async def setup(bot: Any) -> None:
-    await bot.add_cog(SeasonsCog(bot))
+    seasons = SeasonsCog(bot)
+    await bot.add_cog(seasons)
+    await bot.add_cog(BoardsCog(bot, seasons))

@@ -321,6 +321,17 @@ class StatsCog(commands.Cog, name="Stats"):
             return await reply(interaction, t(lang, "guard.other_server"))  # a forged id: another server's board
         guild_id = None if scope == "g" or season is not None else int(scope)
         where_season = None if season is None else season["id"]
+        if guild_id is not None or (season is not None and season["guild_id"]):  # this server's own boards
+            try:
+                shown = (await store.guild_settings(interaction.guild_id)).get("boards") or "all"
+            except Exception:
+                log.exception("board settings failed")
+                return await reply(interaction, t(lang, "errors.unexpected"))
+            if shown == "off":
+                return await reply(interaction, t(lang, "seasons.boards_are_off"))
+            if shown == "season" and season is None:
+                return await reply(interaction, t(lang, "seasons.boards_are_season_only",
+                                                  option=t(lang, "commands.opt_season.name")))
         try:
             place = await store.board_place(interaction.user.id, game, guild_id, by=by, season=where_season)
             own, position = place if place is not None else (None, None)

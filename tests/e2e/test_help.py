@@ -43,7 +43,7 @@ async def test_help_lists_what_each_user_can_run_in_their_language(world, tmp_pa
                 assert f"**{word}**" in text, (lang, word)
             lines = [line for line in text.splitlines() if line.startswith("`/")]
             shown = {line[2:].split("` — ")[0].split(" [")[0].split(" <")[0] for line in lines}
-            hidden = {"settings", "season", "sync"} if user is not boss else {"sync"}  # /sync: the owner's alone
+            hidden = {"settings", "season", "boards", "sync"} if user is not boss else {"sync"}  # /sync: the owner's alone
             for top, command in published.items():
                 for path in published_names(command, LOCALE[lang]):
                     assert (path in shown) == (top not in hidden), (lang, path, sorted(shown))
@@ -82,7 +82,7 @@ async def test_in_a_dm_help_and_history_cover_every_server(world, tmp_path):
         await answer(r)
         published = {c["name"]: c for c in fd.commands(None)}
         in_dms = {name for name, c in published.items() if c.get("dm_permission") is not False}
-        assert {"help", "history", "stats", "rules"} <= in_dms and not {"nimmt", "table", "settings", "season"} & in_dms
+        assert {"help", "history", "stats", "rules"} <= in_dms and not {"nimmt", "table", "settings", "season", "boards"} & in_dms
         dm = fd.dm_channel(ana)
         with pytest.raises(LookupError):  # Discord does not offer a server's commands in a DM
             await fd.slash(ana, dm, "nimmt new")

@@ -182,3 +182,57 @@ async def test_calendar_seasons_and_the_global_one(world, tmp_path):
         board = r.message
         forged = await fd.forge(ben, board, f"lb:nimmt:s{other}:wins:0")
         assert forged.ephemeral and forged.message.text() == t("de", "guard.other_server")
+
+
+async def test_an_admin_switches_the_boards_and_posts_one_every_week(world, tmp_path):
+    """Manage Server turns this server's boards off (the boards of all servers
+    stay), to its seasons only, back on; and has a board posted in a channel
+    now and every week.  Players are told privately why a board is not there."""
+    fd = world.fd
+    admin = world.person("ada", manage_guild=True)
+    ben, cleo = world.person("ben"), world.person("cleo")
+    posts = fd.add_channel(world.guild, "boards")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        games = Games(bot.store, world.guild.id, world.channel.id)
+        await games.play((ben.id, "ben"), (cleo.id, "cleo"))
+        r = await fd.slash(ben, world.channel, "boards visibility", shown="off")
+        assert r.ephemeral and r.message.text() == t("en", "errors.manage_guild_only")
+
+        r = await fd.slash(admin, world.channel, "boards visibility", shown="off")
+        assert r.ephemeral and r.message.text() == t("en", "seasons.boards_off")
+        r = await fd.slash(ben, world.channel, "leaderboard", by="wins")
+        assert r.ephemeral and r.message.text() == t("en", "seasons.boards_are_off")
+        r = await fd.slash(ben, world.channel, "leaderboard", by="wins", scope="global")
+        assert [row[1] for row in board_rows(r.message)] == ["ben", "cleo"]  # all servers: still there
+
+        r = await fd.slash(admin, world.channel, "boards visibility", shown="season")
+        assert r.message.text() == t("en", "seasons.boards_season")
+        r = await fd.slash(ben, world.channel, "leaderboard", by="wins")
+        assert r.message.text() == t("en", "seasons.boards_are_season_only", option="season")
+        r = await fd.slash(admin, world.channel, "season mode", mode="manual")
+        await r.settled(timeout=10)
+        await fd.slash(admin, world.channel, "season start", name="Cup")
+        await games.play((cleo.id, "cleo"), (ben.id, "ben"))
+        r = await fd.slash(ben, world.channel, "leaderboard", by="wins", season="Cup")
+        assert [row[:3] for row in board_rows(r.message)] == [(1, "cleo", "1"), (2, "ben", "0")]
+
+        r = await fd.slash(admin, world.channel, "boards visibility", shown="all")
+        r = await fd.slash(ben, world.channel, "leaderboard", by="wins")
+        assert [row[:3] for row in board_rows(r.message)] == [(1, "ben", "1"), (1, "cleo", "1")]
+
+        r = await fd.slash(admin, world.channel, "boards schedule", every="weekly")
+        assert r.ephemeral and r.message.text() == t("en", "seasons.schedule_needs_channel")
+        r = await fd.slash(admin, world.channel, "boards schedule", every="weekly", channel=posts, by="wins")
+        assert r.ephemeral
+        assert r.message.text() == t("en", "seasons.schedule_weekly", game="11 nimmt!", by="wins",
+                                     channel=f"<#{posts.id}>")
+        posted = await fd.wait_for(lambda: next((m for m in fd.messages(posts) if m.embeds), None), timeout=10)
+        assert posted.embeds[0]["title"] == t("en", "stats.board_title", game="11 nimmt!", scope="this server",
+                                              by="wins")
+        assert posted.embeds[0]["description"].splitlines() == [
+            t("en", "seasons.final_line", rank=1, name="ben", value="1", by="wins"),
+            t("en", "seasons.final_line", rank=1, name="cleo", value="1", by="wins")]
+        plan = (await bot.store.guild_settings(world.guild.id))["board_post"]
+        assert plan["every"] == "weekly" and plan["last"] is not None  # the next one in a week
+        r = await fd.slash(admin, world.channel, "boards schedule", every="off")
+        assert r.message.text() == t("en", "seasons.schedule_off")
