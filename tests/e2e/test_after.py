@@ -11,13 +11,11 @@ import sqlite3
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from app.i18n.catalogue import t
 from app.store import GameRecord, PlayerResult
 from core.games.garbage.engine import TEXT, Garbage
 from core.games.nimmt.engine import Nimmt
-from tests.conftest import make_world
 from tests.e2e import button, play_nimmt, running_bot, start_table, started
 from tests.e2e.test_garbage import play_garbage
 
@@ -25,13 +23,6 @@ pytestmark = pytest.mark.timeout(600)
 
 SHORT = re.compile(r"Shuffle commitment \(SHA-256\): ([0-9a-f]{12})…")
 FULL = re.compile(r"`([0-9a-f]{64})`")
-
-
-@pytest_asyncio.fixture
-async def fast_world():
-    """``world`` with a generous edit rate (whole games redraw the table often)."""
-    async with make_world(edit_rate=(10_000, 1.0)) as made:
-        yield made
 
 
 def footer(message: Any) -> str:

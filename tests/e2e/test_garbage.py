@@ -16,26 +16,12 @@ import re
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
-from tests.conftest import make_world
 from tests.e2e import button, check_pings, open_table, running_bot, seat_players
 
 pytestmark = pytest.mark.timeout(600)
 
 GAME_BUTTON = r"garbage\.(draw|discard|jack):\d+:\d+(:\d+)?"
-
-
-@pytest_asyncio.fixture
-async def fast_world():
-    """Like ``world``, with a generous per-channel edit rate.
-
-    Whole games of Garbage take a few hundred turns and every turn redraws
-    the table message; at Discord's 5 edits per 5 s the suite would spend
-    minutes waiting on the rate limit.  Everything else is as strict as in
-    ``world`` (acknowledgement deadline, violations fail the test)."""
-    async with make_world(edit_rate=(10_000, 1.0)) as made:
-        yield made
 
 
 # --------------------------------------------------------------------------- what players see

@@ -11,9 +11,8 @@ from typing import Any
 import pytest
 
 from app.i18n.catalogue import t as tr
-from tests.e2e import play_nimmt, private_answer, running_bot
+from tests.e2e import play_nimmt, private_answer, running_bot, started
 from tests.e2e.test_night import signed_up_night, standings_message
-from tests.e2e.test_nimmt import started_table
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -30,7 +29,7 @@ async def test_watchers_follow_a_table_see_no_hand_and_are_offered_the_free_seat
     crowd = [world.person(f"fan{i}") for i in range(5)]
     odd = world.person("**zed** <@1>")  # a name that must neither format nor ping
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
-        t, table = await started_table(world, bot, [ana, ben], computers=1, rounds=1, turn_time=0)
+        t, table = await started(world, bot, [ana, ben], computers=1, rounds=1, turn_time=0)
         watch = f"table.watch:{t.table_id}"
         r = await t.click(eve, t.table_message(), watch)
         assert tr("en", "table.watch_on", table=t.table_id, thread=f"<#{t.thread.id}>") in await answer_text(r)
