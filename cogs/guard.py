@@ -136,7 +136,7 @@ def option_problem(interaction: discord.Interaction) -> str | None:
         seen.add(param.display_name)
         if option.get("type") != param.type.value:
             return f"{name}: type {option.get('type')!r}, not {param.type.value}"
-        problem = _value_problem(param, option.get("value"))
+        problem = _value_problem(param, option.get("value"), data.get("resolved") or {})
         if problem is not None:
             return f"{name}: {problem}"
     missing = [p for p in params.values() if p.required and p.display_name not in seen]
@@ -147,7 +147,11 @@ def option_problem(interaction: discord.Interaction) -> str | None:
 _DISCORD_INT = 2**53
 
 
-def _value_problem(param: discord.app_commands.Parameter, value: Any) -> str | None:
+#: where Discord puts what an option of each kind names (users, channels, roles...): by option type
+_RESOLVED = {6: ("users",), 7: ("channels",), 8: ("roles",), 9: ("users", "roles"), 11: ("attachments",)}
+
+
+def _value_problem(param: discord.app_commands.Parameter, value: Any, resolved: dict[str, Any]) -> str | None:
     kind = discord.AppCommandOptionType
     low, high = param.min_value, param.max_value
     if param.type is kind.string:
@@ -164,8 +168,13 @@ def _value_problem(param: discord.app_commands.Parameter, value: Any) -> str | N
         measure = value
     elif param.type is kind.boolean:
         return None if isinstance(value, bool) else f"{value!r} is not true or false"
-    else:  # a user, channel, role, mentionable or attachment: its id
-        return None if isinstance(value, str) and ID.fullmatch(value) else f"{value!r} is not an id"
+    else:  # a user, channel, role, mentionable or attachment: its id, which Discord resolves
+        if not isinstance(value, str) or not ID.fullmatch(value):
+            return f"{value!r} is not an id"
+        kinds = _RESOLVED.get(param.type.value, ())
+        if not any(isinstance(resolved.get(k), dict) and value in resolved[k] for k in kinds):
+            return f"{value} is not among what Discord resolved"
+        return None
     if (low is not None and measure < low) or (high is not None and measure > high):
         return f"{value!r} is outside {low}..{high}"
     if param.choices and value not in {choice.value for choice in param.choices}:
