@@ -7,6 +7,7 @@ import re
 import pytest
 
 from app.i18n.catalogue import t as t_
+from tests.e2e.table_state import per_table_state
 from tests.e2e import (button, check_pings, nimmt_turn, open_hand, open_table, panel_answer, play_nimmt,
                        private_answer, running_bot, seat_players, select, started)
 
@@ -45,6 +46,8 @@ async def test_full_game(world, tmp_path, humans, computers, rounds):
         assert history and history[0]["game"] == "nimmt"
         # Exactly one ping per turn that needs a person, while it is still theirs.
         check_pings(fd, t, table, bot.tables._engine_options(table), "nimmt")
+        # Once it is over and told, the bot keeps nothing of the table (open panels included).
+        await fd.wait_for(lambda: not any(per_table_state(bot).values()), timeout=10)
 
 
 async def ephemeral_text(r) -> str:

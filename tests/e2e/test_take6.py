@@ -9,6 +9,7 @@ import pytest
 
 from app.i18n.catalogue import t
 from tests.e2e import button, live_engine, open_hand, running_bot, started
+from tests.e2e.table_state import per_table_state
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -106,6 +107,8 @@ async def test_full_game_three_seats_with_a_computer(world, tmp_path):
             assert f"{result.places[s]}. **{name}** — {result.scores[s]}" in log
         # every interaction was answered once, within Discord's 3 seconds
         assert all(a.latency is not None and a.latency < 3 for a in tbl.acks)
+        # once it is over and told, the bot keeps nothing of the table (open panels included)
+        await fd.wait_for(lambda: not any(per_table_state(bot).values()), timeout=10)
 
         # -- the end is recorded: /stats shows the declared figures, /history the game
         r = await fd.slash(ana, world.channel, "stats", game="take6")

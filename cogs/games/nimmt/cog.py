@@ -11,6 +11,7 @@ import functools
 import io
 import logging
 import time
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
 from types import ModuleType
@@ -107,7 +108,8 @@ class NimmtUI:
         self.open_panels: dict[tuple[int, int], _OpenPanel] = {}
         self._refreshers: dict[tuple[int, int], asyncio.Task[None]] = {}
         self._hand_images: OrderedDict[tuple[Any, ...], bytes] = OrderedDict()
-        self._locks: dict[tuple[int, int], asyncio.Lock] = {}
+        #: one answer or redraw of a player's panel at a time; a lock lives while someone holds it
+        self._locks: weakref.WeakValueDictionary[tuple[int, int], asyncio.Lock] = weakref.WeakValueDictionary()
 
     def lobby_lines(self, table: Table, lang: str) -> list[str]:
         rounds = table.options.get("rounds")  # (hints on: said by the shared lobby)
@@ -411,9 +413,11 @@ class NimmtUI:
                 await interaction.response.send_message(embed=embed, view=given(view), file=file, ephemeral=True)
             else:
                 await interaction.response.edit_message(embed=embed, view=view, attachments=[file])
-            # The panel keeps itself current while its interaction token lives.
-            self.open_panels[key] = _OpenPanel(interaction.followup, time.monotonic(), lang, version, stack, page,
-                                               message)
+            # The panel keeps itself current while its interaction token lives (and the game
+            # goes on: the end was told to every panel open then, this one shows it already).
+            if table.status == "playing":
+                self.open_panels[key] = _OpenPanel(interaction.followup, time.monotonic(), lang, version, stack,
+                                                   page, message)
 
     def changed(self, table: Table) -> None:
         """The table moved: redraw every open panel at it (the mover's own too, unless its
@@ -425,7 +429,6 @@ class NimmtUI:
                 continue
             if now - panel.opened > PANEL_LIFETIME or (table.status != "playing" and panel.version == table.version):
                 del self.open_panels[key]
-                self._locks.pop(key, None)
                 continue
             task = self._refreshers.get(key)
             if task is None or task.done():
@@ -443,6 +446,8 @@ class NimmtUI:
                 panel = self.open_panels.get(key)
                 seat = table.seat_of(key[1])
                 if panel is None or seat is None or panel.version == table.version:
+                    if panel is not None and (seat is None or table.status != "playing"):
+                        del self.open_panels[key]  # nothing will change on it any more
                     return
                 version = table.version
                 over = table.status != "playing"

@@ -17,6 +17,7 @@ instead of acting.  (Before typed items the same lived in the op's argument,
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import re
 import time
@@ -264,9 +265,11 @@ class Take6UI:
             await interaction.edit_original_response(embed=embed, view=view)
         else:
             await interaction.response.edit_message(embed=embed, view=view)
-        # The panel keeps itself current while its interaction token lives.
-        self.open_panels[(table.id, interaction.user.id)] = _OpenPanel(interaction, time.monotonic(), lang, version,
-                                                                       message)
+        # The panel keeps itself current while its interaction token lives (and the game goes
+        # on: the end was told to every panel open then, this one shows it already).
+        if table.status == "playing":
+            self.open_panels[(table.id, interaction.user.id)] = _OpenPanel(interaction, time.monotonic(), lang,
+                                                                           version, message)
 
     def changed(self, table: Table) -> None:
         """The table moved: redraw every open panel at it (a reveal may ask for a row)."""
@@ -279,7 +282,12 @@ class Take6UI:
                 continue
             task = self._refreshers.get(key)
             if task is None or task.done():
-                self._refreshers[key] = asyncio.get_running_loop().create_task(self._refresh(table, key))
+                task = self._refreshers[key] = asyncio.get_running_loop().create_task(self._refresh(table, key))
+                task.add_done_callback(functools.partial(self._forget_refresher, key))
+
+    def _forget_refresher(self, key: tuple[int, int], done: asyncio.Task[None]) -> None:
+        if self._refreshers.get(key) is done:
+            del self._refreshers[key]
 
     async def _refresh(self, table: Table, key: tuple[int, int]) -> None:
         await asyncio.sleep(PANEL_DEBOUNCE)
