@@ -253,6 +253,8 @@ class SeasonsCog(commands.Cog, name="Seasons"):
         if guild is None or not _can_manage(interaction):
             return await reply(interaction, t(lang, "errors.manage_guild_only"))
         name = " ".join(name.split())
+        if not name:  # only spaces
+            return await reply(interaction, t(lang, "seasons.name_empty"))
         store = self.bot.store
         try:
             async with self._lock:

@@ -76,6 +76,8 @@ async def test_a_season_by_hand_from_start_to_champion(world, tmp_path):
         assert t("en", "seasons.role_set", game="11 nimmt!", role=f"<@&{champion.id}>") in said
         assert t("en", "seasons.why_manage_roles") in said
 
+        r = await fd.slash(admin, world.channel, "season start", name="   ")
+        assert r.ephemeral and text_of(r) == t("en", "seasons.name_empty")
         r = await fd.slash(admin, world.channel, "season start", name="Spring cup")
         assert r.ephemeral and text_of(r) == t("en", "seasons.started", name="Spring cup")
         r = await fd.slash(admin, world.channel, "season start", name="Another")
