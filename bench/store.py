@@ -43,7 +43,16 @@ profile, a head-to-head (``versus``) of two rivals with thousands of games
 group commit), with failed calls counted (and, on PostgreSQL, the WAL
 written per game); their games are drawn as the fill drew the league's,
 and one more row draws them all from 1,200 players (a hot set: the games
-in flight wait for each other's player locks).  SQLite first, then PostgreSQL;
+in flight wait for each other's player locks).
+
+Seasons on.  The fill gives every server an open season and the global
+calendar one, from the last quarter of the league's timeline on (their
+boards filled as the all-time ones), so every game recorded counts in four
+scopes (global, server, the server's season, the global season).  Measured:
+the season boards (pages and exact ranks) of the biggest server and of the
+global season, and a rollover of every server's season (as the bot's keeper
+does it, one server after the other: end, read the final standings, close,
+start the next) with a player clicking through a board meanwhile.  SQLite first, then PostgreSQL;
 the machine's load is printed throughout, and one table of both at the end.
 """
 from __future__ import annotations
@@ -72,6 +81,7 @@ if str(ROOT) not in sys.path:
 
 from app.store.sqlite_migrations import BOARDS, GAME_CODES, REBUILD_BUCKETS, sort_key  # noqa: E402
 from app.store import GameRecord, PlayerResult, Store, is_database_url  # noqa: E402
+from app.seasons import current  # noqa: E402
 
 OUT = ROOT / "bench" / "out"
 USER_BASE = 100_000_000_000_000_000   # snowflake-sized ids
@@ -123,6 +133,15 @@ SELECT game, 0 AS scope, user_id, SUM(games) AS games, SUM(wins) AS wins, SUM(sc
        SUM(hands_won) AS hands_won
 FROM agg GROUP BY game, user_id
 """
+
+
+#: the share of the league's timeline before the seasons start (the last quarter is in them)
+SEASON_FROM = 0.75
+# a server's season (id = server index + 2) counts its games from the season's start
+_AGG_SEASON = (_AGG_GUILD.replace("agg AS", "agg_s AS")
+               .replace("g.guild_id AS scope", f"-((g.guild_id - {GUILD_BASE}) / 104729 + 2) AS scope")
+               .replace("WHERE r.user_id IS NOT NULL", "WHERE r.user_id IS NOT NULL AND g.ended_at >= {since}"))
+_GLOBAL_SEASON = _GLOBAL.replace("0 AS scope", "-1 AS scope").replace("FROM agg ", "FROM agg_s ")
 
 
 def _places(scores: list[int]) -> list[int]:
@@ -230,6 +249,16 @@ def fill(path: Path, players: int, servers: int, results: int, seed: int = 1, pa
     db.execute(_INSERT_STATS.format(source="SELECT * FROM agg", **codes))
     db.execute(_INSERT_STATS.format(source=_GLOBAL, **codes))
     db.execute("DROP TABLE agg")
+    # seasons on: one open season per server (id g + 2) and the global one (id 1), from
+    # SEASON_FROM of the league's timeline on; their boards are the stats rows of scope -id
+    since = end_time + n_games * 10.0 * SEASON_FROM
+    db.execute("INSERT INTO seasons (id, guild_id, name, starts_at) VALUES (1, 0, 'bench', ?)", (since,))
+    db.executemany("INSERT INTO seasons (id, guild_id, name, starts_at) VALUES (?, ?, 'bench', ?)",
+                   ((g + 2, guild_id(g), since) for g in range(servers)))
+    db.execute(_AGG_SEASON.format(since=repr(since)))
+    db.execute(_INSERT_STATS.format(source="SELECT * FROM agg_s", **codes))
+    db.execute(_INSERT_STATS.format(source=_GLOBAL_SEASON, **codes))
+    db.execute("DROP TABLE agg_s")
     print(f"  stats: {db.execute('SELECT COUNT(*) FROM stats').fetchone()[0]:,} rows  "
           f"{time.perf_counter() - t0:.0f} s", flush=True)
     for kind, _, sql in saved:
@@ -276,7 +305,7 @@ SHOWN_SETTINGS = ("server_version", "fsync", "synchronous_commit", "full_page_wr
                   "shared_buffers", "effective_cache_size", "work_mem", "maintenance_work_mem", "max_wal_size",
                   "checkpoint_timeout", "jit", "random_page_cost")
 #: what the fill loads from the SQLite file, parents first
-LOADED = ("players", "games", "game_players", "stats")
+LOADED = ("players", "games", "game_players", "stats", "seasons")
 #: the row of ``guild_settings`` that marks a database this benchmark filled
 FILL_MARK = (0, "bench.store fill")
 
@@ -394,6 +423,7 @@ async def pg_fill(path: Path, dsn: str, scale: dict[str, int]) -> None:
             "game_players": ("game_id", "seat", "user_id", "name", "score", "place", "stats"),
             "stats": ("game", "scope", "user_id", "games", "wins", "score_sum", "counters", "rated_games",
                       "mu", "sigma"),
+            "seasons": ("id", "guild_id", "name", "starts_at", "ends_at", "meta"),
         }
         bools = {"has_bots != 0", "rated != 0"}
         for name in LOADED:
@@ -422,8 +452,9 @@ async def pg_fill(path: Path, dsn: str, scale: dict[str, int]) -> None:
             if kind == "f":
                 await conn.execute(f"ALTER TABLE {table} ADD CONSTRAINT {name} {definition}")
         print(f"  foreign keys checked  {time.perf_counter() - t0:.0f} s", flush=True)
-        await conn.execute("SELECT setval(pg_get_serial_sequence('games', 'id'), coalesce(max(id), 0) + 1, false)"
-                           " FROM games")
+        for name in ("games", "seasons"):
+            await conn.execute(f"SELECT setval(pg_get_serial_sequence('{name}', 'id'), coalesce(max(id), 0) + 1,"
+                               f" false) FROM {name}")
         await conn.execute("ALTER TABLE stats ENABLE TRIGGER USER")
         if buckets:
             from app.store.pg_migrations import REBUILD_BUCKETS
@@ -642,7 +673,7 @@ async def measure(target: str, runs: int, sustained: int, scale: dict[str, int],
     async with Probe(target) as probe:
         ((next_table,),) = await probe.rows("SELECT coalesce(MAX(table_id), 0) + 1 FROM games")
         guilds = await probe.rows(
-            "SELECT scope, COUNT(*) FROM stats WHERE game = 0 AND scope != 0 GROUP BY scope ORDER BY 2 DESC, 1")
+            "SELECT scope, COUNT(*) FROM stats WHERE game = 0 AND scope > 0 GROUP BY scope ORDER BY 2 DESC, 1")
         big, mid = guilds[0], guilds[len(guilds) // 20]
         # the same sample on both backends (a seeded pick from the sorted ids)
         samples = {}
@@ -720,17 +751,56 @@ async def measure(target: str, runs: int, sustained: int, scale: dict[str, int],
                 f"profile (with rating rank): {label}",
                 await _timed(runs, lambda i: (lambda u=rnd.choice(users): store.profile(u, "nimmt", guild))))
 
-        # 4. brute-force check of a few exact ranks (COUNT over the index: slow, exact)
+        # 3b. seasons on: the boards of the biggest server's season and of the global one
+        # (the same indexes and bucket counters, scope -id), pages and exact ranks
+        now = time.time()
+        season_boards = []
+        for label, guild in (("global season", 0), ("biggest server's season", big[0])):
+            running = current(await store.seasons(guild), now)
+            assert running is not None, f"no season running in {guild}"
+            async with Probe(target) as probe:
+                users = [u for (u,) in await probe.rows(
+                    "SELECT user_id FROM stats WHERE game = 0 AND scope = $1 AND k_rating IS NOT NULL ORDER BY 1",
+                    -running["id"])]
+            season_boards.append((label, running["id"], random.Random(running["id"]).sample(users, min(400, len(users)))))
+        for label, sid, users in season_boards:
+            for by in ("rating", "wins"):
+                first = await store.leaderboard("nimmt", by=by, season=sid)
+                tag = f"{label}, {by}"
+                print(f"  board {tag}: {first.total:,} entries", flush=True)
+                results[f"season page first: {tag}"] = _report(
+                    f"season page 0: {tag}",
+                    await _timed(runs, lambda i: (lambda: store.leaderboard("nimmt", by=by, season=sid))))
+                pages = [rnd.randrange(max(1, first.pages)) for _ in range(runs + 50)]
+                results[f"season page far: {tag}"] = _report(
+                    f"season page random: {tag}",
+                    await _timed(runs, lambda i: (lambda p=pages[i]: store.leaderboard(
+                        "nimmt", by=by, page=p, season=sid))))
+                mids = [await store.leaderboard("nimmt", by=by, page=p, season=sid) for p in pages[:40]]
+                results[f"season page next (keyset): {tag}"] = _report(
+                    f"season page next (after= cursor): {tag}",
+                    await _timed(runs, lambda i: (lambda m=mids[i % 40]: store.leaderboard(
+                        "nimmt", by=by, after=m.last, season=sid))))
+                results[f"season rank: {tag}"] = _report(
+                    f"season exact rank: {tag}",
+                    await _timed(runs, lambda i: (lambda u=rnd.choice(users): store.rank(
+                        u, "nimmt", by=by, season=sid))))
+
+        # 4. brute-force check of a few exact ranks (COUNT over the index: slow, exact): the
+        # shared place (entries of a better value) and the position (entries ahead)
         async with Probe(target) as probe:
-            for scope in (0, big[0]):
-                for u in samples[scope][:3]:
-                    ((want,),) = await probe.rows(
-                        "SELECT 1 + COUNT(*) FROM stats WHERE game = 0 AND scope = $1 AND k_rating IS NOT NULL"
-                        " AND k_rating < (SELECT k_rating FROM stats WHERE game = 0 AND scope = $1"
-                        " AND user_id = $2)", scope, u)
-                    got = await store.rank(u, "nimmt", scope or None)
-                    assert got == want, (scope, u, got, want)
-            print("  exact ranks agree with a brute-force COUNT (6 players)", flush=True)
+            for scope, season in ((0, None), (big[0], None), (-season_boards[1][1], season_boards[1][1])):
+                users = samples[scope][:3] if season is None else season_boards[1][2][:3]
+                for u in users:
+                    ((rank, position),) = await probe.rows(
+                        "SELECT 1 + (SELECT COUNT(*) FROM stats WHERE game = 0 AND scope = $1"
+                        "            AND k_rating < substr(me.k, 1, 16) || '0000000000000000'),"
+                        "       1 + (SELECT COUNT(*) FROM stats WHERE game = 0 AND scope = $1 AND k_rating < me.k)"
+                        " FROM (SELECT k_rating AS k FROM stats WHERE game = 0 AND scope = $1 AND user_id = $2) AS me",
+                        scope, u)
+                    got = await store.board_place(u, "nimmt", None if season else scope or None, season=season)
+                    assert got == (rank, position), (scope, u, got, rank, position)
+            print("  exact ranks agree with a brute-force COUNT (9 players, a season's among them)", flush=True)
 
             # 5. head-to-head (/versus): two rivals with thousands of games each,
             # recorded through the store once per database (group commit)
@@ -777,6 +847,50 @@ async def measure(target: str, runs: int, sustained: int, scale: dict[str, int],
             results[f"versus: {label}"] = _report(f"versus: {label}", await _timed(runs, call))
         figures = await store.versus(rival_a, rival_b)
         assert sum(f["games"] for f in figures.values()) == RIVALS_SHARED, figures
+
+        # 7. a season rollover of every server, one after the other as the bot's keeper
+        # does it (cogs/seasons.py): the running season ends now, the next one starts,
+        # the final standings are read (the top 10 of each game) and the season closed;
+        # meanwhile a player clicks through the biggest server's board (a page and a
+        # rank, every 10 ms): their latency is what a click waits while it runs
+        async with Probe(target) as probe:
+            servers = [g for (g,) in await probe.rows(
+                "SELECT DISTINCT guild_id FROM seasons WHERE guild_id != 0 AND ends_at IS NULL ORDER BY 1")]
+        clicks: list[float] = []
+        rolling = True
+        big_pages = (await store.leaderboard("nimmt", big[0], by="wins")).pages
+
+        async def clicking() -> None:
+            while rolling:
+                t = time.perf_counter()
+                await store.leaderboard("nimmt", big[0], by="wins", page=rnd.randrange(big_pages))
+                await store.rank(rnd.choice(samples[big[0]]), "nimmt", big[0], by="wins")
+                clicks.append(time.perf_counter() - t)
+                await asyncio.sleep(0.01)
+
+        clicker = asyncio.get_running_loop().create_task(clicking())
+        name = f"next {time.time():.0f}"
+        per_server = []
+        t0 = time.perf_counter()
+        for g in servers:
+            t = time.perf_counter()
+            now = time.time()
+            running = current(await store.seasons(g), now)
+            if running is not None:
+                await store.end_season(running["id"], now)
+                for game in ("nimmt", "garbage"):
+                    await store.leaderboard(game, by="rating", page_size=10, season=running["id"])
+                await store.set_season_meta(running["id"], {**running["meta"], "closed": True})
+            await store.create_season(g, name, now)
+            per_server.append(time.perf_counter() - t)
+        took = time.perf_counter() - t0
+        rolling = False
+        await clicker
+        print(f"  season rollover of {len(servers):,} servers: {took:.1f} s; {_load()}", flush=True)
+        results[f"season rollover of {len(servers):,} servers"] = {
+            "seconds": took, **_report("    rollover, per server", per_server)}
+        results["click (page + rank) during the rollover"] = _report(
+            "click (page + rank) during the rollover", clicks)
     finally:
         await store.close()
 
@@ -839,6 +953,10 @@ SUMMARY = (
      ("page first", "page next", "page previous"), "p99_ms", "≤ 1"),
     ("leaderboard pages far: a random page number (p99)", ("page far",), "p99_ms", "≤ 1"),
     ("exact rank (p99)", ("rank: ",), "p99_ms", "≤ 1"),
+    ("season board pages: first, random, next by cursor (p99)", ("season page",), "p99_ms", "≤ 1"),
+    ("season exact rank (p99)", ("season rank: ",), "p99_ms", "≤ 1"),
+    ("season rollover of every server (s)", ("season rollover",), "seconds", ""),
+    ("a click (page + rank) while the rollover runs (p99)", ("click (page + rank) during",), "p99_ms", ""),
     ("profile with its rating rank (p99)", ("profile: ",), "p99_ms", ""),
     ("head-to-head (/versus), all four cases (p99)", ("versus: ",), "p99_ms", ""),
 )
@@ -914,7 +1032,7 @@ def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     print(f"bench.store: {_load()}", flush=True)
     OUT.mkdir(parents=True, exist_ok=True)
-    path = OUT / f"store-{args.players}-{args.servers}-{args.results}.db"
+    path = OUT / f"store-{args.players}-{args.servers}-{args.results}-seasons.db"
     scale = {"players": args.players, "servers": args.servers, "results": args.results}
     fresh = args.refill or not Path(str(path) + ".done").exists()
     dsn = args.database_url or (start_pg_temp() if args.pg_temp else None)
