@@ -238,3 +238,45 @@ async def test_an_admin_switches_the_boards_and_posts_one_every_week(world, tmp_
         assert plan["every"] == "weekly" and plan["last"] is not None  # the next one in a week
         r = await fd.slash(admin, world.channel, "boards schedule", every="off")
         assert r.message.text() == t("en", "seasons.schedule_off")
+
+
+async def test_a_calendar_season_rolls_over_at_midnight_with_every_game_once(world, tmp_path):
+    """Monthly seasons: a game that ends the last instant of a month counts in
+    that month, one that ends at midnight in the next (made ahead, so it is
+    there before the bot looks); at its look after midnight the bot closes the
+    month (its final standings posted) and the next month runs on; a restart
+    between changes nothing."""
+    fd = world.fd
+    admin = world.person("ada", manage_guild=True)
+    ben, cleo = world.person("ben"), world.person("cleo")
+    results = fd.add_channel(world.guild, "results")
+    db = tmp_path / "bot.db"
+    async with running_bot(fd, db, world.guild) as bot:
+        r = await fd.slash(admin, world.channel, "season mode", mode="monthly", channel=results)
+        await r.settled(timeout=10)
+        month, _, midnight = period("monthly", time.time())
+        following, _, _ = period("monthly", midnight)
+        games = Games(bot.store, world.guild.id, world.channel.id)
+        for ended, players in ((midnight - 0.001, ((ben.id, "ben"), (cleo.id, "cleo"))),
+                               (midnight, ((cleo.id, "cleo"), (ben.id, "ben")))):
+            games.table_id += 1
+            assert await bot.store.record_game(GameRecord(
+                table_id=games.table_id, guild_id=world.guild.id, channel_id=world.channel.id, game="nimmt",
+                started_at=ended - 600, ended_at=ended, seed=1, rounds=1, has_bots=False, rated=True,
+                players=[PlayerResult(u, n, i, i, i + 1) for i, (u, n) in enumerate(players)])) is not None
+    async with running_bot(fd, db, world.guild) as bot:  # a restart at the boundary
+        bot.get_cog("Seasons").clock = lambda: midnight + 1.0  # past midnight
+        r = await fd.slash(admin, world.channel, "season mode", mode="monthly")  # (the same: a look now)
+        await r.settled(timeout=10)
+        final = await fd.wait_for(lambda: next((m for m in fd.messages(results) if m.embeds), None), timeout=10)
+        assert final.embeds[0]["title"] == t("en", "seasons.final_title", name=plain(month))
+        nimmt = next(f for f in final.embeds[0]["fields"] if f["name"] == "11 nimmt!")
+        assert nimmt["value"].splitlines() == [
+            t("en", "seasons.final_line", rank=1, name="ben", value="1", by="wins"),
+            t("en", "seasons.final_line", rank=2, name="cleo", value="0", by="wins")]
+        for name, winner in ((month, "ben"), (following, "cleo")):
+            r = await fd.slash(ben, world.channel, "leaderboard", by="wins", season=name)
+            assert [row[:4] for row in board_rows(r.message)][0] == (1, winner, "1", 1), name
+        r = await fd.slash(admin, world.channel, "season mode", mode="monthly")  # a second look: posted once
+        await r.settled(timeout=10)
+        assert len([m for m in fd.messages(results) if m.embeds]) == 1
