@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.render import cards as render_cards, profile as render_profile
+from app.render import profile as render_profile
 from cogs.games.garbage import render as render_garbage
 from cogs.games.nimmt import render as render_nimmt
 
@@ -59,7 +59,7 @@ def nimmt_view(stacks: int = 4, seats: int = 5, hand: int = 10, seed: int = 1) -
     rnd = random.Random(seed)
     tops = [rnd.randint(1, 100) for _ in range(stacks)]
     cards = sorted(rnd.sample(range(1, 101), min(hand, 100)))
-    st = [{"id": i, "label": label_of(i), "top": t, "heads": render_cards.heads(t)} for i, t in enumerate(tops)]
+    st = [{"id": i, "label": label_of(i), "top": t, "heads": render_nimmt.heads(t)} for i, t in enumerate(tops)]
     playable: dict = {}
     for s in st:
         fit = [c for c in cards if 1 <= (c - s["top"]) % 100 <= 10]

@@ -382,17 +382,9 @@ class AfterCog(commands.Cog, name="After"):
             head = [t(lang, "after.replay_move", step=frame.step, count=frame.moves, name=name)]
             head += ui.narrate(fake, frame.events, lang)
         hands = []
-        for seat, seen in enumerate(frame.hands):
+        for seat, seen in enumerate(frame.hands):  # every hand, now that the game is over
             name = plain(recorded.seats[seat].name)
-            if "hand" in seen:  # every hand, now that the game is over
-                cards = ", ".join(str(c) for c in seen["hand"]) or "-"
-                hands.append(t(lang, "after.replay_hand", name=name, cards=cards))
-            players = frame.table.get("players")
-            if isinstance(players, list) and seat < len(players) and "layout" in players[seat]:
-                under = ((frame.revealed or {}).get("layouts") or [[]] * len(players))[seat]
-                cards = " ".join(c if c else (f"[{under[k]}]" if k < len(under) else "▢")
-                                 for k, c in enumerate(players[seat]["layout"])) or "-"
-                hands.append(t(lang, "after.replay_layout", name=name, cards=cards))
+            hands += ui.replay_seat(seen, frame.table, frame.revealed, seat, name, lang)
         text = "\n".join(head)
         heading = t(lang, "after.replay_hands_down" if frame.revealed else "after.replay_hands")
         rest = "\n".join([summary, "", heading, *hands])

@@ -42,13 +42,13 @@ def command_lines(payload: dict[str, Any], lang: str) -> list[str]:
     """One line per runnable command of a top-level command's payload:
     ``/name sub <required> [optional]`` and its description, in ``lang``.
 
-    >>> p = {"name": "nimmt", "name_localizations": {"de": "nimmt"}, "description": "Play",
+    >>> p = {"name": "dice", "name_localizations": {"de": "würfel"}, "description": "Play",
     ...      "options": [{"type": 1, "name": "new", "name_localizations": {"de": "neu"},
     ...                   "description": "Open", "description_localizations": {"de": "Öffnen"},
     ...                   "options": [{"type": 4, "name": "seats", "name_localizations": {"de": "plätze"},
     ...                                "description": "n", "required": False}]}]}
     >>> command_lines(p, "de"), command_lines(p, "en")
-    (['`/nimmt neu [plätze]` — Öffnen'], ['`/nimmt new [seats]` — Open'])
+    (['`/würfel neu [plätze]` — Öffnen'], ['`/dice new [seats]` — Open'])
     """
     lines: list[str] = []
 

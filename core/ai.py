@@ -2,17 +2,18 @@
 
 One entry point for the table machinery and the benchmark::
 
-    k = know("nimmt", game.view(seat), public_events)   # what the seat may know
-    decision = decide("nimmt", k, "hard", rng, sims=50)  # .action, .figures
+    k = know(key, game.view(seat), public_events)   # what the seat may know
+    decision = decide(key, k, "hard", rng, sims=50)  # .action, .figures
 
 A player sees only ``view(seat)`` and the public events; each game's
 players live in its package (``core/games/<key>/players.py``), named by its
 spec (:class:`core.spec.Players`).
 
->>> from core.games.nimmt.engine import Nimmt
->>> g = Nimmt.new(3, 5)
->>> seat = g.to_move
->>> g.is_legal(seat, decide("nimmt", know("nimmt", g.view(seat), []), "normal", random.Random(0)).action)
+>>> from core.protocol import to_act
+>>> key = next(s.key for s in registry.GAMES if supports(s.key))
+>>> g = registry.spec(key).game.new(3, 5)
+>>> seat = min(to_act(g))
+>>> g.is_legal(seat, decide(key, know(key, g.view(seat), []), "normal", random.Random(0)).action)
 True
 """
 from __future__ import annotations

@@ -5,16 +5,16 @@ immutable action values.  The table machinery and the cogs only ever talk to
 an engine through this protocol, and only ever *show* what ``view()``
 returns.
 
-    game = Nimmt.new(seats=4, seed=42)          # deterministic from the seed
+    game = Game.new(seats=4, seed=42)           # deterministic from the seed
     seat = game.to_move                          # None once the game is over
     action = game.legal_actions(seat)[0]
     events = game.apply(seat, action)            # validates, raises IllegalAction
     game.view(seat)                              # what that seat may see
     game.view(None)                              # what the table may see
     game.result                                  # Result once over, else None
-    data = game.to_dict(); Nimmt.from_dict(data) # serialise / restore
+    data = game.to_dict(); Game.from_dict(data)  # serialise / restore
     draft = game.copy()                          # independent copy (changed, saved, then kept)
-    Nimmt.replay(seats, seed, options, log)      # from seed + action log
+    Game.replay(seats, seed, options, log)       # from seed + action log
 
 Actions round-trip through text (``str(action)`` / ``game.parse(text)``) so
 an action log is a list of ``(seat, text)`` pairs.  Events are plain
@@ -23,10 +23,11 @@ table may not see.
 
 What an engine must provide (the whole contract):
 
-* the methods of :class:`Game` below, and a line in :mod:`core.registry`;
+* the methods of :class:`Game` below, and a :class:`core.spec.GameSpec` in
+  its package (docs/adding-a-game.md);
 * **who may act now**: ``to_act`` (a frozenset of seats).  A sequential game
-  returns ``{to_move}`` (or nothing once over); a simultaneous one (6 nimmt!:
-  everyone chooses at once) returns every seat that has not chosen yet.
+  returns ``{to_move}`` (or nothing once over); a simultaneous one (everyone
+  chooses at once) returns every seat that has not chosen yet.
   ``to_move`` stays for sequential games; a simultaneous game's ``to_move`` is
   the single seat that must act alone (e.g. a row choice), else None.  Use
   :func:`to_act` to read it from any engine;
@@ -136,7 +137,7 @@ class IllegalAction(GameError):
 class Result:
     """Final outcome of a game, as data.
 
-    ``scores``: per seat (11 nimmt!: total penalty; Garbage: slots left).
+    ``scores``: per seat (e.g. total penalty, or slots left).
     ``places``: per seat, 1-based, tied seats share a place.
     ``winners``: seats with place 1.
     ``stats``: per seat, game-specific counters for the stats store

@@ -8,12 +8,11 @@ counters each game declares), the rules pages and the profile card.  The
 games themselves are the packages of :mod:`core.games`, each declaring its
 own spec; this module only collects them (see docs/adding-a-game.md).
 
-    >>> [s.key for s in GAMES]
-    ['nimmt', 'garbage', 'take6']
-    >>> spec("take6").max_seats, spec("take6").simultaneous
-    (10, True)
-    >>> by_code(1).key
-    'garbage'
+    >>> first = GAMES[0]
+    >>> spec(first.key) is first, by_code(first.code) is first
+    (True, True)
+    >>> all(s.min_seats <= s.default_seats <= s.max_seats for s in GAMES)
+    True
 """
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Protocol, Sequence
+from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
 from core.protocol import Event, Game
 
@@ -29,6 +29,21 @@ class Players(Protocol):
 
 #: where the games' texts live: ``data/games/<key>/`` (see :attr:`GameSpec.folder`)
 GAMES_DATA = Path(__file__).resolve().parents[1] / "data" / "games"
+
+@dataclass(frozen=True)
+class Moment:
+    """A candidate highlight of a game night, found in one game's events:
+    ``kind`` (its line is the catalogue's ``nights.hl_<kind>``), the seat and
+    its value; ``lower``: the smallest value holds the record."""
+
+    kind: str
+    seat: int
+    value: int
+    lower: bool = False
+
+
+#: a game's night highlights: (its events in order, its number of seats) -> candidates
+Moments = Callable[[Sequence[Event], int], Iterable[Moment]]
 
 #: a quick computer player: (engine, seat, rng) -> an action (the fallback of levelled players)
 Computer = Callable[[Any, int, random.Random], Any]
@@ -106,9 +121,11 @@ class StatSpec:
 class GameSpec:
     """What the code above the engine knows about one game.
 
-    >>> from core.games.take6 import SPEC
-    >>> SPEC.key, SPEC.min_seats, SPEC.max_seats, [o.name for o in SPEC.options]
-    ('take6', 2, 10, ['limit', 'deals'])
+    >>> class Dice:
+    ...     min_seats, max_seats = 2, 5
+    >>> spec = GameSpec(key="dice", code=99, game=Dice, default_seats=3, options=(OptionSpec("rolls", 1, 9, 3),))
+    >>> spec.min_seats, spec.max_seats, spec.option("rolls").check(None), spec.folder.name
+    (2, 5, 3, 'dice')
     """
 
     key: str  # short id: custom_ids, catalogue prefix (``<key>.title``), table rows, data/games/<key>/
@@ -124,6 +141,8 @@ class GameSpec:
     deal_event: str = "deal_start"  # the engine event that starts a new deal
     stats_line: str = ""  # catalogue key of the /stats line; placeholders: the stats' ``param``
     colour: tuple[int, int, int] = (88, 101, 242)
+    highlights: tuple[str, ...] = ()  # the kinds of its night highlights, in the recap's order
+    moments: Moments | None = None  # finds them in a finished game's events
     #: the folder of its texts (None: ``data/games/<key>/``): its catalogues
     #: ``locales/<lang>/<file>.json`` (keys prefixed by the file's name, as in
     #: ``data/locales``) and its rules ``rules/<lang>.md``

@@ -5,10 +5,10 @@ Built through the engine protocol only (``new``, ``parse``, ``apply``,
 *k* is the game after the first *k* actions of the log (step 0: the deal),
 with the events the *k*-th action caused, the table's view and, since the
 game is over, every seat's own view (its hand) and, for an engine that has
-``revealed()``, the cards no view shows (Garbage: what lies face down).
+``revealed()``, the cards no view shows (e.g. what lies face down).
 
-    frame = build(Nimmt, seats=4, seed=s, options={"rounds": 4}, log=log, step=10)
-    frame.table["stacks"], [v["hand"] for v in frame.hands]
+    frame = build(spec.game, seats=4, seed=s, options={}, log=log, step=10)
+    frame.table, [v.get("hand") for v in frame.hands]
 
 CPU-bound: the cog calls :func:`build` in a worker thread.
 """
@@ -42,7 +42,7 @@ def build(engine: Any, *, seats: int, seed: int, options: dict[str, Any],
     for mover, text in log[:step]:
         events = game.apply(int(mover), game.parse(str(text)))
     seat, action = (int(log[step - 1][0]), str(log[step - 1][1])) if step else (None, None)
-    reveal = getattr(game, "revealed", None)  # optional: e.g. Garbage's face-down cards
+    reveal = getattr(game, "revealed", None)  # optional (core.protocol): the cards no view shows
     return Frame(step=step, moves=len(log), seat=seat, action=action, events=list(events),
                  table=game.view(None), hands=[game.view(s) for s in range(seats)], engine=game,
                  revealed=reveal() if callable(reveal) else None)
@@ -53,14 +53,17 @@ def round_starts(engine: Any, *, seats: int, seed: int, options: dict[str, Any],
     """Steps at which a new deal begins (the engine's *deal_event*, see
     ``GameSpec.deal_event``), for jumping through a long game; starts with 0.
 
-    >>> from core.games.nimmt.engine import Nimmt, greedy_player
+    >>> from core.protocol import to_act
+    >>> from core.registry import GAMES
     >>> import random
-    >>> g = Nimmt.new(seats=2, seed=3, rounds=2)
+    >>> spec = GAMES[0]
+    >>> g = spec.game.new(2, 3)
     >>> while not g.over:
-    ...     _ = g.apply(g.to_move, greedy_player(g, g.to_move, random.Random(0)))
-    >>> starts = round_starts(Nimmt, seats=2, seed=3, options={"rounds": 2}, log=g.log)
-    >>> len(starts), starts[0]
-    (2, 0)
+    ...     seat = min(to_act(g))
+    ...     _ = g.apply(seat, spec.computer()(g, seat, random.Random(0)))
+    >>> starts = round_starts(spec.game, seats=2, seed=3, options={}, log=g.log, deal_event=spec.deal_event)
+    >>> len(starts) >= 1, starts[0]
+    (True, 0)
     """
     game = engine.new(seats, seed, **options)
     out = [0]

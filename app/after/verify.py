@@ -8,7 +8,7 @@ fresh 128-bit nonce, and the table shows the SHA-256 of
 
 (UTF-8, no newline).  The seed and the nonce stay secret until the game is
 over; then the final standings reveal both, and anyone can recompute the
-hash (``printf '%s' 'cardnight-shuffle-v1|nimmt|12|123456|ab..' | sha256sum``).
+hash (``printf '%s' 'cardnight-shuffle-v1|<game>|12|123456|ab..' | sha256sum``).
 
 Why the nonce: a hash of the seed alone could be inverted by trying seeds
 (2**48 SHA-256 hashes take hours on one graphics card, 2**63 days on a few
@@ -41,8 +41,8 @@ SHORT = 12  # hex digits shown in a table message's text
 def preimage(game: str, table_id: int, seed: int, nonce: str) -> str:
     """The text whose SHA-256 is the commitment.
 
-    >>> preimage("nimmt", 12, 345, "00ff")
-    'cardnight-shuffle-v1|nimmt|12|345|00ff'
+    >>> preimage("cards", 12, 345, "00ff")
+    'cardnight-shuffle-v1|cards|12|345|00ff'
     """
     return f"{PREFIX}|{game}|{int(table_id)}|{int(seed)}|{nonce}"
 
@@ -50,8 +50,8 @@ def preimage(game: str, table_id: int, seed: int, nonce: str) -> str:
 def commitment(game: str, table_id: int, seed: int, nonce: str) -> str:
     """SHA-256 (hex) of :func:`preimage`.
 
-    >>> commitment("nimmt", 12, 345, "00ff")[:16]
-    'd7e51dd4849dc6d6'
+    >>> commitment("cards", 12, 345, "00ff")[:16]
+    'd21af56c8da691f4'
     """
     return hashlib.sha256(preimage(game, table_id, seed, nonce).encode("utf-8")).hexdigest()
 

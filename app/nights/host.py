@@ -767,7 +767,7 @@ class NightHost:
             except Exception:
                 log.exception("night %s: table %s could not be replayed", night.id, nt.table_id)
                 continue
-            games.append(GameEvents(nt.round, nt.number, names, events))
+            games.append(GameEvents(nt.round, nt.number, names, events, record.game))
         return games
 
     async def highlights(self, night: Night) -> list[dict[str, Any]]:

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Iterable, Mapping, Sequence
 
+from core import registry
+
 SIGNUP, PLAYING, ENDED = "signup", "playing", "ended"
 
 
@@ -414,66 +416,40 @@ def standings(night: Night) -> list[Standing]:
 @dataclass(frozen=True)
 class GameEvents:
     """What one finished table of the night did: its seats' names and every
-    event of its game in order (replayed from the saved log)."""
+    event of its game in order (replayed from the saved log); ``game``: its key."""
 
     round: int
     number: int
     names: list[str]
     events: list[dict[str, Any]]
+    game: str
 
 
 def highlights(games: Iterable[GameEvents]) -> list[dict[str, Any]]:
-    """A few memorable moments, from the engines' events only (so a game
-    that has none of these events simply adds nothing):
-
-    * ``biggest_stack``: the most cards taken with one stack (11 nimmt! ``took``);
-    * ``most_bulls``: the most bull cards held at the end of a game (``bull``);
-    * ``most_rounds``: the most rounds won in one game (``round_over``);
-    * ``fastest_hand``: a Garbage hand won in the fewest own draws (``drew``, ``hand_won``).
+    """A few memorable moments: each game finds its own in its events
+    (:attr:`core.spec.GameSpec.moments`; a game that declares none adds
+    nothing), and the record of each kind is kept, in the order the games
+    declare them (:attr:`core.spec.GameSpec.highlights`).
 
     Each is ``{"kind", "name", "value", "round", "table"}``; the first game
     to reach the record keeps it.
 
-    >>> g = GameEvents(1, 2, ["ann", "bo"], [{"type": "took", "seat": 1, "count": 5}])
-    >>> highlights([g])
-    [{'kind': 'biggest_stack', 'name': 'bo', 'value': 5, 'round': 1, 'table': 2}]
+    >>> spec = next(s for s in registry.GAMES if s.moments)
+    >>> events = [{"type": "no such event"}]
+    >>> highlights([GameEvents(1, 2, ["ann", "bo"], events, spec.key)])
+    []
     """
     best: dict[str, dict[str, Any]] = {}
-
-    def offer(kind: str, game: GameEvents, seat: int, value: int, lower: bool = False) -> None:
-        if seat < 0 or seat >= len(game.names):
-            return
-        old = best.get(kind)
-        if old is None or (value < old["value"] if lower else value > old["value"]):
-            best[kind] = {"kind": kind, "name": game.names[seat], "value": value,
-                          "round": game.round, "table": game.number}
-
     for game in games:
-        bulls = [0] * len(game.names)
-        rounds = [0] * len(game.names)
-        draws = [0] * len(game.names)
-        for e in game.events:
-            kind = e.get("type")
-            if kind == "took":
-                offer("biggest_stack", game, e["seat"], int(e.get("count", 0)))
-            elif kind == "bull":
-                bulls[e["seat"]] += 1
-                if e.get("source") == "player" and e.get("victim") is not None:
-                    bulls[e["victim"]] -= 1
-            elif kind == "round_over" and e.get("out") is not None:
-                rounds[e["out"]] += 1
-            elif kind == "drew":
-                draws[e["seat"]] += 1
-            elif kind == "hand_won":
-                offer("fastest_hand", game, e["seat"], max(1, draws[e["seat"]]), lower=True)
-                draws = [0] * len(game.names)
-            elif kind == "hand_start":
-                draws = [0] * len(game.names)
-        for seat, count in enumerate(bulls):
-            if count > 0:
-                offer("most_bulls", game, seat, count)
-        for seat, count in enumerate(rounds):
-            if count > 1:
-                offer("most_rounds", game, seat, count)
-    order = ("biggest_stack", "most_bulls", "most_rounds", "fastest_hand")
+        spec = registry.spec(game.game)
+        if spec.moments is None:
+            continue
+        for moment in spec.moments(game.events, len(game.names)):
+            if not 0 <= moment.seat < len(game.names):
+                continue
+            old = best.get(moment.kind)
+            if old is None or (moment.value < old["value"] if moment.lower else moment.value > old["value"]):
+                best[moment.kind] = {"kind": moment.kind, "name": game.names[moment.seat], "value": moment.value,
+                                     "round": game.round, "table": game.number}
+    order = [kind for spec in registry.GAMES for kind in spec.highlights]
     return [best[k] for k in order if k in best]

@@ -1,5 +1,5 @@
-"""Card sprites for the renderers: 11 nimmt! number cards, French playing
-cards (Garbage), card backs and empty slots.
+"""Card sprites for the renderers: number cards with ox heads, French
+playing cards, card backs and empty slots.
 
 Sprites are small RGB images drawn on a known background colour (so rounded
 corners need no alpha) and cached: after the first few renders a table is
@@ -11,23 +11,13 @@ from PIL import Image, ImageDraw
 
 from app.render import base as rb
 from app.render.base import Color
-from core.games.nimmt.engine import HEADS
 
 # --------------------------------------------------------------------------
-# 11 nimmt!
-
-
-def heads(card: int) -> int:
-    """Ox heads of an 11 nimmt! card (H1; the one table lives in ``core.games.nimmt.engine``).
-
-    >>> [heads(c) for c in (55, 11, 99, 10, 100, 5, 15, 1, 54)]
-    [7, 5, 5, 3, 3, 2, 2, 1, 1]
-    """
-    return HEADS[card] if 1 <= card <= 100 else 1
+# Number cards with ox heads
 
 
 #: heads -> (card face, ink for number and ox heads, frame)
-NIMMT_COLORS: dict[int, tuple[Color, Color, Color]] = {
+HEAD_COLORS: dict[int, tuple[Color, Color, Color]] = {
     1: ((246, 243, 234), (38, 38, 44), (30, 30, 34)),
     2: ((133, 196, 240), (16, 44, 88), (20, 40, 70)),
     3: ((255, 212, 84), (74, 50, 0), (70, 50, 10)),
@@ -37,10 +27,10 @@ NIMMT_COLORS: dict[int, tuple[Color, Color, Color]] = {
 
 
 @rb.cached(maxsize=512)
-def nimmt_card(card: int, w: int, h: int, bg: Color, dim: bool = False) -> Image.Image:
-    """An 11 nimmt! card ``w`` x ``h``: big number, ox heads on top, colour by heads."""
-    hd = heads(card) if isinstance(card, int) else 1
-    face, ink, frame = NIMMT_COLORS.get(hd, NIMMT_COLORS[1])
+def number_card(card: int, heads: int, w: int, h: int, bg: Color, dim: bool = False) -> Image.Image:
+    """A number card ``w`` x ``h``: big number, ``heads`` ox heads on top, colour by heads."""
+    hd = heads
+    face, ink, frame = HEAD_COLORS.get(hd, HEAD_COLORS[1])
     im = Image.new("RGB", (w, h), bg)
     d = ImageDraw.Draw(im)
     r = max(3, w // 9)
@@ -82,7 +72,7 @@ def bull_icon(w: int, h: int, bg: Color) -> Image.Image:
 
 
 # --------------------------------------------------------------------------
-# Playing cards (Garbage)
+# Playing cards
 
 RED: Color = (204, 30, 48)
 BLACK: Color = (24, 24, 28)

@@ -1,9 +1,8 @@
 """What every picture shares: the palette, the margin, seat badges and the
 one-render-at-a-time lock (FreeType faces and the sprite caches are shared).
 
-The pictures themselves live beside their game (:mod:`cogs.games.nimmt.render`,
-:mod:`cogs.games.garbage.render`, :mod:`cogs.games.take6.render`), the profile card in
-:mod:`app.render.profile`; :mod:`app.render.pool` draws them off the event loop.
+The pictures themselves live beside their game (``cogs/games/<key>/render.py``),
+the profile card in :mod:`app.render.profile`; :mod:`app.render.pool` draws them off the event loop.
 """
 from __future__ import annotations
 

@@ -65,6 +65,9 @@ class GameUI(Protocol):
 
     def progress(self, table: Table, lang: str) -> tuple[str, list[int]]: ...
 
+    def replay_seat(self, seen: dict[str, Any], table: dict[str, Any], revealed: dict[str, Any] | None,
+                    seat: int, name: str, lang: str) -> list[str]: ...
+
 
 class TableExtra(Protocol):
     """Another cog's additions to what every table shows (e.g. cogs.after: the
@@ -75,6 +78,27 @@ class TableExtra(Protocol):
     def narrate(self, table: Table, events: list[Event], lang: str) -> list[str]: ...
 
     async def standings(self, table: Table, embed: discord.Embed, view: discord.ui.View) -> None: ...
+
+
+class BaseUI:
+    """What a game's UI does unless it says otherwise: no lobby lines of its
+    own, and a seat's cards in a replay shown as its ``hand``."""
+
+    def __init__(self, bot: Any) -> None:
+        self.bot = bot
+
+    def lobby_lines(self, table: Table, lang: str) -> list[str]:
+        return []
+
+    def replay_seat(self, seen: dict[str, Any], table: dict[str, Any], revealed: dict[str, Any] | None,
+                    seat: int, name: str, lang: str) -> list[str]:
+        """The lines a replay shows for ``seat`` (``name``, escaped): ``seen``
+        is its own view, ``table`` the table's, ``revealed`` what no view
+        shows (the engine's ``revealed()``, if any), all at the replayed step."""
+        if "hand" not in seen:
+            return []
+        cards = ", ".join(str(c) for c in seen["hand"]) or "-"
+        return [t(lang, "after.replay_hand", name=name, cards=cards)]
 
 
 class GameCog(commands.Cog):

@@ -157,18 +157,19 @@ def test_highlights_from_events():
         {"type": "took", "seat": 2, "count": 6}, {"type": "bull", "seat": 2, "source": "player", "victim": 0},
         {"type": "bull", "seat": 2, "source": "supply"},
         {"type": "round_over", "out": 1}, {"type": "round_over", "out": 1},
-    ])
+    ], "nimmt")
     b = GameEvents(1, 2, ["dee", "eli"], [
         {"type": "drew", "seat": 0}, {"type": "drew", "seat": 1}, {"type": "drew", "seat": 0},
         {"type": "hand_won", "seat": 0}, {"type": "hand_start"},
         {"type": "drew", "seat": 1}, {"type": "hand_won", "seat": 1},
-    ])
+    ], "garbage")
     found = {h["kind"]: h for h in highlights([a, b])}
     assert found["biggest_stack"] == {"kind": "biggest_stack", "name": "cy", "value": 6, "round": 1, "table": 1}
     assert found["most_bulls"]["name"] == "cy" and found["most_bulls"]["value"] == 2  # ann's was taken
     assert found["most_rounds"]["name"] == "bo" and found["most_rounds"]["value"] == 2
     assert found["fastest_hand"]["name"] == "eli" and found["fastest_hand"]["value"] == 1
-    assert highlights([GameEvents(1, 1, ["x"], [{"type": "something_new"}])]) == []
+    assert highlights([GameEvents(1, 1, ["x"], [{"type": "something_new"}], "nimmt")]) == []
+    assert [h["kind"] for h in highlights([a, b])] == ["biggest_stack", "most_bulls", "most_rounds", "fastest_hand"]
 
 
 # ------------------------------------------------------- the host, for real

@@ -11,7 +11,7 @@ from hypothesis import strategies as hst
 from PIL import Image, ImageChops, ImageFont
 
 from core import registry
-from app.render import base as render_base, cards as render_cards, pool as render_pool, profile as render_profile_card
+from app.render import base as render_base, pool as render_pool, profile as render_profile_card
 from cogs.games.garbage import render as render_garbage
 from cogs.games.nimmt import render as render_nimmt
 from cogs.games.take6 import render as render_take6
@@ -46,7 +46,7 @@ def nimmt_view(stacks: int = 4, seats: int = 4, hand: int | None = 10, phase: st
     rnd = random.Random(seed)
     st = [{"id": i + 3, "label": _letters(i + 3), "top": rnd.randint(1, 100)} for i in range(stacks)]
     for s in st:
-        s["heads"] = render_cards.heads(s["top"])
+        s["heads"] = render_nimmt.heads(s["top"])
     v = {
         "game": "nimmt", "seat": seat, "seats": seats, "round": 1, "rounds": seats,
         "to_move": None if phase == "over" else to_move, "phase": phase, "stacks": st,
@@ -437,17 +437,17 @@ def test_set_font_bad_path_falls_back():
 
 
 def test_heads_match_h1_and_engine():
-    assert sum(render_cards.heads(c) for c in range(1, 101)) == 167  # H1: the deck holds 167 heads
+    assert sum(render_nimmt.heads(c) for c in range(1, 101)) == 167  # H1: the deck holds 167 heads
     try:
         from core.games.nimmt.engine import HEADS
     except ImportError:  # engine not there yet
         return
-    assert all(render_cards.heads(c) == HEADS[c] for c in range(1, 101))
+    assert all(render_nimmt.heads(c) == HEADS[c] for c in range(1, 101))
 
 
 def test_card_colours_follow_heads():
     bg = (0, 0, 0)
-    faces = {render_cards.nimmt_card(c, 60, 84, bg).getpixel((30, 70)) for c in (1, 5, 10, 11, 55)}
+    faces = {render_nimmt.nimmt_card(c, 60, 84, bg).getpixel((30, 70)) for c in (1, 5, 10, 11, 55)}
     assert len(faces) == 5
 
 

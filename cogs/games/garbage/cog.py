@@ -22,7 +22,7 @@ from app.tables.manager import Table, TableError
 from cogs.coach import hint_text
 from cogs.common.ui import view_of
 from cogs.common.parts import parts
-from cogs.tables.game_ui import GameCog, TableMessage, picture_names, seat_label
+from cogs.tables.game_ui import BaseUI, GameCog, TableMessage, picture_names, seat_label
 from cogs.tables.lobby import Back, Rules, step_away_button
 from cogs.tables.router import Click, Int, TableButton
 from core.games.garbage import SPEC
@@ -52,14 +52,21 @@ def card_name(lang: str, card: str) -> str:
     return f"{rank}{SUITS.get(suit, suit)}"
 
 
-class GarbageUI:
+class GarbageUI(BaseUI):
     key = "garbage"
 
-    def __init__(self, bot: Any) -> None:
-        self.bot = bot
-
-    def lobby_lines(self, table: Table, lang: str) -> list[str]:
-        return []
+    def replay_seat(self, seen: dict[str, Any], table: dict[str, Any], revealed: dict[str, Any] | None,
+                    seat: int, name: str, lang: str) -> list[str]:
+        """The seat's hand, if any, and its layout: face-down cards as ``[card]``
+        (what ``revealed`` shows), empty slots as ▢."""
+        lines = super().replay_seat(seen, table, revealed, seat, name, lang)
+        players = table.get("players")
+        if isinstance(players, list) and seat < len(players) and "layout" in players[seat]:
+            under = ((revealed or {}).get("layouts") or [[]] * len(players))[seat]
+            cards = " ".join(c if c else (f"[{under[k]}]" if k < len(under) else "▢")
+                             for k, c in enumerate(players[seat]["layout"])) or "-"
+            lines.append(t(lang, "after.replay_layout", name=name, cards=cards))
+        return lines
 
     async def table_message(self, table: Table, lang: str) -> TableMessage:
         view = table.engine.view(None)  # type: ignore[union-attr]

@@ -32,7 +32,7 @@ from cogs.coach import hint_text
 from cogs.common.adapter import ORIGINAL
 from cogs.common.ui import given, on_own_private_message, user_lang, view_of
 from cogs.common.parts import parts
-from cogs.tables.game_ui import GameCog, TableMessage, picture_names, seat_label
+from cogs.tables.game_ui import BaseUI, GameCog, TableMessage, picture_names, seat_label
 from cogs.tables.lobby import Back, Rules, seat_control
 from cogs.tables.router import Click, Field, Int, TableButton, TableItem, TableSelect, legacy_page
 from core.games.nimmt import SPEC
@@ -100,11 +100,11 @@ def labels(lang: str, keys: tuple[str, ...]) -> dict[str, str]:
     return {key: t(lang, f"render.{key}") for key in keys}
 
 
-class NimmtUI:
+class NimmtUI(BaseUI):
     key = "nimmt"
 
     def __init__(self, bot: Any) -> None:
-        self.bot = bot
+        super().__init__(bot)
         self.open_panels: dict[tuple[int, int], _OpenPanel] = {}
         self._refreshers: dict[tuple[int, int], asyncio.Task[None]] = {}
         self._hand_images: OrderedDict[tuple[Any, ...], bytes] = OrderedDict()

@@ -11,9 +11,10 @@ from PIL import Image, ImageDraw
 
 from app.render import base as rb
 from app.render import cards as rc
-from app.render.base import label
+from app.render.base import Color, label
 from app.render.common import (FELT, GOLD, LINE, M, MUTED, ORANGE, PANEL, PANEL_HI, RED, TEXT, _hline,
                                _marker, _name, _names, _seat_badge, _serialised, table_picture)
+from core.games.nimmt.engine import HEADS
 
 NIMMT_TABLE_LABELS: tuple[str, ...] = (
     "round",         # {round} {rounds}          e.g. "Round {round}/{rounds}"
@@ -39,6 +40,24 @@ NIMMT_HAND_LABELS: tuple[str, ...] = (
     "fits",          # (none)  before the stack letters under a playable card, e.g. "on"
 )
 """Label keys of :func:`render_nimmt_hand`."""
+
+
+# --------------------------------------------------------------------------
+# The cards
+
+
+def heads(card: int) -> int:
+    """Ox heads of an 11 nimmt! card (H1; the one table lives in the engine).
+
+    >>> [heads(c) for c in (55, 11, 99, 10, 100, 5, 15, 1, 54)]
+    [7, 5, 5, 3, 3, 2, 2, 1, 1]
+    """
+    return HEADS[card] if 1 <= card <= 100 else 1
+
+
+def nimmt_card(card: int, w: int, h: int, bg: Color, dim: bool = False) -> Image.Image:
+    """An 11 nimmt! card ``w`` x ``h``: big number, ox heads on top, colour by heads."""
+    return rc.number_card(card, heads(card) if isinstance(card, int) else 1, w, h, bg, dim)
 
 
 # --------------------------------------------------------------------------
@@ -151,7 +170,7 @@ def render_nimmt_table(view: Mapping[str, Any], names: Sequence[str], labels: Ma
             im.paste(badge, (int(cx + cw / 2 - badge.width / 2), int(cy - 24)))
             if is_played:
                 d.rounded_rectangle((cx - 3, cy - 3 + 0, cx + cw + 2, cy + ch + 2), 9, outline=ORANGE, width=3)
-            im.paste(rc.nimmt_card(int(st["top"]), cw, ch, FELT), (int(cx), int(cy)))
+            im.paste(nimmt_card(int(st["top"]), cw, ch, FELT), (int(cx), int(cy)))
             if is_played:
                 rb.text(d, (cx + cw / 2, cy + ch + 5), played_txt, ft, ORANGE, anchor="ma")
     y += grid_h + 4
@@ -262,11 +281,11 @@ def render_nimmt_hand(view: Mapping[str, Any], labels: Mapping[str, str]) -> byt
         top = y + r * row_h
         if c in tags:
             d.rounded_rectangle((x - 3, top - 3, x + cw + 2, top + ch + 2), 10, outline=GOLD, width=3)
-            im.paste(rc.nimmt_card(c, cw, ch, FELT), (int(x), int(top)))
+            im.paste(nimmt_card(c, cw, ch, FELT), (int(x), int(top)))
             for k, line in enumerate(tags[c]):
                 rb.text(d, (x + cw / 2, top + ch + 6 + 17 * k), line, f14, GOLD, anchor="ma")
         else:
-            im.paste(rc.nimmt_card(c, cw, ch, FELT, dim=any_play), (int(x), int(top + lift)))
+            im.paste(nimmt_card(c, cw, ch, FELT, dim=any_play), (int(x), int(top + lift)))
     return rb.to_png(im)
 
 
@@ -314,8 +333,8 @@ def warm_up() -> None:
     """Card sprites and one small picture of each kind (called by
     :func:`app.render.pool.warm_up`, under the render lock)."""
     for c in range(1, 101):
-        rc.nimmt_card(c, 66, 92, FELT)
-        rc.nimmt_card(c, 64, 90, FELT)
+        nimmt_card(c, 66, 92, FELT)
+        nimmt_card(c, 64, 90, FELT)
     view = {"game": "nimmt", "seat": 0, "seats": 4, "round": 1, "rounds": 4, "to_move": 0, "phase": "play",
             "stacks": [{"id": i, "label": chr(65 + i), "top": 10 * i + 5, "heads": 1} for i in range(4)],
             "hand_counts": [2, 2, 2, 2], "bulls": [1, 0, 0, 0], "supply": 9, "draw_pile": 50,

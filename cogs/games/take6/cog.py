@@ -39,7 +39,7 @@ from app.text import plain
 from cogs.coach import hint_text
 from cogs.common.ui import on_own_private_message, reply, user_lang, view_of
 from cogs.common.parts import parts
-from cogs.tables.game_ui import GameCog, TableMessage, picture_names, seat_label
+from cogs.tables.game_ui import BaseUI, GameCog, TableMessage, picture_names, seat_label
 from cogs.guard import BadInput, number
 from cogs.tables.lobby import Back, Rules, seat_control
 from cogs.tables.router import Click, Field, Int, TableButton
@@ -95,11 +95,11 @@ def cards_text(cards: list[int]) -> str:
     return ", ".join(str(c) for c in cards)
 
 
-class Take6UI:
+class Take6UI(BaseUI):
     key = KEY
 
     def __init__(self, bot: Any) -> None:
-        self.bot = bot
+        super().__init__(bot)
         self.open_panels: dict[tuple[int, int], _OpenPanel] = {}
         self._refreshers: dict[tuple[int, int], asyncio.Task[None]] = {}
 

@@ -17,6 +17,7 @@ from app.render import cards as rc
 from app.render.common import (FELT, GOLD, LINE, MUTED, ORANGE, PANEL, PANEL_HI, RED, TEXT, M, _names, _seat_badge,
                                _serialised, table_picture)
 from app.render.base import label
+from core.games.take6.engine import HEADS
 
 TAKE6_TABLE_LABELS: tuple[str, ...] = (
     "deal",          # {deal} {turn}            e.g. "Deal {deal} · turn {turn}/10"
@@ -78,7 +79,7 @@ def render_take6_table(view: Mapping[str, Any], names: Sequence[str], labels: Ma
         rb.text(d, (M + 22, top + (ROW_H - 6) / 2), ROW_LABELS[r], rb.font(26), TEXT, anchor="mm", stroke=1)
         x = M + 46
         for card in cards:
-            im.paste(rc.nimmt_card(int(card), CW, CH, PANEL), (int(x), int(top + 4)))
+            im.paste(rc.number_card(int(card), HEADS[int(card)], CW, CH, PANEL), (int(x), int(top + 4)))
             x += CW + 8
         for _ in range(len(cards), 5):
             d.rounded_rectangle((x, top + 4, x + CW, top + 4 + CH), 6, outline=LINE, width=1)
@@ -100,7 +101,7 @@ def render_take6_table(view: Mapping[str, Any], names: Sequence[str], labels: Ma
         for i, (seat, card) in enumerate(pending):
             if x + cw > W - M:
                 break
-            im.paste(rc.nimmt_card(int(card), cw, ch, FELT), (int(x), int(y + 28)))
+            im.paste(rc.number_card(int(card), HEADS[int(card)], cw, ch, FELT), (int(x), int(y + 28)))
             if i == 0:
                 d.rounded_rectangle((x - 3, y + 25, x + cw + 3, y + 28 + ch + 3), 6, outline=ORANGE, width=2)
             x += cw + 8

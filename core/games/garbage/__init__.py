@@ -1,6 +1,6 @@
 """Garbage (Trash): the engine (``engine``), its computer players
 (``players``) and what the bot knows of the game (:data:`SPEC`)."""
-from core.games.garbage import players
+from core.games.garbage import highlights, players
 from core.games.garbage.engine import Garbage, greedy_player, random_player
 from core.spec import GameSpec, StatSpec
 
@@ -8,6 +8,7 @@ SPEC = GameSpec(
     key="garbage", code=1, game=Garbage, default_seats=4,
     computers={"random": random_player, "normal": greedy_player},
     players=players,
+    highlights=highlights.KINDS, moments=highlights.moments,
     stats=(StatSpec("hands_won", "hands_won", param="hands"),),
     stats_line="stats.garbage_line", deal_event="hand_start", colour=(46, 125, 50),
 )

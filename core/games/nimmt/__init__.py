@@ -1,6 +1,6 @@
 """11 nimmt!: the engine (``engine``), its computer players (``players``) and
 what the bot knows of the game (:data:`SPEC`)."""
-from core.games.nimmt import players
+from core.games.nimmt import highlights, players
 from core.games.nimmt.engine import Nimmt, greedy_player, random_player
 from core.spec import GameSpec, OptionSpec, StatSpec
 
@@ -10,6 +10,7 @@ SPEC = GameSpec(
                         label_key="table.lobby_rounds", default_key="table.lobby_rounds_auto"),),
     computers={"random": random_player, "normal": greedy_player},
     players=players,
+    highlights=highlights.KINDS, moments=highlights.moments,
     stats=(StatSpec("avg_penalty_per_round", "avg_penalty", "average", per="penalty_rounds", param="avg"),
            StatSpec("rounds_won", "rounds_won", param="rounds"),
            StatSpec("bulls_earned", "bulls_earned", param="bulls")),
