@@ -6,17 +6,20 @@ subclasses); :class:`GameCog` registers them and the game's UI.
 """
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, ClassVar, Protocol
+from typing import Any, Callable, ClassVar, Optional, Protocol
 
 import discord
+from discord import app_commands
 from discord.ext import commands
 
 from app.i18n.catalogue import t
 from app.tables.manager import Table
 from app.text import plain
 from cogs.common.parts import parts
+from cogs.common.translator import command_str
 from core.protocol import Event
 from core.spec import GameSpec
 
@@ -101,12 +104,55 @@ class BaseUI:
         return [t(lang, "after.replay_hand", name=name, cards=cards)]
 
 
+#: ``turn_time`` of ``/<game> new``: seconds per turn before the computer plays (0: no timer)
+TURN_TIME = app_commands.Range[int, 0, 3600]
+DEFAULT_TURN_TIME = 120
+
+
+def new_command(spec: GameSpec) -> app_commands.Group:
+    """``/<game> new``, built from the game's spec: ``seats`` in the engine's
+    limits (its default the spec's), one option per :class:`~core.spec.OptionSpec`
+    in its range (left out: the game's default), and ``turn_time``.  Its
+    texts are catalogue keys by convention: ``commands.<key>.name`` and
+    ``.description`` (the group), ``commands.<key>_new.*`` (the command),
+    ``commands.opt_<key>_seats.description``, ``commands.opt_<option>.name``
+    and ``.description``.  Its callback is a method of the game's cog
+    (:meth:`GameCog.open_table`).
+    """
+    group = app_commands.Group(name=command_str(f"commands.{spec.key}.name"),
+                               description=command_str(f"commands.{spec.key}.description"), guild_only=True)
+
+    async def new(self: GameCog, interaction: discord.Interaction, **chosen: Any) -> None:
+        await self.open_table(interaction, **chosen)
+
+    P = inspect.Parameter
+    params = [P("self", P.POSITIONAL_OR_KEYWORD), P("interaction", P.POSITIONAL_OR_KEYWORD, annotation=discord.Interaction),
+              P("seats", P.POSITIONAL_OR_KEYWORD, default=spec.default_seats,
+                annotation=app_commands.Range[int, spec.min_seats, spec.max_seats])]
+    names = {"seats": command_str("commands.opt_seats.name")}
+    texts = {"seats": command_str(f"commands.opt_{spec.key}_seats.description")}
+    for option in spec.options:
+        params.append(P(option.name, P.POSITIONAL_OR_KEYWORD, default=None,
+                        annotation=Optional[app_commands.Range[int, option.minimum, option.maximum]]))
+        names[option.name] = command_str(f"commands.opt_{option.name}.name")
+        texts[option.name] = command_str(f"commands.opt_{option.name}.description")
+    params.append(P("turn_time", P.POSITIONAL_OR_KEYWORD, default=DEFAULT_TURN_TIME, annotation=TURN_TIME))
+    names["turn_time"] = command_str("commands.opt_turn_time.name")
+    texts["turn_time"] = command_str("commands.opt_turn_time.description")
+    new.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    new.__qualname__ = "GameCog.new"  # a method of the cog: discord.py binds it to the cog
+    callback: Callable[..., Any] = app_commands.rename(**names)(app_commands.describe(**texts)(new))
+    group.command(name=command_str(f"commands.{spec.key}_new.name"),
+                  description=command_str(f"commands.{spec.key}_new.description"))(callback)
+    return group
+
+
 class GameCog(commands.Cog):
     """A game's cog: its :class:`GameUI` (``ui_class``) plugged into the
     table cog, and its typed items (``items``) registered while it is loaded.
     ``spec`` is the game's :class:`~core.spec.GameSpec`, ``pictures`` the
     module of its pictures (its ``warm_up`` runs in the drawing processes).
-    A game's cog adds its ``new`` command."""
+    A game's cog adds its ``new`` command (:func:`new_command`)."""
 
     spec: ClassVar[GameSpec]
     pictures: ClassVar[ModuleType | None] = None
@@ -123,3 +169,18 @@ class GameCog(commands.Cog):
 
     async def cog_unload(self) -> None:
         self.bot.remove_dynamic_items(*self.items)
+
+    def table_options(self, seats: int, options: dict[str, Any]) -> dict[str, Any]:
+        """The options a new table gets from ``/<game> new``'s: an option
+        capped by the seats (``at_most_seats``) is capped here."""
+        for option in self.spec.options:
+            value = options.get(option.name)
+            if option.at_most_seats and value is not None:
+                options[option.name] = min(value, seats)
+        return options
+
+    async def open_table(self, interaction: discord.Interaction, *, seats: int, turn_time: int = DEFAULT_TURN_TIME,
+                         **options: Any) -> None:
+        """``/<game> new`` (see :func:`new_command`): a lobby in this channel."""
+        await parts(self.bot).tables.lobby.create_table(interaction, self.spec.key, seats=seats, rounds=None,
+                                                        turn_time=turn_time, options=self.table_options(seats, options))

@@ -109,3 +109,20 @@ def test_every_game_is_complete(spec):
 
 def test_codes_are_stable():
     assert {s.key: s.code for s in registry.GAMES} == {"nimmt": 0, "garbage": 1, "take6": 2}
+
+
+@pytest.mark.parametrize("cog", COGS, ids=lambda c: c.spec.key)
+def test_the_new_command_is_built_from_the_spec(cog):
+    """Seat limits come from the engine, options and their ranges from the
+    spec: ``/<game> new`` says nothing of its own."""
+    spec = cog.spec
+    new = cog.slash.get_command("new")
+    params = {p.name: p for p in new.parameters}
+    assert list(params) == ["seats", *(o.name for o in spec.options), "turn_time"]
+    seats = params["seats"]
+    assert (seats.min_value, seats.max_value, seats.default) == (spec.min_seats, spec.max_seats, spec.default_seats)
+    for option in spec.options:
+        p = params[option.name]
+        assert (p.min_value, p.max_value, p.required) == (option.minimum, option.maximum, False)
+        assert p.locale_name.extras["key"] == f"commands.opt_{option.name}.name"
+    assert cog.slash.name == t("en", f"commands.{spec.key}.name")

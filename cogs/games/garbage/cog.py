@@ -11,8 +11,6 @@ from types import ModuleType
 from typing import Any, ClassVar
 
 import discord
-from discord import app_commands
-from discord.app_commands import locale_str as _
 
 from app.render import pool as render_pool
 from cogs.games.garbage import render as render_garbage
@@ -21,8 +19,7 @@ from app.text import bold
 from app.tables.manager import Table, TableError
 from cogs.coach import hint_text
 from cogs.common.ui import view_of
-from cogs.common.parts import parts
-from cogs.tables.game_ui import BaseUI, GameCog, TableMessage, picture_names, seat_label
+from cogs.tables.game_ui import BaseUI, GameCog, new_command, TableMessage, picture_names, seat_label
 from cogs.tables.lobby import Back, Rules, step_away_button
 from cogs.tables.router import Click, Int, TableButton
 from core.games.garbage import SPEC
@@ -273,29 +270,11 @@ ITEMS = (DrawButton, DiscardButton, JackButton, HintButton)
 class GarbageCog(GameCog, name="Garbage"):
     """Garbage tables."""
 
-    garbage = app_commands.Group(name=_("garbage", key="commands.garbage.name"),
-                                 description=_("Play Garbage, also called Trash (2-6 players)",
-                                               key="commands.garbage.description"),
-                                 guild_only=True)
-
+    slash = new_command(SPEC)
     spec = SPEC
     pictures: ClassVar[ModuleType | None] = render_garbage
     ui_class = GarbageUI
     items = ITEMS
-
-    @garbage.command(name=_("new", key="commands.garbage_new.name"),
-                     description=_("Open a Garbage table in this channel", key="commands.garbage_new.description"))
-    @app_commands.describe(
-        seats=_("Number of seats (2-6)", key="commands.opt_garbage_seats.description"),
-        turn_time=_("Seconds per turn before the computer plays for you (0 = no timer)",
-                    key="commands.opt_turn_time.description"),
-    )
-    @app_commands.rename(seats=_("seats", key="commands.opt_seats.name"),
-                         turn_time=_("turn_time", key="commands.opt_turn_time.name"))
-    async def new(self, interaction: discord.Interaction, seats: app_commands.Range[int, 2, 6] = 4,
-                  turn_time: app_commands.Range[int, 0, 3600] = 120) -> None:
-        lobby = parts(self.bot).tables.lobby
-        await lobby.create_table(interaction, "garbage", seats=seats, rounds=None, turn_time=turn_time)
 
 
 async def setup(bot: Any) -> None:

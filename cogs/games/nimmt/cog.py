@@ -20,8 +20,6 @@ from typing import Any, ClassVar
 import aiohttp
 
 import discord
-from discord import app_commands
-from discord.app_commands import locale_str as _
 
 from app.render import pool as render_pool
 from cogs.games.nimmt import render as render_nimmt
@@ -31,8 +29,7 @@ from app.tables.manager import Table, TableError
 from cogs.coach import hint_text
 from cogs.common.adapter import ORIGINAL
 from cogs.common.ui import given, on_own_private_message, user_lang, view_of
-from cogs.common.parts import parts
-from cogs.tables.game_ui import BaseUI, GameCog, TableMessage, picture_names, seat_label
+from cogs.tables.game_ui import BaseUI, GameCog, new_command, TableMessage, picture_names, seat_label
 from cogs.tables.lobby import Back, Rules, seat_control
 from cogs.tables.router import Click, Field, Int, TableButton, TableItem, TableSelect, legacy_page
 from core.games.nimmt import SPEC
@@ -677,35 +674,11 @@ ITEMS = (Hand, Refresh, HintButton, Page, OpenPage, StackSelect, PlayButton, Car
 class NimmtCog(GameCog, name="Nimmt"):
     """11 nimmt! tables."""
 
-    nimmt = app_commands.Group(name=_("nimmt", key="commands.nimmt.name"),
-                               description=_("Play 11 nimmt! (2-7 players)", key="commands.nimmt.description"),
-                               guild_only=True)
-
+    slash = new_command(SPEC)
     spec = SPEC
     pictures: ClassVar[ModuleType | None] = render_nimmt
     ui_class = NimmtUI
     items = ITEMS
-
-    @nimmt.command(name=_("new", key="commands.nimmt_new.name"),
-                   description=_("Open an 11 nimmt! table in this channel", key="commands.nimmt_new.description"))
-    @app_commands.describe(
-        seats=_("Number of seats (2-7)", key="commands.opt_seats.description"),
-        rounds=_("Rounds to play (default: one per player)", key="commands.opt_rounds.description"),
-        turn_time=_("Seconds per turn before the computer plays for you (0 = no timer)",
-                    key="commands.opt_turn_time.description"),
-    )
-    @app_commands.rename(
-        seats=_("seats", key="commands.opt_seats.name"),
-        rounds=_("rounds", key="commands.opt_rounds.name"),
-        turn_time=_("turn_time", key="commands.opt_turn_time.name"),
-    )
-    async def new(self, interaction: discord.Interaction, seats: app_commands.Range[int, 2, 7] = 4,
-                  rounds: app_commands.Range[int, 1, 7] | None = None,
-                  turn_time: app_commands.Range[int, 0, 3600] = 120) -> None:
-        lobby = parts(self.bot).tables.lobby
-        if rounds is not None:
-            rounds = min(rounds, seats)  # at most one round per player (RULES 1)
-        await lobby.create_table(interaction, "nimmt", seats=seats, rounds=rounds, turn_time=turn_time)
 
 
 async def setup(bot: Any) -> None:

@@ -27,8 +27,6 @@ from typing import Any, ClassVar
 
 import aiohttp
 import discord
-from discord import app_commands
-from discord.app_commands import locale_str as _
 
 from app.i18n.catalogue import has, t
 from app.render import pool as render_pool
@@ -38,8 +36,7 @@ from app.tables.manager import Table, TableError
 from app.text import plain
 from cogs.coach import hint_text
 from cogs.common.ui import on_own_private_message, reply, user_lang, view_of
-from cogs.common.parts import parts
-from cogs.tables.game_ui import BaseUI, GameCog, TableMessage, picture_names, seat_label
+from cogs.tables.game_ui import BaseUI, GameCog, new_command, TableMessage, picture_names, seat_label
 from cogs.guard import BadInput, number
 from cogs.tables.lobby import Back, Rules, seat_control
 from cogs.tables.router import Click, Field, Int, TableButton
@@ -443,38 +440,17 @@ ITEMS = (Hand, Refresh, CardButton, RowButton, HintButton)
 class Take6Cog(GameCog, name="Take6"):
     """6 nimmt! tables."""
 
-    take6 = app_commands.Group(name=_("take6", key="commands.take6.name"),
-                               description=_("Play 6 nimmt! (2-10 players, everyone at once)",
-                                             key="commands.take6.description"),
-                               guild_only=True)
-
+    slash = new_command(SPEC)
     spec = SPEC
     pictures: ClassVar[ModuleType | None] = render_take6
     ui_class = Take6UI
     items = ITEMS
 
-    @take6.command(name=_("new", key="commands.take6_new.name"),
-                   description=_("Open a 6 nimmt! table in this channel", key="commands.take6_new.description"))
-    @app_commands.describe(
-        seats=_("Number of seats (2-10)", key="commands.opt_take6_seats.description"),
-        points=_("Points that end the game (default 66)", key="commands.opt_limit.description"),
-        deals=_("Play this many deals instead of a point limit", key="commands.opt_deals.description"),
-        turn_time=_("Seconds per turn before the computer plays for you (0 = no timer)",
-                    key="commands.opt_turn_time.description"),
-    )
-    @app_commands.rename(
-        seats=_("seats", key="commands.opt_seats.name"),
-        points=_("points", key="commands.opt_limit.name"),
-        deals=_("deals", key="commands.opt_deals.name"),
-        turn_time=_("turn_time", key="commands.opt_turn_time.name"),
-    )
-    async def new(self, interaction: discord.Interaction, seats: app_commands.Range[int, 2, 10] = 4,
-                  points: app_commands.Range[int, 10, 200] | None = None,
-                  deals: app_commands.Range[int, 1, 20] | None = None,
-                  turn_time: app_commands.Range[int, 0, 3600] = 120) -> None:
-        lobby = parts(self.bot).tables.lobby
-        options = {"deals": deals} if deals is not None else {"limit": points}
-        await lobby.create_table(interaction, KEY, seats=seats, rounds=None, turn_time=turn_time, options=options)
+    def table_options(self, seats: int, options: dict[str, Any]) -> dict[str, Any]:
+        """A number of deals replaces the point limit."""
+        if options.get("deals") is not None:
+            options.pop("limit", None)
+        return super().table_options(seats, options)
 
 
 async def setup(bot: Any) -> None:
