@@ -19,7 +19,7 @@ from discord.ext import commands
 from app.budget import RequestBudget
 from app.config import Config
 from app.store import StoreUnavailable
-from cogs.games.installed import COGS
+from cogs.games import installed
 from cogs.common.parts import Parts
 from core.registry import GAMES
 
@@ -36,7 +36,7 @@ CHECKPOINT_BACKSTOP = 300.0
 
 INITIAL_EXTENSIONS = (
     "cogs.tables",
-    *(cog.__module__ for cog in COGS),  # each game's cog (its module is the extension)
+    *(cog.__module__ for cog in installed.cogs()),  # each game's cog (its module is the extension)
     "cogs.stats",
     "cogs.after",
     "cogs.rules",
@@ -122,7 +122,7 @@ class CardBot(commands.Bot):
         from app.tables.manager import TableManager
 
         # the drawing processes warm up while the tables are restored
-        render_pool.start_pool(tuple(warm for cog in COGS if (warm := getattr(cog.pictures, "warm_up", None))))
+        render_pool.start_pool(tuple(warm for cog in installed.cogs() if (warm := getattr(cog.pictures, "warm_up", None))))
         if self.store is None:  # the launcher opens it before connecting (open_database)
             self.store = await open_database(self.config)
         from app.tables.computers import Computers

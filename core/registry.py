@@ -24,13 +24,29 @@ __all__ = ["GAMES", "KEYS", "KEY_PATTERN", "MIN_GAMES", "GameSpec", "OptionSpec"
 #: players with fewer finished games are left off the rating and win-rate boards
 MIN_GAMES = 5
 
-_BY_KEY = {s.key: s for s in GAMES}
-_BY_CODE = {s.code: s for s in GAMES}
-assert len(_BY_KEY) == len(_BY_CODE) == len(GAMES), "game keys and codes must be unique"
-
-KEYS: tuple[str, ...] = tuple(s.key for s in GAMES)
+_BY_KEY: dict[str, GameSpec] = {}
+_BY_CODE: dict[int, GameSpec] = {}
+KEYS: tuple[str, ...] = ()
 #: the custom_id fragment that matches any game key
-KEY_PATTERN = "|".join(KEYS)
+KEY_PATTERN = ""
+
+
+def use(games: tuple[GameSpec, ...]) -> None:
+    """Host exactly ``games``: :data:`core.games.GAMES` at import, or a test
+    registry (a game that lives only in the tests: docs/adding-a-game.md).  Modules read the registry when
+    they are imported (the store's game codes, custom_id patterns, command
+    choices), so a test registry is set up before anything else imports them."""
+    global GAMES, KEYS, KEY_PATTERN, _BY_KEY, _BY_CODE
+    by_key = {s.key: s for s in games}
+    by_code = {s.code: s for s in games}
+    if not len(by_key) == len(by_code) == len(games):
+        raise ValueError("game keys and codes must be unique")
+    GAMES, _BY_KEY, _BY_CODE = tuple(games), by_key, by_code
+    KEYS = tuple(s.key for s in games)
+    KEY_PATTERN = "|".join(KEYS)
+
+
+use(GAMES)
 
 
 def spec(key: str) -> GameSpec:

@@ -47,9 +47,9 @@ def test_cogs_draw_pictures_only_through_the_drawing_processes(path):
     loop's default thread pool, where a 6 nimmt! table picture held the
     bot's GIL on every move."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    from cogs.games.installed import COGS
+    from cogs.games import installed
 
-    modules = [cog.pictures.__name__ for cog in COGS if cog.pictures] + ["app.render.profile", "app.render.night"]
+    modules = [cog.pictures.__name__ for cog in installed.cogs() if cog.pictures] + ["app.render.profile", "app.render.night"]
     renderers = {name for module in modules for name in dir(importlib.import_module(module)) if name.startswith("render_")}
     assert len(renderers) >= len(modules)
     for node in ast.walk(tree):
