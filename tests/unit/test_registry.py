@@ -108,7 +108,8 @@ def test_every_game_is_complete(spec):
 
 
 def test_codes_are_stable():
-    assert {s.key: s.code for s in registry.GAMES} == {"nimmt": 0, "garbage": 1, "take6": 2}
+    # saved tables and stats keep their games' codes; a new game takes a new one
+    assert {"nimmt": 0, "garbage": 1, "take6": 2}.items() <= {s.key: s.code for s in registry.GAMES}.items()
 
 
 @pytest.mark.parametrize("cog", installed.cogs(), ids=lambda c: c.spec.key)
