@@ -43,6 +43,12 @@ class HighCardUI(BaseUI):
                 items.append(step_away_button(table, lang, row=0))
         return TableMessage(content="", embed=embed, image=None, view=view_of(*items) if items else None)
 
+    def progress(self, table: Table, lang: str) -> tuple[str, list[int]]:
+        """The trick being played, and each seat's tricks behind the leader (0 leads)."""
+        view = table.engine.view(None)  # type: ignore[union-attr]
+        tricks = view["tricks"]
+        return t(lang, "highcard.progress", trick=sum(tricks) + 1), [max(tricks) - n for n in tricks]
+
     def narrate(self, table: Table, events: list[Event], lang: str) -> list[str]:
         lines: list[str] = []
         for e in events:
@@ -87,7 +93,7 @@ class PlayButton(TableButton, kind="highcard.play"):
             raise TableError("not_seated")
         if click.table.engine is None or click.table.engine.to_move != seat:
             raise GameError("not_your_turn")
-        await click.cog.manager.act(click.table, click.user.id, Play(self.card), version=self.ver)
+        await click.manager.act(click.table, click.user.id, Play(self.card), version=self.ver)
         if not click.interaction.response.is_done():
             await click.interaction.response.edit_message(content=t(click.lang, "highcard.you_played", card=self.card),
                                                           view=None)
