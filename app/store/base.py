@@ -258,7 +258,7 @@ def record_scopes(record: GameRecord, seasons: Sequence[Sequence[Any]]) -> list[
     starts_at, ends_at``): a game at a boundary counts in the season that
     starts there, once.
 
-    >>> game = GameRecord(1, 5, 1, "nimmt", 0.0, 100.0, 1, 1, False, True, [])
+    >>> game = GameRecord(1, 5, 1, "cards", 0.0, 100.0, 1, 1, False, True, [])
     >>> record_scopes(game, [(1, 5, 0.0, 100.0), (2, 5, 100.0, None), (3, 0, 50.0, 200.0), (4, 6, 0.0, None)])
     [0, 5, -2, -3]
     """
