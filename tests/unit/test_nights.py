@@ -8,6 +8,7 @@ import random
 
 import pytest
 
+from app.i18n.catalogue import t
 from app.render import night as render_night
 from app.nights.host import NightHost
 from app.nights.night import (
@@ -170,6 +171,19 @@ def test_highlights_from_events():
     assert found["fastest_hand"]["name"] == "eli" and found["fastest_hand"]["value"] == 1
     assert highlights([GameEvents(1, 1, ["x"], [{"type": "something_new"}], "nimmt")]) == []
     assert [h["kind"] for h in highlights([a, b])] == ["biggest_stack", "most_bulls", "most_rounds", "fastest_hand"]
+
+
+def test_a_six_nimmt_night_has_highlights_too():
+    c = GameEvents(2, 3, ["fay", "gus"], [
+        {"type": "took_row", "seat": 1, "heads": 7}, {"type": "sixth", "seat": 0, "heads": 4},
+        {"type": "deal_over", "penalties": [0, 7]}, {"type": "deal_over", "penalties": [2, 2]},
+        {"type": "deal_over", "penalties": [5, 1]},
+    ], "take6")
+    found = {h["kind"]: h for h in highlights([c])}
+    assert found["heaviest_row"] == {"kind": "heaviest_row", "name": "gus", "value": 7, "round": 2, "table": 3}
+    assert found["most_deals"]["name"] == "fay" and found["most_deals"]["value"] == 2  # a tie counts for both
+    for lang in ("en", "es", "de"):
+        assert t(lang, "nights.hl_heaviest_row", name="gus", value=7, count=7, round=2, table=3)
 
 
 # ------------------------------------------------------- the host, for real

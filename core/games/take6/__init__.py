@@ -1,6 +1,6 @@
 """6 nimmt!: the engine (``engine``), its computer players (``players``) and
 what the bot knows of the game (:data:`SPEC`)."""
-from core.games.take6 import players
+from core.games.take6 import highlights, players
 from core.games.take6.engine import Take6, normal_player, random_player
 from core.spec import GameSpec, OptionSpec, StatSpec
 
@@ -10,6 +10,7 @@ SPEC = GameSpec(
              OptionSpec("deals", 1, 20, None, label_key="take6.lobby_deals")),
     computers={"random": random_player, "normal": normal_player},
     players=players,
+    highlights=highlights.KINDS, moments=highlights.moments,
     stats=(StatSpec("avg_penalty_per_deal", "take6.avg_penalty", "average", per="deals", param="avg"),
            StatSpec("deals_won", "take6.deals_won", param="deals"),
            StatSpec("rows_taken", "take6.rows_taken", param="rows")),
