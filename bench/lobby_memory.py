@@ -16,6 +16,9 @@ the stand-in's left out), and the bot's per-table structures
 (tests/e2e/table_state.py).  The RSS includes the stand-in, which keeps every
 message and request it saw: the other figures are the bot's alone.
 
+``--cache-mib 1`` runs the store with a smaller page cache per connection:
+SQLite's heap then stops growing once the caches are full.
+
 ``--trace`` compares two tracemalloc snapshots (slow): Python allocations that
 grew, by the newest line in the bot's code.
 """
@@ -97,6 +100,15 @@ async def run(args: argparse.Namespace) -> None:
     from tests.e2e.table_state import per_table_state
     from tests.fakediscord import FakeDiscord
 
+    if args.cache_mib is not None:  # SQLite's page cache per connection, instead of the store's default
+        from app.store import Store
+
+        opened = Store.open.__func__  # type: ignore[attr-defined]
+
+        async def open_with_cache(cls: type, target: object, **options: object) -> object:
+            return await opened(cls, target, **{"cache_mib": args.cache_mib, **options})
+
+        Store.open = classmethod(open_with_cache)  # type: ignore[assignment,method-assign]
     fd = FakeDiscord(edit_rate=(10_000, 1.0), keep_history=False)
     await fd.start()
     try:
@@ -179,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=300)
     parser.add_argument("--trace", action="store_true", help="tracemalloc: what grew, by allocating line (slow)")
     parser.add_argument("--top", type=int, default=20)
+    parser.add_argument("--cache-mib", type=int, help="SQLite's page cache per connection (the store's default: 64)")
     parser.add_argument("-v", "--verbose", action="store_true", help="name the containers that grew most")
     parser.add_argument("--frames", type=int, default=25)
     args = parser.parse_args(argv)
