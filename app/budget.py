@@ -30,6 +30,7 @@ import asyncio
 import collections
 import contextlib
 import contextvars
+import functools
 import time
 from typing import Any, Awaitable, Callable, Iterator
 
@@ -177,9 +178,9 @@ class RequestBudget:
 
     def wrap(self, request: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
         """``request(route, ...)`` (discord.py's ``HTTPClient.request``) within the budget."""
+        @functools.wraps(request)
         async def budgeted(route: Any, *args: Any, **kwargs: Any) -> Any:
             await self.spend(route)
             return await request(route, *args, **kwargs)
 
-        budgeted.__wrapped__ = request  # type: ignore[attr-defined]
         return budgeted

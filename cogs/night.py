@@ -16,7 +16,7 @@ import io
 import logging
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar
+from typing import Any, Callable, ClassVar, Self, cast
 
 import discord
 from discord import app_commands
@@ -68,8 +68,10 @@ class _NightItem:
     night_id: int
 
     @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Item, match: re.Match[str], /):
-        return cls(int(match["id"]))  # type: ignore[call-arg]
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Item[Any],
+                             match: re.Match[str], /) -> Self:
+        make = cast(Callable[[int], Self], cls)  # every item's constructor takes its night's id first
+        return make(int(match["id"]))
 
     async def callback(self, interaction: discord.Interaction) -> None:
         cog = parts(interaction.client).night

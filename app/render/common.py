@@ -38,6 +38,7 @@ _F = TypeVar("_F", bound=Callable[..., bytes])
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 _LOCK = threading.Lock()
+_TABLE_PICTURES: set[tuple[str, str]] = set()  # (module, name) of every table_picture
 
 
 def _serialised(fn: Callable[_P, _R]) -> Callable[_P, _R]:
@@ -81,5 +82,10 @@ def table_picture(fn: _F) -> _F:
     draws those in the worker process (the other core, off this process's
     GIL: about half the bot's CPU on a busy evening).  It must be a module
     level function, found again there by module and name."""
-    fn.table_picture = True  # type: ignore[attr-defined]
+    _TABLE_PICTURES.add((fn.__module__, fn.__name__))
     return fn
+
+
+def is_table_picture(fn: Callable[..., Any]) -> bool:
+    """Whether *fn* is marked :func:`table_picture`."""
+    return (getattr(fn, "__module__", ""), getattr(fn, "__name__", "")) in _TABLE_PICTURES

@@ -21,7 +21,7 @@ import time
 from typing import Any, Callable
 
 from app.render import base as rb
-from app.render.common import _serialised
+from app.render.common import _serialised, is_table_picture
 
 log = logging.getLogger(__name__)
 
@@ -210,7 +210,7 @@ async def draw(fn: Callable[..., bytes], *args: Any, urgent: bool = False) -> by
     waits for (drawn before queued ones)."""
     global _POOL_OFF
     module, name = getattr(fn, "__module__", ""), getattr(fn, "__name__", "")
-    pool = _pool() if not urgent and getattr(fn, "table_picture", False) else None
+    pool = _pool() if not urgent and is_table_picture(fn) else None
     if pool is not None:
         try:
             job = pool.submit(_pooled, rb._FONT_PATH, rb._FALLBACK_PATHS, module, name, args)

@@ -260,6 +260,12 @@ class Table:
         return self.seat_of(self.host_id) is not None and all(
             seat.computer or seat.away or seat.user_id == self.host_id for seat in self.seats)
 
+    def view(self, seat: int | None) -> dict[str, Any]:
+        """What *seat* (None: everyone) sees of the game; only a started table has one."""
+        if self.engine is None:
+            raise RuntimeError(f"table {self.id} has no game")
+        return self.engine.view(seat)
+
     def seat_of(self, user_id: int) -> int | None:
         for index, seat in enumerate(self.seats):
             if seat.user_id == user_id:

@@ -262,7 +262,7 @@ class Presenter:
     @staticmethod
     def _keep(show: _Show, interaction: discord.Interaction) -> None:
         show.answer = interaction.followup
-        show.answer_message = interaction.message.id  # type: ignore[union-attr]
+        show.answer_message = interaction.message.id if interaction.message is not None else None
         show.answer_until = time.monotonic() + ANSWER_LIFETIME
 
     @staticmethod
@@ -552,11 +552,11 @@ class Presenter:
                     ping = items[end] if n == len(chunks) - 1 and end < len(items) else None
                     seats = self._ping_now(table, show, ping) if ping is not None else []
                     line = self.ping_line(table, seats) if seats else ""
-                    if seats and len(text) + 1 + len(line) <= 2000:
+                    if ping is not None and seats and len(text) + 1 + len(line) <= 2000:
                         with budget.foreground():  # the turn's ping carries the lines before it
                             await self._post(table, text + "\n" + line,
                                              pinging([table.seats[seat].user_id for seat in seats]))
-                        show.pinged = ping.turn  # type: ignore[union-attr]
+                        show.pinged = ping.turn
                         index += len(chunk) + 1
                     else:
                         await self._post(table, text, NO_PINGS)

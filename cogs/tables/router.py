@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Self, Sequence
 
 import discord
+from discord.ui.select import BaseSelect
 
 from app.i18n.catalogue import has, t
 from app.tables.manager import Table, TableError, counting_saves
@@ -367,7 +368,8 @@ class _Legacy(discord.ui.DynamicItem[discord.ui.Item[Any]], template=r"(?!)"):
             custom_id = cls.custom_id_for(table_id, (ver or 0) if cls.versioned else None, **fields)
         except ValueError:  # a field out of its bounds
             raise BadInput(self.custom_id) from None
-        self.item.custom_id = custom_id  # type: ignore[attr-defined]
+        if isinstance(self.item, (discord.ui.Button, BaseSelect)):
+            self.item.custom_id = custom_id
         return cls(self.item)
 
 
@@ -445,6 +447,7 @@ class Router:
         if (table is not None and not item.for_watchers and table.watching(interaction.user.id)
                 and table.seat_of(interaction.user.id) is None):
             raise TableError("table.watcher_control")
+        # (table is None only for an item with open_only = False: see Click.table)
         click = Click(self.lobby, self.presenter, interaction, table)  # type: ignore[arg-type]
         if item.versioned and table is not None and item.ver != table.version:
             return await item.stale(click)

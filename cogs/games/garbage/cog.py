@@ -66,7 +66,7 @@ class GarbageUI(BaseUI):
         return lines
 
     async def table_message(self, table: Table, lang: str) -> TableMessage:
-        view = table.engine.view(None)  # type: ignore[union-attr]
+        view = table.view(None)
         # The buttons carry the version of the moment this view shows: the game may move on
         # while the image is drawn, and a button must never act on a later state than its label.
         version = table.version
@@ -84,7 +84,7 @@ class GarbageUI(BaseUI):
 
     def progress(self, table: Table, lang: str) -> tuple[str, list[int]]:
         """How far the game is, and each seat's score so far (lower leads): a night's standings show it."""
-        view = table.engine.view(None)  # type: ignore[union-attr]
+        view = table.view(None)
         return t(lang, "garbage.progress", hand=view["hand_no"]), [p["slots"] for p in view["players"]]
 
     def summary(self, table: Table, view: dict[str, Any], lang: str) -> str:
@@ -259,7 +259,7 @@ class HintButton(_MoveItem, kind="garbage.hint"):
         self.mover(click)
         table = click.table
         decision = await click.manager.hint(table, click.user.id)
-        top = table.engine.view(None)["discard_top"]  # type: ignore[union-attr]
+        top = table.view(None)["discard_top"]
         text = hint_text(click.lang, "garbage", decision, lambda action: move_text(click.lang, action, top))
         await click.interaction.response.send_message(text, ephemeral=True)
 

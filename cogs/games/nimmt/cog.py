@@ -119,7 +119,7 @@ class NimmtUI(BaseUI):
         return [seat.name for seat in table.seats]
 
     async def table_message(self, table: Table, lang: str) -> TableMessage:
-        view = table.engine.view(None)  # type: ignore[union-attr]
+        view = table.view(None)
         image = await render_pool.draw(render_nimmt.render_nimmt_table, view, picture_names(table, lang),
                                   labels(lang, render_nimmt.NIMMT_TABLE_LABELS))
         embed = discord.Embed(title=t(lang, "nimmt.table_title", table=table.id),
@@ -135,7 +135,7 @@ class NimmtUI(BaseUI):
 
     def progress(self, table: Table, lang: str) -> tuple[str, list[int]]:
         """How far the game is, and each seat's score so far (lower leads): a night's standings show it."""
-        view = table.engine.view(None)  # type: ignore[union-attr]
+        view = table.view(None)
         return t(lang, "nimmt.progress", round=view["round"], rounds=view["rounds"]), list(view["scores"])
 
     def summary(self, table: Table, view: dict[str, Any], lang: str) -> str:
@@ -475,7 +475,7 @@ class NimmtUI(BaseUI):
         table = click.table
         seat = self._seat(table, click.interaction)
         decision = await click.manager.hint(table, click.user.id)
-        view = table.engine.view(seat)  # type: ignore[union-attr]
+        view = table.view(seat)
         names = self.names(table)
         text = hint_text(click.lang, "nimmt", decision, lambda action: move_text(click.lang, action, names),
                          last_round=view["round"] >= view["rounds"])
@@ -598,7 +598,7 @@ class PlayButton(_PanelItem, TableButton, kind="nimmt.play"):
         return {"stack": STACK.read(stack), "place": PLACE.read(place)}
 
     async def run(self, click: Click) -> None:
-        hand = click.table.engine.view(click.ui._seat(click.table, click.interaction))["hand"]  # type: ignore[union-attr]
+        hand = click.table.view(click.ui._seat(click.table, click.interaction))["hand"]
         if self.place >= len(hand):
             raise TableError("stale")
         await click.ui.act(click, self.ver, Play(self.stack, (hand[self.place],)))

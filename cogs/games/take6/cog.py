@@ -111,7 +111,7 @@ class Take6UI(BaseUI):
 
     # ------------------------------------------------------------ table message
     async def table_message(self, table: Table, lang: str) -> TableMessage:
-        view = table.engine.view(None)  # type: ignore[union-attr]
+        view = table.view(None)
         labels = {k: t(lang, f"take6.r_{k}") for k in TAKE6_TABLE_LABELS}
         names = picture_names(table, lang)
         image = await render_pool.draw(render_take6.render_take6_table, view, names, labels)  # the table pictures' process
@@ -128,7 +128,7 @@ class Take6UI(BaseUI):
 
     def progress(self, table: Table, lang: str) -> tuple[str, list[int]]:
         """How far the game is, and each seat's score so far (lower leads): a night's standings show it."""
-        view = table.engine.view(None)  # type: ignore[union-attr]
+        view = table.view(None)
         return t(lang, "take6.progress", deal=view["deal"]), list(view["scores"])
 
     def summary(self, table: Table, view: dict[str, Any], lang: str) -> str:
@@ -309,7 +309,7 @@ class Take6UI(BaseUI):
         for the caller's choice or row; a panel of another moment refreshes itself."""
         table = click.table
         seat = self._seat(table, click.interaction)
-        view = table.engine.view(seat)  # type: ignore[union-attr]
+        view = table.view(seat)
         if deal != view["deal"] or turn != view["turn"]:
             return await self._show(click.interaction, table, seat, note=t(click.lang, "take6.stale_panel"))
         decision = await click.manager.hint(table, click.user.id)

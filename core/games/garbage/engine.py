@@ -396,7 +396,8 @@ class Garbage:
             self.phase == "source"
             and not self.first_turn
             and bool(self.discard)
-            and self.placeable(self._to_move, self.discard[-1])  # type: ignore[arg-type]
+            and self._to_move is not None
+            and self.placeable(self._to_move, self.discard[-1])
         )
 
     def _refusal(self, seat: Any, action: Any) -> str | None:
@@ -510,12 +511,12 @@ class Garbage:
     def _push(self, seat: int, action: Action, ev: list[Event] | None) -> None:
         self.log.append((seat, str(action)))
         cls = type(action)
-        if cls is Jack:
+        if type(action) is Jack:
             card = self.in_hand
             assert card is not None
             self.in_hand = None
             self.phase = "source"
-            k = action.slot  # type: ignore[union-attr]
+            k = action.slot
             lay = self.cards[seat]
             uncovered = lay[k - 1]
             lay[k - 1] = card
@@ -657,8 +658,6 @@ class Garbage:
             return NotImplemented
         return self.to_dict() == other.to_dict()
 
-    __hash__ = None  # type: ignore[assignment]
-
     # -- output ---------------------------------------------------------------
 
     def view(self, seat: int | None) -> dict[str, Any]:
@@ -700,7 +699,7 @@ class Garbage:
             "discard_count": len(self.discard),
             "in_hand": TEXT[self.in_hand] if self.in_hand is not None else None,
             "can_take_discard": self.winner is None and self.can_take_discard(),
-            "jack_slots": list(SLOTS_OF[self.down[self._to_move]]) if jack else [],  # type: ignore[index]
+            "jack_slots": list(SLOTS_OF[self.down[self._to_move]]) if jack and self._to_move is not None else [],
             "decks": self.decks,
             "start_seat": self.start_seat,
         }

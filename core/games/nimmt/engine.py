@@ -745,11 +745,11 @@ class Nimmt:
         if action.__class__ is Play and seat.__class__ is int and seat == self.to_move and self._phase is PLAY:
             # the hot path: a play by the seat to move; the check also finds the stack
             idx = self._check_play(seat, action)
-            if idx.__class__ is str:
+            if isinstance(idx, str):
                 raise IllegalAction(idx, f"{idx}: {action!s} by seat {seat}", seat=seat, action=str(action))
             ev: list[Event] = []
             self._pending.append((seat, action))
-            self._play(seat, action, ev, idx)  # type: ignore[arg-type]
+            self._play(seat, action, ev, idx)
             return ev
         code = self._check(seat, action)
         if code is not None:
@@ -1092,8 +1092,6 @@ class Nimmt:
         if not isinstance(other, Nimmt):
             return NotImplemented
         return self.to_dict() == other.to_dict()
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return (f"<Nimmt seats={self.seats} seed={self.seed} round={self.round}/{self.rounds} "

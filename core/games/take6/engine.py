@@ -230,7 +230,7 @@ class Take6:
             self.chosen[seat] = action.card
             ev.append({"type": "chose", "seat": seat})
             if all(c is not None for c in self.chosen):
-                self.queue = sorted((c, s) for s, c in enumerate(self.chosen))  # type: ignore[misc]
+                self.queue = sorted((c, s) for s, c in enumerate(self.chosen) if c is not None)
                 ev.append({"type": "reveal", "cards": [[s, c] for c, s in self.queue]})
                 self._place(ev)
         else:
