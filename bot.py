@@ -11,17 +11,21 @@ import argparse
 import asyncio
 import logging
 import sys
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import discord
 from discord.ext import commands
 
 from app.budget import RequestBudget
 from app.config import Config
-from app.store import StoreUnavailable
+from app.store import Store, StoreUnavailable
 from cogs.games import installed
 from cogs.common.parts import Parts
 from core.registry import GAMES
+
+if TYPE_CHECKING:
+    from app.nights.host import NightHost
+    from app.tables.manager import TableManager
 
 log = logging.getLogger("cardbot")
 
@@ -48,14 +52,14 @@ INITIAL_EXTENSIONS = (
 )
 
 
-async def open_database(config: Config) -> Any:
+async def open_database(config: Config) -> Store:
     """Open (and migrate) the database: PostgreSQL when ``DATABASE_URL`` is
     set, else the SQLite file, which checkpoints its WAL itself;
     :class:`StoreUnavailable` when it cannot be written."""
-    from app.store import Store
+    from app.store import open_store
 
     if config.database_url:
-        return await Store.open(config.database_url)
+        return await open_store(config.database_url)
     try:
         config.database.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -64,7 +68,7 @@ async def open_database(config: Config) -> Any:
     # SQLite runs one checkpoint at a time, more would only compete for it. The other
     # processes check rarely, so the WAL cannot grow without end while that one is down.
     interval = CHECKPOINT_INTERVAL if config.runs_shard_zero else CHECKPOINT_BACKSTOP
-    return await Store.open(str(config.database), checkpoint_interval=interval)
+    return await open_store(str(config.database), checkpoint_interval=interval)
 
 
 def raw_event_users(connection: Any) -> None:
@@ -99,9 +103,9 @@ class CardBot(commands.Bot):
                          allowed_mentions=discord.AllowedMentions.none(), max_messages=None, **options)
         self.config = config
         self.sync_global = sync_global
-        self.store: Any = None
-        self.tables: Any = None
-        self.nights: Any = None
+        self._store: Store | None = None  # set by the launcher, else opened in setup_hook
+        self._tables: TableManager | None = None  # made in setup_hook
+        self._nights: NightHost | None = None  # made in setup_hook
         #: the loaded cogs that other cogs and items use, typed (each sets itself when it loads)
         self.parts = Parts()
         #: more sections of ``/table list``, each (guild id, language, can the user see
@@ -117,19 +121,42 @@ class CardBot(commands.Bot):
         lean.break_cycles()  # discord.py's cycles of every move (pictures, views, answers) are broken
         raw_event_users(self._connection)
 
+    # The bot's services (the store, the tables, the game nights): there from setup_hook on.
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            raise RuntimeError("the store is opened in setup_hook")
+        return self._store
+
+    @store.setter
+    def store(self, store: Store) -> None:
+        self._store = store
+
+    @property
+    def tables(self) -> TableManager:
+        if self._tables is None:
+            raise RuntimeError("the tables are made in setup_hook")
+        return self._tables
+
+    @property
+    def nights(self) -> NightHost:
+        if self._nights is None:
+            raise RuntimeError("the game nights are made in setup_hook")
+        return self._nights
+
     async def setup_hook(self) -> None:
+        from app.nights.host import NightHost
         from app.render import pool as render_pool
+        from app.tables.computers import Computers
         from app.tables.manager import TableManager
 
         # the drawing processes warm up while the tables are restored
         render_pool.start_pool(tuple(warm for cog in installed.cogs() if (warm := getattr(cog.pictures, "warm_up", None))))
-        if self.store is None:  # the launcher opens it before connecting (open_database)
-            self.store = await open_database(self.config)
-        from app.tables.computers import Computers
-
+        if self._store is None:  # the launcher opens it before connecting (open_database)
+            self._store = await open_database(self.config)
         games = {spec.key: spec.engine() for spec in GAMES}
         legacy = {spec.key: spec.computer() for spec in GAMES}
-        self.tables = TableManager(
+        self._tables = TableManager(
             self.store,
             games,
             legacy,
@@ -138,9 +165,7 @@ class CardBot(commands.Bot):
             seed=self.config.table_seed,
             players=Computers(games, budget=self.config.ai_budget, fallback=legacy),
         )
-        from app.nights.host import NightHost
-
-        self.nights = NightHost(self.store, self.tables)
+        self._nights = NightHost(self.store, self.tables)
         # Each process resumes only the servers of its shards (Discord sends it no others).
         await self.nights.restore(owns=self.config.owns_guild)  # before any table can finish: a night hears of it
         try:
@@ -183,10 +208,10 @@ class CardBot(commands.Bot):
             log.exception("the commands could not be synced")
 
     async def close(self) -> None:
-        if self.tables is not None:
-            await self.tables.shutdown()
-        if self.nights is not None:
-            await self.nights.close()
+        if self._tables is not None:
+            await self._tables.shutdown()
+        if self._nights is not None:
+            await self._nights.close()
         tables_cog = self.parts.loaded_tables
         if tables_cog is not None:
             await tables_cog.presenter.stop_presenting()
@@ -194,8 +219,8 @@ class CardBot(commands.Bot):
         from app.render import pool as render_pool
 
         render_pool.stop_pool()
-        if self.store is not None:
-            await self.store.close()
+        if self._store is not None:
+            await self._store.close()
 
     async def on_ready(self) -> None:
         log.info("ready as %s in %d server(s)", self.user, len(self.guilds))

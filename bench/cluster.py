@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from app.store import GameRecord, PlayerResult, Store  # noqa: E402
+from app.store import GameRecord, PlayerResult, open_store  # noqa: E402
 
 OUT = ROOT / "bench" / "out"
 POOL = 20_000
@@ -51,7 +51,7 @@ def game(rng: random.Random, table_id: int, guild: int) -> GameRecord:
 
 def worker(index: int, path: str, seconds: float, inflight: int, rate: float, barrier, out: str) -> None:
     async def run() -> dict:
-        store = await Store.open(path, checkpoint_interval=30.0 if index == 0 else None)
+        store = await open_store(path, checkpoint_interval=30.0 if index == 0 else None)
         rng = random.Random(index)
         table = await store.create_table(index + 1, 10_000 + index, "nimmt", {"v": 0})
         barrier.wait(60)
@@ -134,7 +134,7 @@ def measure(processes: int, seconds: float, inflight: int, rate: float) -> dict:
 
 
 async def _create(path: str) -> None:
-    await (await Store.open(path, checkpoint_interval=None)).close()
+    await (await open_store(path, checkpoint_interval=None)).close()
 
 
 def main() -> None:

@@ -211,7 +211,7 @@ async def _probe(bot: Any, path: str) -> None:
             last = t1
             with open("/proc/self/statm") as f:
                 rss = int(f.read().split()[1]) * page
-            tables = bot.tables.tables if bot.tables is not None else {}
+            tables = bot.tables.tables if bot.is_ready() else {}
             values = list(tables.values())
             cog = bot.parts.loaded_tables
             line = {
@@ -1111,12 +1111,12 @@ def print_load(args: argparse.Namespace, r: dict[str, Any]) -> None:
 
 # --------------------------------------------------------------------------- restart
 async def seed_tables(bench: Bench, count: int) -> None:
-    from app.store import Store
+    from app.store import open_store
     from core.games.garbage import engine as garbage
     from core.games.nimmt import engine as nimmt
 
     games = {"nimmt": (nimmt.Nimmt, nimmt.greedy_player), "garbage": (garbage.Garbage, garbage.greedy_player)}
-    store = await Store.open(str(bench.db))
+    store = await open_store(str(bench.db))
     now = time.time()
     try:
         for spec in bench.specs:

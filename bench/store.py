@@ -9,7 +9,7 @@
 Fill.  A synthetic league is written once into ``bench/out/`` (gitignored)
 and reused while present (``--refill`` rebuilds it); the SQLite figures are
 measured on a copy of it, so what they record does not stay in the league.  The schema comes from
-``Store.open`` (the real migrations); the fill then drops the indexes and
+``open_store`` (the real migrations); the fill then drops the indexes and
 triggers, bulk-inserts players, games and results with ``executemany`` in
 one transaction (journal off), aggregates ``stats`` per server and globally
 with ``GROUP BY``, recreates the indexes and triggers and rebuilds the
@@ -80,7 +80,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from app.store.sqlite_migrations import BOARDS, GAME_CODES, REBUILD_BUCKETS, sort_key  # noqa: E402
-from app.store import GameRecord, PlayerResult, Store, is_database_url  # noqa: E402
+from app.store import GameRecord, PlayerResult, is_database_url, open_store  # noqa: E402
 from app.seasons import current  # noqa: E402
 
 OUT = ROOT / "bench" / "out"
@@ -182,7 +182,7 @@ def fill(path: Path, players: int, servers: int, results: int, seed: int = 1, pa
         Path(str(path) + suffix).unlink(missing_ok=True)
 
     async def create() -> None:
-        s = await Store.open(str(path), checkpoint_interval=None, page_size=page_size)
+        s = await open_store(str(path), checkpoint_interval=None, page_size=page_size)
         await s.close()
 
     asyncio.run(create())
@@ -361,7 +361,7 @@ async def pg_filled(dsn: str, scale: dict[str, int]) -> str:
     holds no bot rows, else 'other'."""
     import asyncpg
 
-    store = await Store.open(dsn)  # migrates an empty database
+    store = await open_store(dsn)  # migrates an empty database
     await store.close()
     conn = await asyncpg.connect(dsn)
     try:
@@ -380,7 +380,7 @@ async def pg_filled(dsn: str, scale: dict[str, int]) -> str:
 
 async def pg_fill(path: Path, dsn: str, scale: dict[str, int]) -> None:
     """Copy the filled SQLite league at *path* into *dsn*: the schema from
-    ``Store.open`` (the real migrations), every table emptied, constraints and
+    ``open_store`` (the real migrations), every table emptied, constraints and
     indexes dropped, COPY (asyncpg ``copy_records_to_table``), then the keys,
     indexes and foreign keys built again, VACUUM ANALYZE."""
     import asyncpg
@@ -388,7 +388,7 @@ async def pg_fill(path: Path, dsn: str, scale: dict[str, int]) -> None:
     from app.store.pg_migrations import TABLES
 
     t0 = time.perf_counter()
-    store = await Store.open(dsn)
+    store = await open_store(dsn)
     await store.close()
     conn = await asyncpg.connect(dsn, command_timeout=None)
     try:
@@ -583,7 +583,7 @@ def _record_process(target: str, games: list[GameRecord], in_flight: int, checkp
 
     async def run() -> None:
         options = {"checkpoint_interval": 1.0 if checkpoint else None, "cache_mib": 256}
-        store = await Store.open(target, **options)
+        store = await open_store(target, **options)
         gc.collect()
         gc.freeze()
         queue = iter(games)
@@ -684,7 +684,7 @@ async def measure(target: str, runs: int, sustained: int, scale: dict[str, int],
             samples[scope] = random.Random(scope).sample(users, min(400, len(users)))
     print(f"measure: biggest server {big[1]:,} nimmt players, mid server {mid[1]:,}; {runs} runs each", flush=True)
     results: dict[str, dict[str, float]] = {}
-    store = await Store.open(target, checkpoint_interval=None, cache_mib=256)
+    store = await open_store(target, checkpoint_interval=None, cache_mib=256)
     # As the bot does once it has started (bot.py): what lives for good is moved
     # out of the garbage collector's way, so full collections stay short.
     gc.collect()

@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from app.store import Store
+from app.store import open_store
 from app.tables.manager import TableError, TableManager, when_slow
 from core.games.garbage import engine as garbage
 from core.games.nimmt import engine as nimmt
@@ -49,7 +49,7 @@ async def new_game(m: TableManager, channel: int):
 async def main(moves: int) -> None:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "bench.db"
-        store = await Store.open(str(path), checkpoint_interval=30.0)
+        store = await open_store(str(path), checkpoint_interval=30.0)
         m = TableManager(store, GAMES, COMPUTERS, computer_delay=0.0)
         channel = 1
         table = await new_game(m, channel)

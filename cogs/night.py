@@ -227,7 +227,7 @@ class NightCog(commands.Cog, name="Night"):
 
     def __init__(self, bot: Any) -> None:
         self.bot = bot
-        self.host: NightHost = getattr(bot, "nights", None)  # type: ignore[assignment]
+        self.host: NightHost = bot.nights
         self.presenters: dict[int, _Presenter] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._startup: asyncio.Task[None] | None = None

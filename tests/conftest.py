@@ -8,7 +8,7 @@ from typing import Any, AsyncIterator
 import pytest
 import pytest_asyncio
 
-from app.store import Store
+from app.store import Store, open_store
 from tests import ROOT, pg
 from tests.fakediscord import FakeDiscord
 
@@ -79,7 +79,7 @@ def pg_dsn(pg_server):
 @pytest.fixture(params=["sqlite", "postgresql"])
 def store_target(request, tmp_path):
     """Where a store lives, once per backend: a new SQLite file, or a new
-    PostgreSQL database on the suite's own server (``Store.open(store_target)``)."""
+    PostgreSQL database on the suite's own server (``open_store(store_target)``)."""
     if request.param == "sqlite":
         return str(tmp_path / "bot.db")
     return request.getfixturevalue("pg_dsn")
@@ -88,7 +88,7 @@ def store_target(request, tmp_path):
 @pytest_asyncio.fixture
 async def store(store_target: str) -> AsyncIterator[Store]:
     """An open store, once per backend (no checkpoint timer: the tests say when)."""
-    opened = await Store.open(store_target, checkpoint_interval=None)
+    opened = await open_store(store_target, checkpoint_interval=None)
     yield opened
     await opened.close()
 
@@ -96,6 +96,6 @@ async def store(store_target: str) -> AsyncIterator[Store]:
 @pytest_asyncio.fixture
 async def sqlite_store(tmp_path) -> AsyncIterator[Store]:
     """An open store on the SQLite file ``tmp_path / "bot.db"``."""
-    opened = await Store.open(str(tmp_path / "bot.db"), checkpoint_interval=None)
+    opened = await open_store(str(tmp_path / "bot.db"), checkpoint_interval=None)
     yield opened
     await opened.close()

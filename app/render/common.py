@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from typing import Any, Callable, ParamSpec, Sequence, TypeVar
+from typing import Any, Callable, ParamSpec, Protocol, Sequence, TypeVar
 
 from PIL import Image, ImageDraw
 
@@ -41,7 +41,16 @@ _LOCK = threading.Lock()
 _TABLE_PICTURES: set[tuple[str, str]] = set()  # (module, name) of every table_picture
 
 
-def _serialised(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+class Serialised(Protocol[_P, _R]):
+    """A renderer that takes the render lock; ``__wrapped__`` draws without it
+    (a warm-up, which holds the lock already)."""
+
+    __wrapped__: Callable[_P, _R]
+
+    def __call__(self, *args: _P.args, **kwargs: _P.kwargs) -> _R: ...
+
+
+def _serialised(fn: Callable[_P, _R]) -> Serialised[_P, _R]:
     """One render at a time: FreeType faces and the sprite caches are shared,
     and the bot calls us from a thread pool."""
     @functools.wraps(fn)

@@ -5,7 +5,6 @@ translated by the caller).
 """
 from __future__ import annotations
 
-import inspect
 from typing import Any, Mapping
 
 from PIL import Image, ImageDraw
@@ -118,4 +117,4 @@ def render_profile(profile: Mapping[str, Any], labels: Mapping[str, str]) -> byt
 
 def warm_up() -> None:
     """One small card (called by :func:`app.render.pool.warm_up`)."""
-    inspect.unwrap(render_profile)({"name": "A", "game": "", "win_rate": 0.5, "rank": 1}, {})  # (lock held)
+    render_profile.__wrapped__({"name": "A", "game": "", "win_rate": 0.5, "rank": 1}, {})

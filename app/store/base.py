@@ -15,10 +15,13 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
 
 from core import registry
 from core.registry import GAMES, MIN_GAMES  # noqa: F401  (MIN_GAMES: the one threshold, re-exported)
+
+if TYPE_CHECKING:
+    from app.store.api import NightRow
 
 ACTIVE = ("lobby", "playing")
 CLOSED = ("finished", "cancelled", "abandoned")
@@ -129,7 +132,7 @@ def table_record(row: Sequence[Any]) -> TableRecord:
     )
 
 
-def night_record(row: Sequence[Any]) -> dict[str, Any]:
+def night_record(row: Sequence[Any]) -> NightRow:
     return {"id": row[0], "guild_id": row[1], "channel_id": row[2], "game": row[3], "status": row[4],
             "meta": json.loads(row[5])}
 

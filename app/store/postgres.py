@@ -1,6 +1,6 @@
 """The PostgreSQL backend: the store's API over asyncpg (``DATABASE_URL``).
 
-    store = await Store.open("postgresql://bot:secret@db.example/cardnight")
+    store = await open_store("postgresql://bot:secret@db.example/cardnight")
 
 One connection pool per process; every call is one statement or one
 transaction on a pooled connection, so several processes (on one machine or
@@ -57,6 +57,7 @@ from typing import Any, Iterable, Sequence
 import asyncpg
 
 from app import ratings
+from app.store.api import GameDetail, HistoryEntry, NightRow
 from app.store.base import (
     ACTIVE, BOARDS, CLOSED, GAME_CODES, GUILD_DEFAULTS, MIN_GAMES, ChannelBusy, GameRecord, GroupRecorder, Page, StoreUnavailable,
     TIE_LOW, TableRecord, UNTOLD_FOR, board_number, record_scopes, scope_of, season_record, game_code, night_record, page_of, profile_of, table_record,
@@ -770,7 +771,7 @@ class PostgresStore(GroupRecorder):
 
     async def history(
         self, user_id: int, limit: int = 10, guild_id: int | None = None, game: str | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> list[HistoryEntry]:
         rows = await self._pool.fetch(_HISTORY, user_id, guild_id, game, limit)
         return [
             {"game_id": r[0], "game": r[1], "guild_id": r[2], "ended_at": r[3], "place": r[4],
@@ -778,7 +779,7 @@ class PostgresStore(GroupRecorder):
             for r in rows
         ]
 
-    async def game_detail(self, game_id: int) -> dict[str, Any] | None:
+    async def game_detail(self, game_id: int) -> GameDetail | None:
         r = await self._pool.fetchrow(_GAME_DETAIL, game_id)
         if r is None:
             return None
@@ -811,10 +812,10 @@ class PostgresStore(GroupRecorder):
                         (night_id, r["user_id"], r["place"], float(r["points"]), r["wins"], r["games"])
                         for r in rows])
 
-    async def open_nights(self) -> list[dict[str, Any]]:
+    async def open_nights(self) -> list[NightRow]:
         return [night_record(row) for row in await self._pool.fetch(_OPEN_NIGHTS)]
 
-    async def night_in_channel(self, channel_id: int) -> dict[str, Any] | None:
+    async def night_in_channel(self, channel_id: int) -> NightRow | None:
         row = await self._pool.fetchrow(_NIGHT_IN_CHANNEL, channel_id)
         return night_record(row) if row else None
 

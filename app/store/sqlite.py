@@ -1,6 +1,6 @@
 """The bot's persistence layer: one SQLite file through aiosqlite.
 
-    store = await Store.open("data/bot.db")    # migrates, starts checkpoints
+    store = await open_store("data/bot.db")    # migrates, starts checkpoints
     table_id = await store.create_table(guild_id, channel_id, game, {"message": 1})
     await store.save_table(table_id, status="playing", meta={...},
                            actions=[(0, "play 12")], first_index=0)
@@ -78,6 +78,7 @@ from typing import Any, Callable, Iterable, Sequence, TypeVar
 import aiosqlite
 
 from app import ratings
+from app.store.api import GameDetail, HistoryEntry, NightRow
 from app.store.base import (
     ACTIVE, BOARD_NUMBERS, CLOSED, GUILD_DEFAULTS, MIN_GAMES, RECORD_BATCH, ChannelBusy, GameRecord,  # noqa: F401
     GroupRecorder, Page, StoreUnavailable, TableRecord,
@@ -941,7 +942,7 @@ class SqliteStore(GroupRecorder):
 
     async def history(
         self, user_id: int, limit: int = 10, guild_id: int | None = None, game: str | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> list[HistoryEntry]:
         """A player's latest games, newest first."""
         rows = await self._r.execute_fetchall(
             _HISTORY, {"u": user_id, "guild": guild_id, "game": game, "n": limit}
@@ -952,7 +953,7 @@ class SqliteStore(GroupRecorder):
             for r in rows
         ]
 
-    async def game_detail(self, game_id: int) -> dict[str, Any] | None:
+    async def game_detail(self, game_id: int) -> GameDetail | None:
         """A recorded game with its standings ordered by place (then seat)."""
         rows = list(await self._r.execute_fetchall(_GAME_DETAIL, (game_id,)))
         if not rows:
@@ -997,12 +998,12 @@ class SqliteStore(GroupRecorder):
 
         await self._write(end)
 
-    async def open_nights(self) -> list[dict[str, Any]]:
+    async def open_nights(self) -> list[NightRow]:
         """Every night not ended, and every ended one whose recap is still due
         (``meta.recap_due``): ``{"id", "guild_id", "channel_id", "game", "status", "meta"}``."""
         return [_night(row) for row in await self._r.execute_fetchall(_OPEN_NIGHTS)]
 
-    async def night_in_channel(self, channel_id: int) -> dict[str, Any] | None:
+    async def night_in_channel(self, channel_id: int) -> NightRow | None:
         """The channel's open night, else its last one, else None."""
         rows = list(await self._r.execute_fetchall(_NIGHT_IN_CHANNEL, (channel_id,)))
         return _night(rows[0]) if rows else None

@@ -398,12 +398,12 @@ async def test_a_refused_garbage_move_is_told_and_the_table_goes_on(world, tmp_p
 async def test_a_lobby_saved_before_a_stop_is_posted_for_its_host_only(world, tmp_path):
     """The bot stopped between saving a lobby and posting it: the host's next
     /new posts that lobby; nobody else is handed it."""
-    from app.store import Store
+    from app.store import open_store
 
     fd = world.fd
     ana, ben = world.person("ana"), world.person("ben")
     db = tmp_path / "bot.db"
-    store = await Store.open(str(db), checkpoint_interval=None)
+    store = await open_store(str(db), checkpoint_interval=None)
     meta = {"host_id": ana.id, "max_seats": 3, "options": {"turn_time": 0}, "locale": "en",
             "seats": [{"user_id": ana.id, "name": "ana", "away": False, "missed": 0}], "messages": {},
             "created_at": time.time(), "active_at": time.time()}

@@ -12,7 +12,7 @@ import aiosqlite
 import pytest
 
 from app.store.sqlite_migrations import LATEST, migrate, user_version
-from app.store import GameRecord, PlayerResult, Store
+from app.store import GameRecord, PlayerResult, open_store
 from app.tables.manager import TableManager
 from core import registry
 from core.games.garbage import engine as garbage
@@ -84,7 +84,7 @@ async def old_database(path, channel, people, guild=GUILD):
 async def test_old_tables_and_stats_load_and_go_on(tmp_path):
     path = tmp_path / "old.db"
     games = await old_database(path, 900, [(11, "ana"), (12, "ben")])
-    store = await Store.open(str(path))
+    store = await open_store(str(path))
     try:
         assert await user_version(store._r) == LATEST
         # stats keep their figures under the game's declared names

@@ -29,7 +29,7 @@ import asyncpg
 import pytest
 
 from app.i18n.catalogue import t
-from app.store import Store
+from app.store import open_store
 from tests import pg
 from tests.conftest import make_world
 from tests.fakediscord import NoAcknowledgement
@@ -343,7 +343,7 @@ async def test_copy_db_moves_a_running_bot_to_postgresql(world, processes, pg_ds
         out = subprocess.run([str(pg.bindir() / command[0]), *command[1:]], capture_output=True, text=True)
         assert out.returncode == 0, out.stderr
     assert await row_counts(restored) == await row_counts(pg_dsn)
-    stores = [await Store.open(url) for url in (pg_dsn, restored)]
+    stores = [await open_store(url) for url in (pg_dsn, restored)]
     try:
         seen = [(await s.leaderboard("nimmt", None, by="games", page_size=10), await s.history(ana.id),
                  await s.profile(ben.id, "nimmt"), [(r.id, r.status, r.actions) for r in await s.active_tables()])

@@ -449,13 +449,13 @@ async def test_kill_between_last_move_and_record(tmp_path):
     process: a SIGKILL cannot be aimed between two transactions.)"""
     import random
 
-    from app.store import Store
+    from app.store import open_store
     from app.tables.manager import TableManager
     from core.games.nimmt import engine as nimmt
 
     games, computers = {"nimmt": nimmt.Nimmt}, {"nimmt": nimmt.greedy_player}
     path = str(tmp_path / "end.db")
-    store = await Store.open(path, checkpoint_interval=None)
+    store = await open_store(path, checkpoint_interval=None)
     m = TableManager(store, games, computers, computer_delay=0.0, seed=SEED)
     table = await m.create(guild_id=1, channel_id=10, game="nimmt", host_id=1, host_name="Ana", seats=2,
                            rounds=1, turn_time=0)
@@ -477,7 +477,7 @@ async def test_kill_between_last_move_and_record(tmp_path):
     await store.close()
 
     for start in range(2):  # the first start finishes the job, the second finds nothing to do
-        store = await Store.open(path, checkpoint_interval=None)
+        store = await open_store(path, checkpoint_interval=None)
         try:
             again = TableManager(store, games, computers, computer_delay=0.0)
             restored = await again.restore()

@@ -17,7 +17,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from app.store import ChannelBusy, GameRecord, PlayerResult, Store, StoreUnavailable
+from app.store import ChannelBusy, GameRecord, PlayerResult, open_store, StoreUnavailable
 from app.store import pg_migrations
 
 from tests import ROOT
@@ -78,7 +78,7 @@ def copy_db(database: Path, url: str) -> subprocess.CompletedProcess:
 
 async def test_copy_db_moves_everything_and_the_tables_carry_on(tmp_path, pg_dsn):
     database = tmp_path / "bot.db"
-    sqlite = await Store.open(str(database), checkpoint_interval=None)
+    sqlite = await open_store(str(database), checkpoint_interval=None)
     try:
         for game in league():
             assert await sqlite.record_game(game) is not None
@@ -106,7 +106,7 @@ async def test_copy_db_moves_everything_and_the_tables_carry_on(tmp_path, pg_dsn
     assert done.returncode == 0, done.stderr
     assert "Copied" in done.stdout and "40 games" in done.stdout
 
-    pg = await Store.open(pg_dsn)
+    pg = await open_store(pg_dsn)
     try:
         assert pg.backend == "postgresql"
         got = await everything(pg)
@@ -139,7 +139,7 @@ async def test_copy_db_moves_everything_and_the_tables_carry_on(tmp_path, pg_dsn
 
 async def test_copy_db_refuses_what_it_cannot_use(tmp_path, pg_dsn):
     assert copy_db(tmp_path / "missing.db", pg_dsn).returncode == 1
-    await (await Store.open(str(tmp_path / "bot.db"), checkpoint_interval=None)).close()
+    await (await open_store(str(tmp_path / "bot.db"), checkpoint_interval=None)).close()
     assert copy_db(tmp_path / "bot.db", "sqlite:///x.db").returncode == 2
     bad = pg_dsn.rsplit("/", 1)[0] + "/no_such_database"
     refused = copy_db(tmp_path / "bot.db", bad)
@@ -148,17 +148,17 @@ async def test_copy_db_refuses_what_it_cannot_use(tmp_path, pg_dsn):
 
 async def test_an_unusable_server_is_store_unavailable(pg_server):
     with pytest.raises(StoreUnavailable) as error:
-        await Store.open(pg_server.dsn("no_such_database"))
+        await open_store(pg_server.dsn("no_such_database"))
     assert "no_such_database" in error.value.reason
     with pytest.raises(StoreUnavailable):
-        await Store.open("postgresql://postgres:secret@127.0.0.1:1/x")  # nobody listens on port 1
+        await open_store("postgresql://postgres:secret@127.0.0.1:1/x")  # nobody listens on port 1
     with pytest.raises(StoreUnavailable) as error:
-        await Store.open("postgresql://postgres:secret@127.0.0.1:1/x")
+        await open_store("postgresql://postgres:secret@127.0.0.1:1/x")
     assert "secret" not in error.value.path
 
 
 async def test_one_active_table_per_channel_on_postgresql(pg_dsn):
-    a, b = await Store.open(pg_dsn), await Store.open(pg_dsn)  # two processes' pools
+    a, b = await open_store(pg_dsn), await open_store(pg_dsn)  # two processes' pools
     try:
         results = await asyncio.gather(*(s.create_table(1, 77, "nimmt", {}) for s in (a, b) * 4),
                                        return_exceptions=True)
@@ -180,7 +180,7 @@ async def test_one_active_table_per_channel_on_postgresql(pg_dsn):
 
 
 async def test_processes_starting_together_migrate_once(pg_dsn):
-    stores = await asyncio.gather(*(Store.open(pg_dsn) for _ in range(4)))
+    stores = await asyncio.gather(*(open_store(pg_dsn) for _ in range(4)))
     try:
         conn = await asyncpg.connect(pg_dsn)
         try:
@@ -197,7 +197,7 @@ async def test_a_write_waits_for_a_lock_at_most_its_timeout(pg_dsn):
     """Like SQLite's busy timeout: a save that meets a row locked elsewhere
     fails after LOCK_TIMEOUT_MS (the click is told "not saved"), and works
     once the lock is gone."""
-    store = await Store.open(pg_dsn)
+    store = await open_store(pg_dsn)
     other = await asyncpg.connect(pg_dsn)
     try:
         table = await store.create_table(1, 2, "nimmt", {})

@@ -400,7 +400,7 @@ async def _tree_with_every_cog():
     from discord.ext import commands
 
     bot = commands.Bot(command_prefix="!", intents=discord.Intents.none())
-    bot.store, bot.tables, bot.config = MagicMock(), MagicMock(), MagicMock()
+    bot.store, bot.tables, bot.nights, bot.config = MagicMock(), MagicMock(), MagicMock(), MagicMock()
     for extension in _extensions():
         try:
             await bot.load_extension(extension)

@@ -15,7 +15,7 @@ from app.nights.night import (
     GameEvents, Night, NightError, NightTable, Player, balance, highlights, place_points, seat_round, snake,
     spread, standings, table_sizes,
 )
-from app.store import Store
+from app.store import open_store
 from app.tables.manager import TableManager
 from core.protocol import places_from_scores
 from tests.tables import COMPUTERS, GAMES, until
@@ -517,7 +517,7 @@ async def test_a_refused_save_changes_nothing_shown_and_the_same_click_works_aft
     from app.tables.manager import TableError
     from tests.faults import DISK_FULL, failing_commits
 
-    store = await Store.open(str(tmp_path / "refused.db"), checkpoint_interval=None)
+    store = await open_store(str(tmp_path / "refused.db"), checkpoint_interval=None)
     tables, host = make(store)
     night = await new_night(host, people=3, size=2, rounds=1)
     shown = (night.status, night.meta())
@@ -555,7 +555,7 @@ async def test_a_change_being_saved_is_not_shown_before_the_store_has_it(tmp_pat
 
     from app.tables.manager import TableError
 
-    store = await Store.open(str(tmp_path / "slow.db"), checkpoint_interval=None)
+    store = await open_store(str(tmp_path / "slow.db"), checkpoint_interval=None)
     tables, host = make(store)
     night = await new_night(host, people=3, size=2)
     saving, refuse = asyncio.Event(), asyncio.Event()

@@ -6,7 +6,7 @@ import pytest
 
 from app.config import Config, shard_of
 from app.nights.host import NightHost
-from app.store import Store
+from app.store import open_store
 from app.tables.manager import TableManager
 from tests.tables import COMPUTERS, GAMES
 
@@ -62,7 +62,7 @@ def test_config_from_env_shards():
 
 async def test_restore_takes_only_the_servers_of_its_shards(tmp_path):
     path = str(tmp_path / "shared.db")
-    store = await Store.open(path, checkpoint_interval=None)
+    store = await open_store(path, checkpoint_interval=None)
     m = TableManager(store, GAMES, COMPUTERS, computer_delay=0.0, seed=7)
     tables = {}
     for shard in range(4):
@@ -83,7 +83,7 @@ async def test_restore_takes_only_the_servers_of_its_shards(tmp_path):
     for name, ids in (("first", "0,1"), ("second", "2,3")):
         config = Config.from_env({"DISCORD_TOKEN": "x", "SHARD_COUNT": "4", "SHARD_IDS": ids}, dotenv=None)
         # both processes open the same file at once
-        restored[name] = (await Store.open(path, checkpoint_interval=None), config)
+        restored[name] = (await open_store(path, checkpoint_interval=None), config)
     owned = {}
     for name, (s, config) in restored.items():
         again = TableManager(s, GAMES, COMPUTERS, computer_delay=0.0, seed=7)

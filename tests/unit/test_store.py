@@ -13,7 +13,7 @@ from app.store import sqlite_migrations as migrations
 from app.store.sqlite_migrations import (
     BOARDS, GAME_CODES, KEY_EXPR, LATEST, MIN_GAMES, ON_BOARD, VALUE_EXPR, migrate, user_version,
 )
-from app.store import GameRecord, PlayerResult, Store
+from app.store import GameRecord, PlayerResult, open_store
 from tests import ROOT
 
 NIMMT = GAME_CODES["nimmt"]
@@ -56,7 +56,7 @@ async def _objects(path):
 @pytest.mark.parametrize("start", range(LATEST + 1))
 async def test_migrate_from_every_version(tmp_path, start):
     fresh = str(tmp_path / "fresh.db")
-    s = await Store.open(fresh, checkpoint_interval=None)
+    s = await open_store(fresh, checkpoint_interval=None)
     await s.close()
 
     old = str(tmp_path / "old.db")
@@ -68,7 +68,7 @@ async def test_migrate_from_every_version(tmp_path, start):
                 "INSERT INTO tables (guild_id, channel_id, game, status, meta, created_at, updated_at)"
                 " VALUES (1, 2, 'nimmt', 'playing', '{\"x\": 1}', 0, 0)"
             )
-    s = await Store.open(old, checkpoint_interval=None)
+    s = await open_store(old, checkpoint_interval=None)
     try:
         async with aiosqlite.connect(old) as db:
             assert await user_version(db) == LATEST
@@ -115,7 +115,7 @@ async def test_a_start_finds_untold_closes_without_reading_every_table(sqlite_st
 
 async def test_memory_path_refused():
     with pytest.raises(ValueError):
-        await Store.open(":memory:")
+        await open_store(":memory:")
 
 
 # -- tables ----------------------------------------------------------------------
@@ -123,7 +123,7 @@ async def test_memory_path_refused():
 
 async def test_table_round_trip(store_target):
     path = store_target
-    s = await Store.open(path, checkpoint_interval=None)
+    s = await open_store(path, checkpoint_interval=None)
     t1 = await s.create_table(1, 100, "nimmt", {"lobby_message": 55})
     t2 = await s.create_table(1, 200, "garbage", {})
     await s.save_table(t1, status="playing", meta={"seed": 7, "thread": 9}, actions=[(0, "play 5"), (1, "play 9")])
@@ -134,7 +134,7 @@ async def test_table_round_trip(store_target):
         await s.save_table(999, status="playing", meta={})
     await s.close()
 
-    s = await Store.open(path, checkpoint_interval=None)  # survives a restart
+    s = await open_store(path, checkpoint_interval=None)  # survives a restart
     try:
         tables = await s.active_tables()
         assert [t.id for t in tables] == [t1, t2]
@@ -413,7 +413,7 @@ async def test_order_statistic_index_matches_brute_force(tmp_path, monkeypatch, 
     so that a few thousand rows split buckets and groups many times."""
     rnd = random.Random(seed)
     path = str(tmp_path / "os.db")
-    s = await Store.open(path, checkpoint_interval=None)
+    s = await open_store(path, checkpoint_interval=None)
     try:
         if limits:
             monkeypatch.setattr(migrations, "BUCKET_MAX", limits[0])
@@ -599,7 +599,7 @@ async def test_record_game_splits_buckets_and_groups(tmp_path, monkeypatch):
     monkeypatch.setattr(migrations, "BUCKET_MAX", 6)
     monkeypatch.setattr(migrations, "GROUP_MAX", 3)
     path = str(tmp_path / "split.db")
-    s = await Store.open(path, checkpoint_interval=None)
+    s = await open_store(path, checkpoint_interval=None)
     try:
         small = migrations._board_triggers()
 
@@ -655,7 +655,7 @@ async def test_counts_stay_exact_across_migration_3(tmp_path):
         await db.executemany(
             "INSERT INTO stats (game, scope, user_id, games, wins, mu, sigma) VALUES (?, ?, ?, ?, ?, ?, ?)",
             [(NIMMT, scope, u, 3 + u % 7, u % 4, 20.0 + u / 3, 3.0) for u in range(1, 40) for scope in (0, 10)])
-    s = await Store.open(path, checkpoint_interval=None)
+    s = await open_store(path, checkpoint_interval=None)
     try:
         async with aiosqlite.connect(path) as db:
             assert await user_version(db) == LATEST
@@ -698,8 +698,8 @@ async def test_postgresql_buckets_split_and_agree_with_sqlite(pg_dsn, tmp_path):
     after the same games in the same order; again after a rebuild."""
     from app.store import pg_migrations
 
-    pg = await Store.open(pg_dsn)
-    lite = await Store.open(str(tmp_path / "same.db"), checkpoint_interval=None)
+    pg = await open_store(pg_dsn)
+    lite = await open_store(str(tmp_path / "same.db"), checkpoint_interval=None)
     try:
         await pg._pool.execute(pg_migrations.bucket_max_function(4))  # the split limit of record_games and the trigger
         await pg._pool.execute(pg_migrations.group_max_function(3))  # and of a group of buckets
@@ -790,10 +790,10 @@ def test_a_process_that_dies_with_its_store_open_still_exits_and_keeps_what_it_c
     path = tmp_path / "bot.db"
     code = (
         "import asyncio\n"
-        "from app.store import Store\n"
+        "from app.store import open_store\n"
         "kept = []\n"
         "async def main():\n"
-        f"    kept.append(await Store.open({str(path)!r}, checkpoint_interval=None))\n"
+        f"    kept.append(await open_store({str(path)!r}, checkpoint_interval=None))\n"
         "    await kept[0].set_guild_setting(7, 'language', 'de')\n"
         "    raise RuntimeError('crash before close')\n"
         "asyncio.run(main())\n"
@@ -803,7 +803,7 @@ def test_a_process_that_dies_with_its_store_open_still_exits_and_keeps_what_it_c
     assert run.returncode == 1 and "crash before close" in run.stderr
 
     async def read() -> dict:
-        store = await Store.open(str(path), checkpoint_interval=None)
+        store = await open_store(str(path), checkpoint_interval=None)
         try:
             return await store.guild_settings(7)
         finally:
@@ -825,7 +825,7 @@ async def test_a_season_counts_the_games_that_end_in_it_once(store_target):
     season each (the one whose span holds their end), next to the unchanged
     all-time boards; a restart in the middle changes nothing; a season's
     boards have shared places and exact ranks like the all-time ones."""
-    s = await Store.open(store_target, checkpoint_interval=None)
+    s = await open_store(store_target, checkpoint_interval=None)
     try:
         autumn = await s.create_season(10, "autumn", 1000.0, 2000.0)
         winter = await s.create_season(10, "winter", 2000.0, 3000.0)
@@ -842,7 +842,7 @@ async def test_a_season_counts_the_games_that_end_in_it_once(store_target):
         await s.record_game(_at(7, 1999.0, [(3, 1, 0), (1, 2, 4)]))
     finally:
         await s.close()
-    s = await Store.open(store_target, checkpoint_interval=None)  # a restart
+    s = await open_store(store_target, checkpoint_interval=None)  # a restart
     try:
         await s.record_game(_at(3, 2000.0, results))  # recorded again after the restart: still once
         await s.record_game(_at(8, 2000.5, [(2, 1, 0), (3, 2, 4)]))
@@ -889,3 +889,23 @@ async def test_ending_a_season_by_hand_and_the_calendars_next_one(store):
     assert (await store.end_season(open_, 250.0))["ends_at"] == 200.0  # an end stays where it was
     with pytest.raises(ValueError):
         await store.leaderboard("nimmt", season=0)
+
+
+def test_both_backends_offer_exactly_the_store_interface():
+    """What the bot may ask of its database is declared once (app.store.api.Store);
+    each backend offers every method of it with the same parameters, and nothing
+    public beyond it (a method only one backend had would work on one database)."""
+    import inspect
+
+    from app.store.api import Store
+    from app.store.postgres import PostgresStore
+    from app.store.sqlite import SqliteStore
+
+    declared = {name for name, _ in inspect.getmembers(Store, inspect.isfunction) if not name.startswith("_")}
+    assert {"record_game", "save_table", "leaderboard", "versus"} <= declared
+    for backend in (SqliteStore, PostgresStore):
+        public = {name for name, _ in inspect.getmembers(backend, inspect.isfunction) if not name.startswith("_")}
+        assert public == declared, f"{backend.__name__}: {public ^ declared}"
+        for name in declared:
+            assert (inspect.signature(getattr(backend, name)).parameters.keys()
+                    == inspect.signature(getattr(Store, name)).parameters.keys()), f"{backend.__name__}.{name}"

@@ -8,7 +8,7 @@ import random
 
 import asyncpg
 
-from app.store import GameRecord, PlayerResult, Store
+from app.store import GameRecord, PlayerResult, open_store
 from app.store.pg_migrations import BUCKET_FILL, BUCKET_MAX
 from tests.pg import fresh_database
 
@@ -111,7 +111,7 @@ async def check_boards(store) -> None:
 
 async def test_ranks_and_far_pages_exact_while_buckets_split():
     dsn = fresh_database()
-    store = await Store.open(dsn, max_size=4)
+    store = await open_store(dsn, max_size=4)
     try:
         await league(store, 1, N_USERS // 4 + 400, seed=1)
         assert await buckets_of(dsn, 1) >= 2  # the global wins board has split
@@ -124,7 +124,7 @@ async def test_ranks_and_far_pages_exact_while_buckets_split():
 
 async def test_rebuild_keeps_every_rank_and_page():
     dsn = fresh_database()
-    store = await Store.open(dsn, max_size=4)
+    store = await open_store(dsn, max_size=4)
     try:
         await league(store, 1, N_USERS // 4 + 100, seed=2)
         before = await store.leaderboard("nimmt", None, by="wins", page=150)
@@ -145,7 +145,7 @@ async def test_two_processes_recording_keep_the_counts():
     """Two stores (two pools, as two bot processes) record at once: every
     bucket count is still exact and every rank agrees with the full board."""
     dsn = fresh_database()
-    one, two = await Store.open(dsn, max_size=4), await Store.open(dsn, max_size=4)
+    one, two = await open_store(dsn, max_size=4), await open_store(dsn, max_size=4)
     try:
         await asyncio.gather(league(one, 1, N_USERS // 4 + 50, seed=4), league(two, 100_000, 500, seed=5))
         assert await bucket_errors(dsn) == []

@@ -7,7 +7,7 @@ import asyncio
 import random
 import threading
 
-from app.store import GameRecord, PlayerResult, Store
+from app.store import GameRecord, PlayerResult, open_store
 from tests.pg import fresh_database
 
 
@@ -45,7 +45,7 @@ async def same_everywhere(one, two) -> None:
 
 async def test_a_group_equals_one_game_at_a_time():
     games = burst()
-    serial, grouped = await Store.open(fresh_database()), await Store.open(fresh_database())
+    serial, grouped = await open_store(fresh_database()), await open_store(fresh_database())
     try:
         one_by_one = [await serial.record_game(g) for g in games]
         ids = []
@@ -66,7 +66,7 @@ async def test_concurrent_calls_and_a_bad_record_fail_alone():
     games = burst(seed=2)
     bad = GameRecord(**{**games[7].__dict__, "table_id": 9_999, "players": [
         PlayerResult(1, "u1", 0, 0, 1), PlayerResult(2, "u2", 1, 2**40, 2)]})  # a score past integer
-    serial, grouped = await Store.open(fresh_database()), await Store.open(fresh_database())
+    serial, grouped = await open_store(fresh_database()), await open_store(fresh_database())
     try:
         queue = iter(games[:100] + [bad] + games[100:])
         errors, recorded = [], []
@@ -105,7 +105,7 @@ async def test_a_game_another_process_records_meanwhile_counts_first(monkeypatch
     dsn = fresh_database()
 
     async def other_process() -> None:
-        store = await Store.open(dsn)
+        store = await open_store(dsn)
         try:
             assert await store.record_game(theirs) is not None
         finally:
@@ -123,7 +123,7 @@ async def test_a_game_another_process_records_meanwhile_counts_first(monkeypatch
         return real(*args)
 
     monkeypatch.setattr(ratings, "rate", rate)
-    shared, serial = await Store.open(dsn), await Store.open(fresh_database())
+    shared, serial = await open_store(dsn), await open_store(fresh_database())
     try:
         assert await shared.record_game(mine) is not None
         assert len(calls) > 1 + 2 * 2  # this game was rated twice in each scope: it read again
@@ -147,7 +147,7 @@ async def test_rows_a_process_remembers_but_another_changed_are_read_again():
     games = [game(1, [1, 2, 3, 4], rnd, "nimmt", 10), game(2, [1, 5, 6, 7], rnd, "nimmt", 10),
              game(3, [1, 2, 3, 4], rnd, "nimmt", 10), game(4, [2, 3, 4, 8], rnd, "nimmt", None)]
     dsn = fresh_database()
-    one, two, serial = await Store.open(dsn), await Store.open(dsn), await Store.open(fresh_database())
+    one, two, serial = await open_store(dsn), await open_store(dsn), await open_store(fresh_database())
     try:
         assert await one.record_game(games[0]) is not None
         assert await two.record_game(games[1]) is not None  # player 1's rows change behind one's back

@@ -16,7 +16,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from app.store import ChannelBusy, GameRecord, PlayerResult, Store
+from app.store import ChannelBusy, GameRecord, PlayerResult, Store, open_store
 
 PROCESSES = 4
 GUILDS = (11 << 22, 12 << 22)
@@ -45,7 +45,7 @@ def games() -> list[GameRecord]:
 def worker(path: str, order_seed: int, barrier, out: str) -> None:  # runs in its own process
     async def run() -> dict:
         barrier.wait(60)  # all four open the new file together
-        store = await Store.open(path, checkpoint_interval=None)
+        store = await open_store(path, checkpoint_interval=None)
         try:
             barrier.wait(60)
             try:
@@ -131,8 +131,8 @@ async def test_four_processes_record_the_same_games_once(tmp_path, request, back
     version, order = await _committed(path)
     assert sorted(order) == list(range(1, GAMES + 1))
 
-    shared = await Store.open(path, checkpoint_interval=None)
-    serial = await Store.open(fresh() if fresh else str(tmp_path / "serial.db"), checkpoint_interval=None)
+    shared = await open_store(path, checkpoint_interval=None)
+    serial = await open_store(fresh() if fresh else str(tmp_path / "serial.db"), checkpoint_interval=None)
     try:
         by_table = {g.table_id: g for g in games()}
         for table_id in order:  # the same games, one process, in the order they were committed
@@ -163,7 +163,7 @@ async def test_a_process_starting_while_another_writes_waits_for_it(tmp_path):
     """Longer than a click's 2 s busy timeout (a migration of a big file, say): the
     starting process waits for the lock instead of giving up on the database."""
     path = str(tmp_path / "shared.db")
-    await (await Store.open(path, checkpoint_interval=None)).close()
+    await (await open_store(path, checkpoint_interval=None)).close()
     ctx = multiprocessing.get_context("spawn")
     locked = ctx.Event()
     holder = ctx.Process(target=hold_write_lock, args=(path, locked, 3.0))
@@ -171,7 +171,7 @@ async def test_a_process_starting_while_another_writes_waits_for_it(tmp_path):
     try:
         assert await asyncio.to_thread(locked.wait, 60)
         started = asyncio.get_running_loop().time()
-        store = await Store.open(path, checkpoint_interval=None)
+        store = await open_store(path, checkpoint_interval=None)
         waited = asyncio.get_running_loop().time() - started
         try:
             assert (await store.guild_settings(1))["language"] == "de"  # it saw the other's commit

@@ -10,7 +10,7 @@ import sqlite3
 import aiosqlite
 import pytest
 
-from app.store import Store
+from app.store import open_store
 from app.store.sqlite_migrations import migrate
 from app.tables import manager as tables_module
 from app.tables.manager import SLOW_SAVE, TableError, when_slow
@@ -188,7 +188,7 @@ async def test_a_lock_held_elsewhere_refuses_in_time_and_a_slow_save_calls_the_h
 
 
 async def test_one_table_per_channel_when_many_ask_at_once(store_target):
-    store = await Store.open(store_target, checkpoint_interval=None)
+    store = await open_store(store_target, checkpoint_interval=None)
     m = manager(store)
     results = await asyncio.gather(*(lobby(m, host=HOST + i) for i in range(6)), return_exceptions=True)
     made = [r for r in results if not isinstance(r, Exception)]
@@ -196,7 +196,7 @@ async def test_one_table_per_channel_when_many_ask_at_once(store_target):
     assert len(made) == 1 and len(refused) == 5 and all(r.code == "channel_busy" for r in refused)
     assert [r.id for r in await store.active_tables()] == [made[0].id]
     # A second process on the same database (its own manager and memory): the unique index refuses.
-    other = await Store.open(store_target, checkpoint_interval=None)
+    other = await open_store(store_target, checkpoint_interval=None)
     try:
         with pytest.raises(TableError) as busy:
             await lobby(manager(other), host=BEN)
@@ -212,7 +212,7 @@ async def test_a_row_locked_elsewhere_on_postgresql_refuses_in_time(pg_dsn):
     saved" (the slow-save hook ran first), nothing changed; it works after."""
     import asyncpg
 
-    store = await Store.open(pg_dsn)
+    store = await open_store(pg_dsn)
     m = manager(store)
     other = await asyncpg.connect(pg_dsn)
     calls = []
@@ -257,7 +257,7 @@ async def test_open_lobbies_per_person_are_capped(store):
 async def test_the_lobby_cap_holds_across_the_processes_of_one_database(store_target):
     """A shard cluster: two processes (two managers, each with its own store
     connection) share the database; a host's lobbies in both count."""
-    stores = [await Store.open(store_target, checkpoint_interval=None) for _ in range(2)]
+    stores = [await open_store(store_target, checkpoint_interval=None) for _ in range(2)]
     first, second = manager(stores[0]), manager(stores[1])
     try:
         limit = tables_module.MAX_OPEN_LOBBIES
@@ -362,7 +362,7 @@ async def test_migration_keeps_one_active_table_per_channel(tmp_path):
                          "VALUES (1, ?, 'nimmt', ?, '{}', 0, 0)", (channel, status))
     await db.execute("INSERT INTO table_actions VALUES (2, 0, 0, 'take 0')")
     await db.close()
-    store = await Store.open(str(path), checkpoint_interval=None)
+    store = await open_store(str(path), checkpoint_interval=None)
     try:
         active = {r.id: (r.channel_id, r.status, r.actions) for r in await store.active_tables()}
         assert active == {2: (10, "playing", [(0, "take 0")]), 5: (11, "lobby", [])}

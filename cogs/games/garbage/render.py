@@ -5,7 +5,6 @@ translated by the caller).
 """
 from __future__ import annotations
 
-import inspect
 from typing import Any, Mapping, Sequence
 
 from PIL import Image, ImageDraw
@@ -200,4 +199,4 @@ def warm_up() -> None:
             "players": [{"slots": 10, "layout": [None] * 9 + ["JS"]}, {"slots": 9, "layout": [None] * 9}],
             "stock": 30, "discard_top": "QH", "discard_count": 1, "in_hand": "JD",
             "can_take_discard": False, "jack_slots": [1, 2], "decks": 1, "start_seat": 0}
-    inspect.unwrap(render_garbage_table)(view, ["A"], {})  # (the caller holds the render lock)
+    render_garbage_table.__wrapped__(view, ["A"], {})

@@ -5,7 +5,6 @@ translated by the caller).
 """
 from __future__ import annotations
 
-import inspect
 from typing import Any, Mapping, Sequence
 
 from PIL import Image, ImageDraw
@@ -341,5 +340,5 @@ def warm_up() -> None:
             "hand_counts": [2, 2, 2, 2], "bulls": [1, 0, 0, 0], "supply": 9, "draw_pile": 50,
             "scores": [0, 0, 0, 0], "start_seat": 0, "turn": {"played_stacks": [0], "max_stacks": 2},
             "victims": [], "hand": [6, 17], "playable": {1: [17]}}
-    inspect.unwrap(render_nimmt_table)(view, ["A"], {})  # (the caller holds the render lock)
-    inspect.unwrap(render_nimmt_hand)(view, {})
+    render_nimmt_table.__wrapped__(view, ["A"], {})
+    render_nimmt_hand.__wrapped__(view, {})
