@@ -18,10 +18,6 @@ PROFILE_LABELS: tuple[str, ...] = (
     "games",         # (none)                    e.g. "Games"
     "wins",          # (none)                    e.g. "Wins"
     "win_rate",      # (none)                    e.g. "Win rate"
-    "avg_penalty",   # (none)                    e.g. "Penalty per round"
-    "rounds_won",    # (none)                    e.g. "Rounds won"
-    "bulls_earned",  # (none)                    e.g. "Bulls earned"
-    "hands_won",     # (none)                    e.g. "Hands won"
     "rating",        # (none)                    e.g. "Rating"
     "rating_detail", # {mu} {sigma}              e.g. "mu {mu} / sigma {sigma}"
     "rank",          # {rank}                    e.g. "Rank #{rank}"
@@ -30,7 +26,8 @@ PROFILE_LABELS: tuple[str, ...] = (
     "percent",       # {value}                   e.g. "{value}%" or "{value} %"
 )
 """Label keys of :func:`render_profile`; besides them, ``game_<key>`` is the
-name of the card's game (its registry key), given by the caller."""
+name of the card's game (its registry key), and each figure the game
+declares (its :class:`~core.spec.StatSpec` ``label_key``), given by the caller."""
 
 
 # --------------------------------------------------------------------------
