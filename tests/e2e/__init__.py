@@ -108,6 +108,23 @@ async def private_answer(result: Any) -> Any:
     return result.followups[-1]
 
 
+async def ephemeral_text(result: Any) -> str:
+    """The text of the private answer an interaction got (its followup after a deferral)."""
+    message = await private_answer(result)
+    assert message.ephemeral
+    return message.text()
+
+
+def description(message: Any) -> str:
+    """The description of a message's first embed."""
+    return message.embeds[0].get("description") or ""
+
+
+def footer(message: Any) -> str:
+    """The footer of a message's first embed ("" without an embed)."""
+    return (message.embeds[0].get("footer") or {}).get("text", "") if message.embeds else ""
+
+
 async def open_hand(t: "Table", user: Any, game: str = "nimmt") -> Any:
     """*My hand* on the table message: answered at once as an update of the table message
     (type 6), the panel follows as an ephemeral followup only ``user`` sees."""

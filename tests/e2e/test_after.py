@@ -16,21 +16,13 @@ from app.i18n.catalogue import t
 from app.store import GameRecord, PlayerResult
 from core.games.garbage.engine import TEXT, Garbage
 from core.games.nimmt.engine import Nimmt
-from tests.e2e import button, play_nimmt, running_bot, start_table, started
+from tests.e2e import button, description, footer, play_nimmt, running_bot, start_table, started
 from tests.e2e.test_garbage import play_garbage
 
 pytestmark = pytest.mark.timeout(600)
 
 SHORT = re.compile(r"Shuffle commitment \(SHA-256\): ([0-9a-f]{12})…")
 FULL = re.compile(r"`([0-9a-f]{64})`")
-
-
-def footer(message: Any) -> str:
-    return (message.embeds[0].get("footer") or {}).get("text", "") if message.embeds else ""
-
-
-def description(message: Any) -> str:
-    return message.embeds[0].get("description") or ""
 
 
 def thread_story(fd: Any, t_: Any, game: str) -> list[str]:

@@ -8,17 +8,11 @@ import time
 
 import pytest
 
-from tests.e2e import button, open_hand, open_table, play_nimmt, private_answer, running_bot, seat_players
+from tests.e2e import button, ephemeral_text, open_hand, open_table, play_nimmt, running_bot, seat_players
 
 pytestmark = pytest.mark.timeout(600)
 
 FAST = {"ai_budget": 0.02}  # a hard computer searches 20 ms a move here (the bot's default is 150 ms)
-
-
-async def ephemeral_text(r) -> str:
-    message = await private_answer(r)
-    assert message.ephemeral
-    return message.text()
 
 
 async def test_a_hard_computer_from_the_lobby_plays_a_whole_game(world, tmp_path):

@@ -8,7 +8,7 @@ import pytest
 
 from app.i18n.catalogue import t as t_
 from tests.e2e.table_state import per_table_state
-from tests.e2e import (button, check_pings, nimmt_turn, open_hand, open_table, panel_answer, play_nimmt,
+from tests.e2e import (button, check_pings, ephemeral_text, nimmt_turn, open_hand, open_table, panel_answer, play_nimmt,
                        private_answer, running_bot, seat_players, select, started)
 
 pytestmark = pytest.mark.timeout(600)
@@ -48,12 +48,6 @@ async def test_full_game(world, tmp_path, humans, computers, rounds):
         check_pings(fd, t, table, bot.tables._engine_options(table), "nimmt")
         # Once it is over and told, the bot keeps nothing of the table (open panels included).
         await fd.wait_for(lambda: not any(per_table_state(bot).values()), timeout=10)
-
-
-async def ephemeral_text(r) -> str:
-    message = await private_answer(r)
-    assert message.ephemeral
-    return message.text()
 
 
 async def test_lobby_refusals_are_private_and_change_nothing(world, tmp_path):

@@ -35,9 +35,8 @@ from tests.conftest import make_world
 from tests.fakediscord import NoAcknowledgement
 from tests.e2e.processes import BotProcess
 from tests.e2e.test_restart import Run, decide, final_state
-from tests.e2e import panel_answer, private_answer
+from tests.e2e import description, panel_answer, private_answer
 from tests.e2e.test_shards import SHARDS, ShardProcess, board, syncs
-from tests.e2e.test_stats import description
 from tests.e2e.test_store_copy import copy_db
 
 pytestmark = pytest.mark.timeout(240)

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from app.i18n.catalogue import t
-from tests.e2e import open_table, running_bot, seat_players
-from tests.e2e.test_stats import answer, board_rows, description, full_game, final_standings
+from tests.e2e import description, open_table, running_bot, seat_players
+from tests.e2e.test_stats import answer, board_rows, full_game, final_standings
 
 pytestmark = pytest.mark.timeout(300)
 

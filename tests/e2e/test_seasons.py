@@ -14,8 +14,8 @@ from app.i18n.catalogue import t
 from app.seasons import period
 from app.store import GameRecord, PlayerResult
 from app.text import plain
-from tests.e2e import running_bot
-from tests.e2e.test_stats import board_rows, description, footer
+from tests.e2e import description, footer, running_bot
+from tests.e2e.test_stats import board_rows
 
 SYNTH = 910_000_000_000_000_000  # synthetic user ids, far from the stand-in's
 

@@ -11,7 +11,7 @@ import pytest
 
 from app.i18n.catalogue import t
 from app.store import MIN_GAMES, GameRecord, PlayerResult
-from tests.e2e import Table, play_nimmt, running_bot, select, start_table
+from tests.e2e import Table, description, footer, play_nimmt, running_bot, select, start_table
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -51,14 +51,6 @@ async def answer(result: Any) -> Any:
     if result.followups:
         return result.followups[0]
     return result.message
-
-
-def footer(message: Any) -> str:
-    return (message.embeds[0].get("footer") or {}).get("text", "")
-
-
-def description(message: Any) -> str:
-    return message.embeds[0].get("description") or ""
 
 
 BOARD_ROW = re.compile(r"(\*\*)?(\d+)\. (.+?) — (\S+) \((\d+) games?\)(\*\*)?")
