@@ -19,6 +19,7 @@ from discord.ext import commands
 from app.budget import RequestBudget
 from app.config import Config
 from app.store import Store, StoreUnavailable
+from cogs.common import adapter
 from cogs.games import installed
 from cogs.common.parts import Parts
 from core.registry import GAMES
@@ -71,21 +72,6 @@ async def open_database(config: Config) -> Store:
     return await open_store(str(config.database), checkpoint_interval=interval)
 
 
-def raw_event_users(connection: Any) -> None:
-    """GUILD_SCHEDULED_EVENT_USER_ADD / _REMOVE as ``raw_scheduled_event_user(data, interested)``:
-    discord.py drops them for a user it has not cached, and without the members intent
-    it has cached almost nobody."""
-    parsers = connection.parsers
-    for event, interested in (("GUILD_SCHEDULED_EVENT_USER_ADD", True), ("GUILD_SCHEDULED_EVENT_USER_REMOVE", False)):
-        parse = parsers[event]
-
-        def raw(data: dict[str, Any], parse: Callable[[Any], None] = parse, interested: bool = interested) -> None:
-            connection.dispatch("raw_scheduled_event_user", data, interested)
-            parse(data)
-
-        parsers[event] = raw
-
-
 class CardBot(commands.Bot):
     """The bot: owns the store and the table manager; cogs do the talking."""
 
@@ -113,13 +99,12 @@ class CardBot(commands.Bot):
         self.listings: list[Callable[[int, str, Callable[[int], bool]], tuple[str, list[str]]]] = []
         self._syncing: asyncio.Task[None] | None = None
         self.budget = RequestBudget(config.process_requests_per_second, REQUEST_BURST)
-        setattr(self.http, "request", self.budget.wrap(self.http.request))  # paced (see app/budget.py)
-        from app import lean
-
-        lean.trim_ratelimits(self.http)  # idle rate-limit buckets go, scanned every few seconds
-        lean.skip_own_messages(self._connection)  # the bot's own messages are not parsed back
-        lean.break_cycles()  # discord.py's cycles of every move (pictures, views, answers) are broken
-        raw_event_users(self._connection)
+        adapter.check_version()
+        adapter.pace_requests(self, self.budget.wrap)  # every request within the budget (app/budget.py)
+        adapter.trim_ratelimits(self.http)  # idle rate-limit buckets go, scanned every few seconds
+        adapter.skip_own_messages(adapter.connection_of(self))  # the bot's own messages are not parsed back
+        adapter.break_cycles()  # discord.py's cycles of every move (pictures, views, answers) are broken
+        adapter.raw_event_users(adapter.connection_of(self))
 
     # The bot's services (the store, the tables, the game nights): there from setup_hook on.
     @property
@@ -232,34 +217,35 @@ def gate_interactions(bot: CardBot) -> None:
     until every table is back; then interactions go straight through again."""
     from cogs.tables.router import table_of
 
-    state = bot._connection
-    parse = state.parsers["INTERACTION_CREATE"]
     manager = bot.tables
     waiting: set[asyncio.Task[None]] = set()
 
-    async def later(data: Any, table_id: int | None) -> None:
-        if table_id is not None:
-            await manager.restored(table_id)
-        else:
-            await manager.loaded()
-        parse(data)
-
-    def gated(data: Any) -> None:
-        if manager.is_loaded:
-            state.parsers["INTERACTION_CREATE"] = parse  # every table is back: no more gate
+    def gate(parse: Callable[[Any], None]) -> Callable[[Any], None]:
+        async def later(data: Any, table_id: int | None) -> None:
+            if table_id is not None:
+                await manager.restored(table_id)
+            else:
+                await manager.loaded()
             parse(data)
-            return
-        table_id = None
-        if data.get("type") == 3:  # a component
-            table_id = table_of(str((data.get("data") or {}).get("custom_id", "")))
-            if table_id is not None and manager.get(table_id) is not None:
-                parse(data)  # restored already
-                return
-        task = asyncio.get_running_loop().create_task(later(data, table_id))
-        waiting.add(task)
-        task.add_done_callback(waiting.discard)
 
-    state.parsers["INTERACTION_CREATE"] = gated
+        def gated(data: Any) -> None:
+            if manager.is_loaded:
+                ungate()  # every table is back: no more gate
+                parse(data)
+                return
+            table_id = None
+            if data.get("type") == 3:  # a component
+                table_id = table_of(str((data.get("data") or {}).get("custom_id", "")))
+                if table_id is not None and manager.get(table_id) is not None:
+                    parse(data)  # restored already
+                    return
+            task = asyncio.get_running_loop().create_task(later(data, table_id))
+            waiting.add(task)
+            task.add_done_callback(waiting.discard)
+
+        return gated
+
+    ungate = adapter.wrap_parser(bot, "INTERACTION_CREATE", gate)
 
 
 class ShardedCardBot(CardBot, commands.AutoShardedBot):

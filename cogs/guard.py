@@ -20,10 +20,10 @@ of the views with a timeout), and nothing lists the registered
 property of an instance, i.e. of a click already routed).  Keeping a copy of
 both registries beside discord.py's would answer the same question from a
 second source that can drift from what discord.py really dispatches, so the
-guard reads the one place dispatch reads (:func:`_registries`, in one
-function) and ``tests/unit/test_guard.py`` pins what it relies on.  Should a
-discord.py upgrade move them, the guard logs an error and lets discord.py's
-dispatch answer, as before it existed.
+guard reads the one place dispatch reads
+(:func:`cogs.common.adapter.view_registries`), and ``tests/unit/test_adapter.py``
+pins what it relies on.  Should a discord.py upgrade move them, the guard logs
+an error and lets discord.py's dispatch answer, as before it existed.
 """
 from __future__ import annotations
 
@@ -36,6 +36,7 @@ import discord
 from discord.ext import commands
 
 from app.i18n.catalogue import normalise, t
+from cogs.common.adapter import view_registries
 from cogs.common.ui import reply
 
 log = logging.getLogger(__name__)
@@ -199,19 +200,6 @@ def _on_message(message: discord.Message | None, component_type: int, custom_id:
     return False
 
 
-def _registries(bot: Any) -> tuple[Mapping[Any, Mapping[tuple[int, str], Any]], list[re.Pattern[str]]] | None:
-    """discord.py's two dispatch registries (private in 2.7, see the module's
-    docstring): the views' items by message id (None: any message) and
-    ``(component_type, custom_id)``, and the templates of the registered
-    dynamic items.  None when this discord.py keeps them elsewhere."""
-    store = getattr(getattr(bot, "_connection", None), "_view_store", None)
-    views = getattr(store, "_views", None)
-    dynamic = getattr(store, "_dynamic_items", None)
-    if not isinstance(views, Mapping) or not isinstance(dynamic, Mapping):
-        return None
-    return views, [p for p in dynamic if isinstance(p, re.Pattern)]
-
-
 _BAD_COMMAND = (discord.app_commands.TransformerError, discord.app_commands.CommandNotFound,
                 discord.app_commands.CommandSignatureMismatch)
 
@@ -271,7 +259,7 @@ class GuardCog(commands.Cog, name="Guard"):
         data = data_of(interaction)
         custom_id = str(data.get("custom_id", ""))
         component_type = int(data.get("component_type", 0))
-        registries = _registries(self.bot)
+        registries = view_registries(self.bot)
         if registries is None:  # another discord.py: do not guess, let its dispatch answer
             if not self._warned:
                 self._warned = True

@@ -1,14 +1,287 @@
-"""Where the bot leans on discord.py beyond its declared API, in one place.
+"""Every place the bot reaches into discord.py beyond its public API, in one module.
 
-discord.py 2.7 is what this is written against (``requirements.txt`` pins it);
-tests/test_adapter.py fails when an upgrade moves what is used here.
+The bot is written against discord.py 2.7 (``requirements.txt`` pins it);
+:func:`check_version` says so at start when another one is installed, and
+``tests/unit/test_adapter.py`` fails when an upgrade moves or renames what is
+used here.  What and why:
+
+- :data:`ORIGINAL`: editing an interaction's own message through its followup webhook.
+- :func:`pace_requests`: every REST request through the bot's request budget
+  (``HTTPClient.request``, see app/budget.py).
+- :func:`trim_ratelimits`: ``HTTPClient`` keeps one ``Ratelimit`` (~1.1 KB) per
+  route and channel until it has been idle for 5 minutes, and each time it makes a
+  new one (past 256) it scans them all, on the loop.  Here the scan runs at most
+  every ``every`` seconds and lets go of a bucket idle for ``idle`` seconds that
+  holds nothing back (requests left, or its window over; nothing waiting).
+- :func:`skip_own_messages`: with the guild-messages intent (needed to notice a
+  deleted table message) every message the bot posts or edits comes back as a
+  gateway event that discord.py turns into a ``Message`` only to dispatch
+  ``on_message``/``on_message_edit``, which nothing of the bot reads for its own
+  messages; those are dropped unless discord.py keeps a view in sync with the message.
+- :func:`raw_event_users`, :func:`wrap_parser`: gateway events read before (or
+  instead of) discord.py's own parser (the game nights' "Interested", the gate of
+  interactions while tables are restored at a start).
+- :func:`break_cycles`: the reference cycles discord.py makes on every move, broken
+  where they end (tests/e2e/test_cycles.py; figures in bench/README.md).
+- :func:`view_registries`: what discord.py's dispatch will route (cogs/guard.py).
 """
 from __future__ import annotations
 
-from typing import cast
+import asyncio
+import contextvars
+import functools
+import logging
+import re
+from typing import Any, Awaitable, Callable, Mapping, cast
+
+import discord
+from discord.ui import view as view_module
+
+log = logging.getLogger(__name__)
+
+#: the discord.py release this module is written against (major, minor)
+SUPPORTED = (2, 7)
+
+
+def check_version() -> bool:
+    """Whether the installed discord.py is the release this module is written
+    against; logs an error when it is not (what is patched here may have moved)."""
+    found = tuple(int(part) for part in discord.__version__.split(".")[:2])
+    if found != SUPPORTED:
+        log.error("discord.py %s is installed; the bot is written against %d.%d.x (cogs/common/adapter.py)",
+                  discord.__version__, *SUPPORTED)
+        return False
+    return True
+
 
 #: the message id of an interaction's own response, for ``Webhook.edit_message``
 #: through the interaction's followup webhook: Discord documents
 #: ``/webhooks/{application.id}/{interaction.token}/messages/@original``; discord.py
 #: declares the id an int and puts it into the path as it is.
 ORIGINAL = cast(int, "@original")
+
+
+def pace_requests(client: discord.Client, wrap: Callable[[Callable[..., Awaitable[Any]]], Callable[..., Awaitable[Any]]]
+                  ) -> None:
+    """Every REST request of *client* goes through ``wrap(request)`` (the request budget)."""
+    http = client.http
+    setattr(http, "request", wrap(http.request))
+
+
+def connection_of(client: discord.Client) -> Any:
+    """The client's gateway state (discord.py's ``ConnectionState``: its parsers, its view store)."""
+    return client._connection
+
+
+def wrap_parser(client: discord.Client, event: str,
+                wrapper: Callable[[Callable[[Any], None]], Callable[[Any], None]]) -> Callable[[], None]:
+    """discord.py's parser of the gateway *event* replaced by ``wrapper(parser)``;
+    returns the function that puts the parser back."""
+    parsers = connection_of(client).parsers
+    parse = parsers[event]
+    parsers[event] = wrapper(parse)
+
+    def restore() -> None:
+        parsers[event] = parse
+
+    return restore
+
+
+IDLE = 30.0  # seconds a bucket must be idle before it is let go
+EVERY = 10.0  # seconds between scans
+
+
+def trim_ratelimits(http: Any, *, idle: float = IDLE, every: float = EVERY) -> None:
+    """Replace ``http._try_clear_expired_ratelimits`` (called for every new bucket key)."""
+    last = [0.0]
+
+    def clear() -> None:
+        try:
+            now = asyncio.get_running_loop().time()
+        except RuntimeError:
+            return
+        if now - last[0] < every:
+            return
+        last[0] = now
+        buckets = http._buckets
+        stale = [key for key, bucket in buckets.items()
+                 if now - bucket._last_request >= idle and bucket.outgoing == 0 and not bucket._pending_requests
+                 and not bucket._sleeping.locked() and (bucket.remaining > 0 or bucket.is_expired())]
+        for key in stale:
+            del buckets[key]
+
+    http._try_clear_expired_ratelimits = clear
+
+
+def skip_own_messages(connection: Any) -> None:
+    """Drop MESSAGE_CREATE / MESSAGE_UPDATE of the bot's own messages before discord.py parses them."""
+    parsers = connection.parsers
+    create, update = parsers["MESSAGE_CREATE"], parsers["MESSAGE_UPDATE"]
+    views = connection._view_store
+
+    def own(data: dict[str, Any]) -> bool:
+        author = data.get("author")
+        return author is not None and connection.self_id is not None and int(author["id"]) == connection.self_id
+
+    def tracked(data: dict[str, Any]) -> bool:
+        ids = [data.get("id"), (data.get("interaction") or {}).get("id")]
+        return any(i is not None and views.is_message_tracked(int(i)) for i in ids)
+
+    def on_create(data: dict[str, Any]) -> None:
+        if not own(data):
+            create(data)
+
+    def on_update(data: dict[str, Any]) -> None:
+        if not own(data) or tracked(data):
+            update(data)
+
+    parsers["MESSAGE_CREATE"] = on_create
+    parsers["MESSAGE_UPDATE"] = on_update
+
+
+def raw_event_users(connection: Any) -> None:
+    """GUILD_SCHEDULED_EVENT_USER_ADD / _REMOVE as ``raw_scheduled_event_user(data, interested)``:
+    discord.py drops them for a user it has not cached, and without the members intent
+    it has cached almost nobody."""
+    parsers = connection.parsers
+    for event, interested in (("GUILD_SCHEDULED_EVENT_USER_ADD", True), ("GUILD_SCHEDULED_EVENT_USER_REMOVE", False)):
+        parse = parsers[event]
+
+        def raw(data: dict[str, Any], parse: Callable[[Any], None] = parse, interested: bool = interested) -> None:
+            connection.dispatch("raw_scheduled_event_user", data, interested)
+            parse(data)
+
+        parsers[event] = raw
+
+
+def view_registries(bot: Any) -> tuple[Mapping[Any, Mapping[tuple[int, str], Any]], list[re.Pattern[str]]] | None:
+    """discord.py's two dispatch registries (private in 2.7; see cogs/guard.py for
+    why the guard reads them): the views' items by message id (None: any message) and
+    ``(component_type, custom_id)``, and the templates of the registered
+    dynamic items.  None when this discord.py keeps them elsewhere."""
+    store = getattr(getattr(bot, "_connection", None), "_view_store", None)
+    views = getattr(store, "_views", None)
+    dynamic = getattr(store, "_dynamic_items", None)
+    if not isinstance(views, Mapping) or not isinstance(dynamic, Mapping):
+        return None
+    return views, [p for p in dynamic if isinstance(p, re.Pattern)]
+
+
+# ----------------------------------------------------------------------------- reference cycles
+def _unlink(view: Any) -> None:
+    """Drop the items' references back to their view (``item._view``): the view keeps its items."""
+    for item in view.walk_children():
+        item._view = None
+        inner = getattr(item, "item", None)  # a dynamic item's button or select
+        if inner is not None and hasattr(inner, "_view"):
+            inner._view = None
+
+
+def _fully_dynamic(view: Any) -> bool:
+    return all(isinstance(item, discord.ui.DynamicItem) or not item.is_dispatchable() for item in view.walk_children())
+
+
+_DISPATCHED: Any = None  # contextvars.ContextVar: the views discord.py builds for one dynamic item call
+
+
+def break_cycles() -> None:
+    """Three reference cycles discord.py 2.x makes on every move (bench/cycles.py), broken where they end.
+
+    - ``discord.File.close`` puts the stream's own bound ``close`` back into the
+      stream's ``__dict__``: a cycle through every picture sent (its PNG bytes
+      included).  Here the stub is deleted instead, which uncovers the same method.
+    - A view and its items refer to each other (``item._view``).  A view of dynamic
+      items only (every table message and panel) is not dispatched through once it
+      is sent: discord.py does not store it (nor start the 15-minute timeout task it
+      gives every ephemeral answer with a view, which held each such view, a private
+      panel's or the rules', for 15 minutes), and the items' back references are dropped.
+      The view discord.py builds from the clicked message for a dynamic item's
+      callback is unlinked when the callback is over.
+    - ``Interaction.response`` refers to its interaction (``_parent``).  Once the
+      dynamic item's callback or the slash command is over and the interaction
+      answered, the response lets go of it (``is_done()`` stays true).
+    """
+    global _DISPATCHED
+    if _DISPATCHED is not None:
+        return
+    _DISPATCHED = contextvars.ContextVar("dispatched_views", default=None)
+
+    def close(self: Any) -> None:
+        try:
+            del self.fp.close  # the stub set in __init__: the stream's own method shows again
+        except AttributeError:
+            self.fp.close = self._closer
+        if self._owner:
+            self._closer()
+
+    setattr(discord.File, "close", close)  # a patch of the library: not its declared type
+
+    store = view_module.ViewStore
+    add_view = store.add_view
+
+    @functools.wraps(add_view)
+    def add_view_unlinked(self: Any, view: Any, message_id: Any = None) -> None:
+        if (not view.__discord_ui_modal__ and _fully_dynamic(view) and message_id not in self._views
+                and message_id not in self._synced_message_views):
+            # Nothing is dispatched through it (its dynamic items are found by their
+            # custom_id templates, registered as add_view would): not stored, so
+            # discord.py starts no 15-minute timeout task holding it, as it does for
+            # every ephemeral answer or followup with a view.
+            for item in view.walk_children():
+                if isinstance(item, discord.ui.DynamicItem):
+                    self._dynamic_items.setdefault(item.__discord_ui_compiled_template__, item.__class__)
+            _unlink(view)
+            return
+        add_view(self, view, message_id)
+
+    setattr(store, "add_view", add_view_unlinked)
+
+    for cls in (view_module.View, view_module.LayoutView):
+        from_message = getattr(cls.from_message, "__func__")  # the function under the classmethod
+
+        def recorded(klass: Any, *args: Any, _original: Any = from_message, **kwargs: Any) -> Any:
+            view = _original(klass, *args, **kwargs)
+            made = _DISPATCHED.get()
+            if made is not None:
+                made.append(view)
+            return view
+
+        setattr(cls, "from_message", classmethod(functools.wraps(from_message)(recorded)))
+
+    call = store.schedule_dynamic_item_call
+
+    @functools.wraps(call)
+    async def call_then_unlink(self: Any, component_type: int, factory: Any, interaction: Any, *args: Any) -> None:
+        made: list[Any] = []
+        _DISPATCHED.set(made)  # this runs in its own task: the variable is this call's
+        try:
+            await call(self, component_type, factory, interaction, *args)
+        finally:
+            for view in made:
+                _unlink(view)
+            made.clear()
+            release_response(interaction)
+
+    setattr(store, "schedule_dynamic_item_call", call_then_unlink)
+
+    tree = discord.app_commands.CommandTree
+    run_command = tree._call
+
+    @functools.wraps(run_command)
+    async def call_then_release(self: Any, interaction: Any) -> None:
+        try:
+            await run_command(self, interaction)
+        finally:
+            release_response(interaction)
+
+    setattr(tree, "_call", call_then_release)
+
+
+def release_response(interaction: Any) -> None:
+    """An answered interaction's ``response`` lets go of the interaction (see :func:`break_cycles`)."""
+    try:
+        response = interaction._cs_response
+    except AttributeError:
+        return
+    if response.is_done():
+        response._parent = None

@@ -6,7 +6,7 @@ The moves are played through clicks as players do; then ``gc.collect()`` with
 ``gc.DEBUG_SAVEALL`` keeps whatever only the cyclic collector could free.  None
 of it may be an object of the bot's own classes (``core``, ``app``, ``cogs``),
 nor a view, an interaction or a sent picture's stream (the cycles discord.py
-makes with them are broken by ``app/lean.py``).  The Discord stand-in runs in
+makes with them are broken by ``cogs/common/adapter.py``).  The Discord stand-in runs in
 the same process; its own garbage (aiohttp's header parsing) is not the bot's.
 """
 from __future__ import annotations

@@ -27,6 +27,14 @@ def test_core_never_imports_discord_or_io(path):
     assert not (_imports(path) & forbidden), f"{path.name} imports {_imports(path) & forbidden}"
 
 
+@pytest.mark.parametrize("path", sorted((ROOT / "app").rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT)))
+def test_app_never_imports_discord(path):
+    """app/ is the layer that needs no Discord: what touches discord.py is in cogs/
+    (its internals in cogs/common/adapter.py)."""
+    forbidden = {"discord", "cogs"}
+    assert not (_imports(path) & forbidden), f"{path.name} imports {_imports(path) & forbidden}"
+
+
 def _modules(package: str):
     pkg = importlib.import_module(package)
     for info in pkgutil.walk_packages(pkg.__path__, prefix=f"{package}."):

@@ -1,4 +1,4 @@
-"""What the guard relies on in discord.py (see cogs/guard.py: the registries
+"""What the guard relies on in discord.py (see cogs/common/adapter.py: the registries
 discord.py 2.7 keeps private): with the real client, a click counts as
 handled exactly when discord.py's own dispatch would run a handler for it.
 An upgrade that moves those registries fails here, not silently in play."""
@@ -9,7 +9,8 @@ from typing import Any
 import discord
 from discord.ext import commands
 
-from cogs.guard import GuardCog, _registries
+from cogs.common.adapter import view_registries
+from cogs.guard import GuardCog
 from cogs.night import JoinNight
 
 MESSAGE_ID, OTHER_ID, CHANNEL_ID, USER_ID = 5001, 5002, 4001, 3001
@@ -42,12 +43,12 @@ def click(client: commands.Bot, custom_id: str, on_message: list[str], message_i
 
 def test_discord_py_keeps_the_registries_the_guard_reads():
     client = bot()
-    assert _registries(client) is not None, "discord.py moved its view registries: see cogs/guard.py"
+    assert view_registries(client) is not None, "discord.py moved its view registries: see cogs/common/adapter.py"
     client.add_dynamic_items(JoinNight)
-    views, patterns = _registries(client)
+    views, patterns = view_registries(client)
     assert any(p.fullmatch("night:12:join") for p in patterns)
     client.remove_dynamic_items(JoinNight)
-    assert not any(p.fullmatch("night:12:join") for p in _registries(client)[1])
+    assert not any(p.fullmatch("night:12:join") for p in view_registries(client)[1])
 
 
 def test_a_dynamic_item_is_handled_only_on_a_message_that_carries_it():
