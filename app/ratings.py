@@ -59,3 +59,17 @@ def rate(ratings: Sequence[tuple[float, float]], places: Sequence[int]) -> list[
         delta *= var[i] / (c * c) * (math.sqrt(var[i]) / c)  # gamma = sigma / c
         out.append((mus[i] + omega, math.sqrt(var[i]) * math.sqrt(max(1.0 - delta, KAPPA))))
     return out
+
+
+def idle_sigma(sigma: float, days: float) -> float:
+    """A rating's uncertainty after *days* without a rated game, as shown on a
+    profile: the variance grows by ``TAU**2`` a day (the dynamics OpenSkill
+    adds before each game, here per idle day), at most back to
+    ``DEFAULT_SIGMA``.  About +0.2 to a settled sigma of 2 after 30 days,
+    +0.6 after a year.
+
+    >>> round(idle_sigma(2.0, 30), 2), round(idle_sigma(2.0, 365), 2), idle_sigma(8.0, 10_000) == DEFAULT_SIGMA
+    (2.05, 2.56, True)
+    """
+    return min(DEFAULT_SIGMA, (sigma * sigma + max(0.0, days) * TAU * TAU) ** 0.5)
+

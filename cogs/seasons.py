@@ -90,6 +90,10 @@ class SeasonsCog(commands.Cog, name="Seasons"):
                     await store.set_season_meta(ended["id"], {**ended["meta"], "closed": True})
                 elif guild is not None:  # (another process's server is closed by that process)
                     await self._close(guild, ended)
+            # who is really playing: ratings without a recent rated game leave the rating boards
+            windows = {g: float(days) for g, days in (await store.guilds_with_setting("activity_days")).items()
+                       if isinstance(days, (int, float))}
+            await store.park_inactive(now, windows)
             for guild_id, plan in (await store.guilds_with_setting("board_post")).items():
                 guild = self.bot.get_guild(guild_id)
                 if guild is not None and isinstance(plan, dict) and post_due(plan, now):
@@ -370,6 +374,24 @@ class BoardsCog(commands.Cog, name="Boards"):
             log.warning("boards of server %s not saved", interaction.guild.id, exc_info=True)
             return await reply(interaction, t(lang, "faults.not_saved"))
         await reply(interaction, t(lang, f"seasons.boards_{shown.value}"))
+
+    @boards.command(name=_("activity", key="commands.boards_activity.name"),
+                    description=_("How long a rating stays on this server's board without a rated game",
+                                  key="commands.boards_activity.description"))
+    @app_commands.rename(days=_("days", key="commands.opt_boards_days.name"))
+    @app_commands.describe(days=_("Days (default 30)", key="commands.opt_boards_days.description"))
+    async def activity(self, interaction: discord.Interaction, days: app_commands.Range[int, 1, 365]) -> None:
+        lang = user_lang(interaction)
+        if interaction.guild is None or not _can_manage(interaction):
+            return await reply(interaction, t(lang, "errors.manage_guild_only"))
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        try:
+            await self.bot.store.set_guild_setting(interaction.guild.id, "activity_days", int(days))
+            await self.seasons.tick()  # who is off the board now goes at once, before the answer
+        except Exception:
+            log.warning("activity window of server %s not saved", interaction.guild.id, exc_info=True)
+            return await reply(interaction, t(lang, "faults.not_saved"))
+        await reply(interaction, t(lang, "seasons.activity_set", count=int(days)))
 
     @boards.command(name=_("schedule", key="commands.boards_schedule.name"),
                     description=_("Post a leaderboard every week or month in a channel",

@@ -25,6 +25,8 @@ from cogs.rules import game_choices
 from cogs.common.parts import parts
 from cogs.common.ui import on_own_private_message, reply, user_lang
 from core import registry
+from app import ratings
+from app.store.base import ACTIVE_DAYS
 from core.registry import MIN_GAMES
 
 log = logging.getLogger(__name__)
@@ -160,6 +162,11 @@ class StatsCog(commands.Cog, name="Stats"):
             profile = played.get(key) or await self.bot.store.profile(target.id, key, None)
             local = await self.bot.store.profile(target.id, key, interaction.guild_id) if interaction.guild_id else None
             settings = await self.bot.store.guild_settings(interaction.guild_id) if interaction.guild_id else None
+            if profile:
+                profile = {**profile, "rated_at": await self.bot.store.rated_at(target.id, key, None)}
+            if local:
+                local = {**local, "rated_at": await self.bot.store.rated_at(target.id, key, interaction.guild_id),
+                         "window": (settings or {}).get("activity_days") or ACTIVE_DAYS}
         except Exception:
             log.exception("stats of %s failed", target.id)
             return await reply(interaction, t(lang, "errors.unexpected"))
@@ -228,6 +235,16 @@ class StatsCog(commands.Cog, name="Stats"):
             else:  # rated, but not on the board yet: how many games to go
                 lines.append(t(lang, "stats.rating_unranked", **figures,
                                why=t(lang, "stats.rank_after", count=max(1, MIN_GAMES - int(p["games"])))))
+            rated_at, window = p.get("rated_at"), float(p.get("window") or ACTIVE_DAYS)
+            if rated_at is not None and (rank or p.get("parked")):  # until when it is on the board, or since when not
+                until = f"<t:{int(rated_at + window * 86400)}:D>"
+                key = "stats.activity_off" if p.get("parked") else "stats.activity_on"
+                lines.append(t(lang, key, when=until, count=int(window)))
+                idle = (time.time() - rated_at) / 86400
+                if idle >= 1:  # its uncertainty as it has grown since (app.ratings.idle_sigma)
+                    sigma = ratings.idle_sigma(float(p["sigma"]), idle)
+                    lines.append(t(lang, "stats.activity_idle", count=int(idle), sigma=_num(sigma, lang=lang),
+                                   rating=_num(float(p["mu"]) - 3 * sigma, lang=lang)))
         else:
             rated_setting = f"/{t(lang, 'commands.settings.name')} {t(lang, 'commands.settings_rated.name')}"
             why = ("stats.unrated_computers_here" if settings is not None and not settings.get("rate_bot_games")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Protocol, Sequence, TypedDict
 
-from app.store.base import GameRecord, Page, TableRecord
+from app.store.base import ACTIVE_DAYS, GameRecord, Page, TableRecord
 from core.registry import MIN_GAMES
 
 
@@ -150,6 +150,17 @@ class Store(Protocol):
 
     async def set_guild_setting(self, guild_id: int, key: str, value: Any) -> None:
         """Set one setting (any JSON value)."""
+        ...
+
+    async def park_inactive(self, now: float, windows: dict[int, float] | None = None,
+                            days: float = ACTIVE_DAYS) -> int:
+        """Take every rating without a rated game within its window off the
+        rating boards (kept, back with the next rated game); how many rows."""
+        ...
+
+    async def rated_at(self, user_id: int, game: str, guild_id: int | None = None, *,
+                       season: int | None = None) -> float | None:
+        """When a player's rating last changed (None: never rated)."""
         ...
 
     async def create_season(self, guild_id: int, name: str, starts_at: float, ends_at: float | None = None, *, exist_ok: bool = False) -> int:

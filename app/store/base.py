@@ -29,6 +29,9 @@ CLOSED = ("finished", "cancelled", "abandoned")
 #: (``untold_closed_tables``)
 UNTOLD_FOR = 7 * 24 * 3600
 GUILD_DEFAULTS: dict[str, Any] = {"language": None, "rate_bot_games": False}
+#: days a rating stays on the rating boards after its last rated game (a
+#: server may set its own window for its boards, ``/boards activity``)
+ACTIVE_DAYS = 30.0
 #: most games recorded in one transaction (group commit)
 RECORD_BATCH = 64
 #: board number -> (name, sort-key column)
@@ -209,10 +212,11 @@ def page_of(rows: Sequence[Sequence[Any]], ahead: int, total: int, page_size: in
 
 def profile_of(user_id: int, game: str, guild_id: int | None, row: Sequence[Any]) -> dict[str, Any]:
     """The profile dict from ``name, games, wins, score_sum, counters (JSON),
-    rated_games, mu, sigma, rank``."""
+    rated_games, mu, sigma, rank, parked`` (``parked``: the rating is kept
+    off the rating boards for want of a recent rated game)."""
     from app import ratings
 
-    name, games, wins, score_sum, counters, rated_games, mu, sigma, rank = row
+    name, games, wins, score_sum, counters, rated_games, mu, sigma, rank, parked = row
     counters = json.loads(counters or "{}")
     declared = {stat.key: stat.value(score_sum, counters) for stat in registry.spec(game).stats}
     return {
@@ -231,6 +235,7 @@ def profile_of(user_id: int, game: str, guild_id: int | None, row: Sequence[Any]
         "sigma": sigma,
         "ordinal": ratings.ordinal(mu, sigma) if mu is not None else None,
         "rank": int(rank) if rank is not None else None,
+        "parked": bool(parked),
     }
 
 

@@ -795,8 +795,36 @@ _SEASONS = (
     "CREATE INDEX seasons_span ON seasons (guild_id, starts_at)",
 )
 
+# Version 5: boards of who is really playing (as SQLite's version 10), kept
+# by a row trigger, since record_games writes every stats column it knows as
+# computed from the rating it read (a parked one included): a rated game
+# (``rated_games`` grows) sets ``rated_at`` and clears the parked rating; any
+# other write of a parked row keeps it parked (off the rating board).
+_ACTIVITY = (
+    "ALTER TABLE stats ADD COLUMN rated_at double precision, ADD COLUMN parked_mu double precision,"
+    " ADD COLUMN parked_sigma double precision",
+    "UPDATE stats SET rated_at = extract(epoch FROM now()) WHERE mu IS NOT NULL",
+    "CREATE INDEX stats_awake ON stats (rated_at) WHERE mu IS NOT NULL",
+    """
+    CREATE FUNCTION stats_rated() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF NEW.mu IS NOT NULL AND (TG_OP = 'INSERT' OR NEW.rated_games > OLD.rated_games) THEN
+            NEW.rated_at := extract(epoch FROM clock_timestamp());
+            NEW.parked_mu := NULL;
+            NEW.parked_sigma := NULL;
+        ELSIF TG_OP = 'UPDATE' AND OLD.parked_mu IS NOT NULL AND NEW.parked_mu IS NOT NULL THEN
+            NEW.mu := NULL;
+            NEW.sigma := NULL;
+        END IF;
+        RETURN NEW;
+    END $$
+    """,
+    "CREATE TRIGGER stats_rated BEFORE INSERT OR UPDATE OF mu, sigma, rated_games ON stats FOR EACH ROW"
+    " EXECUTE FUNCTION stats_rated()",
+)
+
 #: MIGRATIONS[k] brings version k to k + 1.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _SEASONS)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _SEASONS, _ACTIVITY)
 LATEST = len(MIGRATIONS)
 #: the tables of the schema, parents before children (``--copy-db`` order)
 TABLES = ("tables", "table_actions", "guild_settings", "players", "games", "game_players", "stats",

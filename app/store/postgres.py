@@ -59,7 +59,7 @@ import asyncpg
 from app import ratings
 from app.store.api import GameDetail, HistoryEntry, NightRow
 from app.store.base import (
-    ACTIVE, BOARDS, CLOSED, GAME_CODES, GUILD_DEFAULTS, MIN_GAMES, ChannelBusy, GameRecord, GroupRecorder, Page, StoreUnavailable,
+    ACTIVE, ACTIVE_DAYS, BOARDS, CLOSED, GAME_CODES, GUILD_DEFAULTS, MIN_GAMES, ChannelBusy, GameRecord, GroupRecorder, Page, StoreUnavailable,
     TIE_LOW, TableRecord, UNTOLD_FOR, board_number, record_scopes, scope_of, season_record, game_code, night_record, page_of, profile_of, table_record,
 )
 from app.store.pg_migrations import REBUILD_BUCKETS, RECORD_LOCK, TABLES, VALUE_EXPR, migrate, sort_key
@@ -124,8 +124,8 @@ _CLOSE_TABLE = "UPDATE tables SET status = $1, updated_at = $2 WHERE id = $3"
 # then one call of record_games (pg migration 2), which checks under the
 # record lock that nothing read has changed and writes everything.
 _READ_FOR_RECORD = """
-SELECT s.game, s.scope, s.user_id, s.games, s.wins, s.score_sum, s.counters::text, s.rated_games, s.mu, s.sigma,
-       NULL::bigint
+SELECT s.game, s.scope, s.user_id, s.games, s.wins, s.score_sum, s.counters::text, s.rated_games,
+       coalesce(s.mu, s.parked_mu), coalesce(s.sigma, s.parked_sigma), NULL::bigint
 FROM stats AS s JOIN unnest($1::int[], $2::bigint[], $3::bigint[]) AS k (game, scope, user_id)
   ON s.game = k.game AND s.scope = k.scope AND s.user_id = k.user_id
 UNION ALL
@@ -167,6 +167,17 @@ DELETE FROM seasons AS d WHERE d.guild_id = (SELECT guild_id FROM seasons WHERE 
   AND d.id != $1 AND NOT EXISTS (SELECT 1 FROM stats WHERE game = ANY('{{{",".join(str(c) for c in sorted(GAME_CODES.values()))}}}'::int[]) AND scope = -d.id)
 """
 _SET_SEASON_META = "UPDATE seasons SET meta = $1 WHERE id = $2"
+_PARKED = """
+SELECT s.game, s.scope, s.user_id, s.parked_mu, s.parked_sigma
+FROM stats AS s JOIN unnest($1::int[], $2::bigint[], $3::bigint[]) AS k (game, scope, user_id)
+  ON s.game = k.game AND s.scope = k.scope AND s.user_id = k.user_id
+WHERE s.mu IS NULL AND s.parked_mu IS NOT NULL
+"""
+_PARK = """
+UPDATE stats SET parked_mu = mu, parked_sigma = sigma, mu = NULL, sigma = NULL
+WHERE mu IS NOT NULL AND rated_at < $1 AND {where}
+"""
+_RATED_AT = "SELECT rated_at FROM stats WHERE game = $1 AND scope = $2 AND user_id = $3"
 _GUILDS_WITH_SETTING = "SELECT guild_id, value FROM guild_settings WHERE key = $1"
 #: advisory lock (with a guild's hash) around making a guild's season
 SEASON_LOCK = 7_535_300
@@ -305,7 +316,8 @@ _BOARD_SQL = {board: _board_sql(board) for board in BOARDS}
 # a profile with its rank on the rating board (board 0, shared with equal
 # ratings: the entries below the lowest key of its value), in one statement
 _PROFILE = """
-SELECT p.name, s.games, s.wins, s.score_sum, s.counters::text, s.rated_games, s.mu, s.sigma,
+SELECT p.name, s.games, s.wins, s.score_sum, s.counters::text, s.rated_games,
+       coalesce(s.mu, s.parked_mu), coalesce(s.sigma, s.parked_sigma),
        CASE WHEN s.k_rating IS NOT NULL THEN 1
            + (SELECT coalesce(sum(g.cnt), 0) FROM bucket_groups AS g
               WHERE g.game = s.game AND g.scope = s.scope AND g.board = 0 AND g.lo < fg.lo)
@@ -313,7 +325,8 @@ SELECT p.name, s.games, s.wins, s.score_sum, s.counters::text, s.rated_games, s.
               WHERE b.game = s.game AND b.scope = s.scope AND b.board = 0 AND b.lo >= fg.lo AND b.lo < f.lo)
            + (SELECT count(*) FROM stats AS x
               WHERE x.game = s.game AND x.scope = s.scope AND x.k_rating >= f.lo
-                AND x.k_rating < substr(s.k_rating, 1, 16) || '0000000000000000') END
+                AND x.k_rating < substr(s.k_rating, 1, 16) || '0000000000000000') END,
+       s.parked_mu IS NOT NULL AND s.mu IS NULL
 FROM stats AS s JOIN players AS p ON p.user_id = s.user_id
 LEFT JOIN LATERAL (SELECT b.lo FROM buckets AS b
                    WHERE b.game = s.game AND b.scope = s.scope AND b.board = 0
@@ -599,6 +612,8 @@ class PostgresStore(GroupRecorder):
                     continue
                 if isinstance(got, str):  # a miss: the rows as they are now
                     seen = self._read_rows(json.loads(got))
+                    for key, value in (await self._parked(conn, seen[0])).items():
+                        seen[0][key] = value  # (record_games shows a parked rating as none)
                     continue
                 ids, split, written = got
                 break
@@ -612,6 +627,16 @@ class PostgresStore(GroupRecorder):
             if split:  # a bucket outgrew its limit: split it, with the record lock held alone
                 await conn.fetchval(_SPLIT_BUCKETS, RECORD_LOCK, str(RECORD_LOCK_WAIT_MS))
         return [ids.get(r.table_id) if first[r.table_id] == i else None for i, r in enumerate(records)]
+
+    @staticmethod
+    async def _parked(conn: asyncpg.Connection, current: dict[tuple[int, int, int], tuple]
+                      ) -> dict[tuple[int, int, int], tuple]:
+        """The rows of *current* without a rating that have one parked, with it."""
+        keys = [key for key, row in current.items() if row[5] is None]
+        if not keys:
+            return {}
+        found = await conn.fetch(_PARKED, *[list(col) for col in zip(*keys)])
+        return {(r[0], r[1], r[2]): (*current[(r[0], r[1], r[2])][:5], r[3], r[4]) for r in found}
 
     @staticmethod
     def _read_rows(rows: Iterable[Sequence[Any]]) -> tuple[dict[tuple[int, int, int], tuple], set[int]]:
@@ -842,6 +867,25 @@ class PostgresStore(GroupRecorder):
 
     # -- maintenance ---------------------------------------------------------
 
+    # -- who is really playing (as the SQLite store) --------------------------
+
+    async def park_inactive(self, now: float, windows: dict[int, float] | None = None,
+                            days: float = ACTIVE_DAYS) -> int:
+        custom = windows or {}
+        async with self._pool.acquire() as conn:
+            async with conn.transaction():
+                done = await conn.execute(_PARK.format(where="scope <> ALL($2::bigint[])"), now - days * 86400,
+                                          sorted(custom))
+                count = int(done.split()[-1])
+                for guild_id, window in custom.items():
+                    done = await conn.execute(_PARK.format(where="scope = $2"), now - window * 86400, guild_id)
+                    count += int(done.split()[-1])
+        return count
+
+    async def rated_at(self, user_id: int, game: str, guild_id: int | None = None, *,
+                       season: int | None = None) -> float | None:
+        return await self._pool.fetchval(_RATED_AT, game_code(game), scope_of(guild_id, season), user_id)
+
     # -- seasons (as the SQLite store) ----------------------------------------
 
     async def create_season(self, guild_id: int, name: str, starts_at: float, ends_at: float | None = None, *,
@@ -992,12 +1036,14 @@ _COPY_COLUMNS: dict[str, tuple[str, ...]] = {
     "games": ("id", "table_id", "guild_id", "channel_id", "game", "started_at", "ended_at", "seed", "rounds",
               "has_bots", "rated", "n_players"),
     "game_players": ("game_id", "seat", "user_id", "name", "score", "place", "stats"),
-    "stats": ("game", "scope", "user_id", "games", "wins", "score_sum", "counters", "rated_games", "mu", "sigma"),
+    "stats": ("game", "scope", "user_id", "games", "wins", "score_sum", "counters", "rated_games", "mu", "sigma",
+              "rated_at", "parked_mu", "parked_sigma"),
     "nights": ("id", "guild_id", "channel_id", "game", "status", "meta", "created_at", "updated_at"),
     "night_players": ("night_id", "user_id", "guild_id", "game", "place", "points", "wins", "games"),
     "seasons": ("id", "guild_id", "name", "starts_at", "ends_at", "meta"),
 }
-_FLOATS = {"created_at", "updated_at", "started_at", "ended_at", "mu", "sigma", "points", "starts_at", "ends_at"}
+_FLOATS = {"created_at", "updated_at", "started_at", "ended_at", "mu", "sigma", "points", "starts_at", "ends_at",
+           "rated_at", "parked_mu", "parked_sigma"}
 _BOOLS = {"has_bots", "rated"}
 _COPY_CHUNK = 5000
 
@@ -1043,7 +1089,7 @@ async def copy_sqlite(sqlite_path: str, dsn: str) -> dict[str, int]:
                 raise TargetNotEmpty(f"{safe_url(dsn)} is not empty (rows in {', '.join(busy)})")
             # one COPY writes many stats rows per statement: the bucket trigger is
             # right for one row per statement only, so the buckets are rebuilt after
-            await conn.execute("ALTER TABLE stats DISABLE TRIGGER stats_boards")
+            await conn.execute("ALTER TABLE stats DISABLE TRIGGER stats_boards, DISABLE TRIGGER stats_rated")
             for name in TABLES:
                 columns = _COPY_COLUMNS[name]
                 # a command of its own (the bot is stopped): plain reads, no worker threads
@@ -1056,7 +1102,7 @@ async def copy_sqlite(sqlite_path: str, dsn: str) -> dict[str, int]:
                     records = [tuple(_convert(c, v) for c, v in zip(columns, row)) for row in chunk]
                     await conn.copy_records_to_table(name, records=records, columns=columns)
                     counts[name] += len(records)
-            await conn.execute("ALTER TABLE stats ENABLE TRIGGER stats_boards")
+            await conn.execute("ALTER TABLE stats ENABLE TRIGGER stats_boards, ENABLE TRIGGER stats_rated")
             for statement in REBUILD_BUCKETS:
                 await conn.execute(statement)
             for name in ("tables", "games", "nights", "seasons"):

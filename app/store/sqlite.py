@@ -80,7 +80,7 @@ import aiosqlite
 from app import ratings
 from app.store.api import GameDetail, HistoryEntry, NightRow
 from app.store.base import (
-    ACTIVE, BOARD_NUMBERS, CLOSED, GUILD_DEFAULTS, MIN_GAMES, RECORD_BATCH, ChannelBusy, GameRecord,  # noqa: F401
+    ACTIVE, ACTIVE_DAYS, BOARD_NUMBERS, CLOSED, GUILD_DEFAULTS, MIN_GAMES, RECORD_BATCH, ChannelBusy, GameRecord,  # noqa: F401
     GroupRecorder, Page, StoreUnavailable, TableRecord,
     board_number as _board_number, game_code as _game_code, night_record as _night, page_of, profile_of,
     table_record as _table, UNTOLD_FOR, TIE_LOW, record_scopes, scope_of, season_record,
@@ -151,7 +151,7 @@ _UNTOLD_CLOSED = _TABLE_COLUMNS.replace("FROM tables AS t", "FROM tables AS t IN
 _RECORD_READ = """
 SELECT NULL, NULL, NULL, NULL, NULL, NULL FROM games WHERE table_id = :table_id
 UNION ALL
-SELECT scope, user_id, mu, sigma, games, wins FROM stats
+SELECT scope, user_id, coalesce(mu, parked_mu), coalesce(sigma, parked_sigma), games, wins FROM stats
 WHERE game = :game AND scope IN (SELECT value FROM json_each(:scopes)) AND user_id IN (SELECT value FROM json_each(:users))
 """
 # the seasons of a guild and of the global calendar that may hold a game's end
@@ -187,10 +187,11 @@ _AFTER_UPSERT = {
 }
 _UPSERT_STATS = f"""
 INSERT INTO stats (game, scope, user_id, games, wins, score_sum, counters,
-                   rated_games, mu, sigma, k_rating, k_wins, k_rate, k_games)
+                   rated_games, mu, sigma, rated_at, k_rating, k_wins, k_rate, k_games)
 SELECT *, {", ".join(sort_key(board) for board in BOARDS)}
 FROM (SELECT :g AS game, :s AS scope, :u AS user_id, 1 AS games, :wins AS wins, :score AS score_sum,
-             :counters AS counters, :rated AS rated_games, :mu AS mu, :sigma AS sigma)
+             :counters AS counters, :rated AS rated_games, :mu AS mu, :sigma AS sigma,
+             CASE WHEN :mu IS NOT NULL THEN :t END AS rated_at)
 WHERE true
 ON CONFLICT (game, scope, user_id) DO UPDATE SET
     games = games + 1,
@@ -200,6 +201,9 @@ ON CONFLICT (game, scope, user_id) DO UPDATE SET
     rated_games = rated_games + excluded.rated_games,
     mu = coalesce(excluded.mu, mu),
     sigma = coalesce(excluded.sigma, sigma),
+    rated_at = coalesce(excluded.rated_at, rated_at),
+    parked_mu = CASE WHEN excluded.mu IS NULL THEN parked_mu END,
+    parked_sigma = CASE WHEN excluded.mu IS NULL THEN parked_sigma END,
     {", ".join(f"{col} = {sort_key(board, **_AFTER_UPSERT)}" for board, (_, col) in BOARDS.items())}
 """
 # An existing row (read in the same transaction) is updated in place, and
@@ -222,7 +226,7 @@ _UPDATE_COUNTERS = (
 #: what else an update may need to write, by name (see ``Store._stats_rows``)
 _UPDATE_OPTIONAL = {
     "wins": ("wins = wins + :wins", f"k_wins = {sort_key(1, **_AFTER_UPDATE)}"),
-    "rating": ("mu = :mu", "sigma = :sigma"),
+    "rating": ("mu = :mu", "sigma = :sigma", "rated_at = :t", "parked_mu = NULL", "parked_sigma = NULL"),
     "k_rating": (f"k_rating = {sort_key(0, **_AFTER_UPDATE)}",),
     "k_rate": (f"k_rate = {sort_key(2, **_AFTER_UPDATE)}",),
 }
@@ -364,7 +368,8 @@ WITH me AS (
     WHERE s.game = :g AND s.scope = :s AND s.user_id = :u
 ), rank AS ({_BOARD_SQL[0]["rank"]})
 SELECT name, games, wins, score_sum, counters, rated_games,
-       mu, sigma, k_rating, CASE WHEN k_rating IS NOT NULL THEN 1 + (SELECT tied FROM rank) END
+       coalesce(mu, parked_mu), coalesce(sigma, parked_sigma), k_rating,
+       CASE WHEN k_rating IS NOT NULL THEN 1 + (SELECT tied FROM rank) END, parked_mu IS NOT NULL AND mu IS NULL
 FROM me
 """
 
@@ -412,6 +417,12 @@ SELECT g.id, g.table_id, g.guild_id, g.channel_id, g.game, g.started_at, g.ended
         LEFT JOIN players AS p ON p.user_id = r.user_id)
 FROM games AS g WHERE g.id = ?
 """
+# park the ratings not changed since :cut (the stats_awake index finds them)
+_PARK = """
+UPDATE stats SET parked_mu = mu, parked_sigma = sigma, mu = NULL, sigma = NULL
+WHERE mu IS NOT NULL AND rated_at < :cut AND {where}
+"""
+_RATED_AT = "SELECT rated_at FROM stats WHERE game = :g AND scope = :s AND user_id = :u"
 _SEASON_COLUMNS = "SELECT id, guild_id, name, starts_at, ends_at, meta FROM seasons "
 _SEASON_BY_ID = _SEASON_COLUMNS + "WHERE id = ?"
 _SEASONS_OF = _SEASON_COLUMNS + "WHERE guild_id = ? ORDER BY starts_at DESC"
@@ -755,6 +766,7 @@ class SqliteStore(GroupRecorder):
         off the board (k_rate; rates compared exactly, as fractions).
         """
         default = (ratings.DEFAULT_MU, ratings.DEFAULT_SIGMA)
+        now = time.time()  # when a rating changes (the activity window counts from it; as on PostgreSQL)
         out: list[tuple[frozenset[str] | None, dict[str, Any]]] = []
         for scope in scopes:
             new: list[tuple[float, float] | None] = [None] * len(record.players)
@@ -789,7 +801,7 @@ class SqliteStore(GroupRecorder):
                     "g": code, "s": scope, "u": p.user_id, "wins": won, "score": p.score,
                     "counters": json.dumps({k: int(v) for k, v in st.items()
                                             if isinstance(v, (int, float)) and not isinstance(v, bool)}),
-                    "rated": int(mu is not None), "mu": mu, "sigma": sigma,
+                    "rated": int(mu is not None), "mu": mu, "sigma": sigma, "t": now,
                 }))
         return out
 
@@ -806,9 +818,9 @@ class SqliteStore(GroupRecorder):
         rows = list(await self._r.execute_fetchall(_PROFILE, params))
         if not rows:
             return None
-        (name, games, wins, score_sum, counters, rated_games, mu, sigma, _, rank) = rows[0]
+        (name, games, wins, score_sum, counters, rated_games, mu, sigma, _, rank, parked) = rows[0]
         return profile_of(user_id, game, guild_id, (name, games, wins, score_sum, counters, rated_games, mu, sigma,
-                                                    rank))
+                                                    rank, parked))
 
     async def leaderboard(
         self,
@@ -1036,6 +1048,34 @@ class SqliteStore(GroupRecorder):
         """Set one setting (any JSON value)."""
         params = (guild_id, key, json.dumps(value))
         await self._write(lambda conn: conn.execute(_SET_GUILD_SETTING, params))
+
+    # -- who is really playing ----------------------------------------------
+
+    async def park_inactive(self, now: float, windows: dict[int, float] | None = None,
+                            days: float = ACTIVE_DAYS) -> int:
+        """Take off the rating boards every rating whose last rated game is
+        older than its window (*days*; a guild's scope in *windows*, guild id
+        -> days, its own): the rating is kept (parked) and comes back with
+        the next rated game.  Returns how many rows were parked."""
+        custom = windows or {}
+
+        def park(conn: sqlite3.Connection) -> int:
+            count = conn.execute(_PARK.format(where="scope NOT IN (SELECT value FROM json_each(:custom))"),
+                                 {"cut": now - days * 86400, "custom": json.dumps(sorted(custom))}).rowcount
+            for guild_id, window in custom.items():
+                count += conn.execute(_PARK.format(where="scope = :s"),
+                                      {"cut": now - window * 86400, "s": guild_id}).rowcount
+            return count
+
+        return await self._write(park)
+
+    async def rated_at(self, user_id: int, game: str, guild_id: int | None = None, *,
+                       season: int | None = None) -> float | None:
+        """When a player's rating (in a guild, globally or in a season) last
+        changed: a rated game (None: never rated)."""
+        rows = list(await self._r.execute_fetchall(_RATED_AT, {"g": _game_code(game), "s": scope_of(guild_id, season),
+                                                               "u": user_id}))
+        return rows[0][0] if rows else None
 
     # -- seasons -------------------------------------------------------------
 

@@ -646,9 +646,25 @@ _SEASONS = (
     "CREATE INDEX seasons_span ON seasons (guild_id, starts_at)",
 )
 
+# Version 10: boards of who is really playing.  ``rated_at``: when the row's
+# rating last changed (a rated game); a rating board lists a row only while
+# it has a rated game within the activity window (app.store.base.ACTIVE_DAYS,
+# a server may set its own): past it the store *parks* the rating
+# (``parked_mu``/``parked_sigma`` keep it, ``mu``/``sigma`` become NULL, so
+# the row leaves the rating board through the key and bucket triggers that
+# are there already); the next rated game starts from the parked rating and
+# puts the row back.  Rows rated before this version count from now.
+_ACTIVITY = (
+    "ALTER TABLE stats ADD COLUMN rated_at REAL",
+    "ALTER TABLE stats ADD COLUMN parked_mu REAL",
+    "ALTER TABLE stats ADD COLUMN parked_sigma REAL",
+    "UPDATE stats SET rated_at = CAST(strftime('%s', 'now') AS REAL) WHERE mu IS NOT NULL",
+    "CREATE INDEX stats_awake ON stats (rated_at) WHERE mu IS NOT NULL",
+)
+
 #: MIGRATIONS[k] brings user_version k to k + 1.
 MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _TABLES_ABANDONED, _VERSUS, _NIGHTS, _TABLES_CLOSED,
-                                           _SEASONS)
+                                           _SEASONS, _ACTIVITY)
 LATEST = len(MIGRATIONS)
 
 #: rebuild every board's buckets from ``stats`` (run with the board triggers

@@ -15,7 +15,7 @@ from app.seasons import period
 from app.store import GameRecord, PlayerResult
 from app.text import plain
 from tests.e2e import description, footer, running_bot
-from tests.e2e.test_stats import board_rows
+from tests.e2e.test_stats import answer, board_rows
 
 SYNTH = 910_000_000_000_000_000  # synthetic user ids, far from the stand-in's
 
@@ -280,3 +280,38 @@ async def test_a_calendar_season_rolls_over_at_midnight_with_every_game_once(wor
         r = await fd.slash(admin, world.channel, "season mode", mode="monthly")  # a second look: posted once
         await r.settled(timeout=10)
         assert len([m for m in fd.messages(results) if m.embeds]) == 1
+
+
+async def test_a_rating_leaves_the_servers_board_after_its_window_and_the_profile_says_so(world, tmp_path):
+    """A rating stays on the board while its owner plays rated games; a
+    server's admin sets its window (/boards activity); past it the rating
+    leaves this server's rating board (the board of all servers keeps its own
+    30 days) and /stats says since when and why, and that the rating is kept."""
+    fd = world.fd
+    admin = world.person("ada", manage_guild=True)
+    ben, cleo = world.person("ben"), world.person("cleo")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        games = Games(bot.store, world.guild.id, world.channel.id)
+        for _ in range(5):
+            await games.play((ben.id, "ben"), (cleo.id, "cleo"))
+        r = await fd.slash(ben, world.channel, "stats", game="nimmt")
+        text = (await answer(r)).text()
+        assert "On the rating board until <t:" in text and "a rating stays 30 days after its last rated game" in text
+        r = await fd.slash(ben, world.channel, "boards activity", days=1)
+        assert r.ephemeral and r.message.text() == t("en", "errors.manage_guild_only")
+        bot.get_cog("Seasons").clock = lambda: time.time() + 2 * 86400  # two days on
+        r = await fd.slash(admin, world.channel, "boards activity", days=1)
+        assert (await answer(r)).text() == t("en", "seasons.activity_set", count=1)
+        r = await fd.slash(ben, world.channel, "leaderboard", by="rating")
+        assert r.message.embeds[0]["description"] == t("en", "stats.board_empty")
+        r = await fd.slash(ben, world.channel, "leaderboard", by="rating", scope="global")
+        assert [row[1] for row in board_rows(r.message)] == ["ben", "cleo"]
+        r = await fd.slash(ben, world.channel, "stats", game="nimmt")
+        text = (await answer(r)).text()
+        everywhere, here = text.split(t("en", "stats.this_server"))
+        assert "On the rating board until" in everywhere
+        assert "Off the rating board since <t:" in here and "no rated game for 1 day." in here
+        assert "The rating is kept" in here and "Rating: " in here
+        await games.play((cleo.id, "cleo"), (ben.id, "ben"))  # a rated game: back on the board
+        r = await fd.slash(ben, world.channel, "leaderboard", by="rating")
+        assert sorted(row[1] for row in board_rows(r.message)) == ["ben", "cleo"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 import asyncio
 import random
 import sqlite3
+import time
 
 import aiosqlite
 import asyncpg
@@ -909,3 +910,44 @@ def test_both_backends_offer_exactly_the_store_interface():
         for name in declared:
             assert (inspect.signature(getattr(backend, name)).parameters.keys()
                     == inspect.signature(getattr(Store, name)).parameters.keys()), f"{backend.__name__}.{name}"
+
+
+# -- who is really playing ---------------------------------------------------------
+
+
+async def test_a_rating_without_a_recent_rated_game_leaves_the_board_and_comes_back(store):
+    """Past the activity window a rating is parked: off the rating board (the
+    others' ranks exact), kept on the profile; an unrated game does not bring
+    it back, the next rated game does, starting from the parked rating.  A
+    server's own window applies to its board only."""
+    for t in range(MIN_GAMES):  # 1 and 2 play, 3 and 4 play
+        await store.record_game(_at(t, 1000.0 + t, [(1, 1, 0), (2, 2, 5)]))
+        await store.record_game(_at(100 + t, 1000.0 + t, [(3, 1, 0), (4, 2, 5)]))
+    board = await store.leaderboard("nimmt", by="rating")
+    assert board.total == 4
+    kept = await store.profile(1, "nimmt")
+    later = time.time() + 2 * 86400  # two days on, with a window of one day: everyone is parked
+    assert await store.park_inactive(later, days=1) == 4 * 2  # globally and in guild 10
+    assert (await store.leaderboard("nimmt", by="rating")).total == 0
+    now = time.time()
+    await store.record_game(_at(200, now, [(3, 1, 0), (4, 2, 5)]))  # 3 and 4 play again: back on it
+    assert await store.park_inactive(now + 3600.0, days=1) == 0  # (recent enough)
+    board = await store.leaderboard("nimmt", by="rating")
+    assert [r["user_id"] for r in board.rows] == [3, 4] and board.total == 2
+    assert await store.board_place(4, "nimmt", by="rating") == (2, 2)
+    parked = await store.profile(1, "nimmt")
+    assert parked["parked"] and parked["rank"] is None
+    assert (parked["mu"], parked["sigma"]) == (kept["mu"], kept["sigma"])  # the rating is kept
+    assert (await store.leaderboard("nimmt", by="wins")).total == 4  # the other boards keep everyone
+    await store.record_game(GameRecord(**{**_at(300, now, [(1, 1, 0), (2, 2, 5)]).__dict__, "rated": False}))
+    assert (await store.profile(1, "nimmt"))["parked"]  # an unrated game: still parked
+    await store.record_game(_at(301, now, [(1, 1, 0), (2, 2, 5)]))
+    back = await store.profile(1, "nimmt")
+    assert not back["parked"] and back["rank"] == 1
+    assert back["mu"] > kept["mu"]  # from the parked rating on, not from scratch
+    assert back["rated_games"] == MIN_GAMES + 1
+    assert await store.rated_at(1, "nimmt") is not None and await store.rated_at(99, "nimmt") is None
+    # guild 10's own window of 0.01 day: its board only
+    assert await store.park_inactive(time.time() + 3600.0, windows={10: 0.01}, days=30) == 4
+    assert (await store.leaderboard("nimmt", 10, by="rating")).total == 0
+    assert (await store.leaderboard("nimmt", by="rating")).total == 4
