@@ -238,6 +238,9 @@ class Table:
     notes: list[dict[str, Any]] = field(default_factory=list)
     noted: int = 0  # notes ever made here (the next one's serial)
     notes_told: int = 0  # notes the thread was told (kept in meta, set by the presenter)
+    #: narration lines the thread was told up to ``narrated``/``notes_told`` (kept in meta, set by
+    #: the presenter): the serial of the next line, which names its message to Discord (a nonce)
+    lines_told: int = 0
     night_id: int | None = None  # a table of a game night (app/nights/host.py)
     watchers: list[Watcher] = field(default_factory=list)  # in the order they came
     ending: list[Event] = field(default_factory=list, repr=False)  # events of a last move not yet shown
@@ -300,6 +303,7 @@ class Table:
             "notes": [note for note in self.notes if note["n"] > self.notes_told],
             "noted": self.noted,
             "notes_told": self.notes_told,
+            "lines_told": self.lines_told,
             **({"night_id": self.night_id} if self.night_id is not None else {}),
             **({"watchers": [[w.user_id, w.name] for w in self.watchers]} if self.watchers else {}),
         }
@@ -332,12 +336,14 @@ class Table:
         self.notes.append({"n": self.noted, "at": len(self.log), "event": dict(event)})
         return event
 
-    def told(self, upto: int, notes: int) -> bool:
+    def told(self, upto: int, notes: int, lines: int = 0) -> bool:
         """The presenter told the thread everything up to log entry ``upto`` and
-        note ``notes``; True if that is news (to be saved)."""
-        news = upto > self.narrated or notes > self.notes_told
+        note ``notes``, in ``lines`` narration lines since the game began; True if
+        that is news (to be saved)."""
+        news = upto > self.narrated or notes > self.notes_told or lines > self.lines_told
         self.narrated = max(self.narrated, upto)
         self.notes_told = max(self.notes_told, notes)
+        self.lines_told = max(self.lines_told, lines)
         if news:
             self.notes = [note for note in self.notes if note["n"] > self.notes_told]
         return news
@@ -581,6 +587,7 @@ class TableManager:
         table.narrated = min(int(meta.get("narrated", len(table.log))), len(table.log))
         table.noted = int(meta.get("noted", 0))
         table.notes_told = int(meta.get("notes_told", 0))
+        table.lines_told = int(meta.get("lines_told", 0))
         table.notes = [dict(note) for note in meta.get("notes", ()) if int(note["n"]) > table.notes_told]
         table.stopped_by = meta.get("stopped_by")
         table.stop_reason = meta.get("stop_reason")

@@ -5,6 +5,7 @@ budget), the thread, the standings at the end, and resuming after a start.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import io
 import logging
@@ -41,13 +42,16 @@ class _Item:
     entries), and ``notes``, how many notes the table had made
     (:meth:`Table.note`): once it is posted, everything up to there was told.
     The other items carry 0, so a change cut short is told again after a
-    restart rather than lost."""
+    restart rather than lost.  ``line`` numbers the narration lines of the
+    table (a ping: the lines before it), the same after a restart: it names
+    the message to Discord (:func:`owed`), so what was posted is not posted again."""
 
     text: str | None = None
     ping: tuple[int, ...] | None = None  # the seats pinged (``text`` is None)
     turn: int = 0  # which turn of this table's show the ping is for
     upto: int = 0
     notes: int = 0
+    line: int = 0
 
 
 @dataclass
@@ -57,6 +61,7 @@ class _Show:
     back a ping."""
 
     lines: list[_Item] = field(default_factory=list)
+    next_line: int = 0  # the serial of the next narration line (:attr:`_Item.line`)
     turn: int = 0  # counts the turns this show saw start
     pinged: int = -1  # the last turn pinged (a turn is pinged once)
     need_thread: bool = False
@@ -120,6 +125,31 @@ def _chunk_items(items: Sequence[_Item], limit: int = 1900) -> list[list[_Item]]
     return out
 
 
+def owed(table: Table, kind: str, serial: int) -> str:
+    """The nonce of a message the bot owes the players: ``kind`` and ``serial`` say
+    which one, from what is saved, so every try of it, after a restart too, names it
+    alike.  discord.py sends it with ``enforce_nonce``: Discord posts a message once
+    per nonce and author (for a few minutes) and answers a repeat with the message
+    posted first, so a try whose answer was lost, or a kill between posting and
+    saving that it was posted, does not post it twice.
+
+    >>> owed(Table(7, 1, 2, "nimmt", 3, 4, {}), "l", 12)
+    't7l12'
+    """
+    nonce = f"t{table.id}{kind}{serial}"
+    assert len(nonce) <= 25, nonce  # Discord's limit
+    return nonce
+
+
+def _shown(text: str) -> str:
+    r"""A message's text as Discord keeps it (it trims what ends a line or the message).
+
+    >>> _shown("a  \nb\n")
+    'a\nb'
+    """
+    return "\n".join(line.rstrip() for line in text.strip().split("\n"))
+
+
 def _forget(show: Any, name: str) -> Any:
     """A done callback: a table's show lets go of its finished task (~0.5 KB a table kept otherwise)."""
     def done(task: asyncio.Task[Any]) -> None:
@@ -159,7 +189,7 @@ class Presenter:
         """Listener of the manager: narrate now, present in the background."""
         if table.status == "lobby":
             return  # lobby changes are shown by the interaction that made them
-        show = self.shows.setdefault(table.id, _Show())
+        show = self._show_of(table)
         kinds = {e.get("type") for e in events}
         if "started" in kinds and not table.thread_id:  # (told again after a restart: the thread is there)
             show.need_thread = True
@@ -171,7 +201,9 @@ class Presenter:
             for e in events)  # a seat taken back on its own turn: that turn is its owner's now
         if registry.spec(table.game).deal_event in kinds:
             show.repost = True  # a fresh table message each round (old messages edit slowly)
-        show.lines.extend(_Item(text=line) for line in self.narrate(table, events))
+        for line in self.narrate(table, events):
+            show.lines.append(_Item(text=line, line=show.next_line))
+            show.next_line += 1
         if new_turn:
             show.turn += 1
             self._queue_ping(table, show)
@@ -191,7 +223,15 @@ class Presenter:
         seats = self._ping_seats(table)
         if seats and show.pinged != show.turn and not any(
                 item.ping is not None and item.turn == show.turn for item in show.lines):
-            show.lines.append(_Item(ping=seats, turn=show.turn, upto=table.version, notes=table.noted))
+            show.lines.append(_Item(ping=seats, turn=show.turn, upto=table.version, notes=table.noted,
+                                    line=show.next_line))
+
+    def _show_of(self, table: Table) -> _Show:
+        """The table's show; a new one numbers lines on from what the thread was told."""
+        show = self.shows.get(table.id)
+        if show is None:
+            show = self.shows[table.id] = _Show(next_line=table.lines_told)
+        return show
 
     def _ping_seats(self, table: Table) -> tuple[int, ...]:
         """The seats whose turn needs their human now (several when everyone chooses at once)."""
@@ -220,7 +260,7 @@ class Presenter:
         message = interaction.message
         if message is None or not message.id or message.id != table.messages.get("table"):
             return False
-        show = self.shows.setdefault(table.id, _Show())
+        show = self._show_of(table)
         if show.answering is None:
             show.answering = asyncio.get_running_loop().create_future()
         show.expecting += 1
@@ -254,7 +294,7 @@ class Presenter:
                 or not message.id or message.id != table.messages.get("table")):
             return
         await interaction.response.defer()
-        show = self.shows.setdefault(table.id, _Show())
+        show = self._show_of(table)
         self._keep(show, interaction)
         if show.table_dirty:
             self._wake(table, show)
@@ -300,7 +340,7 @@ class Presenter:
             return
         if table.status != "playing":
             return
-        show = self.shows.setdefault(table.id, _Show())
+        show = self._show_of(table)
         if missed:
             self.on_table_change(table, missed)
         if not any(starts_turn(table.game, e) or e.get("type") in ("started", "back") for e in missed):
@@ -327,8 +367,9 @@ class Presenter:
                         unsent = await self._send(table, show, items)
                     # (a lobby closed before its thread existed has nowhere to say it: told)
                     posted = items[:len(items) - len(unsent)]
-                    if table.told(max((item.upto for item in posted), default=0),
-                                  max((item.notes for item in posted), default=0)):
+                    ends = [item for item in posted if item.upto or item.notes]  # the changes told whole
+                    if ends and table.told(ends[-1].upto, ends[-1].notes,
+                                           ends[-1].line + (ends[-1].text is not None)):
                         await self.manager.save_messages(table)
                 if unsent:
                     failures += 1
@@ -379,7 +420,7 @@ class Presenter:
         ``ping``: ping the player to move unless this turn was pinged already."""
         if table.status != "playing":
             return
-        show = self.shows.setdefault(table.id, _Show())
+        show = self._show_of(table)
         if new_thread:
             show.need_thread = show.again = True
             show.pinged = -1  # the ping went with the deleted thread: ping in the new one
@@ -510,13 +551,14 @@ class Presenter:
         return self.bot.get_partial_messageable(table.channel_id, guild_id=table.guild_id,
                                                 type=discord.ChannelType.text)
 
-    async def _post(self, table: Table, text: str, mentions: discord.AllowedMentions) -> None:
+    async def _post(self, table: Table, text: str, mentions: discord.AllowedMentions,
+                    nonce: str | None) -> discord.Message:
         try:
-            await self.where(table).send(text, allowed_mentions=mentions)
+            return await self.where(table).send(text, allowed_mentions=mentions, nonce=nonce)  # type: ignore[arg-type]
         except discord.NotFound:
             # The thread was deleted: open a new one and go on there.
             await self._open_thread(table, again=True)
-            await self.where(table).send(text, allowed_mentions=mentions)
+            return await self.where(table).send(text, allowed_mentions=mentions, nonce=nonce)  # type: ignore[arg-type]
 
     def _ping_now(self, table: Table, show: _Show, item: _Item) -> list[int]:
         """The seats a ping item calls now: only those still to act (who chose meanwhile is
@@ -529,7 +571,10 @@ class Presenter:
         """Post narration in order (pinging nobody) and each turn's ping (pinging that
         player only, and only while that turn is still on); a ping goes in the same
         message as the narration just before it, as its last line (one request, not
-        two).  Returns the items Discord did not take."""
+        two).  Each message is named by its first line (:func:`owed`): when Discord
+        answers with one posted before (a try whose answer was lost, or a restart),
+        what that one said is told and the rest follows.  Returns the items Discord
+        did not take."""
         index = 0
         while index < len(items):
             item = items[index]
@@ -539,32 +584,71 @@ class Presenter:
                     if seats:
                         with budget.foreground():
                             await self._post(table, self.ping_line(table, seats),
-                                             pinging([table.seats[seat].user_id for seat in seats]))
+                                             pinging([table.seats[seat].user_id for seat in seats]),
+                                             owed(table, "p", item.line))
                         show.pinged = item.turn
                     index += 1
                     continue
                 end = index
                 while end < len(items) and items[end].ping is None:
                     end += 1
-                chunks = _chunk_items(items[index:end])
-                for n, chunk in enumerate(chunks):
-                    text = "\n".join((i.text or "")[:1900] for i in chunk)
-                    ping = items[end] if n == len(chunks) - 1 and end < len(items) else None
-                    seats = self._ping_now(table, show, ping) if ping is not None else []
-                    line = self.ping_line(table, seats) if seats else ""
-                    if ping is not None and seats and len(text) + 1 + len(line) <= 2000:
-                        with budget.foreground():  # the turn's ping carries the lines before it
-                            await self._post(table, text + "\n" + line,
-                                             pinging([table.seats[seat].user_id for seat in seats]))
-                        show.pinged = ping.turn
-                        index += len(chunk) + 1
-                    else:
-                        await self._post(table, text, NO_PINGS)
-                        index += len(chunk)
+                chunk = _chunk_items(items[index:end])[0]
+                text = "\n".join((i.text or "")[:1900] for i in chunk)
+                ping = items[end] if index + len(chunk) == end and end < len(items) else None
+                seats = self._ping_now(table, show, ping) if ping is not None else []
+                line = self.ping_line(table, seats) if seats else ""
+                nonce: str | None = owed(table, "l", chunk[0].line)
+                if seats and len(text) + 1 + len(line) <= 2000:
+                    text += "\n" + line
+                    mentions = pinging([table.seats[seat].user_id for seat in seats])
+                else:
+                    ping, mentions = None, NO_PINGS
+                told = 0
+                while True:
+                    with budget.foreground() if ping is not None else contextlib.nullcontext():
+                        sent = await self._post(table, text, mentions, nonce)  # (a ping carries the lines before it)
+                    if _shown(sent.content) == _shown(text) or nonce is None:
+                        break
+                    told = self._posted_before(show, items, index, chunk, sent.content)
+                    if told:
+                        break
+                    # another message under this name (not this table's line): post it unnamed
+                    log.warning("table %s: Discord answered line %d with another message", table.id,
+                                chunk[0].line)
+                    nonce = None
+                if told:
+                    index += told
+                    log.info("table %s: lines from %d were posted before", table.id, chunk[0].line)
+                    continue
+                index += len(chunk)
+                if ping is not None:
+                    show.pinged = ping.turn
+                    index += 1
             except TRANSIENT as error:
                 log.warning("narration of table %s failed (%r)", table.id, error)
                 return items[index:]
         return []
+
+    @staticmethod
+    def _posted_before(show: _Show, items: list[_Item], index: int, chunk: list[_Item], shown: str) -> int:
+        """Discord answered a message with the one posted under its name before
+        (``shown``): how many items from ``index`` on that one told (0: none, it is
+        not this table's).  It began with the same line; it may have held fewer
+        lines, and the ping of the turn after them."""
+        lines = _shown(shown).split("\n")
+        told, at = 0, 0
+        for n, item in enumerate(chunk, 1):
+            own = _shown((item.text or "")[:1900]).split("\n")
+            if lines[at:at + len(own)] != own:
+                break
+            told, at = n, at + len(own)
+        if not told:
+            return 0
+        after = index + told
+        if at < len(lines) and told == len(chunk) and after < len(items) and items[after].ping is not None:
+            show.pinged = items[after].turn  # it carried this turn's ping too
+            after += 1
+        return after - index
 
     async def _open_thread(self, table: Table, again: bool = False) -> None:
         lang = table.locale

@@ -799,12 +799,14 @@ class FakeDiscord:
 
     # ------------------------------------------------------------------ failure injection / user actions
     def fail_next(self, method: str, path_regex: str, status: int = 500, times: int = 1, json: Any = None,
-                  retry_after: float = 0.25) -> None:
+                  retry_after: float = 0.25, *, after: bool = False) -> None:
         """The next ``times`` REST calls matching (method or "*", regex searched in the path after /api/v10)
         get ``status``.  429s carry Via/Retry-After headers and ``retry_after`` in the body.  ``status=0``
-        drops the connection without an answer (logged with status 0)."""
+        drops the connection without an answer (logged with status 0).  ``after``: the call is carried
+        out first and only its answer fails (a 5xx of Discord's edge, a connection lost on the way
+        back): the message is posted or edited all the same, the client cannot tell."""
         self._failures.append({"method": method.upper(), "regex": re.compile(path_regex), "status": status,
-                               "times": times, "json": json, "retry_after": retry_after})
+                               "times": times, "json": json, "retry_after": retry_after, "after": after})
 
     def clear_failures(self) -> int:
         """Forget the failures :meth:`fail_next` armed that no call used yet; returns how many."""
@@ -1481,7 +1483,9 @@ class FakeDiscord:
                 self._global_limit()
             self._maybe_fail(method, rel)
             body, files = await self._read_body(request)
-            return await handler(request, *mt.groups(), body=body, files=files)
+            response = await handler(request, *mt.groups(), body=body, files=files)
+            self._maybe_fail(method, rel, after=True)
+            return response
         raise ApiError(404, 0, "404: Not Found", violation=f"unknown route: {method} {rel}")
 
     def _global_limit(self) -> None:
@@ -1506,9 +1510,9 @@ class FakeDiscord:
             except Exception:  # a broken listener must not break the stand-in
                 log.exception("message listener failed")
 
-    def _maybe_fail(self, method: str, rel: str) -> None:
+    def _maybe_fail(self, method: str, rel: str, *, after: bool = False) -> None:
         for f in list(self._failures):
-            if f["method"] not in ("*", method) or not f["regex"].search(rel):
+            if f["method"] not in ("*", method) or not f["regex"].search(rel) or f["after"] != after:
                 continue
             f["times"] -= 1
             if f["times"] <= 0:
