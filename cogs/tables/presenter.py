@@ -11,7 +11,7 @@ import io
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Awaitable, Callable, Sequence
 
 import discord
 
@@ -28,8 +28,8 @@ from cogs.tables.lobby import Lobby, PlayAgain, Watch, pinging
 
 log = logging.getLogger(__name__)
 
-RETRIES = 3  # redraws of a table message after Discord errors
-RETRY_DELAY = 0.5  # seconds, times the attempt number
+RETRY_DELAY = 0.5  # seconds before a message Discord failed is tried again, doubling with each failure...
+RETRY_MAX = 30.0  # ... up to this: what the bot owes is tried until it lands (and again after a restart)
 ANSWER_LIFETIME = 14 * 60  # seconds an interaction token may edit its message (Discord: 15 minutes)
 ANSWER_WAIT = 3.0  # seconds a redraw waits for the acknowledgement of the click that caused it
 
@@ -139,6 +139,16 @@ def owed(table: Table, kind: str, serial: int) -> str:
     nonce = f"t{table.id}{kind}{serial}"
     assert len(nonce) <= 25, nonce  # Discord's limit
     return nonce
+
+
+def backoff(failures: int) -> float:
+    """Seconds to wait after ``failures`` failed tries of the same message (discord.py
+    has tried each of them again after 1, 3, 5 and 7 s on a 500, 502 or 504 already).
+
+    >>> [backoff(n) for n in (1, 2, 3, 7, 50)]
+    [0.5, 1.0, 2.0, 30.0, 30.0]
+    """
+    return min(RETRY_MAX, RETRY_DELAY * 2 ** min(failures - 1, 16))
 
 
 def _shown(text: str) -> str:
@@ -373,17 +383,15 @@ class Presenter:
                         await self.manager.save_messages(table)
                 if unsent:
                     failures += 1
-                    if failures <= RETRIES:
-                        show.lines[:0] = unsent  # in order, nothing lost, nothing twice
-                        await asyncio.sleep(RETRY_DELAY * failures)
+                    show.lines[:0] = unsent  # in order, nothing lost, nothing twice
+                    await asyncio.sleep(backoff(failures))
                 else:
                     failures = 0
             except TRANSIENT as error:  # opening the thread failed
                 failures += 1
                 log.warning("table %s: no thread yet (%r), try %d", table.id, error, failures)
-                if failures <= RETRIES:
-                    show.need_thread = True
-                    await asyncio.sleep(RETRY_DELAY * failures)
+                show.need_thread = True
+                await asyncio.sleep(backoff(failures))
             except Exception:
                 log.exception("narrating table %s failed", table.id)
             if show.table_dirty and (show.updater is None or show.updater.done()):
@@ -403,14 +411,12 @@ class Presenter:
         if not lobby:
             return
 
-        async def edit() -> None:
-            try:
+        async def edit(table: Table) -> None:
+            if table.status != "finished":  # (the end shows the standings instead)
                 await self.where(table, thread=False).get_partial_message(lobby).edit(
                     embed=self.lobby.lobby_embed(table), view=self.lobby.lobby_view(table))
-            except (discord.HTTPException, *TRANSIENT):
-                log.info("lobby message of table %s could not be updated", table.id)
 
-        task = asyncio.get_running_loop().create_task(edit())
+        task = asyncio.get_running_loop().create_task(self._until_it_lands(table, "the lobby message", edit))
         self._edits.add(task)
         task.add_done_callback(self._edits.discard)
 
@@ -475,13 +481,12 @@ class Presenter:
                 failures = 0
             except TRANSIENT as error:
                 # Discord failed (5xx, dropped connection...): the game is saved and
-                # goes on; draw the table again shortly, a few times at most.
+                # goes on; draw the table again, later and later until it lands.
                 failures += 1
                 log.warning("table %s message update failed (%r), try %d", table.id, error, failures)
-                if failures <= RETRIES:
-                    show.table_dirty = True
-                    show.repost = show.repost or repost
-                    await asyncio.sleep(RETRY_DELAY * failures)
+                show.table_dirty = True
+                show.repost = show.repost or repost
+                await asyncio.sleep(backoff(failures))
             except Exception:
                 log.exception("updating the table message of table %s failed", table.id)
         if table.status == "finished" and not show.ended:
@@ -492,7 +497,8 @@ class Presenter:
         if table.status == "finished" and self.shows.get(table.id) is show:
             sender = show.sender
             if sender is not None and not sender.done():
-                await asyncio.wait({sender})  # the thread tells the end before the lobby shows it
+                # the thread tells the end before the lobby shows it (while Discord takes it)
+                await asyncio.wait({sender}, timeout=RETRY_MAX * 2)
             try:
                 await self._finish(table)
             except Exception:
@@ -669,12 +675,7 @@ class Presenter:
         self.manager.set_message(table, "thread", thread_id)
         self.manager.set_message(table, "table", None)
         await self.manager.save_messages(table)
-        if table.messages.get("lobby"):
-            try:
-                await channel.get_partial_message(table.messages["lobby"]).edit(
-                    embed=self.lobby.lobby_embed(table), view=None)
-            except discord.HTTPException:
-                log.info("lobby message of table %s could not be updated", table.id)
+        self._edit_lobby_later(table)  # it says the game is on, and where
 
     async def _update_table_message(self, table: Table, repost: bool = False,
                                     answer: discord.Webhook | None = None) -> None:
@@ -743,10 +744,25 @@ class Presenter:
                 asyncio.get_running_loop().call_later(60, self._deleting.discard, old)
 
     async def _finish(self, table: Table) -> None:
-        try:
-            await self._show_standings(table)
-        finally:
-            await self.manager.ended(table)
+        """Show the standings, then close the table: until then a restart shows them again."""
+        await self._until_it_lands(table, "the final standings", self._show_standings)
+        await self.manager.ended(table)
+
+    async def _until_it_lands(self, table: Table, what: str, attempt: Callable[[Table], Awaitable[None]]) -> None:
+        """``attempt`` (an edit the players are owed) again and again after Discord errors,
+        waiting longer each time (:func:`backoff`), until it lands or its message is gone."""
+        failures = 0
+        while True:
+            try:
+                await attempt(table)
+                return
+            except discord.NotFound:
+                log.info("table %s: %s is gone; not shown", table.id, what)
+                return
+            except TRANSIENT as error:
+                failures += 1
+                log.warning("table %s: %s failed (%r), try %d", table.id, what, error, failures)
+                await asyncio.sleep(backoff(failures))
 
     async def _show_standings(self, table: Table) -> None:
         lobby = table.messages.get("lobby")
@@ -764,7 +780,4 @@ class Presenter:
                                        style=discord.ButtonStyle.success, emoji="🔁"))
         for extra in self.extras:
             await extra.standings(table, embed, again)
-        try:
-            await self.where(table, thread=False).get_partial_message(lobby).edit(embed=embed, view=again)
-        except discord.HTTPException:
-            log.info("lobby message of table %s could not be updated at the end", table.id)
+        await self.where(table, thread=False).get_partial_message(lobby).edit(embed=embed, view=again)

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from tests.e2e import panel_answer
-from tests.e2e.test_restart import Run, action_of, people_of
+from tests.e2e.processes import connect
+from tests.e2e.test_restart import SEATS, Run, action_of, people_of
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -91,6 +92,76 @@ async def test_a_move_posted_but_not_saved_as_told_before_a_kill_is_told_once(wo
     for message in plan.posted:  # what Discord had posted before the kill shows once
         assert shown.count(message.content) == 1, message.content
     assert told_twice(run) == []
+    await bot.stop()
+    fd.assert_clean()
+
+
+def ends_the_game(run: Run, custom_id: str, values: list[str]) -> bool:
+    """Whether this control of a person's panel makes the game's last move."""
+    from core.games.nimmt.engine import Nimmt
+
+    action = action_of(custom_id, values)
+    if action is None:
+        return False
+    con = connect(run.bot.database)
+    try:
+        log = con.execute("SELECT seat, action FROM table_actions WHERE table_id = ? ORDER BY idx",
+                          (run.table_id,)).fetchall()
+    finally:
+        con.close()
+    game = Nimmt.replay(SEATS, run.bot.seed, {"rounds": 1}, log)
+    game.apply(game.to_move, action)
+    return bool(game.over)
+
+
+class FailingEnd:
+    """At the last move, Discord fails: every try of the lobby message's next edit
+    (502, five times: discord.py gives up after trying again 1, 3, 5 and 7 s later) and
+    the thread's next five messages (503: discord.py does not try those again)."""
+
+    armed = False
+
+    async def __call__(self, run: Run, event: str, payload: Any) -> Any:
+        if event != "click" or self.armed:
+            return None
+        user, panel, (kind, custom_id, values) = payload
+        if not ends_the_game(run, custom_id, values):
+            return None
+        self.armed = True
+        run.fd.fail_next("PATCH", rf"/channels/{run.channel.id}/messages/{run.lobby.id}$", status=502, times=5)
+        run.fd.fail_next("POST", rf"/channels/{run.thread.id}/messages$", status=503, times=5)
+        return None  # the move is made as usual
+
+
+class EndRun(Run):
+    async def mover(self) -> Any | None:
+        """Nobody once the last move was made (the store says "playing" until the end was shown)."""
+        return None if getattr(self.hook, "armed", False) else await super().mover()
+
+
+async def test_the_end_is_shown_once_discord_errors_clear(world, bots, tmp_path):
+    """Discord fails the end's narration and the lobby's standings for a while: once
+    it takes them again, the thread says the game is over and the lobby shows the
+    final standings (the bot tried again until they landed)."""
+    fd = world.fd
+    bot = bots(fd, world.guild, tmp_path / "end.db", tmp_path / "end.log", seed=2)  # a person moves last
+    await bot.start()
+    plan = FailingEnd()
+    run = EndRun(world, bot, people_of(world), hook=plan)
+    await run.open("end")
+    await run.start()
+    await run.play()
+    assert plan.armed
+
+    def failed(method: str, path: str) -> int:
+        return sum(1 for r in fd.requests if r.method == method and re.fullmatch(path, r.path) and r.status >= 500)
+
+    lobby = rf"/channels/{run.channel.id}/messages/{run.lobby.id}"
+    await fd.wait_for(lambda: failed("PATCH", lobby) == 5, timeout=60)  # discord.py gave up on that edit
+    await fd.wait_for(lambda: "The game is over" in run.lobby.text(), timeout=60)
+    await fd.wait_for(lambda: "Game over!" in run.thread_text(), timeout=60)
+    assert failed("POST", rf"/channels/{run.thread.id}/messages") == 5
+    assert run.thread_text().count("Game over!") == 1
     await bot.stop()
     fd.assert_clean()
 
