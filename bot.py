@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextvars
 import logging
 import sys
 from typing import TYPE_CHECKING, Any, Callable
@@ -34,6 +35,11 @@ log = logging.getLogger("cardbot")
 #: 10 + 38 a second stays under Discord's global 50/s, so no 429 stops the bot's
 #: answers to clicks, and a table's start (thread, lobby, narration, ping, picture) goes at once
 REQUEST_BURST = 10
+#: seconds a stop (SIGTERM, a deploy) waits at most for the answers and edits of the
+#: interactions it acknowledged, then for the table messages and narration they caused
+DRAIN_SECONDS = 10.0
+#: set while discord.py dispatches an interaction: the tasks it starts (its handlers) carry it
+_ANSWERING: contextvars.ContextVar[bool] = contextvars.ContextVar("answering", default=False)
 #: seconds between WAL checkpoints in the process running shard 0 (or the only process)
 CHECKPOINT_INTERVAL = 30.0
 #: ... and in the other processes of a shard cluster (a backstop)
@@ -98,6 +104,10 @@ class CardBot(commands.Bot):
         #: channel id?) -> (title, lines): the game nights' cog adds its nights
         self.listings: list[Callable[[int, str, Callable[[int], bool]], tuple[str, list[str]]]] = []
         self._syncing: asyncio.Task[None] | None = None
+        self.stopping = False  # a stop began: no new interaction is taken
+        #: the tasks handling interactions (and what they started): a stop lets them finish
+        self.answering: set[asyncio.Future[Any]] = set()
+        self._untrack: Callable[[], None] | None = None  # puts the event loop's task factory back
         self.budget = RequestBudget(config.process_requests_per_second, REQUEST_BURST)
         adapter.check_version()
         adapter.pace_requests(self, self.budget.wrap)  # every request within the budget (app/budget.py)
@@ -172,6 +182,7 @@ class CardBot(commands.Bot):
         # any other interaction waits until every table is back (gate_interactions).
         self.tables.restore_in_background(
             owns=self.config.owns_guild, resume=tables_cog.presenter.resume if tables_cog is not None else None)
+        track_answers(self)
         gate_interactions(self)
         self.tables.start_timers()  # the idle sweep too: each process closes its own tables
         if not self.config.runs_shard_zero:
@@ -193,13 +204,28 @@ class CardBot(commands.Bot):
             log.exception("the commands could not be synced")
 
     async def close(self) -> None:
+        """Stop gracefully: take no new interaction (Discord tells its clicker the bot did
+        not respond; nothing changed), let the acknowledged ones finish their answers and
+        edits, and what they made the tables show, for :data:`DRAIN_SECONDS` at most; then
+        close the connections.  Whatever was saved and not shown is shown after a start."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + DRAIN_SECONDS
+        self.stopping = True
+        answering = [task for task in self.answering if task is not asyncio.current_task()]
+        if answering:
+            _, late = await asyncio.wait(answering, timeout=DRAIN_SECONDS)
+            if late:
+                log.warning("stopping: %d interaction(s) still being answered", len(late))
+        if self._untrack is not None:
+            self._untrack()
+            self._untrack = None
         if self._tables is not None:
             await self._tables.shutdown()
         if self._nights is not None:
             await self._nights.close()
         tables_cog = self.parts.loaded_tables
         if tables_cog is not None:
-            await tables_cog.presenter.stop_presenting()
+            await tables_cog.presenter.stop_presenting(drain=max(0.0, deadline - loop.time()))
         await super().close()
         from app.render import pool as render_pool
 
@@ -209,6 +235,45 @@ class CardBot(commands.Bot):
 
     async def on_ready(self) -> None:
         log.info("ready as %s in %d server(s)", self.user, len(self.guilds))
+
+
+def track_answers(bot: CardBot) -> None:
+    """Every task started while discord.py dispatches an interaction (its handlers, and
+    the tasks those start: a panel redrawn after the click was acknowledged...) is kept
+    in ``bot.answering`` until it ends, so that a stop can let them finish; once a stop
+    began, a new interaction is left unanswered (its clicker clicks again after the start)."""
+    state = bot._connection
+    parse = state.parsers["INTERACTION_CREATE"]
+    loop = asyncio.get_running_loop()
+    factory = loop.get_task_factory()
+
+    def tracked(data: Any) -> None:
+        if bot.stopping:
+            return
+        token = _ANSWERING.set(True)
+        try:
+            parse(data)
+        finally:
+            _ANSWERING.reset(token)
+
+    def make_task(loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> asyncio.Future[Any]:
+        if factory is not None:
+            task = factory(loop, coro, **kwargs)
+        else:
+            task = asyncio.Task(coro, loop=loop, **kwargs)
+        context = kwargs.get("context")
+        if context.get(_ANSWERING) if context is not None else _ANSWERING.get():
+            bot.answering.add(task)
+            task.add_done_callback(bot.answering.discard)
+        return task
+
+    def untrack() -> None:
+        if loop.get_task_factory() is make_task:
+            loop.set_task_factory(factory)
+
+    state.parsers["INTERACTION_CREATE"] = tracked
+    loop.set_task_factory(make_task)
+    bot._untrack = untrack
 
 
 def gate_interactions(bot: CardBot) -> None:

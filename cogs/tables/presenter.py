@@ -185,10 +185,16 @@ class Presenter:
         self._deleting: set[int] = set()  # ids of messages the bot itself is deleting
         self._edits: set[asyncio.Task[None]] = set()
 
-    async def stop_presenting(self) -> None:
-        """Stop posting (at shutdown); what was saved is shown again after a start."""
+    async def stop_presenting(self, drain: float = 0.0) -> None:
+        """Stop posting (at shutdown): what is being posted or redrawn may finish for
+        ``drain`` seconds (a deploy's stop lets the moves it acknowledged show); what
+        was saved and not shown yet is shown again after a start."""
         tasks = [task for p in self.shows.values() for task in (p.sender, p.updater) if task]
         tasks += self._edits
+        if tasks and drain > 0:
+            await asyncio.wait(tasks, timeout=drain)
+            tasks = [task for p in self.shows.values() for task in (p.sender, p.updater) if task]
+            tasks += self._edits
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)

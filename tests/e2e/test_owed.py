@@ -165,3 +165,67 @@ async def test_the_end_is_shown_once_discord_errors_clear(world, bots, tmp_path)
     await bot.stop()
     fd.assert_clean()
 
+
+class Deploy:
+    """At the ``at``-th move of a person: Discord fails the first tries of the edits the
+    move causes (its panel, the table message: discord.py tries each again 1 s, then
+    3 s later); the bot gets SIGTERM as soon as both are under way, after the move was
+    acknowledged, and must let them land before it exits."""
+
+    def __init__(self, at: int = 3) -> None:
+        self.at = at
+        self.moves = 0
+        self.done = False
+
+    async def __call__(self, run: Run, event: str, payload: Any) -> Any:
+        if event != "click" or self.done:
+            return None
+        user, panel, (kind, custom_id, values) = payload
+        if action_of(custom_id, values) is None:
+            return None
+        self.moves += 1
+        if self.moves < self.at:
+            return None
+        self.done = True
+        fd = run.fd
+        table = run.table_message()
+        edits = table.edit_count
+        before = panel.text()
+        start = len(fd.requests)
+
+        def failed() -> int:
+            return sum(1 for r in fd.requests[start:] if r.status == 500)
+
+        fd.fail_next("PATCH", r"/webhooks/\d+/[^/]+/messages/@original$", status=500, times=4)
+        fd.fail_next("PATCH", rf"/channels/{run.thread.id}/messages/\d+$", status=500, times=2)
+        r = await run.interact(user, panel, kind, custom_id, values)
+        assert r.ack_type in (6, 7), r
+        await fd.wait_for(lambda: failed() >= 2, timeout=10, interval=0.002)  # both edits are being tried again
+        await run.bot.stop()  # SIGTERM; exit code 0
+        fd.clear_failures()
+        shown = fd.message(r.message.id)
+        assert shown.text() != before, "the panel still shows the move as not made"
+        newest = run.table_message()
+        assert newest.id != table.id or newest.edit_count > edits, "the table message was not redrawn"
+        await run.bot.start()
+        return shown
+
+
+async def test_a_deploy_stop_lets_the_answers_to_an_acknowledged_move_land(world, bots, tmp_path):
+    """SIGTERM while the answers to a move are being sent: the bot finishes them (the
+    player's panel and the table message show the move) before it exits; after the
+    start the game goes on to its end."""
+    fd = world.fd
+    bot = bots(fd, world.guild, tmp_path / "term.db", tmp_path / "term.log")
+    await bot.start()
+    plan = Deploy()
+    run = Run(world, bot, people_of(world), hook=plan)
+    await run.open("term")
+    await run.start()
+    await run.play()
+    await run.finish_shown()
+    assert plan.done
+    log = "\n".join(path.read_text(errors="replace") for path in tmp_path.glob("term.log*"))
+    assert "Session is closed" not in log and "Traceback" not in log, log[-3000:]
+    await bot.stop()
+    fd.assert_clean()
