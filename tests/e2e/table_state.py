@@ -25,7 +25,8 @@ def per_table_state(bot: Any) -> dict[str, int]:
         counts["presenter.shows"] = len(cog.presenter.shows)
         counts["presenter._edits"] = len(cog.presenter._edits)
         for key, ui in cog.uis.items():
-            for name in ("open_panels", "_refreshers", "_locks"):
-                if hasattr(ui, name):
-                    counts[f"{key}.{name}"] = len(getattr(ui, name))
+            panels = getattr(ui, "panels", None)  # (the games with private hand panels)
+            if panels is not None:
+                for name in ("open", "_refreshers", "_locks"):
+                    counts[f"{key}.panels.{name}"] = len(getattr(panels, name))
     return counts

@@ -99,6 +99,10 @@ async def test_full_game_three_seats_with_a_computer(world, tmp_path):
                     seat[u.id] in engine.to_act for u in (ana, ben)), timeout=10)
         assert table.status == "finished" and row_asked
         await fd.wait_for(lambda: t("en", "table.finished") in fd.message(tbl.lobby.id).text(), timeout=10)
+        # every player's latest panel says the game is over (it kept itself current to the end)
+        for user in (ana, ben):
+            latest = [m for m in fd.ephemerals(user) if button(m, r"take6\.refresh:\d+")][-1]
+            await fd.wait_for(lambda: t("en", "take6.panel_over") in latest.text(), timeout=5)
         log = tbl.log_text()
         assert "🔔 Revealed:" in log and "Deal 1 is over." in log and "Game over!" in log
         result = engine.result

@@ -360,8 +360,7 @@ async def test_a_move_is_acknowledged_before_its_panel_is_drawn(world, tmp_path,
             return draw(*args)
 
         monkeypatch.setattr(render_nimmt, "render_nimmt_hand", held)
-        ui = bot.parts.tables.uis["nimmt"]  # (its module as the bot loaded it)
-        monkeypatch.setitem(type(ui)._show.__globals__, "ANSWER_WITHIN", 30.0)  # no late deferral to fall back on
+        monkeypatch.setattr(bot.parts.tables.uis["nimmt"].panels, "answer_within", 30.0)  # no late deferral
         version, edits = table.version, panel.edit_count
         r = await t.click(user, panel, take["custom_id"])
         try:

@@ -6,18 +6,9 @@ Everything shown comes from ``Nimmt.view(seat)`` (a player's own panel) or
 """
 from __future__ import annotations
 
-import asyncio
-import functools
-import io
-import logging
-import time
-import weakref
 from collections import OrderedDict
-from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, ClassVar
-
-import aiohttp
 
 import discord
 
@@ -27,16 +18,14 @@ from app.i18n.catalogue import t
 from app.text import bold, label, plain
 from app.tables.manager import Table, TableError
 from cogs.coach import hint_text
-from cogs.common.adapter import ORIGINAL
-from cogs.common.ui import given, on_own_private_message, user_lang, view_of
+from cogs.common.ui import view_of
 from cogs.tables.game_ui import BaseUI, GameCog, new_command, TableMessage, picture_names, seat_label
 from cogs.tables.lobby import Back, Rules, seat_control
+from cogs.tables.panel import HandPanels, Panel, Picture, playing_seat
 from cogs.tables.router import Click, Field, Int, TableButton, TableItem, TableSelect, legacy_page
 from core.games.nimmt import SPEC
 from core.games.nimmt.engine import HEADS, Open, Pass, Play, Steal, Take, stack_label
 from core.protocol import Event
-
-log = logging.getLogger(__name__)
 
 
 def move_text(lang: str, action: Any, names: list[str]) -> str:
@@ -61,27 +50,8 @@ def move_text(lang: str, action: Any, names: list[str]) -> str:
     return t(lang, "ai.move_open", card=action.card)
 
 PAGE = 25  # options per select menu (Discord's limit)
-PANEL_LIFETIME = 14 * 60  # an interaction token lasts 15 minutes
-PANEL_DEBOUNCE = 0.3
 HAND_IMAGES = 512  # hand pictures kept (~15 KB each): most panel redraws show a hand that did not change
-ANSWER_WITHIN = 2.0  # seconds after My hand: a new panel not drawn by then is deferred (Discord allows 3)
 QUICK_PLAYS = 10  # one-click buttons (card on stack) when no more pairs than this fit
-
-
-@dataclass
-class _OpenPanel:
-    """What redrawing an open panel needs: its interaction's webhook (the token),
-    not the whole interaction with its message and member payloads."""
-
-    webhook: discord.Webhook
-    opened: float
-    lang: str
-    version: int
-    stack: int | None = None  # what the player was looking at, kept by a redraw
-    page: int = 0
-    #: the panel's message when it is a followup (opened by *My hand*, whose click answered
-    #: as an update of the table message); None: the interaction's ``@original``
-    message: int | None = None
 
 
 def cards_text(cards: list[int]) -> str:
@@ -102,11 +72,8 @@ class NimmtUI(BaseUI):
 
     def __init__(self, bot: Any) -> None:
         super().__init__(bot)
-        self.open_panels: dict[tuple[int, int], _OpenPanel] = {}
-        self._refreshers: dict[tuple[int, int], asyncio.Task[None]] = {}
+        self.panels = HandPanels(self.panel)
         self._hand_images: OrderedDict[tuple[Any, ...], bytes] = OrderedDict()
-        #: one answer or redraw of a player's panel at a time; a lock lives while someone holds it
-        self._locks: weakref.WeakValueDictionary[tuple[int, int], asyncio.Lock] = weakref.WeakValueDictionary()
 
     def lobby_lines(self, table: Table, lang: str) -> list[str]:
         rounds = table.options.get("rounds")  # (hints on: said by the shared lobby)
@@ -204,12 +171,14 @@ class NimmtUI(BaseUI):
         return lines
 
     # ------------------------------------------------------------- hand panel
-    async def panel_drawn(self, table: Table, seat: int, lang: str, **kwargs: Any) -> tuple[
-            discord.Embed, discord.ui.View | None, bytes]:
-        """The private panel of one seat, built from that seat's view only, with its
-        picture drawn off the loop (:meth:`hand_image`)."""
-        embed, items, view = self.panel_parts(table, seat, lang, **kwargs)
-        return embed, items, await self.hand_image(view, lang)
+    def panel(self, table: Table, seat: int, lang: str, *, note: str | None = None, stack: int | None = None,
+              page: int = 0) -> Panel:
+        """The private panel of one seat (:class:`~cogs.tables.panel.HandPanels` shows it),
+        built from that seat's view only; ``stack`` and ``page``: what the player was
+        looking at.  Its picture is the one drawn last time when nothing it shows changed."""
+        embed, items, view = self.panel_parts(table, seat, lang, stack=stack, page=page, note=note)
+        key = self._hand_key(view, lang)
+        return Panel(embed, items, Picture(self._hand_cached(key), lambda: self._draw_hand(view, lang, key)))
 
     async def hand_image(self, view: dict[str, Any], lang: str) -> bytes:
         """The picture of a seat's hand, drawn in the click pictures' process (never on the
@@ -240,7 +209,7 @@ class NimmtUI(BaseUI):
         return image
 
     def panel_parts(self, table: Table, seat: int, lang: str, *, stack: int | None = None, page: int = 0,
-                    note: str | None = None) -> tuple[discord.Embed, discord.ui.View | None, dict[str, Any]]:
+                    note: str | None = None) -> tuple[discord.Embed, discord.ui.View, dict[str, Any]]:
         """The panel's text and controls, and the seat's view its picture is drawn from."""
         engine = table.engine
         assert engine is not None
@@ -282,7 +251,6 @@ class NimmtUI(BaseUI):
         if control is not None:
             items.append(control)
         embed.description = "\n".join(lines)[:4000]
-        embed.set_image(url="attachment://hand.png")
         return embed, view_of(*items), view
 
     def _pager(self, table: Table, kind: type["Page"], page: int, pages: int, lang: str) -> list[discord.ui.Item]:
@@ -356,124 +324,19 @@ class NimmtUI(BaseUI):
         items.extend(self._pager(table, Page, page, pages, lang))
         return items
 
-    def _seat(self, table: Table, interaction: discord.Interaction) -> int:
-        seat = table.seat_of(interaction.user.id)
-        if seat is None:
-            raise TableError("not_seated")
-        if table.status != "playing":
-            raise TableError("not_playing")
-        return seat
-
-    def _lock(self, key: tuple[int, int]) -> asyncio.Lock:
-        lock = self._locks.get(key)
-        if lock is None:
-            lock = self._locks[key] = asyncio.Lock()
-        return lock
-
-    async def _show(self, interaction: discord.Interaction, table: Table, seat: int, *, new: bool = False,
-                    stack: int | None = None, page: int = 0, note: str | None = None) -> None:
-        """Answer a click with the panel.  One answer or redraw of a player's panel at a
-        time: a redraw that was under way never lands after (and wipes) a fresh answer.
-        The panel is drawn only onto the clicker's own private message: a click from
-        anywhere else (a forged one on a public message) gets a fresh private panel."""
-        lang = user_lang(interaction)
-        key = (table.id, interaction.user.id)
-        new = new or not on_own_private_message(interaction)
-        async with self._lock(key):
-            version = table.version
-            embed, view, seat_view = self.panel_parts(table, seat, lang, stack=stack, page=page, note=note)
-            hand_key = self._hand_key(seat_view, lang)
-            image = self._hand_cached(hand_key)
-            if image is None:
-                drawing = asyncio.ensure_future(self._draw_hand(seat_view, lang, hand_key))
-                if not new and not interaction.response.is_done():
-                    # A click on the panel whose picture must be drawn anew (a move, already
-                    # saved) is acknowledged at once; the panel follows as an edit of it.
-                    await interaction.response.defer()
-                age = (discord.utils.utcnow() - interaction.created_at).total_seconds()
-                await asyncio.wait({drawing}, timeout=max(0.2, ANSWER_WITHIN - max(0.0, age)))
-                if not drawing.done() and not interaction.response.is_done():
-                    # the machine is busy: say "thinking" in time, then answer
-                    await interaction.response.defer(ephemeral=True, thinking=True)
-                image = await drawing
-            file = discord.File(io.BytesIO(image), filename="hand.png")
-            message: int | None = None
-            if interaction.response.is_done():
-                if new:
-                    sent = await interaction.followup.send(embed=embed, view=given(view), file=file, ephemeral=True,
-                                                           wait=True)
-                    if interaction.response.type == discord.InteractionResponseType.deferred_message_update:
-                        message = sent.id  # (the click's @original is the table message)
-                else:
-                    await interaction.edit_original_response(embed=embed, view=view, attachments=[file])
-            elif new:
-                await interaction.response.send_message(embed=embed, view=given(view), file=file, ephemeral=True)
-            else:
-                await interaction.response.edit_message(embed=embed, view=view, attachments=[file])
-            # The panel keeps itself current while its interaction token lives (and the game
-            # goes on: the end was told to every panel open then, this one shows it already).
-            if table.status == "playing":
-                self.open_panels[key] = _OpenPanel(interaction.followup, time.monotonic(), lang, version, stack,
-                                                   page, message)
-
     def changed(self, table: Table) -> None:
-        """The table moved: redraw every open panel at it (the mover's own too, unless its
-        click's answer shows the new state already), so a turn shows up without a click;
-        at the end each shows the game is over, once."""
-        now = time.monotonic()
-        for key, panel in list(self.open_panels.items()):
-            if key[0] != table.id:
-                continue
-            if now - panel.opened > PANEL_LIFETIME or (table.status != "playing" and panel.version == table.version):
-                del self.open_panels[key]
-                continue
-            task = self._refreshers.get(key)
-            if task is None or task.done():
-                task = self._refreshers[key] = asyncio.get_running_loop().create_task(self._refresh(table, key))
-                task.add_done_callback(functools.partial(self._forget_refresher, key))
-
-    def _forget_refresher(self, key: tuple[int, int], done: asyncio.Task[None]) -> None:
-        if self._refreshers.get(key) is done:
-            del self._refreshers[key]
-
-    async def _refresh(self, table: Table, key: tuple[int, int]) -> None:
-        await asyncio.sleep(PANEL_DEBOUNCE)  # a computer's moves come in bursts: draw once
-        async with self._lock(key):
-            while True:
-                panel = self.open_panels.get(key)
-                seat = table.seat_of(key[1])
-                if panel is None or seat is None or panel.version == table.version:
-                    if panel is not None and (seat is None or table.status != "playing"):
-                        del self.open_panels[key]  # nothing will change on it any more
-                    return
-                version = table.version
-                over = table.status != "playing"
-                embed, view, image = await self.panel_drawn(table, seat, panel.lang, stack=panel.stack,
-                                                            page=panel.page)
-                try:
-                    await panel.webhook.edit_message(
-                        panel.message or ORIGINAL, embed=embed, view=view,
-                        attachments=[discord.File(io.BytesIO(image), filename="hand.png")])
-                    panel.version = version
-                except (discord.HTTPException, aiohttp.ClientError, OSError, RuntimeError):
-                    # Expired, dismissed, Discord trouble or shutting down: the player
-                    # still has My hand and Refresh.
-                    log.debug("panel %s could not be redrawn", key, exc_info=True)
-                    over = True
-                if over:  # nothing will change any more (or it cannot be shown): let go of it
-                    if self.open_panels.get(key) is panel:
-                        del self.open_panels[key]
-                    return
+        """The table moved: its open panels redraw themselves."""
+        self.panels.changed(table)
 
     async def stale_panel(self, click: Click) -> None:
         """A panel from an earlier moment refreshes itself instead of acting."""
-        seat = self._seat(click.table, click.interaction)
-        await self._show(click.interaction, click.table, seat, note=t(click.lang, "nimmt.stale_panel"))
+        seat = playing_seat(click.table, click.interaction)
+        await self.panels.show(click.interaction, click.table, seat, note=t(click.lang, "nimmt.stale_panel"))
 
     async def hint(self, click: Click) -> None:
         """The coach (unrated tables with hints on): a private answer of its own."""
         table = click.table
-        seat = self._seat(table, click.interaction)
+        seat = playing_seat(table, click.interaction)
         decision = await click.manager.hint(table, click.user.id)
         view = table.view(seat)
         names = self.names(table)
@@ -484,7 +347,7 @@ class NimmtUI(BaseUI):
     async def act(self, click: Click, ver: int | None, action: Any) -> None:
         """A move from the panel: saved, then the panel shows what it did."""
         table = click.table
-        seat = self._seat(table, click.interaction)
+        seat = playing_seat(table, click.interaction)
         try:
             events = await click.manager.act(table, click.user.id, action, version=ver)
         except TableError as error:
@@ -493,7 +356,7 @@ class NimmtUI(BaseUI):
             return await self.stale_panel(click)
         note = "\n".join(self.narrate(table, [e for e in events if e["type"] in
                                               ("played", "took", "bull", "no_bull", "opened", "passed")], click.lang))
-        await self._show(click.interaction, table, seat, note=note or None)
+        await self.panels.show(click.interaction, table, seat, note=note or None)
 
 
 # --------------------------------------------------------------------- items
@@ -524,7 +387,7 @@ class Hand(_PanelItem, TableButton, kind="nimmt.hand"):
         # Acknowledged at once as an update of the table message (showing nothing): the
         # panel follows privately, and this click's token redraws the table from now on.
         await click.presenter.defer_on_table(click.table, click.interaction)
-        await ui._show(click.interaction, click.table, ui._seat(click.table, click.interaction), new=True)
+        await ui.panels.show(click.interaction, click.table, playing_seat(click.table, click.interaction), new=True)
 
 
 class Refresh(_PanelItem, TableButton, kind="nimmt.refresh"):
@@ -532,7 +395,7 @@ class Refresh(_PanelItem, TableButton, kind="nimmt.refresh"):
 
     async def run(self, click: Click) -> None:
         ui: NimmtUI = click.ui
-        await ui._show(click.interaction, click.table, ui._seat(click.table, click.interaction))
+        await ui.panels.show(click.interaction, click.table, playing_seat(click.table, click.interaction))
 
 
 class HintButton(_PanelItem, TableButton, kind="nimmt.hint"):
@@ -562,7 +425,7 @@ class Page(_Paged, TableButton, kind="nimmt.page"):
 
     async def run(self, click: Click) -> None:
         ui: NimmtUI = click.ui
-        await ui._show(click.interaction, click.table, ui._seat(click.table, click.interaction), page=self.page)
+        await ui.panels.show(click.interaction, click.table, playing_seat(click.table, click.interaction), page=self.page)
 
 
 class OpenPage(Page, kind="nimmt.opage"):
@@ -579,7 +442,7 @@ class StackSelect(_Paged, TableSelect, kind="nimmt.stack"):
 
     async def run(self, click: Click) -> None:
         ui: NimmtUI = click.ui
-        await ui._show(click.interaction, click.table, ui._seat(click.table, click.interaction),
+        await ui.panels.show(click.interaction, click.table, playing_seat(click.table, click.interaction),
                        stack=self.choice, page=self.page)
 
 
@@ -598,7 +461,7 @@ class PlayButton(_PanelItem, TableButton, kind="nimmt.play"):
         return {"stack": STACK.read(stack), "place": PLACE.read(place)}
 
     async def run(self, click: Click) -> None:
-        hand = click.table.view(click.ui._seat(click.table, click.interaction))["hand"]
+        hand = click.table.view(playing_seat(click.table, click.interaction))["hand"]
         if self.place >= len(hand):
             raise TableError("stale")
         await click.ui.act(click, self.ver, Play(self.stack, (hand[self.place],)))

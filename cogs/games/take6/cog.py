@@ -16,39 +16,30 @@ instead of acting.  (Before typed items the same lived in the op's argument,
 """
 from __future__ import annotations
 
-import asyncio
-import functools
-import logging
 import re
-import time
-from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, ClassVar
 
-import aiohttp
 import discord
 
 from app.i18n.catalogue import has, t
 from app.render import pool as render_pool
 from cogs.games.take6 import render as render_take6
 from cogs.games.take6.render import TAKE6_TABLE_LABELS
-from app.tables.manager import Table, TableError
+from app.tables.manager import Table
 from app.text import plain
 from cogs.coach import hint_text
-from cogs.common.ui import on_own_private_message, reply, user_lang, view_of
+from cogs.common.ui import reply, view_of
 from cogs.tables.game_ui import BaseUI, GameCog, new_command, TableMessage, picture_names, seat_label
 from cogs.guard import BadInput, number
 from cogs.tables.lobby import Back, Rules, seat_control
+from cogs.tables.panel import HandPanels, Panel, playing_seat
 from cogs.tables.router import Click, Field, Int, TableButton
 from core.protocol import Event, GameError
 from core.games.take6 import SPEC
 from core.games.take6.engine import HAND, HEADS, ROW_LABELS, ROWS, Choose, PickRow
 
-log = logging.getLogger(__name__)
-
 KEY = "take6"
-PANEL_LIFETIME = 14 * 60  # an interaction token lasts 15 minutes
-PANEL_DEBOUNCE = 0.3
 _ARG = re.compile(r"d(?P<deal>\d+)t(?P<turn>\d+)(?P<kind>[ir])(?P<n>\d+)")
 
 
@@ -66,17 +57,6 @@ def move_text(lang: str, action: Any) -> str:
     if isinstance(action, PickRow):
         return t(lang, "ai.move_row", label=ROW_LABELS[action.row])
     return t(lang, "ai.move_choose", card=action.card)
-
-
-@dataclass
-class _OpenPanel:
-    interaction: discord.Interaction
-    opened: float
-    lang: str
-    version: int
-    #: the panel's message when it is a followup (opened by *My hand*, whose click answered
-    #: as an update of the table message); None: the interaction's original response
-    message: int | None = None
 
 
 def card_text(card: int) -> str:
@@ -97,8 +77,7 @@ class Take6UI(BaseUI):
 
     def __init__(self, bot: Any) -> None:
         super().__init__(bot)
-        self.open_panels: dict[tuple[int, int], _OpenPanel] = {}
-        self._refreshers: dict[tuple[int, int], asyncio.Task[None]] = {}
+        self.panels = HandPanels(self.panel)
 
     def lobby_lines(self, table: Table, lang: str) -> list[str]:
         deals = table.options.get("deals")
@@ -188,9 +167,9 @@ class Take6UI(BaseUI):
         return lines
 
     # ------------------------------------------------------------- hand panel
-    def panel(self, table: Table, seat: int, lang: str, note: str | None = None
-              ) -> tuple[discord.Embed, discord.ui.View]:
-        """The private panel of one seat, from that seat's view only."""
+    def panel(self, table: Table, seat: int, lang: str, *, note: str | None = None) -> Panel:
+        """The private panel of one seat (:class:`~cogs.tables.panel.HandPanels` shows it),
+        from that seat's view only: text and buttons, no picture."""
         engine = table.engine
         assert engine is not None
         view = engine.view(seat)
@@ -232,86 +211,20 @@ class Take6UI(BaseUI):
         if control is not None:
             items.append(control)
         embed.description = "\n".join(lines)[:4000]
-        return embed, view_of(*items)
-
-    def _seat(self, table: Table, interaction: discord.Interaction) -> int:
-        seat = table.seat_of(interaction.user.id)
-        if seat is None:
-            raise TableError("not_seated")
-        if table.status != "playing":
-            raise TableError("not_playing")
-        return seat
-
-    async def _show(self, interaction: discord.Interaction, table: Table, seat: int, *, new: bool = False,
-                    note: str | None = None) -> None:
-        """Answer a click with the panel, drawn only onto the clicker's own private
-        message: a click from anywhere else (a forged one on a public message) gets a
-        fresh private panel."""
-        lang = user_lang(interaction)
-        new = new or not on_own_private_message(interaction)
-        version = table.version
-        embed, view = self.panel(table, seat, lang, note)
-        message: int | None = None
-        if new and interaction.response.is_done():  # (My hand: the table message's update came first)
-            sent = await interaction.followup.send(embed=embed, view=view, ephemeral=True, wait=True)
-            if interaction.response.type == discord.InteractionResponseType.deferred_message_update:
-                message = sent.id
-        elif new:
-            await interaction.response.send_message(embed=embed, view=view, ephemeral=True)
-        elif interaction.response.is_done():  # (a slow save deferred it)
-            await interaction.edit_original_response(embed=embed, view=view)
-        else:
-            await interaction.response.edit_message(embed=embed, view=view)
-        # The panel keeps itself current while its interaction token lives (and the game goes
-        # on: the end was told to every panel open then, this one shows it already).
-        if table.status == "playing":
-            self.open_panels[(table.id, interaction.user.id)] = _OpenPanel(interaction, time.monotonic(), lang,
-                                                                           version, message)
+        return Panel(embed, view_of(*items))
 
     def changed(self, table: Table) -> None:
-        """The table moved: redraw every open panel at it (a reveal may ask for a row)."""
-        now = time.monotonic()
-        for key, panel in list(self.open_panels.items()):
-            if key[0] != table.id:
-                continue
-            if table.status != "playing" or now - panel.opened > PANEL_LIFETIME:
-                del self.open_panels[key]
-                continue
-            task = self._refreshers.get(key)
-            if task is None or task.done():
-                task = self._refreshers[key] = asyncio.get_running_loop().create_task(self._refresh(table, key))
-                task.add_done_callback(functools.partial(self._forget_refresher, key))
-
-    def _forget_refresher(self, key: tuple[int, int], done: asyncio.Task[None]) -> None:
-        if self._refreshers.get(key) is done:
-            del self._refreshers[key]
-
-    async def _refresh(self, table: Table, key: tuple[int, int]) -> None:
-        await asyncio.sleep(PANEL_DEBOUNCE)
-        panel = self.open_panels.get(key)
-        seat = table.seat_of(key[1])
-        if panel is None or seat is None or panel.version == table.version or table.status != "playing":
-            return
-        version = table.version
-        embed, view = self.panel(table, seat, panel.lang)
-        try:
-            if panel.message is not None:
-                await panel.interaction.followup.edit_message(panel.message, embed=embed, view=view)
-            else:
-                await panel.interaction.edit_original_response(embed=embed, view=view)
-            panel.version = version
-        except (discord.HTTPException, aiohttp.ClientError, OSError, RuntimeError):
-            log.debug("panel %s could not be redrawn", key, exc_info=True)
-            self.open_panels.pop(key, None)
+        """The table moved: its open panels redraw themselves (a reveal may ask for a row)."""
+        self.panels.changed(table)
 
     async def hint(self, click: Click, deal: int, turn: int) -> None:
         """The coach (unrated tables with hints on): a private answer of its own,
         for the caller's choice or row; a panel of another moment refreshes itself."""
         table = click.table
-        seat = self._seat(table, click.interaction)
+        seat = playing_seat(table, click.interaction)
         view = table.view(seat)
         if deal != view["deal"] or turn != view["turn"]:
-            return await self._show(click.interaction, table, seat, note=t(click.lang, "take6.stale_panel"))
+            return await self.panels.show(click.interaction, table, seat, note=t(click.lang, "take6.stale_panel"))
         decision = await click.manager.hint(table, click.user.id)
         text = hint_text(click.lang, KEY, decision, lambda action: move_text(click.lang, action))
         await click.interaction.response.send_message(text, ephemeral=True)
@@ -320,16 +233,16 @@ class Take6UI(BaseUI):
         """A card (``is_card``: the ``n``-th of the hand) or a row (S2) chosen in the
         panel of deal ``deal``, turn ``turn``; a panel of another moment refreshes itself."""
         interaction, table = click.interaction, click.table
-        seat = self._seat(table, interaction)
+        seat = playing_seat(table, interaction)
         lang = click.lang
         engine = table.engine
         assert engine is not None
         view = engine.view(seat)
         if deal != view["deal"] or turn != view["turn"]:
-            return await self._show(interaction, table, seat, note=t(lang, "take6.stale_panel"))
+            return await self.panels.show(interaction, table, seat, note=t(lang, "take6.stale_panel"))
         if is_card:
             if n >= len(view["hand"]) or seat not in view["to_act"] or view["phase"] != "choose":
-                return await self._show(interaction, table, seat, note=t(lang, "take6.stale_panel"))
+                return await self.panels.show(interaction, table, seat, note=t(lang, "take6.stale_panel"))
             card = view["hand"][n]
             action: Any = Choose(card)
             note = t(lang, "take6.chose_note", card=card)
@@ -345,7 +258,7 @@ class Take6UI(BaseUI):
             raise
         if note is None:
             note = "\n".join(self.narrate(table, [e for e in events if e["type"] == "took_row"], lang)) or None
-        await self._show(interaction, table, seat, note=note)
+        await self.panels.show(interaction, table, seat, note=note)
 
 
 # --------------------------------------------------------------------- items
@@ -369,7 +282,7 @@ class Hand(_PanelItem, kind="take6.hand"):
         # Acknowledged at once as an update of the table message (showing nothing): the
         # panel follows privately, and this click's token redraws the table from now on.
         await click.presenter.defer_on_table(click.table, click.interaction)
-        await ui._show(click.interaction, click.table, ui._seat(click.table, click.interaction), new=True)
+        await ui.panels.show(click.interaction, click.table, playing_seat(click.table, click.interaction), new=True)
 
 
 class Refresh(_PanelItem, kind="take6.refresh"):
@@ -377,7 +290,7 @@ class Refresh(_PanelItem, kind="take6.refresh"):
 
     async def run(self, click: Click) -> None:
         ui: Take6UI = click.ui
-        await ui._show(click.interaction, click.table, ui._seat(click.table, click.interaction))
+        await ui.panels.show(click.interaction, click.table, playing_seat(click.table, click.interaction))
 
 
 def _legacy_when(arg: str | None, kind: str) -> tuple[int, int, int]:

@@ -1,0 +1,226 @@
+"""A player's private hand panel, the same for every game: the game draws it
+(:class:`Panel`: its text, controls and picture, from that seat's view only);
+:class:`HandPanels` answers clicks with it and keeps every open panel current.
+
+- A panel is only ever written onto an ephemeral message of its owner
+  (:func:`~cogs.common.ui.on_own_private_message`): a click from anywhere
+  else (a forged one on a public table message) gets a fresh private panel.
+- One answer or redraw of a player's panel at a time (a lock per panel): a
+  redraw that was under way never lands after, and wipes, a fresh answer.
+- A panel keeps itself current while its interaction token lives
+  (:data:`PANEL_LIFETIME`): each change of its table redraws it, once per
+  burst of changes (:data:`PANEL_DEBOUNCE`), through the token's webhook
+  (the panel's message, ``@original`` or the followup *My hand* sent); at the
+  end of the game it shows the game is over, once, and is let go.
+- A picture not drawn yet is drawn off the loop while the click is
+  acknowledged in time (:data:`ANSWER_WITHIN`).
+"""
+from __future__ import annotations
+
+import asyncio
+import io
+import logging
+import time
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable
+
+import aiohttp
+import discord
+from discord.utils import MISSING
+
+from app.tables.manager import Table, TableError
+from cogs.common.adapter import ORIGINAL
+from cogs.common.ui import on_own_private_message, user_lang
+
+log = logging.getLogger(__name__)
+
+PANEL_LIFETIME = 14 * 60  # seconds a panel keeps itself current (an interaction token lasts 15 minutes)
+PANEL_DEBOUNCE = 0.3  # seconds a redraw waits: a computer's moves come in bursts, drawn once
+ANSWER_WITHIN = 2.0  # seconds after a click: a new panel not drawn by then is deferred (Discord allows 3)
+PICTURE = "hand.png"
+
+Key = tuple[int, int]  # (table id, user id): one panel per player and table
+
+
+@dataclass
+class Picture:
+    """A panel's picture: ``ready`` when it was drawn lately (nothing it shows
+    changed), else ``draw`` draws it off the event loop."""
+
+    ready: bytes | None
+    draw: Callable[[], Awaitable[bytes]]
+
+    async def drawn(self) -> bytes:
+        return self.ready if self.ready is not None else await self.draw()
+
+
+@dataclass
+class Panel:
+    """A seat's private panel as its game draws it."""
+
+    embed: discord.Embed
+    view: discord.ui.View
+    picture: Picture | None = None  # shown as the embed's image (``attachment://hand.png``)
+
+
+#: A game's panel of a seat: ``(table, seat, lang, *, note=None, **looking) -> Panel``,
+#: ``looking`` what the player was looking at (e.g. a stack and a page: the keywords
+#: the game's own clicks pass to :meth:`HandPanels.show`), kept across redraws;
+#: ``note`` a line on top.
+DrawPanel = Callable[..., Panel]
+
+
+@dataclass
+class _Open:
+    """What redrawing an open panel needs: its interaction's webhook (the token),
+    not the whole interaction with its message and member payloads."""
+
+    webhook: discord.Webhook
+    opened: float  # time.monotonic()
+    lang: str
+    version: int  # the table's version the panel shows
+    looking: dict[str, Any] = field(default_factory=dict)
+    #: the panel's message when it is a followup (opened by *My hand*, whose click answered
+    #: as an update of the table message); None: the interaction's ``@original``
+    message: int | None = None
+
+
+def playing_seat(table: Table, interaction: discord.Interaction) -> int:
+    """The clicker's seat at this running table (a panel is theirs only while they play)."""
+    seat = table.seat_of(interaction.user.id)
+    if seat is None:
+        raise TableError("not_seated")
+    if table.status != "playing":
+        raise TableError("not_playing")
+    return seat
+
+
+def _file(picture: bytes) -> discord.File:
+    return discord.File(io.BytesIO(picture), filename=PICTURE)
+
+
+class HandPanels:
+    """Every open private panel of one game (its UI owns one, built with the
+    function that draws a seat's panel)."""
+
+    def __init__(self, draw: DrawPanel) -> None:
+        self.draw = draw
+        self.answer_within = ANSWER_WITHIN
+        self.open: dict[Key, _Open] = {}
+        self._refreshers: dict[Key, asyncio.Task[None]] = {}
+        #: one lock per panel, kept while someone holds or waits for it
+        self._locks: weakref.WeakValueDictionary[Key, asyncio.Lock] = weakref.WeakValueDictionary()
+
+    def _lock(self, key: Key) -> asyncio.Lock:
+        lock = self._locks.get(key)
+        if lock is None:
+            lock = self._locks[key] = asyncio.Lock()
+        return lock
+
+    async def show(self, interaction: discord.Interaction, table: Table, seat: int, *, new: bool = False,
+                   note: str | None = None, **looking: Any) -> None:
+        """Answer a click with the seat's panel: a new private message (``new``, e.g.
+        *My hand*, or a click that is not on the clicker's own private message), else
+        the clicked panel redrawn."""
+        lang = user_lang(interaction)
+        key = (table.id, interaction.user.id)
+        new = new or not on_own_private_message(interaction)
+        async with self._lock(key):
+            version = table.version
+            panel = self.draw(table, seat, lang, note=note, **looking)
+            picture = await self._picture(interaction, panel.picture, new)
+            embed, view = panel.embed, panel.view
+            # (MISSING: discord.py sends no file, and keeps the message's attachments)
+            file, attachments = MISSING, MISSING
+            if picture is not None:
+                embed.set_image(url=f"attachment://{PICTURE}")
+                file = _file(picture)
+                attachments = [file]
+            message: int | None = None
+            if interaction.response.is_done():
+                if new:
+                    sent = await interaction.followup.send(embed=embed, view=view, file=file, ephemeral=True,
+                                                           wait=True)
+                    if interaction.response.type == discord.InteractionResponseType.deferred_message_update:
+                        message = sent.id  # (the click's @original is the table message)
+                else:
+                    await interaction.edit_original_response(embed=embed, view=view, attachments=attachments)
+            elif new:
+                await interaction.response.send_message(embed=embed, view=view, file=file, ephemeral=True)
+            else:
+                await interaction.response.edit_message(embed=embed, view=view, attachments=attachments)
+            # It keeps itself current while its interaction token lives (and the game goes on:
+            # the end was told to every panel open then, this one shows it already).
+            if table.status == "playing":
+                self.open[key] = _Open(interaction.followup, time.monotonic(), lang, version, looking, message)
+
+    async def _picture(self, interaction: discord.Interaction, picture: Picture | None, new: bool) -> bytes | None:
+        """The panel's picture; while one is drawn anew, the click is acknowledged in time."""
+        if picture is None or picture.ready is not None:
+            return None if picture is None else picture.ready
+        drawing = asyncio.ensure_future(picture.draw())
+        if not new and not interaction.response.is_done():
+            # A click on the panel whose picture must be drawn anew (a move, already
+            # saved) is acknowledged at once; the panel follows as an edit of it.
+            await interaction.response.defer()
+        age = (discord.utils.utcnow() - interaction.created_at).total_seconds()
+        await asyncio.wait({drawing}, timeout=max(0.2, self.answer_within - max(0.0, age)))
+        if not drawing.done() and not interaction.response.is_done():
+            # the machine is busy: say "thinking" in time, then answer
+            await interaction.response.defer(ephemeral=True, thinking=True)
+        return await drawing
+
+    def changed(self, table: Table) -> None:
+        """The table moved: redraw every open panel at it (the mover's own too, unless its
+        click's answer shows the new state already), so a turn shows up without a click;
+        at the end each shows the game is over, once."""
+        now = time.monotonic()
+        for key, panel in list(self.open.items()):
+            if key[0] != table.id:
+                continue
+            if now - panel.opened > PANEL_LIFETIME or (table.status != "playing" and panel.version == table.version):
+                del self.open[key]
+                continue
+            task = self._refreshers.get(key)
+            if task is None or task.done():
+                task = self._refreshers[key] = asyncio.get_running_loop().create_task(self._refresh(table, key))
+                task.add_done_callback(self._forget_refresher(key))
+
+    def _forget_refresher(self, key: Key) -> Callable[[asyncio.Task[None]], None]:
+        """A done callback: a finished redraw's task is let go of."""
+        def forget(done: asyncio.Task[None]) -> None:
+            if self._refreshers.get(key) is done:
+                del self._refreshers[key]
+        return forget
+
+    async def _refresh(self, table: Table, key: Key) -> None:
+        await asyncio.sleep(PANEL_DEBOUNCE)  # a computer's moves come in bursts: draw once
+        async with self._lock(key):
+            while True:
+                panel = self.open.get(key)
+                seat = table.seat_of(key[1])
+                if panel is None or seat is None or panel.version == table.version:
+                    if panel is not None and (seat is None or table.status != "playing"):
+                        del self.open[key]  # nothing will change on it any more
+                    return
+                version = table.version
+                over = table.status != "playing"
+                drawn = self.draw(table, seat, panel.lang, **panel.looking)
+                attachments = MISSING
+                if drawn.picture is not None:
+                    drawn.embed.set_image(url=f"attachment://{PICTURE}")
+                    attachments = [_file(await drawn.picture.drawn())]
+                try:
+                    await panel.webhook.edit_message(panel.message or ORIGINAL, embed=drawn.embed, view=drawn.view,
+                                                     attachments=attachments)
+                    panel.version = version
+                except (discord.HTTPException, aiohttp.ClientError, OSError, RuntimeError):
+                    # Expired, dismissed, Discord trouble or shutting down: the player
+                    # still has My hand and Refresh.
+                    log.debug("panel %s could not be redrawn", key, exc_info=True)
+                    over = True
+                if over:  # nothing will change any more (or it cannot be shown): let go of it
+                    if self.open.get(key) is panel:
+                        del self.open[key]
+                    return
