@@ -425,7 +425,8 @@ class Page(_Paged, TableButton, kind="nimmt.page"):
 
     async def run(self, click: Click) -> None:
         ui: NimmtUI = click.ui
-        await ui.panels.show(click.interaction, click.table, playing_seat(click.table, click.interaction), page=self.page)
+        await ui.panels.show(click.interaction, click.table, playing_seat(click.table, click.interaction),
+                             page=self.page)
 
 
 class OpenPage(Page, kind="nimmt.opage"):
@@ -443,7 +444,7 @@ class StackSelect(_Paged, TableSelect, kind="nimmt.stack"):
     async def run(self, click: Click) -> None:
         ui: NimmtUI = click.ui
         await ui.panels.show(click.interaction, click.table, playing_seat(click.table, click.interaction),
-                       stack=self.choice, page=self.page)
+                             stack=self.choice, page=self.page)
 
 
 class PlayButton(_PanelItem, TableButton, kind="nimmt.play"):
