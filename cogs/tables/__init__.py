@@ -16,8 +16,10 @@ The machinery is three objects, each built with what it uses: a
 message; it draws lobby messages through the lobby) and a
 :class:`~.router.Router` (every click on a table's items, and the error
 answers), owned by :class:`TablesCog`, which only declares the commands and
-listeners.  :mod:`.game_ui` is what a game cog provides; :mod:`cogs.common.ui`
-holds the answer helpers every cog uses.
+listeners.  :mod:`.panel` is every game's private hand panel
+(:class:`~.panel.HandPanels`, which a game's UI gives its panel's text,
+controls and picture); :mod:`.game_ui` is what a game cog provides;
+:mod:`cogs.common.ui` holds the answer helpers every cog uses.
 """
 from __future__ import annotations
 
