@@ -399,8 +399,11 @@ async def _tree_with_every_cog():
     import discord
     from discord.ext import commands
 
+    from cogs.common.parts import Parts
+
     bot = commands.Bot(command_prefix="!", intents=discord.Intents.none())
     bot.store, bot.tables, bot.nights, bot.config = MagicMock(), MagicMock(), MagicMock(), MagicMock()
+    bot.parts = Parts()  # (the cogs find one another there, as on bot.CardBot)
     for extension in _extensions():
         try:
             await bot.load_extension(extension)
