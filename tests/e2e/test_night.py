@@ -194,7 +194,7 @@ async def test_a_game_night_of_eleven(world, tmp_path):
         assert t("en", "nights.recap_winner", name=final[0][1], count=1) in recap.text()
         # over and its recap out, the night is let go of in memory; a client that still
         # shows the old sign-up buttons is told it is over, and nothing changes
-        await fd.wait_for(lambda: night_id not in bot.nights.nights and night_id not in bot.get_cog("Night").presenters,
+        await fd.wait_for(lambda: night_id not in bot.nights.nights and night_id not in bot.parts.night.presenters,
                           timeout=10)
         r = await fd.forge(people[5], signup, f"night:{night_id}:join")
         assert r.ephemeral and t("en", "nights.error_ended") in r.message.text()

@@ -122,3 +122,49 @@ def test_our_cogs_are_not_looked_up_by_name():
                for path in _sources().values() for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
                if isinstance(node, ast.Attribute) and node.attr == "get_cog"]
     assert lookups == []
+
+
+def _undeclared_self_attributes(path: Path) -> dict[str, set[str]]:
+    """Per class of a module: the ``self.<name>`` it uses that it does not declare itself
+    (no method, class attribute or ``self.<name> = ...`` of its own): what a mixin shares."""
+    out: dict[str, set[str]] = {}
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        declared: set[str] = set()
+        used: set[str] = set()
+        for item in node.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                declared.add(item.name)
+            elif isinstance(item, ast.Assign):
+                declared.update(target.id for target in item.targets if isinstance(target, ast.Name))
+            elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                declared.add(item.target.id)
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id == "self":
+                (declared if isinstance(sub.ctx, ast.Store) else used).add(sub.attr)
+        if used - declared:
+            out[node.name] = used - declared
+    return out
+
+
+def test_the_undeclared_attribute_finder_sees_a_mixin(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text("class A:\n    def f(self):\n        return self.manager\n"
+                    "class B:\n    x = 1\n    def __init__(self):\n        self.y = self.x\n", encoding="utf-8")
+    assert _undeclared_self_attributes(path) == {"A": {"manager"}}
+
+
+def test_the_table_kit_is_objects_not_mixins():
+    """The lobby, the presenter, the router, the cog and the hand panels each use only
+    what they declare (their constructor's arguments, their own methods): nothing is
+    shared through a class made of several."""
+    from discord.ext import commands
+
+    from cogs.tables import TablesCog
+
+    assert TablesCog.__bases__ == (commands.Cog,)
+    found = {f"{path.name}:{name}": sorted(names) for path in sorted((ROOT / "cogs" / "tables").glob("*.py"))
+             for name, names in _undeclared_self_attributes(path).items()
+             if name in ("Lobby", "Presenter", "Router", "TablesCog", "HandPanels")}
+    assert found == {}
