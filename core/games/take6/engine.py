@@ -37,6 +37,9 @@ ROWS = 4
 ROW_MAX = 5  # the sixth card takes the row
 DEFAULT_LIMIT = 66  # S4
 ROW_LABELS = ("A", "B", "C", "D")
+#: the original rules' tactical variant: only the cards 1 to 10 x players + 4, so every card in play is known
+TACTICAL = "tactical"
+VARIANTS = (TACTICAL,)
 
 
 
@@ -96,6 +99,8 @@ class Take6:
         self.seed = 0
         self.limit: int | None = DEFAULT_LIMIT
         self.deals: int | None = None
+        self.variant: str | None = None  # None: the standard game (all 104 cards)
+        self.cards = CARDS  # the deck: 1..cards
         self.log: list[tuple[int, str]] = []
         self.deal = 0
         self.turn = 0  # 1..10 within the deal
@@ -112,15 +117,25 @@ class Take6:
     # -- creation -------------------------------------------------------------
     @classmethod
     def new(cls, seats: int, seed: int, limit: int | None = None, deals: int | None = None,
-            **options: Any) -> "Take6":
+            variant: str | None = None, **options: Any) -> "Take6":
         """Options: ``limit`` (points that end the game, default 66, S4) or
-        ``deals`` (a fixed number of deals; then there is no limit)."""
+        ``deals`` (a fixed number of deals; then there is no limit);
+        ``variant`` ``"tactical"``: the deck is only 1 to 10 x players + 4.
+
+        >>> g = Take6.new(3, seed=1, variant="tactical")
+        >>> g.cards, sorted([c for h in g.hands for c in h] + [r[0] for r in g.rows]) == list(range(1, 35))
+        (34, True)
+        """
         if options:
             raise InvalidAction("bad_option", f"unknown options {sorted(options)}")
         if type(seats) is not int or not cls.min_seats <= seats <= cls.max_seats:
             raise InvalidAction("bad_seats", "6 nimmt! takes 2 to 10 players")
+        if variant is not None and variant not in VARIANTS:
+            raise InvalidAction("bad_option", f"unknown variant {variant!r}")
         g = cls()
         g.seats, g.seed = seats, int(seed)
+        g.variant = variant
+        g.cards = HAND * seats + ROWS if variant == TACTICAL else CARDS
         if deals is not None:
             g.deals, g.limit = int(deals), None
             if g.deals < 1:
@@ -137,12 +152,15 @@ class Take6:
 
     @property
     def options(self) -> dict[str, Any]:
-        return {"deals": self.deals} if self.deals is not None else {"limit": self.limit}
+        chosen: dict[str, Any] = {"deals": self.deals} if self.deals is not None else {"limit": self.limit}
+        if self.variant is not None:
+            chosen["variant"] = self.variant
+        return chosen
 
     def _start_deal(self, ev: list[Event]) -> None:
         self.deal += 1
         self.turn = 1
-        deck = list(range(1, CARDS + 1))
+        deck = list(range(1, self.cards + 1))
         random.Random(f"{self.seed}:{self.deal}").shuffle(deck)
         self.hands = [sorted(deck[i * HAND:(i + 1) * HAND]) for i in range(self.seats)]
         rest = deck[self.seats * HAND:]
@@ -317,6 +335,8 @@ class Take6:
             "deal": self.deal,
             "deals": self.deals,
             "limit": self.limit,
+            "variant": self.variant,
+            "cards": self.cards,  # the deck is 1..cards
             "turn": self.turn,
             "rows": [list(r) for r in self.rows],
             "row_heads": [heads(r) for r in self.rows],
@@ -339,6 +359,7 @@ class Take6:
     def to_dict(self) -> dict[str, Any]:
         return {
             "seats": self.seats, "seed": self.seed, "limit": self.limit, "deals": self.deals,
+            **({"variant": self.variant, "cards": self.cards} if self.variant is not None else {}),
             "log": [list(e) for e in self.log], "deal": self.deal, "turn": self.turn,
             "hands": [list(h) for h in self.hands], "rows": [list(r) for r in self.rows],
             "piles": [list(p) for p in self.piles], "scores": list(self.scores),
@@ -350,6 +371,7 @@ class Take6:
     def from_dict(cls, data: dict[str, Any]) -> "Take6":
         g = cls()
         g.seats, g.seed, g.limit, g.deals = data["seats"], data["seed"], data["limit"], data["deals"]
+        g.variant, g.cards = data.get("variant"), int(data.get("cards", CARDS))
         g.log = [(int(s), str(a)) for s, a in data["log"]]
         g.deal, g.turn = data["deal"], data["turn"]
         g.hands = [list(h) for h in data["hands"]]

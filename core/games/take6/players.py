@@ -157,7 +157,7 @@ def know(view: dict[str, Any], history: Sequence[Event]) -> Knowledge:
         seat=seat, seats=seats, phase=view["phase"], deal=view["deal"], deals=view["deals"], limit=view["limit"],
         hand=hand, rows=rows, counts=list(view["hand_counts"]), chosen=list(view["chosen"]), pending=pending,
         scores=list(view["scores"]), penalties=penalties,
-        pool=[c for c in range(1, CARDS + 1) if c not in seen])
+        pool=[c for c in range(1, int(view.get("cards", CARDS)) + 1) if c not in seen])
 
 
 # ------------------------------------------------------------------ the rules, quick

@@ -12,8 +12,11 @@ from core.games.take6.engine import (
 )
 
 FAST = settings(max_examples=40, deadline=None)
+#: (seats, seed, players' seed, player, deals, variant): the tactical variant (only the cards
+#: 1 to 10 x players + 4) passes every property the standard game does
 games = st.tuples(st.integers(2, 10), st.integers(0, 2**32 - 1), st.integers(0, 2**16),
-                  st.sampled_from(["random", "normal"]), st.sampled_from([None, 1, 2]))
+                  st.sampled_from(["random", "normal"]), st.sampled_from([None, 1, 2]),
+                  st.sampled_from([None, "tactical"]))
 PLAYERS = {"random": random_player, "normal": normal_player}
 
 
@@ -38,8 +41,8 @@ def cards_in_play(g: Take6) -> list[int]:
     return cards
 
 
-def play(seats, seed, pseed, kind, deals, check=None):
-    g = Take6.new(seats, seed, deals=deals)
+def play(seats, seed, pseed, kind, deals, check=None, variant=None):
+    g = Take6.new(seats, seed, deals=deals, variant=variant)
     rng = random.Random(pseed)
     player = PLAYERS[kind]
     steps = 0
@@ -143,22 +146,25 @@ def test_fixed_number_of_deals():
 @FAST
 @given(games)
 def test_cards_are_conserved_and_penalties_are_the_taken_heads(params):
-    seats, seed, pseed, kind, deals = params
+    seats, seed, pseed, kind, deals, variant = params
 
     def check(g):
         cards = cards_in_play(g)
         assert len(cards) == len(set(cards)) == 10 * seats + 4 and all(1 <= c <= CARDS for c in cards)
+        if variant == "tactical":  # every card of the deck is in play: none is unknown
+            assert sorted(cards) == list(range(1, 10 * seats + 5))
         assert all(1 <= len(r) <= 5 for r in g.rows)
 
-    g = play(seats, seed, pseed, kind, deals, check)
+    g = play(seats, seed, pseed, kind, deals, check, variant)
     assert len(g.result.scores) == seats
 
 
 @FAST
 @given(games)
 def test_replay_and_serialise_round_trip(params):
-    seats, seed, pseed, kind, deals = params
-    g = play(seats, seed, pseed, kind, deals)
+    seats, seed, pseed, kind, deals, variant = params
+    g = play(seats, seed, pseed, kind, deals, variant=variant)
+    assert g.options.get("variant") == variant
     again = Take6.replay(seats, seed, g.options, g.log)
     assert again.to_dict() == g.to_dict()
     # every prefix survives a JSON round trip and goes on identically
@@ -179,7 +185,7 @@ def rehide(g: Take6, seat, rng):
     pool = [c for s in hidden_seats for c in data["hands"][s]]
     if g.phase is Phase.CHOOSE:
         pool += [data["chosen"][s] for s in hidden_seats if data["chosen"][s] is not None]
-    pool += [c for c in range(1, CARDS + 1) if c not in used]
+    pool += [c for c in range(1, g.cards + 1) if c not in used]
     rng.shuffle(pool)
     for s in hidden_seats:
         n = len(data["hands"][s])
@@ -192,7 +198,7 @@ def rehide(g: Take6, seat, rng):
 @FAST
 @given(games)
 def test_views_do_not_change_when_hidden_cards_are_dealt_anew(params):
-    seats, seed, pseed, kind, deals = params
+    seats, seed, pseed, kind, deals, variant = params
     rng = random.Random(seed)
 
     def check(g):
@@ -204,7 +210,7 @@ def test_views_do_not_change_when_hidden_cards_are_dealt_anew(params):
             if seat in g.to_act:  # the computer decides from the view alone
                 assert normal_player(other, seat, random.Random(1)) == normal_player(g, seat, random.Random(1))
 
-    play(seats, seed, pseed, kind, 1 if deals is None else deals, check)
+    play(seats, seed, pseed, kind, 1 if deals is None else deals, check, variant)
 
 
 def test_same_seed_same_game_other_seed_other_deal():
@@ -228,3 +234,17 @@ def test_normal_player_beats_random_player_on_average():
 
 def test_heads_helper():
     assert heads([]) == 0 and heads([55, 55 - 44]) == 12
+
+
+def test_the_tactical_variant_deals_exactly_the_cards_in_play_and_computers_know_the_rest():
+    """Only 1 to 10 x players + 4: after the deal, the cards a seat does not see are exactly
+    the other hands, which its computer player's knowledge holds as its pool."""
+    from core.games.take6.players import know
+
+    g = Take6.new(4, 9, variant="tactical")
+    assert sorted([c for h in g.hands for c in h] + [r[0] for r in g.rows]) == list(range(1, 45))
+    k = know(g.view(0), [])
+    assert sorted(k.pool) == sorted(c for h in g.hands[1:] for c in h)
+    g.apply(0, normal_player(g, 0, random.Random(1)))  # the computer plays it
+    with pytest.raises(Exception):
+        Take6.new(4, 9, variant="nonsense")
