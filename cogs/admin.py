@@ -64,6 +64,20 @@ class AdminCog(commands.Cog, name="Admin"):
         key = "admin.rated_on" if enabled else "admin.rated_off"
         await reply(interaction, t(user_lang(interaction), key))
 
+    @settings.command(name=_("rated_variants", key="commands.settings_rated_variants.name"),
+                      description=_("Whether games of a table variant count for the rating boards",
+                                    key="commands.settings_rated_variants.description"))
+    @app_commands.rename(enabled=_("enabled", key="commands.opt_enabled.name"))
+    @app_commands.describe(enabled=_("on: games of a table variant are rated like the standard game",
+                                     key="commands.opt_variants_enabled.description"))
+    async def rated_variants(self, interaction: discord.Interaction, enabled: bool) -> None:
+        if not self._can_manage(interaction):
+            return await reply(interaction, t(user_lang(interaction), "errors.manage_guild_only"))
+        if not await self._save(interaction, "rate_variants", bool(enabled)):
+            return
+        key = "admin.variants_rated_on" if enabled else "admin.variants_rated_off"
+        await reply(interaction, t(user_lang(interaction), key))
+
     @settings.command(name=_("show", key="commands.settings_show.name"),
                       description=_("This server's settings of the card bot",
                                     key="commands.settings_show.description"))
@@ -83,7 +97,8 @@ class AdminCog(commands.Cog, name="Admin"):
             server = normalise(interaction.guild_locale)
             language = t(lang, "admin.show_auto", language=t(server, "admin.language_name"))
         lines = [t(lang, "admin.show_language", language=language),
-                 t(lang, "admin.show_rated_on" if settings.get("rate_bot_games") else "admin.show_rated_off")]
+                 t(lang, "admin.show_rated_on" if settings.get("rate_bot_games") else "admin.show_rated_off"),
+                 t(lang, "admin.show_variants_on" if settings.get("rate_variants") else "admin.show_variants_off")]
         embed = discord.Embed(title=t(lang, "admin.show_title"), description="\n".join(lines),
                               colour=discord.Colour.blurple())
         await reply(interaction, embed=embed)

@@ -33,6 +33,7 @@ from cogs.stats import GAME_CHOICES, _num
 from cogs.common.parts import parts
 from cogs.common.ui import on_own_private_message, reply, user_lang
 from cogs.guard import ID_PATTERN
+from cogs.tables.game_ui import variant_line
 from core import registry
 from core.protocol import GameError
 
@@ -282,7 +283,8 @@ class AfterCog(commands.Cog, name="After"):
         if shuffle.get("sha256") and record.meta.get("seed") != seed:  # table and record must agree
             return verify.Verdict(False, False, False, len(recorded.log), "seed_differs")
         return verify.check(
-            self.engine(record.game), game=record.game, table_id=record.id, seats=seats, seed=seed,
+            self.engine(record.game), game=verify.committed(record.game, shuffle.get("variant")), table_id=record.id,
+            seats=seats, seed=seed,
             nonce=shuffle.get("nonce"), published=shuffle.get("sha256"), options=recorded.options,
             log=recorded.log, scores=[by_seat[s]["score"] for s in range(seats) if s in by_seat],
             places=[by_seat[s]["place"] for s in range(seats) if s in by_seat])
@@ -295,7 +297,8 @@ class AfterCog(commands.Cog, name="After"):
         embed.description = "\n".join([
             t(lang, "after.commitment_full", sha=shuffle["sha256"]),
             t(lang, "after.commitment_pending"),
-            t(lang, "after.how_to_check", preimage=verify.preimage(game, table_id, 0, "N").replace(
+            t(lang, "after.how_to_check", preimage=verify.preimage(
+                verify.committed(game, shuffle.get("variant")), table_id, 0, "N").replace(
                 "|0|N", "|<seed>|<nonce>")),
         ])
         await reply(interaction, embed=embed)
@@ -308,13 +311,17 @@ class AfterCog(commands.Cog, name="After"):
         embed = discord.Embed(title=t(lang, "after.verify_title", game=title, id=recorded.game_id),
                               colour=discord.Colour.green() if ok else discord.Colour.red())
         lines = [t(lang, "after.verify_ok" if ok else "after.verify_failed")]
+        variant = variant_line(record.game, {"variant": shuffle.get("variant")}, lang)
+        if variant:  # (the commitment names it: the hash below covers it)
+            lines.append(variant)
         if verdict.problem == "no_commitment":
             lines.append(t(lang, "after.problem_no_commitment"))
         else:
             seed = detail.get("seed")
             lines.append(t(lang, "after.commitment_full", sha=shuffle["sha256"]))
             lines.append(t(lang, "after.seed_nonce", seed=seed, nonce=shuffle["nonce"]))
-            recomputed = verify.commitment(record.game, record.id, seed, shuffle["nonce"]) if seed is not None else "-"
+            named = verify.committed(record.game, shuffle.get("variant"))
+            recomputed = verify.commitment(named, record.id, seed, shuffle["nonce"]) if seed is not None else "-"
             lines.append(t(lang, "after.recomputed", sha=recomputed))
             lines.append(t(lang, "after.hash_ok" if verdict.hash_ok else "after.hash_bad"))
             if verdict.replay_ok and verdict.result_ok:
@@ -328,7 +335,7 @@ class AfterCog(commands.Cog, name="After"):
             elif verdict.replay_ok:
                 lines.append(t(lang, "after.problem_result_differs", count=verdict.moves))
             lines.append(t(lang, "after.how_to_check", preimage=verify.preimage(
-                record.game, record.id, seed if seed is not None else 0, shuffle["nonce"])))
+                named, record.id, seed if seed is not None else 0, shuffle["nonce"])))
         embed.description = "\n".join(lines)[:4000]
         return embed
 
@@ -375,6 +382,7 @@ class AfterCog(commands.Cog, name="After"):
         title = t(lang, f"{recorded.record.game}.title")
         embed = discord.Embed(title=t(lang, "after.replay_title", game=title, id=recorded.game_id),
                               colour=discord.Colour.purple())
+        variant = variant_line(recorded.record.game, recorded.record.meta.get("options", {}), lang)
         if frame.step == 0 or frame.seat is None:
             head = [t(lang, "after.replay_deal", count=frame.moves)]
         else:
@@ -385,7 +393,7 @@ class AfterCog(commands.Cog, name="After"):
         for seat, seen in enumerate(frame.hands):  # every hand, now that the game is over
             name = plain(recorded.seats[seat].name)
             hands += ui.replay_seat(seen, frame.table, frame.revealed, seat, name, lang)
-        text = "\n".join(head)
+        text = "\n".join(([variant] if variant else []) + head)
         heading = t(lang, "after.replay_hands_down" if frame.revealed else "after.replay_hands")
         rest = "\n".join([summary, "", heading, *hands])
         embed.description = (text[:1800] + "\n\n" + rest)[:4000]

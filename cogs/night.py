@@ -30,8 +30,9 @@ from app.tables.manager import LEVELS, Table, TableError, counting_saves
 from cogs.common.parts import parts
 from cogs.common.ui import TRANSIENT, defer_when_slow, given, reply, update_message, user_lang
 from cogs.guard import ID_PATTERN, BadInput, number
-from cogs.tables.game_ui import seat_label
+from cogs.tables.game_ui import seat_label, variant_choices, variant_line
 from cogs.tables.router import error_text as table_error_text
+from core import registry
 from core.protocol import to_act
 
 log = logging.getLogger(__name__)
@@ -293,7 +294,8 @@ class NightCog(commands.Cog, name="Night"):
                          rounds=_("rounds", key="commands.opt_rounds.name"),
                          turn_time=_("turn_time", key="commands.opt_turn_time.name"),
                          starts_in=_("starts_in", key="nights.opt_starts_in.name"),
-                         remind_role=_("remind_role", key="nights.opt_remind_role.name"))
+                         remind_role=_("remind_role", key="nights.opt_remind_role.name"),
+                         variant=_("variant", key="commands.opt_variant.name"))
     @app_commands.describe(game=_("Which game the night plays", key="nights.opt_night_game.description"),
                            table_size=_("Players per table (as even as possible within the game's limits)",
                                         key="nights.opt_table_size.description"),
@@ -304,13 +306,16 @@ class NightCog(commands.Cog, name="Night"):
                            starts_in=_("Minutes until the first round starts by itself (default: the organiser "
                                        "starts it)", key="nights.opt_starts_in.description"),
                            remind_role=_("A role the reminder before the first round pings (with starts_in)",
-                                         key="nights.opt_remind_role.description"))
+                                         key="nights.opt_remind_role.description"),
+                           variant=_("A table variant of the night's game (default: the standard game)",
+                                     key="nights.opt_night_variant.description"))
+    @app_commands.choices(variant=variant_choices(*registry.GAMES))
     async def start(self, interaction: discord.Interaction, game: str,
                     table_size: app_commands.Range[int, 2, 12] | None = None,
                     rounds: app_commands.Range[int, 1, 20] | None = None,
                     turn_time: app_commands.Range[int, 0, 3600] = 120,
                     starts_in: app_commands.Range[int, 1, 1440] | None = None,
-                    remind_role: discord.Role | None = None) -> None:
+                    remind_role: discord.Role | None = None, variant: str | None = None) -> None:
         lang = user_lang(interaction)
         if remind_role is not None and starts_in is None:
             return await reply(interaction, t(lang, "nights.error_role_needs_time"))
@@ -336,7 +341,7 @@ class NightCog(commands.Cog, name="Night"):
                     organiser_id=interaction.user.id, organiser_name=interaction.user.display_name,
                     table_size=table_size, rounds=rounds, turn_time=turn_time, locale=night_lang,
                     starts_in=None if starts_in is None else 60.0 * starts_in,
-                    remind_role=None if remind_role is None else remind_role.id)
+                    remind_role=None if remind_role is None else remind_role.id, variant=variant)
         except (NightError, TableError) as error:
             return await reply(interaction, self.error_text(lang, error))
         shown = self.host.shown(night)
@@ -676,6 +681,9 @@ class NightCog(commands.Cog, name="Night"):
                  self.fill_line(night, lang),
                  t(lang, "nights.auto_on", seconds=round(BREAK_SECONDS)) if night.auto else t(lang, "nights.auto_off"),
                  self.status_line(night, lang)]
+        variant = variant_line(night.game, {"variant": night.variant}, lang)
+        if variant:
+            lines.insert(1, variant)
         if night.first_start() is not None or night.reminded:
             lines.append(t(lang, "nights.reminder_sent") if night.reminded
                          else t(lang, "nights.reminder_due", minutes=round(REMIND_BEFORE / 60),

@@ -413,9 +413,13 @@ class StatsCog(commands.Cog, name="Stats"):
             return await reply(interaction, t(lang, empty_key, name=shown))
         lines = []
         options = []
+        variants = await self.variants_of(games)
         for g in games:
             when = f"<t:{int(g['ended_at'])}:d>"
             title = t(lang, f"{g['game']}.title")
+            variant = registry.spec(g["game"]).variant(variants.get(g["game_id"])) if g["game"] in registry.KEYS else None
+            if variant is not None:  # a variant's game says so
+                title = t(lang, "stats.history_variant", game=title, variant=t(lang, variant.label_key))
             lines.append(t(lang, "stats.history_line", game=title, when=when, place=g["place"],
                            players=g["players"], score=g["score"]))
             # several games a day: the time (and score) tell the options apart
@@ -429,6 +433,16 @@ class StatsCog(commands.Cog, name="Stats"):
         view = discord.ui.View(timeout=None)
         view.add_item(HistorySelect(target.id, options, t(lang, "stats.history_pick")))
         await interaction.response.send_message(embed=embed, view=view, ephemeral=True)
+
+    async def variants_of(self, games: list[dict[str, Any]]) -> dict[int, str]:
+        """Game id -> its table's variant, for the games that had one (read from their tables)."""
+        out: dict[int, str] = {}
+        for g in games:
+            record = await self.bot.store.table(g["table_id"]) if g.get("table_id") is not None else None
+            variant = ((record.meta.get("shuffle") or {}).get("variant") if record is not None else None)
+            if variant:
+                out[g["game_id"]] = str(variant)
+        return out
 
     async def show_game(self, interaction: discord.Interaction, game_id: int) -> None:
         lang = user_lang(interaction)

@@ -118,6 +118,23 @@ class StatSpec:
 
 
 @dataclass(frozen=True)
+class VariantSpec:
+    """A table variant a game declares: ``name`` (chosen with ``variant:``,
+    saved with the table, part of the shuffle commitment), the catalogue keys
+    of its label and of the line that says what it changes, and the engine
+    options it sets.
+
+    >>> VariantSpec("short", "garbage.variant_short", "garbage.variant_short_info", {"slots": 5}).options
+    {'slots': 5}
+    """
+
+    name: str
+    label_key: str
+    info_key: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class GameSpec:
     """What the code above the engine knows about one game.
 
@@ -143,6 +160,8 @@ class GameSpec:
     colour: tuple[int, int, int] = (88, 101, 242)
     highlights: tuple[str, ...] = ()  # the kinds of its night highlights, in the recap's order
     moments: Moments | None = None  # finds them in a finished game's events
+    #: the table variants it offers besides the standard game
+    variants: tuple[VariantSpec, ...] = ()
     #: the folder of its texts (None: ``data/games/<key>/``): its catalogues
     #: ``locales/<lang>/<file>.json`` (keys prefixed by the file's name, as in
     #: ``data/locales``) and its rules ``rules/<lang>.md``
@@ -176,3 +195,7 @@ class GameSpec:
 
     def option(self, name: str) -> OptionSpec | None:
         return next((o for o in self.options if o.name == name), None)
+
+    def variant(self, name: str | None) -> VariantSpec | None:
+        """The declared variant of that name (None: the standard game, or one it does not declare)."""
+        return next((v for v in self.variants if v.name == name), None)

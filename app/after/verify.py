@@ -6,7 +6,8 @@ fresh 128-bit nonce, and the table shows the SHA-256 of
 
     cardnight-shuffle-v1|<game>|<table id>|<seed>|<nonce hex>
 
-(UTF-8, no newline).  The seed and the nonce stay secret until the game is
+(UTF-8, no newline); a game of a table variant names it with the game
+(``take6+tactical``), so the commitment covers the variant too.  The seed and the nonce stay secret until the game is
 over; then the final standings reveal both, and anyone can recompute the
 hash (``printf '%s' 'cardnight-shuffle-v1|<game>|12|123456|ab..' | sha256sum``).
 
@@ -56,11 +57,23 @@ def commitment(game: str, table_id: int, seed: int, nonce: str) -> str:
     return hashlib.sha256(preimage(game, table_id, seed, nonce).encode("utf-8")).hexdigest()
 
 
-def commit(game: str, table_id: int, seed: int, options: dict[str, Any]) -> dict[str, Any]:
-    """What a table keeps when its game starts: a fresh nonce, the commitment,
-    and the engine options the game runs with (so a replay needs nothing else)."""
+def committed(game: str, variant: str | None) -> str:
+    """The game as the commitment names it: with its variant, if it has one.
+
+    >>> committed("take6", "tactical"), committed("nimmt", None)
+    ('take6+tactical', 'nimmt')
+    """
+    return f"{game}+{variant}" if variant else game
+
+
+def commit(game: str, table_id: int, seed: int, options: dict[str, Any], *,
+           variant: str | None = None) -> dict[str, Any]:
+    """What a table keeps when its game starts: a fresh nonce, the commitment
+    (to the game, its variant, the table and the seed), and the engine
+    options the game runs with (so a replay needs nothing else)."""
     nonce = secrets.token_hex(NONCE_BYTES)
-    return {"nonce": nonce, "sha256": commitment(game, table_id, seed, nonce), "options": dict(options)}
+    return {"nonce": nonce, "sha256": commitment(committed(game, variant), table_id, seed, nonce),
+            "options": dict(options), **({"variant": variant} if variant else {})}
 
 
 def short(digest: str) -> str:

@@ -29,6 +29,7 @@ from app.nights.night import (
     standings,
 )
 from app.tables.manager import LEVELS, Note, Table, TableError, TableManager, guarded, slow_guard
+from core import registry
 
 log = logging.getLogger(__name__)
 
@@ -200,12 +201,15 @@ class NightHost:
     # ------------------------------------------------------------------ sign-up
     async def create(self, *, guild_id: int, channel_id: int, game: str, organiser_id: int, organiser_name: str,
                      table_size: int | None, rounds: int | None, turn_time: int, locale: str,
-                     starts_in: float | None = None, remind_role: int | None = None) -> Night:
+                     starts_in: float | None = None, remind_role: int | None = None,
+                     variant: str | None = None) -> Night:
         """A night in sign-up; ``starts_in`` (seconds, times the table manager's
         time scale): its first round starts by itself then; ``remind_role``: the
         role its reminder pings."""
         if game not in self.tables.games:
             raise NightError("bad_game")
+        if variant is not None and registry.spec(game).variant(variant) is None:
+            raise NightError("bad_variant")
         low, high = self.game_limits(game)
         size = min(max(DEFAULT_TABLE_SIZE, low), high) if table_size is None else table_size
         if not max(2, low) <= size <= high:
@@ -215,7 +219,7 @@ class NightHost:
         night = Night(id=0, guild_id=guild_id, channel_id=channel_id, game=game, organiser_id=organiser_id,
                       table_size=size, rounds=rounds, turn_time=max(0, int(turn_time)), locale=locale,
                       players=[Player(organiser_id, organiser_name)], created_at=self.clock(),
-                      remind_role=remind_role)
+                      remind_role=remind_role, variant=variant)
         if starts_in is not None:
             night.next_at = self.clock() + max(0.0, float(starts_in)) * self.tables.time_scale
         try:
@@ -494,7 +498,8 @@ class NightHost:
                 table = await self.tables.create(
                     guild_id=night.guild_id, channel_id=night.channel_id, game=night.game, host_id=host,
                     host_name=names[host], seats=len(seats), turn_time=night.turn_time,
-                    locale=night.locale, night_id=night.id)
+                    locale=night.locale, night_id=night.id,
+                    options={"variant": night.variant} if night.variant else None)
                 made.append(table)
                 for uid in seats:
                     if uid is None:

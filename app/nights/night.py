@@ -126,6 +126,7 @@ class Night:
     reminded: bool = False  # the reminder went out (saved: a restart does not send it again)
     #: who watches the night (*Watch* on its standings): every live table, round after round
     watchers: dict[int, str] = field(default_factory=dict)
+    variant: str | None = None  # the table variant every table of the night plays (None: the standard game)
 
     def player(self, user_id: int) -> Player | None:
         for player in self.players:
@@ -168,6 +169,7 @@ class Night:
             **({"remind_role": self.remind_role} if self.remind_role is not None else {}),
             **({"reminded": True} if self.reminded else {}),
             **({"watchers": [[u, n] for u, n in self.watchers.items()]} if self.watchers else {}),
+            **({"variant": self.variant} if self.variant else {}),
         }
 
     @classmethod
@@ -193,6 +195,7 @@ class Night:
             remind_role=None if meta.get("remind_role") is None else int(meta["remind_role"]),
             reminded=bool(meta.get("reminded")),
             watchers={int(u): str(n) for u, n in meta.get("watchers", ())},
+            variant=meta.get("variant"),
         )
 
     def first_start(self) -> float | None:

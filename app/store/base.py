@@ -28,7 +28,7 @@ CLOSED = ("finished", "cancelled", "abandoned")
 #: seconds a table's closing not told in its thread yet is still told after a restart
 #: (``untold_closed_tables``)
 UNTOLD_FOR = 7 * 24 * 3600
-GUILD_DEFAULTS: dict[str, Any] = {"language": None, "rate_bot_games": False}
+GUILD_DEFAULTS: dict[str, Any] = {"language": None, "rate_bot_games": False, "rate_variants": False}
 #: days a rating stays on the rating boards after its last rated game (a
 #: server may set its own window for its boards, ``/boards activity``)
 ACTIVE_DAYS = 30.0

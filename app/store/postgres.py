@@ -338,7 +338,7 @@ LEFT JOIN LATERAL (SELECT g.lo FROM bucket_groups AS g
 WHERE s.game = $1 AND s.scope = $2 AND s.user_id = $3
 """
 _HISTORY = """
-SELECT g.id, g.game, g.guild_id, g.ended_at, gp.place, gp.score, g.n_players
+SELECT g.id, g.game, g.guild_id, g.ended_at, gp.place, gp.score, g.n_players, g.table_id
 FROM game_players AS gp JOIN games AS g ON g.id = gp.game_id
 WHERE gp.user_id = $1
   AND ($2::bigint IS NULL OR g.guild_id = $2)
@@ -800,7 +800,7 @@ class PostgresStore(GroupRecorder):
         rows = await self._pool.fetch(_HISTORY, user_id, guild_id, game, limit)
         return [
             {"game_id": r[0], "game": r[1], "guild_id": r[2], "ended_at": r[3], "place": r[4],
-             "score": r[5], "players": r[6]}
+             "score": r[5], "players": r[6], "table_id": r[7]}
             for r in rows
         ]
 

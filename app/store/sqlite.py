@@ -374,7 +374,7 @@ FROM me
 """
 
 _HISTORY = """
-SELECT g.id, g.game, g.guild_id, g.ended_at, gp.place, gp.score, g.n_players
+SELECT g.id, g.game, g.guild_id, g.ended_at, gp.place, gp.score, g.n_players, g.table_id
 FROM game_players AS gp JOIN games AS g ON g.id = gp.game_id
 WHERE gp.user_id = :u
   AND (:guild IS NULL OR g.guild_id = :guild)
@@ -961,7 +961,7 @@ class SqliteStore(GroupRecorder):
         )
         return [
             {"game_id": r[0], "game": r[1], "guild_id": r[2], "ended_at": r[3], "place": r[4],
-             "score": r[5], "players": r[6]}
+             "score": r[5], "players": r[6], "table_id": r[7]}
             for r in rows
         ]
 

@@ -676,6 +676,11 @@ class TableManager:
             chosen["rounds"] = rounds
         spec = registry.spec(game)
         table_options: dict[str, Any] = {"turn_time": max(0, int(turn_time))}
+        variant = chosen.pop("variant", None)
+        if variant is not None:  # one the game declares (core/spec.py VariantSpec), or a refusal
+            if spec.variant(variant) is None:
+                raise TableError("table.bad_variant", variant=str(variant)[:40])
+            table_options["variant"] = variant
         for name, value in chosen.items():
             option = spec.option(name)
             if option is None or value is None:
@@ -907,7 +912,8 @@ class TableManager:
             # 63 bits: the most a SQLite integer (games.seed) holds; see app/after/verify.py
             draft.seed = self.fixed_seed if self.fixed_seed is not None else secrets.randbits(63)
             draft.engine = cls.new(len(draft.seats), draft.seed, **self._engine_options(draft))
-            draft.shuffle = commit(draft.game, draft.id, draft.seed, self._engine_options(draft))
+            draft.shuffle = commit(draft.game, draft.id, draft.seed, self._engine_options(draft),
+                                   variant=draft.options.get("variant"))
             draft.status = "playing"
             draft.started_at = self.clock()
             events = [draft.note({"type": "started"})]
@@ -1051,8 +1057,11 @@ class TableManager:
 
     # -------------------------------------------------------------- internals
     def _engine_options(self, table: Table) -> dict[str, Any]:
-        options = {k: v for k, v in table.options.items() if k not in ("turn_time", "hints")}
+        options = {k: v for k, v in table.options.items() if k not in ("turn_time", "hints", "variant")}
         spec = registry.spec(table.game)
+        variant = spec.variant(table.options.get("variant"))
+        if variant is not None:
+            options.update(variant.options)
         for name, value in list(options.items()):
             option = spec.option(name)
             if option is not None and option.at_most_seats and value is not None:
@@ -1153,6 +1162,10 @@ class TableManager:
                 rated = bool(settings.get("rate_bot_games"))
             if table.options.get("hints"):
                 rated = False  # the coach helped: never a rated game
+            if table.options.get("variant") and rated:
+                # a variant counts for stats; the rating boards are the standard game's unless the server says
+                settings = await self.store.guild_settings(table.guild_id)
+                rated = bool(settings.get("rate_variants"))
             record = GameRecord(
                 table_id=table.id, guild_id=table.guild_id, channel_id=table.channel_id, game=table.game,
                 started_at=table.started_at or table.created_at, ended_at=self.clock(), seed=table.seed,

@@ -9,10 +9,11 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Callable, ClassVar, Optional, Protocol
+from typing import Any, Callable, ClassVar, Mapping, Optional, Protocol
 
 import discord
 from discord import app_commands
+from discord.app_commands import locale_str
 from discord.ext import commands
 
 from app.i18n.catalogue import t
@@ -20,6 +21,7 @@ from app.tables.manager import Table
 from app.text import plain
 from cogs.common.parts import parts
 from cogs.common.translator import command_str
+from core import registry
 from core.protocol import Event
 from core.spec import GameSpec
 
@@ -38,6 +40,25 @@ def seat_label(table: Table, seat: int, lang: str, away: bool = True, picture: b
     if s.away and away:
         return t(lang, "table.picture_away" if picture else "table.seat_away", name=name)
     return name
+
+
+def variant_choices(*specs: GameSpec) -> list[app_commands.Choice[str]]:
+    """The ``variant:`` choices of a command: the variants these games declare."""
+    seen: dict[str, app_commands.Choice[str]] = {}
+    for spec in specs:
+        for variant in spec.variants:
+            seen.setdefault(variant.name, app_commands.Choice(
+                name=locale_str(t("en", f"commands.choice_{variant.name}.name"),
+                                key=f"commands.choice_{variant.name}.name"), value=variant.name))
+    return list(seen.values())
+
+
+def variant_line(game: str, options: Mapping[str, Any], lang: str) -> str | None:
+    """What a table's variant is, in a line (None: the standard game)."""
+    variant = registry.spec(game).variant(options.get("variant"))
+    if variant is None:
+        return None
+    return t(lang, "table.variant_line", variant=t(lang, variant.label_key), info=t(lang, variant.info_key))
 
 
 def picture_names(table: Table, lang: str) -> list[str]:
@@ -139,9 +160,15 @@ def new_command(spec: GameSpec) -> app_commands.Group:
     params.append(P("turn_time", P.POSITIONAL_OR_KEYWORD, default=DEFAULT_TURN_TIME, annotation=TURN_TIME))
     names["turn_time"] = command_str("commands.opt_turn_time.name")
     texts["turn_time"] = command_str("commands.opt_turn_time.description")
+    if spec.variants:  # ``variant``: one of the game's declared variants (left out: the standard game)
+        params.append(P("variant", P.POSITIONAL_OR_KEYWORD, default=None, annotation=Optional[str]))
+        names["variant"] = command_str("commands.opt_variant.name")
+        texts["variant"] = command_str("commands.opt_variant.description")
     new.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     new.__qualname__ = "GameCog.new"  # a method of the cog: discord.py binds it to the cog
     callback: Callable[..., Any] = app_commands.rename(**names)(app_commands.describe(**texts)(new))
+    if spec.variants:
+        callback = app_commands.choices(variant=variant_choices(spec))(callback)
     group.command(name=command_str(f"commands.{spec.key}_new.name"),
                   description=command_str(f"commands.{spec.key}_new.description"))(callback)
     return group

@@ -16,7 +16,7 @@ from core import registry
 from core.protocol import GameError
 from cogs.common.ui import (TRANSIENT, can_manage, defer_when_slow, given, on_own_private_message, reply,
                              update_message, user_lang, view_of)
-from cogs.tables.game_ui import GameUI, seat_label
+from cogs.tables.game_ui import GameUI, seat_label, variant_line
 from cogs.tables.router import Click, SeatKey, TableButton, TableSelect, Word, error_text
 
 log = logging.getLogger(__name__)
@@ -188,6 +188,9 @@ class Lobby:
                 t(lang, "table.lobby_seats", taken=len(table.seats), seats=table.max_seats),
                 t(lang, "table.lobby_timer", timer=timer),
                 *self.uis[table.game].lobby_lines(table, lang)]
+        variant = variant_line(table.game, table.options, lang)
+        if variant:
+            desc.append(variant)
         if table.options.get("hints"):
             desc.append(t(lang, "ai.hints_on"))
         if stopped:

@@ -23,7 +23,7 @@ from core import registry
 from core.protocol import Event, to_act
 from cogs.common.adapter import ORIGINAL
 from cogs.common.ui import NO_PINGS, TRANSIENT, given, view_of
-from cogs.tables.game_ui import GameUI, TableExtra, TableMessage
+from cogs.tables.game_ui import GameUI, TableExtra, TableMessage, variant_line
 from cogs.tables.lobby import Lobby, PlayAgain, Watch, pinging
 
 log = logging.getLogger(__name__)
@@ -687,6 +687,9 @@ class Presenter:
                                     answer: discord.Webhook | None = None) -> None:
         message = await self.uis[table.game].table_message(table, table.locale)
         show_watchers(table, message, table.locale)
+        variant = variant_line(table.game, table.options, table.locale)
+        if variant:  # the table's variant, above the game's own summary
+            message.embed.description = f"{variant}\n{message.embed.description or ''}"[:4096]
         for extra in self.extras:
             extra.table_message(table, message, table.locale)
         try:

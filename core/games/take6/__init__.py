@@ -2,7 +2,7 @@
 what the bot knows of the game (:data:`SPEC`)."""
 from core.games.take6 import highlights, players
 from core.games.take6.engine import Take6, normal_player, random_player
-from core.spec import GameSpec, OptionSpec, StatSpec
+from core.spec import GameSpec, OptionSpec, StatSpec, VariantSpec
 
 SPEC = GameSpec(
     key="take6", code=2, game=Take6, default_seats=4,
@@ -15,4 +15,6 @@ SPEC = GameSpec(
            StatSpec("deals_won", "take6.deals_won", param="deals"),
            StatSpec("rows_taken", "take6.rows_taken", param="rows")),
     stats_line="take6.stats_line", simultaneous=True, deal_event="deal_start", colour=(230, 140, 30),
+    variants=(VariantSpec("tactical", "take6.variant_tactical", "take6.variant_tactical_info",
+                          {"variant": "tactical"}),),
 )

@@ -202,3 +202,18 @@ def test_queens_and_kings_never_lie_in_a_layout_face_up():
         for k in range(1, g.slots[s] + 1):
             if not g.down[s] >> (k - 1) & 1:
                 assert RANK[g.cards[s][k - 1]] < QUEEN
+
+
+@pytest.mark.parametrize("seats", range(2, 7))
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**32), kind=st.sampled_from(["random", "greedy", "mixed"]))
+def test_the_short_variant_keeps_every_invariant_and_replays(seats, seed, kind):
+    """The registry's short Garbage (fewer starting slots) through the deep checks of a
+    whole game (card conservation, hidden layouts, replay), its computers playing it."""
+    from core.games.garbage import SPEC
+
+    variant = SPEC.variant("short")
+    assert variant is not None and variant.options["slots"] < 10
+    g, _ = play(seats, seed, variant.options["slots"], kind)
+    assert g.options == {"slots": variant.options["slots"]}
+    check_final(g)
