@@ -72,14 +72,16 @@ async def test_settings_need_manage_server(world, tmp_path):
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
         for user, lang in ((plain, "es"), (mod, "en")):
             for path, options in (("settings language", {"language": "es"}),
-                                  ("settings rated_computers", {"enabled": True}), ("settings show", {})):
+                                  ("settings rated_computers", {"enabled": True}),
+                                  ("settings rated_variants", {"enabled": True}), ("settings show", {})):
                 r = await fd.slash(user, world.channel, path, **options)
                 assert r.ack_type == 4 and r.ephemeral and r.message.ephemeral_to == user.id
                 assert r.message.text() == t(lang, "errors.manage_guild_only")
         assert fd.messages(world.channel) == []
         table = await open_table(fd, mod, world.channel, "nimmt new", seats=2)
         assert table.lobby.buttons()[0]["label"] == t("en", "table.join")
-        assert (await bot.store.guild_settings(world.guild.id)) == {"language": None, "rate_bot_games": False}
+        assert (await bot.store.guild_settings(world.guild.id)) == {"language": None, "rate_bot_games": False,
+                                                                    "rate_variants": False}
 
         # /settings show: what the server has now, in the asker's language
         r = await fd.slash(boss, world.channel, "settings show")
@@ -87,15 +89,18 @@ async def test_settings_need_manage_server(world, tmp_path):
         assert r.message.text().splitlines() == [
             t("de", "admin.show_title"),
             t("de", "admin.show_language", language=t("de", "admin.show_auto", language="English")),
-            t("de", "admin.show_rated_off")]
+            t("de", "admin.show_rated_off"), t("de", "admin.show_variants_off")]
         assert "English" in r.message.text() and "nicht" in r.message.text()
         r = await fd.slash(boss, world.channel, "settings rated_computers", enabled=True)
         assert r.ephemeral and r.message.text() == t("de", "admin.rated_on")
         r = await fd.slash(boss, world.channel, "settings language", language="es")
         assert r.ephemeral and r.message.text() == t("de", "admin.language_set", language="español")
         r = await fd.slash(boss, world.channel, "settings show")
+        r = await fd.slash(boss, world.channel, "settings rated_variants", enabled=True)
+        assert r.ephemeral and r.message.text() == t("de", "admin.variants_rated_on")
+        r = await fd.slash(boss, world.channel, "settings show")
         assert r.message.text().splitlines()[1:] == [t("de", "admin.show_language", language="español"),
-                                                     t("de", "admin.show_rated_on")]
+                                                     t("de", "admin.show_rated_on"), t("de", "admin.show_variants_on")]
         # the table already open keeps its language; the next one speaks Spanish
         r = await table.click(mod, table.lobby, f"table.cancel:{table.table_id}")
         assert r.ack_type == 7 and t("en", "table.cancelled") in r.message.text()

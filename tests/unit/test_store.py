@@ -160,12 +160,12 @@ async def test_table_round_trip(store_target):
 
 
 async def test_guild_settings(store):
-    assert await store.guild_settings(5) == {"language": None, "rate_bot_games": False}
+    assert await store.guild_settings(5) == {"language": None, "rate_bot_games": False, "rate_variants": False}
     await store.set_guild_setting(5, "language", "de")
     await store.set_guild_setting(5, "rate_bot_games", True)
     await store.set_guild_setting(5, "language", "es")
-    assert await store.guild_settings(5) == {"language": "es", "rate_bot_games": True}
-    assert await store.guild_settings(6) == {"language": None, "rate_bot_games": False}
+    assert await store.guild_settings(5) == {"language": "es", "rate_bot_games": True, "rate_variants": False}
+    assert await store.guild_settings(6) == {"language": None, "rate_bot_games": False, "rate_variants": False}
 
 
 # -- recording and profiles --------------------------------------------------------
