@@ -13,7 +13,6 @@ from typing import Any, Callable, ClassVar, Mapping, Optional, Protocol
 
 import discord
 from discord import app_commands
-from discord.app_commands import locale_str
 from discord.ext import commands
 
 from app.i18n.catalogue import t
@@ -48,8 +47,7 @@ def variant_choices(*specs: GameSpec) -> list[app_commands.Choice[str]]:
     for spec in specs:
         for variant in spec.variants:
             seen.setdefault(variant.name, app_commands.Choice(
-                name=locale_str(t("en", f"commands.choice_{variant.name}.name"),
-                                key=f"commands.choice_{variant.name}.name"), value=variant.name))
+                name=command_str(f"commands.choice_{variant.name}.name"), value=variant.name))
     return list(seen.values())
 
 
