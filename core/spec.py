@@ -124,7 +124,7 @@ class VariantSpec:
     of its label and of the line that says what it changes, and the engine
     options it sets.
 
-    >>> VariantSpec("short", "garbage.variant_short", "garbage.variant_short_info", {"slots": 5}).options
+    >>> VariantSpec("short", "cards.variant_short", "cards.variant_short_info", {"slots": 5}).options
     {'slots': 5}
     """
 

@@ -7,7 +7,7 @@ fresh 128-bit nonce, and the table shows the SHA-256 of
     cardnight-shuffle-v1|<game>|<table id>|<seed>|<nonce hex>
 
 (UTF-8, no newline); a game of a table variant names it with the game
-(``take6+tactical``), so the commitment covers the variant too.  The seed and the nonce stay secret until the game is
+(``<game>+<variant>``), so the commitment covers the variant too.  The seed and the nonce stay secret until the game is
 over; then the final standings reveal both, and anyone can recompute the
 hash (``printf '%s' 'cardnight-shuffle-v1|<game>|12|123456|ab..' | sha256sum``).
 
@@ -60,8 +60,8 @@ def commitment(game: str, table_id: int, seed: int, nonce: str) -> str:
 def committed(game: str, variant: str | None) -> str:
     """The game as the commitment names it: with its variant, if it has one.
 
-    >>> committed("take6", "tactical"), committed("nimmt", None)
-    ('take6+tactical', 'nimmt')
+    >>> committed("cards", "quick"), committed("cards", None)
+    ('cards+quick', 'cards')
     """
     return f"{game}+{variant}" if variant else game
 

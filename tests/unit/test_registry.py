@@ -119,7 +119,11 @@ def test_the_new_command_is_built_from_the_spec(cog):
     spec = cog.spec
     new = cog.slash.get_command("new")
     params = {p.name: p for p in new.parameters}
-    assert list(params) == ["seats", *(o.name for o in spec.options), "turn_time"]
+    assert list(params) == ["seats", *(o.name for o in spec.options), "turn_time",
+                            *(["variant"] if spec.variants else [])]
+    if spec.variants:  # exactly the variants the game declares, none required
+        assert [c.value for c in params["variant"].choices] == [v.name for v in spec.variants]
+        assert not params["variant"].required
     seats = params["seats"]
     assert (seats.min_value, seats.max_value, seats.default) == (spec.min_seats, spec.max_seats, spec.default_seats)
     for option in spec.options:
