@@ -22,6 +22,7 @@ class HistoryEntry(TypedDict):
     place: int
     score: int
     players: int
+    table_id: int  # its table (the variant it played is in the table's meta)
 
 
 class GameDetail(TypedDict):

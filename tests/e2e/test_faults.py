@@ -499,7 +499,8 @@ async def test_server_settings_a_database_refuses_or_locks_are_told_privately_an
             assert r.ack_type == 5 and r.ephemeral  # deferred privately (the stand-in checks the 3 s)
             await r.settled(timeout=15)
         assert text_of(r) == NOT_SAVED and r.followups[-1].ephemeral
-        assert await bot.store.guild_settings(world.guild.id) == {"language": None, "rate_bot_games": False}
+        assert await bot.store.guild_settings(world.guild.id) == {"language": None, "rate_bot_games": False,
+                                                                       "rate_variants": False}
         r = await fd.slash(boss, world.channel, "settings language", language="de")
         assert r.ack_type == 4 and r.message.text() == translate(
             "en", "admin.language_set", language=translate("de", "admin.language_name"))
