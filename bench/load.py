@@ -245,7 +245,7 @@ async def _replay_check(bot: Any, out: Any) -> None:
             continue
         cls = bot.tables.games[table.game]
         try:
-            replay = cls.replay(len(table.seats), record.meta["seed"], bot.tables._engine_options(table),
+            replay = cls.replay(len(table.seats), record.meta["seed"], bot.tables.engine_options(table),
                                 [(int(s), str(a)) for s, a in record.actions])
         except Exception:
             differ.append(table.id)

@@ -29,9 +29,9 @@ from app.after import verify
 from app.i18n.catalogue import has, t
 from app.tables.manager import Seat, Table
 from app.text import plain
-from cogs.stats import GAME_CHOICES, _num
+from cogs.stats import GAME_CHOICES
 from cogs.common.parts import parts
-from cogs.common.ui import on_own_private_message, reply, user_lang
+from cogs.common.ui import decimal, on_own_private_message, reply, user_lang
 from cogs.guard import ID_PATTERN
 from cogs.tables.game_ui import variant_line
 from core import registry
@@ -146,7 +146,7 @@ class AfterCog(commands.Cog, name="After"):
             return dict(shuffle["options"])
         # a game from before commitments: the options as the manager derives them
         table = self.table_like(record, seats, [], "en")
-        return self.bot.tables._engine_options(table)
+        return self.bot.tables.engine_options(table)
 
     @staticmethod
     def table_like(record: Any, seats: list[Seat], log: list[tuple[int, str]], lang: str,
@@ -450,8 +450,8 @@ class AfterCog(commands.Cog, name="After"):
                      t(lang, "after.versus_ahead", name=them, ahead=f["ahead"], behind=f["behind"], level=f["level"])]
             if has(f"after.versus_score_{key}"):  # what a score means, where the game's catalogue says it
                 lines.append(t(lang, f"after.versus_score_{key}", name=them,
-                               mine=_num(f["score"] / f["games"], lang=lang),
-                               theirs=_num(f["other_score"] / f["games"], lang=lang)))
+                               mine=decimal(f["score"] / f["games"], lang=lang),
+                               theirs=decimal(f["other_score"] / f["games"], lang=lang)))
             embed.add_field(name=t(lang, f"{key}.title"), value="\n".join(lines)[:1024], inline=False)
         await reply(interaction, embed=embed, allowed_mentions=NO_PINGS)
 

@@ -23,7 +23,7 @@ from app.text import plain
 from cogs.guard import ID_PATTERN, BadInput, first
 from cogs.rules import game_choices
 from cogs.common.parts import parts
-from cogs.common.ui import on_own_private_message, reply, user_lang
+from cogs.common.ui import decimal, on_own_private_message, reply, user_lang
 from core import registry
 from app import ratings
 from app.store.base import ACTIVE_DAYS
@@ -46,22 +46,11 @@ def _pct(value: float | None, lang: str = "en") -> str:
     return "-" if value is None else t(lang, "stats.percent", value=f"{100 * value:.0f}")
 
 
-def _num(value: float | None, digits: int = 1, lang: str = "en") -> str:
-    """A decimal with the reader's decimal mark.
-
-    >>> _num(-5.75), _num(-5.75, lang="es"), _num(None)
-    ('-5.8', '-5,8', '-')
-    """
-    if value is None:
-        return "-"
-    return f"{value:.{digits}f}".replace(".", t(lang, "stats.decimal_mark"))
-
-
 def board_value(lang: str, by: str, row: dict[str, Any]) -> str:
     if by == "win_rate":
         return _pct(row["value"], lang)
     if by == "rating":
-        return _num(row["value"], lang=lang)
+        return decimal(row["value"], lang=lang)
     return str(int(row["value"]))
 
 
@@ -228,8 +217,8 @@ class StatsCog(commands.Cog, name="Stats"):
         lines = [t(lang, "stats.games", games=p["games"], wins=p["wins"], rate=_pct(p.get("win_rate"), lang))]
         if p.get("ordinal") is not None:
             rank = p.get("rank")
-            figures = {"rating": _num(p["ordinal"], lang=lang), "mu": _num(p.get("mu"), lang=lang),
-                       "sigma": _num(p.get("sigma"), lang=lang)}
+            figures = {"rating": decimal(p["ordinal"], lang=lang), "mu": decimal(p.get("mu"), lang=lang),
+                       "sigma": decimal(p.get("sigma"), lang=lang)}
             if rank:
                 lines.append(t(lang, "stats.rating", rank=rank, **figures))
             else:  # rated, but not on the board yet: how many games to go
@@ -243,8 +232,8 @@ class StatsCog(commands.Cog, name="Stats"):
                 idle = (time.time() - rated_at) / 86400
                 if idle >= 1:  # its uncertainty as it has grown since (app.ratings.idle_sigma)
                     sigma = ratings.idle_sigma(float(p["sigma"]), idle)
-                    lines.append(t(lang, "stats.activity_idle", count=int(idle), sigma=_num(sigma, lang=lang),
-                                   rating=_num(float(p["mu"]) - 3 * sigma, lang=lang)))
+                    lines.append(t(lang, "stats.activity_idle", count=int(idle), sigma=decimal(sigma, lang=lang),
+                                   rating=decimal(float(p["mu"]) - 3 * sigma, lang=lang)))
         else:
             rated_setting = f"/{t(lang, 'commands.settings.name')} {t(lang, 'commands.settings_rated.name')}"
             why = ("stats.unrated_computers_here" if settings is not None and not settings.get("rate_bot_games")
@@ -252,7 +241,7 @@ class StatsCog(commands.Cog, name="Stats"):
             lines.append(t(lang, "stats.unrated_why", count=p["games"], why=t(lang, why, command=rated_setting)))
         spec = registry.spec(game)
         if spec.stats_line:  # the figures the game declares (core.registry)
-            counts = {stat.param: _num(p.get(stat.key), lang=lang) if stat.kind == "average" else p.get(stat.key) or 0
+            counts = {stat.param: decimal(p.get(stat.key), lang=lang) if stat.kind == "average" else p.get(stat.key) or 0
                       for stat in spec.stats}
             lines.append(t(lang, spec.stats_line, **counts))
         return "\n".join(lines)

@@ -134,6 +134,11 @@ def set_font(path: str | None, fallbacks: tuple[str, ...] | None = None) -> None
     clear_caches()
 
 
+def fonts() -> tuple[str | None, tuple[str, ...]]:
+    """The font and the fallbacks :func:`set_font` chose (what a drawing process sets again)."""
+    return _FONT_PATH, _FALLBACK_PATHS
+
+
 def _truetype(path: str, size: int) -> Any:
     # Basic layout: no shaping library in the way (raqm rejects some inputs).
     return ImageFont.truetype(path, size, layout_engine=ImageFont.Layout.BASIC)

@@ -50,7 +50,7 @@ class Serialised(Protocol[_P, _R]):
     def __call__(self, *args: _P.args, **kwargs: _P.kwargs) -> _R: ...
 
 
-def _serialised(fn: Callable[_P, _R]) -> Serialised[_P, _R]:
+def serialised(fn: Callable[_P, _R]) -> Serialised[_P, _R]:
     """One render at a time: FreeType faces and the sprite caches are shared,
     and the bot calls us from a thread pool."""
     @functools.wraps(fn)
@@ -60,7 +60,12 @@ def _serialised(fn: Callable[_P, _R]) -> Serialised[_P, _R]:
     return wrapper
 
 
-def _names(names: Sequence[str], seats: int) -> list[str]:
+def names_for(names: Sequence[str], seats: int) -> list[str]:
+    """A name for every seat: the given one, else the seat's number (1-based).
+
+    >>> names_for(["ana", " "], 3)
+    ['ana', '2', '3']
+    """
     out = []
     for s in range(seats):
         name = names[s] if s < len(names) and names[s] is not None else ""
@@ -68,21 +73,25 @@ def _names(names: Sequence[str], seats: int) -> list[str]:
     return out
 
 
-def _name(names: list[str], seat: Any) -> str:
+def name_of(names: list[str], seat: Any) -> str:
+    """The name of *seat* (a view's seat number), "" for none."""
     return names[seat] if isinstance(seat, int) and 0 <= seat < len(names) else ""
 
 
-def _seat_badge(im: Image.Image, d: ImageDraw.ImageDraw, cx: float, cy: float, seat: int,
+def seat_badge(im: Image.Image, d: ImageDraw.ImageDraw, cx: float, cy: float, seat: int,
                 fill: Color, ink: Color, r: int = 11) -> None:
+    """The seat's number (1-based) in a disc centred on (*cx*, *cy*)."""
     d.ellipse((cx - r, cy - r, cx + r, cy + r), fill=fill)
     rb.text(d, (cx, cy), str(seat + 1), rb.font(14 if seat < 9 else 12), ink, anchor="mm")
 
 
-def _marker(im: Image.Image, x: float, cy: float, s: int, color: Color = GOLD) -> None:
+def marker(im: Image.Image, x: float, cy: float, s: int, color: Color = GOLD) -> None:
+    """The triangle that points at the seat to move."""
     rb.stamp(im, rb.triangle_mask(s), (x, cy - s / 2), color)
 
 
-def _hline(d: ImageDraw.ImageDraw, y: float, x0: float, x1: float, color: Color = LINE) -> None:
+def hline(d: ImageDraw.ImageDraw, y: float, x0: float, x1: float, color: Color = LINE) -> None:
+    """A one-pixel rule from *x0* to *x1*."""
     d.line((x0, y, x1, y), fill=color, width=1)
 
 

@@ -21,7 +21,7 @@ import time
 from typing import Any, Callable
 
 from app.render import base as rb
-from app.render.common import _serialised, is_table_picture
+from app.render.common import serialised, is_table_picture
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +36,7 @@ __all__ = ["warm_up", "draw", "start_pool", "stop_pool"]
 _WARM_UPS: tuple[Callable[[], None], ...] = ()
 
 
-@_serialised
+@serialised
 def warm_up(games: tuple[Callable[[], None], ...] = ()) -> None:
     """Build fonts, glyph coverage and the common card sprites ahead of time,
     so the first images of a game are as fast as the rest.  Optional; call
@@ -100,7 +100,7 @@ def _in_click_process(fn: Callable[..., bytes], args: tuple[Any, ...]) -> bytes:
     pool = _clicks() if _findable(fn, module, name) else None
     if pool is not None:
         try:
-            return pool.submit(_pooled, rb._FONT_PATH, rb._FALLBACK_PATHS, module, name, args).result()
+            return pool.submit(_pooled, *rb.fonts(), module, name, args).result()
         except concurrent.futures.BrokenExecutor:
             log.warning("the click pictures' process died; drawing them in a thread from now on")
             _CLICKS_OFF = True
@@ -122,7 +122,7 @@ _POOL_OFF = _CLICKS_OFF = os.cpu_count() == 1
 
 def _pooled(font: str | None, fallbacks: tuple[str, ...], module: str, name: str, args: tuple[Any, ...]) -> bytes:
     """In the worker process: the renderer ``module.name`` with the bot's fonts."""
-    if (rb._FONT_PATH, rb._FALLBACK_PATHS) != (font, fallbacks):
+    if rb.fonts() != (font, fallbacks):
         rb.set_font(font, fallbacks)
     return getattr(importlib.import_module(module), name)(*args)
 
@@ -213,7 +213,7 @@ async def draw(fn: Callable[..., bytes], *args: Any, urgent: bool = False) -> by
     pool = _pool() if not urgent and is_table_picture(fn) else None
     if pool is not None:
         try:
-            job = pool.submit(_pooled, rb._FONT_PATH, rb._FALLBACK_PATHS, module, name, args)
+            job = pool.submit(_pooled, *rb.fonts(), module, name, args)
             return await asyncio.wrap_future(job)
         except concurrent.futures.BrokenExecutor:
             log.warning("the table pictures' process died; drawing them in a thread from now on")

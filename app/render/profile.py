@@ -11,7 +11,7 @@ from PIL import Image, ImageDraw
 
 from app.render import base as rb
 from app.render.base import label
-from app.render.common import SLATE, SLATE_MUTED, SLATE_PANEL, TEXT, _serialised
+from app.render.common import SLATE, SLATE_MUTED, SLATE_PANEL, TEXT, serialised
 from core import registry
 
 PROFILE_LABELS: tuple[str, ...] = (
@@ -41,7 +41,7 @@ def _plain_num(value: Any, digits: int = 1) -> str:
     return str(value)
 
 
-@_serialised
+@serialised
 def render_profile(profile: Mapping[str, Any], labels: Mapping[str, str]) -> bytes:
     """A compact stats card for one player and one game."""
     game = profile.get("game")

@@ -448,6 +448,18 @@ ON CONFLICT (guild_id, key) DO UPDATE SET value = excluded.value
 """
 
 
+async def _in_worker(db: aiosqlite.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
+    """``fn(conn)`` with *db*'s sqlite3 connection, on *db*'s own worker thread.
+
+    aiosqlite has no public call for that; ``Connection._execute`` (and ``_conn``)
+    are the primitive its own ``execute_fetchall`` is built on: the one place the
+    store reaches into aiosqlite (pinned 0.22.1; tests/unit/test_store.py checks
+    they are there, and covers every read and write).
+    """
+    result: T = await db._execute(lambda: fn(db._conn))
+    return result
+
+
 def _daemon(db: aiosqlite.Connection) -> aiosqlite.Connection:
     """*db* before it starts, with its worker thread a daemon.
 
@@ -586,14 +598,9 @@ class SqliteStore(GroupRecorder):
         aiosqlite worker thread between ``BEGIN IMMEDIATE`` and ``COMMIT``
         (``ROLLBACK`` if it raises), never on the event loop.  The worker
         runs one queued call at a time, so write transactions never
-        interleave and need no lock.  ``Connection._execute`` is the
-        primitive aiosqlite's own ``execute_fetchall`` is built on (pinned
-        aiosqlite==0.22.1; tests/unit/test_store.py covers every write).
+        interleave and need no lock (:func:`_in_worker`).
         """
-        db = self._w
-
-        def transaction() -> T:
-            conn = db._conn
+        def transaction(conn: sqlite3.Connection) -> T:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 result = fn(conn, *args)
@@ -608,13 +615,12 @@ class SqliteStore(GroupRecorder):
                 raise
             return result
 
-        return await db._execute(transaction)
+        return await _in_worker(self._w, transaction)
 
     async def _read(self, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn(conn, *args)`` on the read connection's worker thread: one
         thread hop for several statements (same primitive as :meth:`_write`)."""
-        db = self._r
-        return await db._execute(lambda: fn(db._conn, *args))
+        return await _in_worker(self._r, lambda conn: fn(conn, *args))
 
     # -- tables that survive a restart ---------------------------------------
 

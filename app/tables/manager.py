@@ -454,7 +454,7 @@ class TableManager:
             if table.seed is not None:  # its table message is drawn once more, without buttons
                 try:
                     table.engine = self.games[table.game].replay(
-                        len(table.seats), table.seed, self._engine_options(table), table.log)
+                        len(table.seats), table.seed, self.engine_options(table), table.log)
                 except Exception:
                     log.exception("closed table %s could not be replayed", table.id)
             return table
@@ -462,7 +462,7 @@ class TableManager:
             assert table.seed is not None  # a game's seed is drawn when it starts
             try:
                 table.engine = self.games[table.game].replay(
-                    len(table.seats), table.seed, self._engine_options(table), table.log)
+                    len(table.seats), table.seed, self.engine_options(table), table.log)
             except Exception:  # a corrupt row must not stop the other tables
                 log.exception("table %s could not be replayed; it is left out", table.id)
                 return None
@@ -473,7 +473,7 @@ class TableManager:
                 table.turn_deadline = None
                 await self._record(table)
                 cls = self.games[table.game]
-                before = cls.replay(len(table.seats), table.seed, self._engine_options(table), table.log[:-1])
+                before = cls.replay(len(table.seats), table.seed, self.engine_options(table), table.log[:-1])
                 seat, text = table.log[-1]
                 table.ending = before.apply(seat, before.parse(text))
         self.tables[table.id] = table
@@ -608,7 +608,7 @@ class TableManager:
         events: list[Event] = []
         if table.seed is not None and table.log[start:]:
             cls = self.games[table.game]
-            engine = cls.replay(len(table.seats), table.seed, self._engine_options(table), table.log[:start])
+            engine = cls.replay(len(table.seats), table.seed, self.engine_options(table), table.log[:start])
             for index in range(start, len(table.log)):
                 while notes and notes[0]["at"] <= index:
                     events.append(dict(notes.pop(0)["event"]))
@@ -911,8 +911,8 @@ class TableManager:
             draft = self._touch(table.draft())
             # 63 bits: the most a SQLite integer (games.seed) holds; see app/after/verify.py
             draft.seed = self.fixed_seed if self.fixed_seed is not None else secrets.randbits(63)
-            draft.engine = cls.new(len(draft.seats), draft.seed, **self._engine_options(draft))
-            draft.shuffle = commit(draft.game, draft.id, draft.seed, self._engine_options(draft),
+            draft.engine = cls.new(len(draft.seats), draft.seed, **self.engine_options(draft))
+            draft.shuffle = commit(draft.game, draft.id, draft.seed, self.engine_options(draft),
                                    variant=draft.options.get("variant"))
             draft.status = "playing"
             draft.started_at = self.clock()
@@ -1056,7 +1056,8 @@ class TableManager:
         return notes
 
     # -------------------------------------------------------------- internals
-    def _engine_options(self, table: Table) -> dict[str, Any]:
+    def engine_options(self, table: Table) -> dict[str, Any]:
+        """The options the table's engine is made with (the table's, less the bot's own)."""
         options = {k: v for k, v in table.options.items() if k not in ("turn_time", "hints", "variant")}
         spec = registry.spec(table.game)
         variant = spec.variant(table.options.get("variant"))

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 import aiohttp
 import discord
 
-from app.i18n.catalogue import normalise
+from app.i18n.catalogue import normalise, t
 from app.tables.manager import when_slow
 
 log = logging.getLogger(__name__)
@@ -35,6 +35,17 @@ def given(value: _T | None) -> _T:
     declare their optional arguments without None.  Not for an edit, where None
     removes (a view, an embed) and MISSING keeps."""
     return discord.utils.MISSING if value is None else value
+
+
+def decimal(value: float | None, digits: int = 1, lang: str = "en") -> str:
+    """A decimal with the reader's decimal mark.
+
+    >>> decimal(-5.75), decimal(-5.75, lang="es"), decimal(None)
+    ('-5.8', '-5,8', '-')
+    """
+    if value is None:
+        return "-"
+    return f"{value:.{digits}f}".replace(".", t(lang, "stats.decimal_mark"))
 
 
 def user_lang(interaction: discord.Interaction) -> str:

@@ -44,7 +44,7 @@ async def test_busy_tables_stay_under_the_global_limit(tmp_path):
                 # every click answered in time, and each turn pinged once, in its thread
                 assert all(a.latency is not None and a.latency < 3 for a in t.acks)
                 pings = [u for m, u in fd.pings() if m.channel_id == t.thread.id]
-                assert Counter(pings) == expected_pings(table, bot.tables._engine_options(table))
+                assert Counter(pings) == expected_pings(table, bot.tables.engine_options(table))
                 assert set(pings) == {person.id}
             counted = [q for q in fd.requests if q.status == 429]
             assert counted == [], f"{len(counted)} requests refused with 429"

@@ -45,7 +45,7 @@ async def test_full_game(world, tmp_path, humans, computers, rounds):
         history = await bot.store.history(people[0].id)
         assert history and history[0]["game"] == "nimmt"
         # Exactly one ping per turn that needs a person, while it is still theirs.
-        check_pings(fd, t, table, bot.tables._engine_options(table), "nimmt")
+        check_pings(fd, t, table, bot.tables.engine_options(table), "nimmt")
         # Once it is over and told, the bot keeps nothing of the table (open panels included).
         await fd.wait_for(lambda: not any(per_table_state(bot).values()), timeout=10)
 

@@ -90,7 +90,7 @@ async def test_nimmt_pings_once_per_turn(world, tmp_path, humans, computers, rou
         # Each new round reposts the table message: the bot's own deletions of the old one
         # never count as a user's (which would redraw it and ping again).
         assert reposts >= rounds - 1
-        check_pings(fd, t, table, bot.tables._engine_options(table), "nimmt")
+        check_pings(fd, t, table, bot.tables.engine_options(table), "nimmt")
         # Words agree with their numbers: no "up to 0 stacks", no "1 cards, 1 bulls, 1 points".
         panels = [x for u in people for m in fd.ephemerals(u) for x in versions(m)]
         assert panels and not any("up to 0" in x for x in panels)

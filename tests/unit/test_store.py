@@ -951,3 +951,14 @@ async def test_a_rating_without_a_recent_rated_game_leaves_the_board_and_comes_b
     assert await store.park_inactive(time.time() + 3600.0, windows={10: 0.01}, days=30) == 4
     assert (await store.leaderboard("nimmt", 10, by="rating")).total == 0
     assert (await store.leaderboard("nimmt", by="rating")).total == 4
+
+
+def test_aiosqlite_has_the_primitive_the_store_runs_its_transactions_with():
+    """app/store/sqlite.py's one reach into aiosqlite (``_in_worker``): an upgrade
+    that moves it fails here, by name."""
+    import inspect
+
+    import aiosqlite
+
+    assert inspect.iscoroutinefunction(aiosqlite.Connection._execute)
+    assert isinstance(inspect.getattr_static(aiosqlite.Connection, "_conn"), property)

@@ -12,8 +12,8 @@ from PIL import Image, ImageDraw
 from app.render import base as rb
 from app.render import cards as rc
 from app.render.base import label
-from app.render.common import (FELT, GOLD, LINE, M, MUTED, PANEL, PANEL_HI, TEXT, _hline, _marker, _name,
-                               _names, _seat_badge, _serialised, table_picture)
+from app.render.common import (FELT, GOLD, LINE, M, MUTED, PANEL, PANEL_HI, TEXT, hline, marker, name_of,
+                               names_for, seat_badge, serialised, table_picture)
 
 GARBAGE_TABLE_LABELS: tuple[str, ...] = (
     "hand_no",       # {hand_no}                 e.g. "Hand {hand_no}"
@@ -50,12 +50,12 @@ def _garbage_panel(im: Image.Image, d: ImageDraw.ImageDraw, x: float, y: float, 
     layout = list(player["layout"])
     slots = int(player["slots"])
     if active:
-        _marker(im, nx, cy, 14)
+        marker(im, nx, cy, 14)
         nx += 18
     elif winner:
         rb.stamp(im, rb.star_mask(16), (nx - 2, cy - 9), GOLD)
         nx += 18
-    _seat_badge(im, d, nx + 11, cy, seat, GOLD if active else LINE, (30, 30, 30) if active else TEXT)
+    seat_badge(im, d, nx + 11, cy, seat, GOLD if active else LINE, (30, 30, 30) if active else TEXT)
     nx += 28
     f14 = rb.font(14)
     slot_txt = rb.fit(label(labels, "slots", count=slots), f14, 100)
@@ -92,12 +92,12 @@ def _complete(player: Mapping[str, Any]) -> bool:
 
 
 @table_picture
-@_serialised
+@serialised
 def render_garbage_table(view: Mapping[str, Any], names: Sequence[str], labels: Mapping[str, str]) -> bytes:
     """The Garbage table: header, stock / discard / card in hand, one panel
     per player (two rows of five slots)."""
     seats = int(view["seats"])
-    nm = _names(names, seats)
+    nm = names_for(names, seats)
     players = list(view["players"])
     to_move = view["to_move"]
     phase = view["phase"]
@@ -120,19 +120,19 @@ def render_garbage_table(view: Mapping[str, Any], names: Sequence[str], labels: 
     rb.text_fit(d, (M, y + 16), label(labels, "hand_no", hand_no=view["hand_no"]), 28, TEXT,
                 W - 2 * M - f20.getlength(deck_txt) - 16, anchor="lm", stroke=1)
     y += 36
-    mover = _name(nm, to_move)
+    mover = name_of(nm, to_move)
     key = {"source": "status_source", "jack": "status_jack"}.get(phase, "status_over")
     if key == "status_source" and not (view.get("can_take_discard") and view.get("discard_top")):
         key = "status_draw"  # G1: only offer the discard when it fits
     seat_no = (to_move + 1) if isinstance(to_move, int) else ""
     x = M
     if phase != "over" and isinstance(to_move, int):
-        _marker(im, x, y + 14, 16)
+        marker(im, x, y + 14, 16)
         x += 22
     rb.text_fit(d, (x, y + 14), label(labels, key, name=mover, seat=seat_no), 20,
                 GOLD if phase != "over" else TEXT, W - M - x, anchor="lm")
     y += 30 + 4
-    _hline(d, y, M, W - M)
+    hline(d, y, M, W - M)
     y += 4
 
     # stock, discard, card in hand
@@ -184,7 +184,7 @@ def render_garbage_table(view: Mapping[str, Any], names: Sequence[str], labels: 
         r, c = divmod(s, pcols)
         active = s == to_move and phase != "over"
         _garbage_panel(im, d, gx0 + c * (_PANEL_W + pgap), y + r * (_PANEL_H + pgap), s, player,
-                       _name(nm, s) or str(s + 1), active, viewer == s,
+                       name_of(nm, s) or str(s + 1), active, viewer == s,
                        phase == "over" and _complete(player), jack_slots if active else set(), labels)
     return rb.to_png(im)
 

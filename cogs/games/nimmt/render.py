@@ -12,8 +12,8 @@ from PIL import Image, ImageDraw
 from app.render import base as rb
 from app.render import cards as rc
 from app.render.base import Color, label
-from app.render.common import (FELT, GOLD, LINE, M, MUTED, ORANGE, PANEL, PANEL_HI, RED, TEXT, _hline,
-                               _marker, _name, _names, _seat_badge, _serialised, table_picture)
+from app.render.common import (FELT, GOLD, LINE, M, MUTED, ORANGE, PANEL, PANEL_HI, RED, TEXT, hline,
+                               marker, name_of, names_for, seat_badge, serialised, table_picture)
 from core.games.nimmt.engine import HEADS
 
 NIMMT_TABLE_LABELS: tuple[str, ...] = (
@@ -77,14 +77,14 @@ def _badge(text: str, max_w: int, hot: bool) -> Image.Image:
     return im
 
 @table_picture
-@_serialised
+@serialised
 def render_nimmt_table(view: Mapping[str, Any], names: Sequence[str], labels: Mapping[str, str]) -> bytes:
     """The public 11 nimmt! table: header, stacks grid, player strip.
 
     ``view``: a seat or public view; ``names``: display name per seat.
     """
     seats = int(view["seats"])
-    nm = _names(names, seats)
+    nm = names_for(names, seats)
     stacks = list(view["stacks"])
     to_move = view["to_move"]
     phase = view["phase"]
@@ -134,12 +134,12 @@ def render_nimmt_table(view: Mapping[str, Any], names: Sequence[str], labels: Ma
 
     # status line
     y += 36
-    mover = _name(nm, to_move)
+    mover = name_of(nm, to_move)
     key = {"play": "status_play", "steal": "status_steal", "open": "status_open"}.get(phase, "status_over")
     status = label(labels, key, name=mover, seat=(to_move + 1) if isinstance(to_move, int) else "")
     x = M
     if phase != "over" and isinstance(to_move, int):
-        _marker(im, x, y + 16, 16)
+        marker(im, x, y + 16, 16)
         x += 22
     extra = ""
     if phase == "play" and (turn["max_stacks"] > 1 or played):
@@ -150,7 +150,7 @@ def render_nimmt_table(view: Mapping[str, Any], names: Sequence[str], labels: Ma
     if extra:
         rb.text(d, (W - M, y + 16), extra, f20, ORANGE if played else MUTED, anchor="rm")
     y += 32 + 6
-    _hline(d, y, M, W - M)
+    hline(d, y, M, W - M)
     y += 6
 
     # stacks grid
@@ -174,7 +174,7 @@ def render_nimmt_table(view: Mapping[str, Any], names: Sequence[str], labels: Ma
             if is_played:
                 rb.text(d, (cx + cw / 2, cy + ch + 5), played_txt, ft, ORANGE, anchor="ma")
     y += grid_h + 4
-    _hline(d, y, M, W - M)
+    hline(d, y, M, W - M)
     y += 10
 
     # player strip
@@ -210,10 +210,10 @@ def render_nimmt_table(view: Mapping[str, Any], names: Sequence[str], labels: Ma
         d.rounded_rectangle((px, py, px + colw, py + prow_h), 8, fill=fill, outline=outline,
                             width=2 if outline else 0)
         if active:
-            _marker(im, px + 6, cy, 14)
+            marker(im, px + 6, cy, 14)
         elif s in winners:
             rb.stamp(im, rb.star_mask(16), (px + 5, cy - 9), GOLD)
-        _seat_badge(im, d, px + 36, cy, s, GOLD if active else LINE, (30, 30, 30) if active else TEXT)
+        seat_badge(im, d, px + 36, cy, s, GOLD if active else LINE, (30, 30, 30) if active else TEXT)
         hx, bux, scx = px + colw - 210, px + colw - 140, px + colw - 12
         nx = px + 54
         name_w = hx - nx - 10
@@ -238,7 +238,7 @@ def render_nimmt_table(view: Mapping[str, Any], names: Sequence[str], labels: Ma
 # --------------------------------------------------------------------------
 # 11 nimmt! hand
 
-@_serialised
+@serialised
 def render_nimmt_hand(view: Mapping[str, Any], labels: Mapping[str, str]) -> bytes:
     """The seat's own hand (``view["hand"]``), playable cards lifted and framed
     with the letters of the stacks they fit under them."""

@@ -14,8 +14,8 @@ from PIL import Image, ImageDraw
 
 from app.render import base as rb
 from app.render import cards as rc
-from app.render.common import (FELT, GOLD, LINE, MUTED, ORANGE, PANEL, PANEL_HI, RED, TEXT, M, _names, _seat_badge,
-                               _serialised, table_picture)
+from app.render.common import (FELT, GOLD, LINE, MUTED, ORANGE, PANEL, PANEL_HI, RED, TEXT, M, names_for, seat_badge,
+                               serialised, table_picture)
 from app.render.base import label
 from core.games.take6.engine import HEADS
 
@@ -43,10 +43,10 @@ LINE_H = 30
 
 
 @table_picture
-@_serialised
+@serialised
 def render_take6_table(view: Mapping[str, Any], names: Sequence[str], labels: Mapping[str, str]) -> bytes:
     seats = int(view["seats"])
-    names = _names(names, seats)
+    names = names_for(names, seats)
     rows = view["rows"]
     pending = view.get("pending") or []
     head_h = 64
@@ -119,7 +119,7 @@ def render_take6_table(view: Mapping[str, Any], names: Sequence[str], labels: Ma
         top = y + s * LINE_H
         if s in to_act:
             d.rounded_rectangle((M, top + 1, W - M, top + LINE_H - 2), 8, fill=PANEL_HI)
-        _seat_badge(im, d, M + 14, top + LINE_H / 2, s, PANEL if s not in to_act else GOLD, TEXT)
+        seat_badge(im, d, M + 14, top + LINE_H / 2, s, PANEL if s not in to_act else GOLD, TEXT)
         rb.text_fit(d, (M + 32, top + LINE_H / 2), names[s], 17, TEXT, 180, anchor="lm", smallest=13)
         rb.text(d, (cols[0], top + LINE_H / 2), str(view["hand_counts"][s]), rb.font(17), TEXT, anchor="rm")
         if view["phase"] == "choose":

@@ -80,9 +80,9 @@ RANK: tuple[int, ...] = tuple((c % 52) // 4 + 1 for c in range(52 * MAX_DECKS))
 #: display text of every card id
 TEXT: tuple[str, ...] = tuple(RANK_TEXT[RANK[c]] + SUIT_TEXT[c % 4] for c in range(52 * MAX_DECKS))
 #: card text -> its copies' ids (one per deck), in deck order
-_IDS: dict[str, tuple[int, ...]] = {}
+COPIES: dict[str, tuple[int, ...]] = {}
 for _c in range(52 * MAX_DECKS):
-    _IDS[TEXT[_c]] = _IDS.get(TEXT[_c], ()) + (_c,)
+    COPIES[TEXT[_c]] = COPIES.get(TEXT[_c], ()) + (_c,)
 del _c
 #: BIT[k] is the bit of 1-based slot k in a face-down mask
 BIT = tuple(1 << (k - 1) if k else 0 for k in range(MAX_SLOTS + 2))
@@ -173,7 +173,7 @@ def _ids_for(texts: Iterable[str | None], used: dict[str, int], decks: int) -> l
     out = []
     for t in texts:
         key = str(t).strip().upper()
-        copies = _IDS.get(key)
+        copies = COPIES.get(key)
         if copies is None:
             raise InvalidAction("invalid_syntax", f"not a card: {t!r}", text=t)
         n = used.get(key, 0)

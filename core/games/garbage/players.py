@@ -32,7 +32,7 @@ from math import floor
 from typing import Any, Sequence
 
 from core.games.garbage.engine import (
-    BIT, RANK, SLOTS_OF, Action, Discard, Draw, Garbage, Jack, _IDS, greedy_player,
+    BIT, RANK, SLOTS_OF, Action, Discard, Draw, Garbage, Jack, COPIES, greedy_player,
 )
 from core.protocol import Event
 
@@ -137,7 +137,7 @@ def know(view: dict[str, Any], history: Sequence[Event]) -> Knowledge:
     if stock_known is not None and len(stock_known) != view["stock"]:
         stock_known = None
     decks = view["decks"]
-    left: dict[str, int] = {text: decks for text in _IDS}
+    left: dict[str, int] = {text: decks for text in COPIES}
     taken: list[str] = []
     for p in players:
         taken += [c for c in p["layout"] if c is not None]
@@ -148,7 +148,7 @@ def know(view: dict[str, Any], history: Sequence[Event]) -> Knowledge:
         taken.append(view["in_hand"])
     for text in taken:
         left[text] = max(0, left[text] - 1)
-    pool = [text for text in _IDS for _ in range(left[text])]
+    pool = [text for text in COPIES for _ in range(left[text])]
     return Knowledge(
         seat=view["seat"], seats=view["seats"], decks=decks, slots=[p["slots"] for p in players],
         layouts=[list(p["layout"]) for p in players], hands_won=[p["hands_won"] for p in players],
@@ -168,7 +168,7 @@ def world(k: Knowledge, rng: random.Random | None) -> Garbage:
     def cid(text: str) -> int:
         n = used.get(text, 0)
         used[text] = n + 1
-        return _IDS[text][n]
+        return COPIES[text][n]
 
     g = Garbage()
     g.seats, g.decks = k.seats, k.decks

@@ -86,9 +86,13 @@ __all__ = [
 # Tables, built once at import.
 
 
-def _heads_of(card: int) -> int:
-    # H1: the 6 nimmt! scheme (S1) restricted to 1..100.  The ONLY place of this rule
-    # (6 nimmt! builds its 1..104 table from it).
+def ox_heads(card: int) -> int:
+    """Ox heads of any card of the 6 nimmt! scheme (S1); 11 nimmt!'s H1 is it on 1..100.
+    The ONLY place of this rule (6 nimmt! builds its 1..104 table from it).
+
+    >>> [ox_heads(c) for c in (55, 22, 30, 15, 7, 104)]
+    [7, 5, 3, 2, 1, 1]
+    """
     if card == 55:
         return 7
     if card % 11 == 0:
@@ -101,7 +105,7 @@ def _heads_of(card: int) -> int:
 
 
 #: ``HEADS[c]``: ox heads of card ``c`` (H1); index 0 is unused (0).
-HEADS: tuple[int, ...] = (0,) + tuple(_heads_of(c) for c in range(1, 101))
+HEADS: tuple[int, ...] = (0,) + tuple(ox_heads(c) for c in range(1, 101))
 assert sum(HEADS) == 167
 
 #: ``WINDOW[t]``: bitmask of the cards that fit on top ``t`` (1 <= (c-t) mod 100 <= 10).
@@ -114,7 +118,7 @@ _BIT: tuple[int, ...] = tuple(1 << c for c in range(101))
 _LEVELS = sorted(set(HEADS[1:]))  # 1, 2, 3, 5, 7
 #: ``(step, mask)`` pairs: ``mask`` holds the cards with at least ``k`` ox heads,
 #: ``step`` is ``k`` minus the previous level, so the heads of a hand are
-#: ``sum(step * (hand & mask).bit_count())`` (see ``_hand_heads``).
+#: ``sum(step * (hand & mask).bit_count())`` (see ``hand_heads``).
 _HEADS_STEPS: tuple[tuple[int, int], ...] = tuple(
     (k - prev, sum(1 << c for c in range(1, 101) if HEADS[c] >= k))
     for prev, k in zip([0] + _LEVELS, _LEVELS)
@@ -219,10 +223,10 @@ def mask_of(cards: Iterable[int]) -> int:
     return m
 
 
-def _hand_heads(mask: int) -> int:
+def hand_heads(mask: int) -> int:
     """Ox heads of the cards of a bitmask (H1), without a loop over the cards.
 
-    >>> _hand_heads(mask_of([55, 33, 40, 15, 7])) == heads(55) + heads(33) + heads(40) + heads(15) + heads(7)
+    >>> hand_heads(mask_of([55, 33, 40, 15, 7])) == heads(55) + heads(33) + heads(40) + heads(15) + heads(7)
     True
     """
     total = 0
@@ -441,6 +445,7 @@ class Nimmt:
         start_seat: int | None = None,
         played: Sequence[int] = (),
         next_id: int | None = None,
+        victims: Sequence[int] = (),
     ) -> "Nimmt":
         """Build a hand-made position (tests, puzzles, tutorials).
 
@@ -453,6 +458,8 @@ class Nimmt:
           hand or stack, shuffled from ``seed``.  An explicit ``draw`` may leave
           cards out of the game; nothing else checks that 100 cards exist.
         * ``played``: ids of stacks already played this turn by ``to_move``.
+        * ``victims``: seats ``to_move`` must choose one from to steal a bull
+          (the phase is then "steal", H5).
         * With no stack on the table the phase is "open" (H7).
 
         >>> g = Nimmt.from_position([[34, 40], [1]], [[20, 33]], bulls=[1, 0], draw=[])
@@ -495,8 +502,8 @@ class Nimmt:
         g.over = False
         g._start = to_move if start_seat is None else start_seat
         g._played = list(played)
-        g._victims = []
-        g._phase = PLAY if g._sids else OPEN
+        g._victims = list(victims)
+        g._phase = STEAL if victims else PLAY if g._sids else OPEN
         return g
 
     def _deal(self, ev: list[Event] | None) -> None:
@@ -555,6 +562,11 @@ class Nimmt:
     def phase(self) -> str:
         """"play", "steal" (H5 choice), "open" (H7) or "over"."""
         return self._phase
+
+    @property
+    def scores(self) -> Sequence[int]:
+        """Every seat's penalty so far (the bulls of the rounds played); read only."""
+        return self._scores
 
     @property
     def result(self) -> Result | None:
@@ -941,7 +953,7 @@ class Nimmt:
         # The round ends the moment a hand is empty; the others score the ox
         # heads in their hands (H1); bull cards score nothing.
         hands = self._hands
-        penalties = list(map(_hand_heads, hands))
+        penalties = list(map(hand_heads, hands))
         penalties[out] = 0
         scores = self._scores
         scores[:] = map(add, scores, penalties)
@@ -1076,6 +1088,22 @@ class Nimmt:
         g._earned = list(data["bulls_earned"])
         g._log = [(s, a) for s, a in data["log"]]
         return g
+
+    def fork(self) -> "Nimmt":
+        """A quick independent copy without the log (a computer player's world to play out)."""
+        c = Nimmt.__new__(Nimmt)
+        c._log = []
+        c._pending = []
+        c.seats, c.seed, c.rounds, c.round = self.seats, self.seed, self.rounds, self.round
+        c._hands = list(self._hands)
+        c._sids = list(self._sids)
+        c._stacks = [list(st) for st in self._stacks]
+        c._draw = list(self._draw)
+        c._next_id, c._bulls, c._supply = self._next_id, list(self._bulls), self._supply
+        c._scores, c.to_move, c.over, c._phase = list(self._scores), self.to_move, self.over, self._phase
+        c._played, c._victims, c._start = list(self._played), list(self._victims), self._start
+        c._rounds_won, c._earned = list(self._rounds_won), list(self._earned)
+        return c
 
     def copy(self) -> "Nimmt":
         return Nimmt.from_dict(self.to_dict())

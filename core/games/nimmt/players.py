@@ -42,7 +42,7 @@ from math import floor
 from typing import Any, Sequence
 
 from core.games.nimmt.engine import (
-    HEADS, WINDOW, Action, Nimmt, Open, Pass, Play, Steal, Take, _hand_heads, cards_of, greedy_player,
+    HEADS, WINDOW, Action, Nimmt, Open, Pass, Play, Steal, Take, hand_heads, cards_of, greedy_player,
     mask_of,
 )
 from core.protocol import Event
@@ -208,10 +208,7 @@ def world(k: Knowledge, rng: random.Random | None, *, this_round: bool = False) 
         hands, {sid: cards for sid, cards in k.stacks}, bulls=k.bulls, supply=k.supply, draw=draw,
         to_move=k.to_move if k.to_move is not None else 0, seed=rng.getrandbits(32) if rng else 0,
         round=k.round, rounds=k.round if this_round else k.rounds, scores=k.scores, start_seat=k.start_seat, played=k.played,
-        next_id=k.next_id)
-    if k.phase == "steal":
-        g._phase = "steal"
-        g._victims = list(k.victims)
+        next_id=k.next_id, victims=k.victims if k.phase == "steal" else ())
     return g
 
 
@@ -242,7 +239,7 @@ def normal_move(g: Nimmt, seat: int) -> Action:
             if not fit or (played and sid in played):
                 continue
             if bulls:
-                key = fit.bit_count() * 64 + (_hand_heads(fit) if fit & (fit - 1) else HEADS[fit.bit_length() - 1])
+                key = fit.bit_count() * 64 + (hand_heads(fit) if fit & (fit - 1) else HEADS[fit.bit_length() - 1])
             else:
                 c = _heaviest(fit)
                 key = HEADS[c] * 128 + c
@@ -280,23 +277,6 @@ def _heaviest(mask: int) -> int:
         if k > key:
             key, best = k, c
     return best
-
-
-def _clone(g: Nimmt) -> Nimmt:
-    """A quick independent copy of a sampled world (no log, no pending actions)."""
-    c = Nimmt.__new__(Nimmt)
-    c._log = []
-    c._pending = []
-    c.seats, c.seed, c.rounds, c.round = g.seats, g.seed, g.rounds, g.round
-    c._hands = list(g._hands)
-    c._sids = list(g._sids)
-    c._stacks = [list(st) for st in g._stacks]
-    c._draw = list(g._draw)
-    c._next_id, c._bulls, c._supply = g._next_id, list(g._bulls), g._supply
-    c._scores, c.to_move, c.over, c._phase = list(g._scores), g.to_move, g.over, g._phase
-    c._played, c._victims, c._start = list(g._played), list(g._victims), g._start
-    c._rounds_won, c._earned = list(g._rounds_won), list(g._earned)
-    return c
 
 
 def _playout(g: Nimmt) -> None:
@@ -376,10 +356,10 @@ def _search(k: Knowledge, options: list[Action], rng: random.Random, sims: int |
             break  # nobody waits for this move any more
         sample = world(k, random.Random(rng.getrandbits(64)), this_round=True)
         for i in alive:
-            g = _clone(sample)  # every candidate meets the same world
+            g = sample.fork()  # every candidate meets the same world
             g.push(seat, options[i])
             _playout(g)
-            scores = g._scores
+            scores = g.scores
             mine = scores[seat]
             others = [scores[p] for p in others_seats]
             best_other = min(others)

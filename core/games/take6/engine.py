@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, ClassVar, Sequence
 
-from core.games.nimmt.engine import _heads_of
+from core.games.nimmt.engine import ox_heads
 from core.protocol import Event, IllegalAction, InvalidAction, Result, places_from_scores, turn_event
 
 CARDS = 104
@@ -45,7 +45,7 @@ VARIANTS = (TACTICAL,)
 
 #: HEADS[c]: ox heads of card c (S1); index 0 unused
 # S1: H1's ox heads, over 1..104 (one rule for both games)
-HEADS: tuple[int, ...] = (0,) + tuple(_heads_of(c) for c in range(1, CARDS + 1))
+HEADS: tuple[int, ...] = (0,) + tuple(ox_heads(c) for c in range(1, CARDS + 1))
 assert sum(HEADS) == 171  # S1
 
 
