@@ -832,6 +832,22 @@ class TableManager:
         settings = await self.store.guild_settings(table.guild_id)
         return not settings.get("rate_bot_games")
 
+    async def set_variant(self, table: Table, user_id: int, variant: str | None) -> None:
+        """The host chooses the table's variant in the lobby (None: the standard
+        game); only one its game declares."""
+        async with self._locked(table):
+            self._lobby(table)
+            if user_id != table.host_id:
+                raise TableError("host_only")
+            if variant is not None and registry.spec(table.game).variant(variant) is None:
+                raise TableError("table.bad_variant", variant=str(variant)[:40])
+            draft = self._touch(table.draft())
+            if variant is None:
+                draft.options.pop("variant", None)
+            else:
+                draft.options["variant"] = variant
+            await self._save(table, draft)
+
     async def set_hints(self, table: Table, user_id: int, on: bool) -> None:
         """The host turns the coach on or off in the lobby; only for unrated games."""
         async with self._locked(table):

@@ -243,6 +243,15 @@ class Lobby:
                 emoji="🤖" if s.computer else "👤") for s in others if not s.computer or s.number is not None]
             if options:
                 items.append(RemoveSeat.make(table.id, t(lang, "table.remove_seat"), options, row=3))
+        variants = registry.spec(table.game).variants
+        if variants:  # the host picks the table's variant before the start
+            chosen = table.options.get("variant") or STANDARD
+            choices = [discord.SelectOption(label=t(lang, "table.variant_standard"), value=STANDARD, emoji="🃏",
+                                            default=chosen == STANDARD)]
+            choices += [discord.SelectOption(label=t(lang, v.label_key)[:100], value=v.name, emoji="🎲",
+                                             description=t(lang, v.info_key)[:100], default=chosen == v.name)
+                        for v in variants]
+            items.append(ChooseVariant.make(table.id, t(lang, "table.variant_pick"), choices, row=4))
         return view_of(*items)
 
     def closed_line(self, table: Table) -> str | None:
@@ -467,6 +476,19 @@ class Hints(TableButton, kind="table.hints"):
         await click.lobby.update(click.interaction, click.table)
 
 
+STANDARD = "standard"  # the lobby menu's value for the game without a variant
+
+
+class ChooseVariant(TableSelect, kind="table.variant"):
+    """The host's menu of the game's variants (and the standard game)."""
+
+    value = Word(STANDARD, *sorted({v.name for spec in registry.GAMES for v in spec.variants}))
+
+    async def run(self, click: Click) -> None:
+        await click.manager.set_variant(click.table, click.user.id, None if self.choice == STANDARD else self.choice)
+        await click.lobby.update(click.interaction, click.table)
+
+
 class Start(TableButton, kind="table.start"):
     legacy = "start"
 
@@ -580,4 +602,4 @@ class PlayAgain(TableButton, kind="table.again"):
         await click.lobby.play_again(click.interaction, self.table_id)
 
 
-ITEMS = (Join, Leave, AddComputer, Level, Hints, Start, Cancel, Rules, Back, StepAway, Watch, PlayAgain)
+ITEMS = (Join, Leave, AddComputer, Level, Hints, ChooseVariant, Start, Cancel, Rules, Back, StepAway, Watch, PlayAgain)
