@@ -243,15 +243,15 @@ class Lobby:
                 emoji="🤖" if s.computer else "👤") for s in others if not s.computer or s.number is not None]
             if options:
                 items.append(RemoveSeat.make(table.id, t(lang, "table.remove_seat"), options, row=3))
-        variants = registry.spec(table.game).variants
-        if variants:  # the host picks the table's variant before the start
+        spec = registry.spec(table.game)
+        if spec.variants:  # the host goes round the variants before the start
+            names = [STANDARD, *(v.name for v in spec.variants)]
             chosen = table.options.get("variant") or STANDARD
-            choices = [discord.SelectOption(label=t(lang, "table.variant_standard"), value=STANDARD, emoji="🃏",
-                                            default=chosen == STANDARD)]
-            choices += [discord.SelectOption(label=t(lang, v.label_key)[:100], value=v.name, emoji="🎲",
-                                             description=t(lang, v.info_key)[:100], default=chosen == v.name)
-                        for v in variants]
-            items.append(ChooseVariant.make(table.id, t(lang, "table.variant_pick"), choices, row=4))
+            after = names[(names.index(chosen) + 1) % len(names) if chosen in names else 0]
+            variant = spec.variant(chosen)
+            shown = t(lang, variant.label_key) if variant is not None else t(lang, "table.variant_standard")
+            items.append(ChooseVariant.make(table.id, t(lang, "table.variant_pick", variant=shown), emoji="🎲",
+                                            row=1, to=after))
         return view_of(*items)
 
     def closed_line(self, table: Table) -> str | None:
@@ -479,13 +479,15 @@ class Hints(TableButton, kind="table.hints"):
 STANDARD = "standard"  # the lobby menu's value for the game without a variant
 
 
-class ChooseVariant(TableSelect, kind="table.variant"):
-    """The host's menu of the game's variants (and the standard game)."""
+class ChooseVariant(TableButton, kind="table.variant"):
+    """The host's button that goes round the game's variants (and the
+    standard game): ``to`` is the one a click chooses."""
 
-    value = Word(STANDARD, *sorted({v.name for spec in registry.GAMES for v in spec.variants}))
+    fields = {"to": Word(STANDARD, *sorted({v.name for spec in registry.GAMES for v in spec.variants}))}
+    to: str
 
     async def run(self, click: Click) -> None:
-        await click.manager.set_variant(click.table, click.user.id, None if self.choice == STANDARD else self.choice)
+        await click.manager.set_variant(click.table, click.user.id, None if self.to == STANDARD else self.to)
         await click.lobby.update(click.interaction, click.table)
 
 

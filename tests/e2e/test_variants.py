@@ -85,24 +85,25 @@ async def test_a_night_plays_its_variant_and_refuses_one_its_game_lacks(world, t
 
 
 async def test_the_host_picks_the_variant_in_the_lobby(world, tmp_path):
-    """The lobby's menu offers the standard game and the game's own variants, to the host
-    only; a forged pick of another game's variant or of no variant at all is refused privately."""
+    """The lobby's Variant button goes round the standard game and the game's own variants,
+    for the host only; a forged pick of another game's variant or of none at all is refused privately."""
     fd = world.fd
     ana, ben = world.person("ana"), world.person("ben")
     async with running_bot(fd, tmp_path / "bot.db", world.guild, **FAST) as bot:
         table = await open_table(fd, ana, world.channel, "garbage new", seats=2, turn_time=0)
-        pick = f"table.variant:{table.table_id}"
-        menu = next(s for s in table.lobby.selects() if s["custom_id"] == pick)
-        assert [o["value"] for o in menu["options"]] == ["standard", "short"]
-        r = await fd.select(ben, table.lobby, pick, ["short"])
+        pick = f"table.variant:{table.table_id}:short"
+        assert button(table.lobby, re.escape(pick))["label"] == t("en", "table.variant_pick",
+                                                                   variant=t("en", "table.variant_standard"))
+        r = await fd.click(ben, table.lobby, pick)
         assert r.ephemeral and t("en", "errors.host_only") in r.message.text()
-        r = await fd.select(ana, table.lobby, pick, ["short"])
+        r = await fd.click(ana, table.lobby, pick)
         assert r.ack_type == 7
         short = t("en", "table.variant_line", variant=t("en", "garbage.variant_short"),
                   info=t("en", "garbage.variant_short_info"))
         assert short in r.message.text() and bot.tables.get(table.table_id).options["variant"] == "short"
+        assert button(r.message, rf"table.variant:{table.table_id}:standard")  # round to the standard game
         for forged in ("tactical", "nonsense"):  # 6 nimmt!'s, and none at all
-            r = await fd.forge(ana, table.lobby, pick, component_type=3, values=[forged])
+            r = await fd.forge(ana, table.lobby, f"table.variant:{table.table_id}:{forged}")
             assert r.ephemeral and bot.tables.get(table.table_id).options["variant"] == "short"
         await seat_players(table, ana, [ben])
         assert (await table.click(ana, table.lobby, f"table.start:{table.table_id}")).ack_type == 7
