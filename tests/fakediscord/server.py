@@ -521,15 +521,16 @@ class FakeDiscord:
 
     # ------------------------------------------------------------------ world building
     def add_user(self, name: str, *, locale: str = "en-US", bot: bool = False, dms_open: bool = True,
-                 global_name: Optional[str] = None) -> User:
-        u = User(id=self._next_id(), name=name, locale=locale, bot=bot, dms_open=dms_open, global_name=global_name)
+                 global_name: Optional[str] = None, id: Optional[int] = None) -> User:
+        """``id``: a snowflake the user already has (a world saved by an earlier run), else a new one."""
+        u = User(id=self._next_id() if id is None else id, name=name, locale=locale, bot=bot, dms_open=dms_open, global_name=global_name)
         self.users[u.id] = u
         return u
 
     def add_guild(self, name: str = "Test Guild", *, locale: str = "en-US", owner: Optional[User] = None,
                   bot_permissions: PermLike = None, everyone_permissions: PermLike = None,
-                  shard: Optional[int] = None, shard_count: Optional[int] = None) -> Guild:
-        gid = self._next_id() if shard is None else self._id_on_shard(shard, shard_count or self.shard_count)
+                  shard: Optional[int] = None, shard_count: Optional[int] = None, id: Optional[int] = None) -> Guild:
+        gid = id or (self._next_id() if shard is None else self._id_on_shard(shard, shard_count or self.shard_count))
         owner = owner or self.owner
         g = Guild(id=gid, name=name, locale=locale, owner_id=owner.id)
         g.roles[gid] = Role(id=gid, guild_id=gid, name="@everyone",
@@ -553,8 +554,9 @@ class FakeDiscord:
         self._dispatch("GUILD_ROLE_CREATE", {"guild_id": str(guild.id), "role": r.payload()}, intent=INTENT_GUILDS)
         return r
 
-    def add_channel(self, guild: Guild, name: str, *, type: int = 0, topic: Optional[str] = None) -> Channel:
-        ch = Channel(id=self._next_id(), type=type, name=name, guild_id=guild.id, topic=topic,
+    def add_channel(self, guild: Guild, name: str, *, type: int = 0, topic: Optional[str] = None,
+                    id: Optional[int] = None) -> Channel:
+        ch = Channel(id=self._next_id() if id is None else id, type=type, name=name, guild_id=guild.id, topic=topic,
                      position=len([c for c in guild.channels.values() if not c.is_thread]))
         guild.channels[ch.id] = ch
         self.channels[ch.id] = ch
@@ -639,9 +641,26 @@ class FakeDiscord:
         role.permissions = _perm(permissions)
         self._dispatch("GUILD_ROLE_UPDATE", {"guild_id": str(role.guild_id), "role": role.payload()}, intent=INTENT_GUILDS)
 
-    def add_thread(self, channel: Channel, name: str, *, owner: Optional[User] = None, private: bool = False) -> Channel:
-        """A user creates a thread (without starter message) in ``channel``."""
-        return self._create_thread(channel, name, owner or self.owner, type_=12 if private else 11, starter=None)
+    def add_thread(self, channel: Channel, name: str, *, owner: Optional[User] = None, private: bool = False,
+                   id: Optional[int] = None) -> Channel:
+        """A user creates a thread (without starter message) in ``channel``; ``id``: the
+        snowflake it already has (a world saved by an earlier run)."""
+        return self._create_thread(channel, name, owner or self.owner, type_=12 if private else 11, starter=None,
+                                   id=id)
+
+    def add_message(self, channel: Channel, author: User, *, id: int, content: str = "",
+                    embeds: Sequence[Dict[str, Any]] = (), components: Sequence[Dict[str, Any]] = (),
+                    flags: int = 0) -> Message:
+        """A message that is already in ``channel`` with the snowflake ``id`` (posted before this
+        stand-in started, e.g. by an earlier version of a bot): no gateway event, nobody pinged."""
+        m = Message(id=id, channel_id=channel.id, author=author, content=content, embeds=list(embeds),
+                    components=list(components), flags=flags, guild_id=channel.guild_id)
+        self._messages[m.id] = m
+        self._channel_messages.setdefault(channel.id, []).append(m)
+        self._channel_messages[channel.id].sort(key=lambda message: message.id)
+        channel.last_message_id = max(channel.last_message_id or 0, m.id)
+        self._last_id = max(self._last_id, m.id)
+        return m
 
     def archive_thread(self, thread: Channel, *, locked: bool = False) -> None:
         thread.archived = True
@@ -2484,8 +2503,8 @@ class FakeDiscord:
 
     # ------------------------------------------------------------------ threads
     def _create_thread(self, parent: Channel, name: str, owner: User, *, type_: int, starter: Optional[Message],
-                       auto_archive_duration: int = 1440) -> Channel:
-        tid = starter.id if starter is not None else self._next_id()
+                       auto_archive_duration: int = 1440, id: Optional[int] = None) -> Channel:
+        tid = starter.id if starter is not None else (self._next_id() if id is None else id)
         t = Channel(id=tid, type=type_, name=name, guild_id=parent.guild_id, parent_id=parent.id, owner_id=owner.id,
                     auto_archive_duration=auto_archive_duration, starter_message_id=starter.id if starter else None)
         t.thread_members[owner.id] = iso()
