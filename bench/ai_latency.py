@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import os
 import statistics
+from typing import Any
 import sys
 import tempfile
 import time
@@ -50,7 +51,7 @@ async def run(clicks: int, budget: float) -> None:
                 players = bot.tables.players
                 think = players.think
 
-                async def timed_think(table, seat, level):  # type: ignore[no-untyped-def]
+                async def timed_think(table: Any, seat: int, level: str) -> Any:
                     nonlocal searching
                     searching += 1
                     started = time.perf_counter()

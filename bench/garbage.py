@@ -61,7 +61,8 @@ def run(seats: int, player_name: str, seconds: float, checked: bool,
         step = game.apply if checked else game.push
         while not game.over:
             seat = game.to_move
-            step(seat, player(game, seat, rng))  # type: ignore[arg-type]
+            assert seat is not None  # (not over)
+            step(seat, player(game, seat, rng))
             decisions += 1
         hands += game.hand_no
         games += 1

@@ -71,7 +71,7 @@ async def main() -> None:
             started = time.perf_counter()
             decisions = await run(known)
             walls[name].append(time.perf_counter() - started)
-            worlds[name] += [d.worlds for d in decisions]  # type: ignore[attr-defined]
+            worlds[name] += [d.worlds for d in decisions]  # type: ignore[attr-defined]  # each game's own Decision
     print("| hard seats' searches | until all chose: median | p90 | max | worlds per search: median | min |")
     print("|---|---|---|---|---|---|")
     for name, values in walls.items():

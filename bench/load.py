@@ -311,7 +311,7 @@ def _mark_start(botmod: Any, mark: Any) -> None:
         mark("on_ready")
         await ready(self)
 
-    botmod.CardBot.on_ready = on_ready  # type: ignore[method-assign]
+    setattr(botmod.CardBot, "on_ready", on_ready)  # the bench's own, patched in
 
 
 def child_bot() -> int:
@@ -350,7 +350,7 @@ def child_bot() -> int:
         mark("setup_hook end")
         asyncio.get_running_loop().create_task(_probe(self, probe_path))
 
-    botmod.CardBot.setup_hook = setup_hook  # type: ignore[method-assign]
+    setattr(botmod.CardBot, "setup_hook", setup_hook)  # the bench's own, patched in
     profile = os.environ.get("LOAD_PROFILE")
     if not profile:
         return botmod.main(["--sync-global"])

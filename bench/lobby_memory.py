@@ -34,6 +34,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
+from typing import Any
 from collections import Counter
 from pathlib import Path
 
@@ -80,7 +81,7 @@ def containers(skip: set[int]) -> dict[int, tuple[int, object]]:
             continue
         try:
             if isinstance(obj, (dict, list, set)) or type(obj).__name__ in ("deque", "OrderedDict", "defaultdict"):
-                out[id(obj)] = (len(obj), obj)  # type: ignore[arg-type]
+                out[id(obj)] = (len(obj), obj)  # type: ignore[arg-type]  # a container (checked above)
         except TypeError:
             pass
     return out
@@ -101,14 +102,14 @@ async def run(args: argparse.Namespace) -> None:
     from tests.fakediscord import FakeDiscord
 
     if args.cache_mib is not None:  # SQLite's page cache per connection, instead of the store's default
-        from app.store import Store
+        import app.store
 
-        opened = Store.open.__func__  # type: ignore[attr-defined]
+        opened = app.store.open_store  # (the bot's open_database looks it up when it runs)
 
-        async def open_with_cache(cls: type, target: object, **options: object) -> object:
-            return await opened(cls, target, **{"cache_mib": args.cache_mib, **options})
+        async def open_with_cache(target: str, **options: Any) -> app.store.Store:
+            return await opened(target, **{"cache_mib": args.cache_mib, **options})
 
-        Store.open = classmethod(open_with_cache)  # type: ignore[assignment,method-assign]
+        app.store.open_store = open_with_cache
     fd = FakeDiscord(edit_rate=(10_000, 1.0), keep_history=False)
     await fd.start()
     try:
@@ -163,7 +164,7 @@ async def run(args: argparse.Namespace) -> None:
                                       if k in before and before[k][1] is obj and n > before[k][0]),
                                      key=lambda g: -g[0])[:3]
                     for count, obj in growers:
-                        sample = list(obj.items())[-1:] if isinstance(obj, dict) else list(obj)[-1:]  # type: ignore[attr-defined]
+                        sample = list(obj.items())[-1:] if isinstance(obj, dict) else list(obj)[-1:]  # type: ignore[attr-defined]  # a container
                         print(f"        +{count} {type(obj).__name__}: {repr(sample)[:160]}")
                 del now
             if args.trace:

@@ -162,7 +162,7 @@ def new_command(spec: GameSpec) -> app_commands.Group:
         params.append(P("variant", P.POSITIONAL_OR_KEYWORD, default=None, annotation=Optional[str]))
         names["variant"] = command_str("commands.opt_variant.name")
         texts["variant"] = command_str("commands.opt_variant.description")
-    new.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    setattr(new, "__signature__", inspect.Signature(params))  # what discord.py reads the options from
     new.__qualname__ = "GameCog.new"  # a method of the cog: discord.py binds it to the cog
     callback: Callable[..., Any] = app_commands.rename(**names)(app_commands.describe(**texts)(new))
     if spec.variants:

@@ -9,6 +9,7 @@ import contextlib
 import contextvars
 import io
 import logging
+import secrets
 import time
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Sequence
@@ -565,12 +566,15 @@ class Presenter:
 
     async def _post(self, table: Table, text: str, mentions: discord.AllowedMentions,
                     nonce: str | None) -> discord.Message:
+        def drawn() -> str | int:  # None: a nonce of its own, as discord.py draws one
+            return nonce if nonce is not None else secrets.randbits(64)
+
         try:
-            return await self.where(table).send(text, allowed_mentions=mentions, nonce=nonce)  # type: ignore[arg-type]
+            return await self.where(table).send(text, allowed_mentions=mentions, nonce=drawn())
         except discord.NotFound:
             # The thread was deleted: open a new one and go on there.
             await self._open_thread(table, again=True)
-            return await self.where(table).send(text, allowed_mentions=mentions, nonce=nonce)  # type: ignore[arg-type]
+            return await self.where(table).send(text, allowed_mentions=mentions, nonce=drawn())
 
     def _ping_now(self, table: Table, show: _Show, item: _Item) -> list[int]:
         """The seats a ping item calls now: only those still to act (who chose meanwhile is

@@ -447,8 +447,7 @@ class Router:
         if (table is not None and not item.for_watchers and table.watching(interaction.user.id)
                 and table.seat_of(interaction.user.id) is None):
             raise TableError("table.watcher_control")
-        # (table is None only for an item with open_only = False: see Click.table)
-        click = Click(self.lobby, self.presenter, interaction, table)  # type: ignore[arg-type]
+        click = Click(self.lobby, self.presenter, interaction, table)  # type: ignore[arg-type]  # None only for open_only = False items (Click.table)
         if item.versioned and table is not None and item.ver != table.version:
             return await item.stale(click)
         await item.run(click)

@@ -1509,7 +1509,8 @@ class FakeDiscord:
 
     def _global_limit(self) -> None:
         """Discord's global rate limit of a bot token: a 429 with ``global: true`` past it."""
-        limit, per = self.global_rate  # type: ignore[misc]
+        assert self.global_rate is not None  # (called only with a global limit set)
+        limit, per = self.global_rate
         now = time.time()
         b = self._global_bucket
         if now >= b[0] + per:

@@ -3,6 +3,7 @@ import ast
 import doctest
 import importlib
 import pkgutil
+import re
 from pathlib import Path
 
 import pytest
@@ -69,3 +70,22 @@ def test_cogs_draw_pictures_only_through_the_drawing_processes(path):
             continue
         assert called not in renderers, f"{path.name}:{node.lineno} calls {called} on the bot's own thread"
         assert not set(args) & renderers, f"{path.name}:{node.lineno} hands {set(args) & renderers} to {called}"
+
+
+_IGNORE = re.compile(r"#\s*type:\s*ignore(\[[^\]]*\])?(.*)$")
+
+
+def test_few_type_ignores_each_with_its_code_and_reason():
+    """mypy runs on the code (.ci/lint); where it must be told to look away, the
+    comment says which error and why, and there are at most ten of them."""
+    found = []
+    for path in sorted(ROOT.rglob("*.py")):
+        if ".venv" in path.parts:
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            match = _IGNORE.search(line)
+            if match:
+                where = f"{path.relative_to(ROOT)}:{number}"
+                found.append(where)
+                assert match[1] and re.match(r"\s*#\s*\S", match[2]), f"{where}: give the error code and a reason"
+    assert len(found) <= 10, found

@@ -29,8 +29,9 @@ from tests import ROOT
 
 _spec = importlib.util.spec_from_file_location(
     "bench_render", ROOT / "bench" / "render.py")
+assert _spec is not None and _spec.loader is not None
 bench = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bench)  # type: ignore[union-attr]
+_spec.loader.exec_module(bench)
 
 
 def pixels(png: bytes) -> tuple[str, tuple[int, int], bytes]:

@@ -26,7 +26,7 @@ class HighCardUI(BaseUI):
     key = SPEC.key
 
     async def table_message(self, table: Table, lang: str) -> TableMessage:
-        view = table.engine.view(None)  # type: ignore[union-attr]
+        view = table.view(None)
         lines = [t(lang, "highcard.trick", cards=", ".join(f"{bold(table.seats[s].name)} {c}" for s, c in view["trick"])
                    or "-")]
         for seat, tricks in enumerate(view["tricks"]):
@@ -45,7 +45,7 @@ class HighCardUI(BaseUI):
 
     def progress(self, table: Table, lang: str) -> tuple[str, list[int]]:
         """The trick being played, and each seat's tricks behind the leader (0 leads)."""
-        view = table.engine.view(None)  # type: ignore[union-attr]
+        view = table.view(None)
         tricks = view["tricks"]
         return t(lang, "highcard.progress", trick=sum(tricks) + 1), [max(tricks) - n for n in tricks]
 
@@ -72,7 +72,7 @@ class HandButton(TableButton, kind="highcard.hand"):
         seat = click.table.seat_of(click.user.id)
         if seat is None:
             raise TableError("not_seated")
-        hand = click.table.engine.view(seat)["hand"]  # type: ignore[union-attr]
+        hand = click.table.view(seat)["hand"]
         ver = click.table.version
         cards = [PlayButton.make(click.table.id, str(card), ver=ver, card=card) for card in hand]
         await click.interaction.response.send_message(t(click.lang, "highcard.your_hand"), view=view_of(*cards),
