@@ -242,19 +242,20 @@ def track_answers(bot: CardBot) -> None:
     the tasks those start: a panel redrawn after the click was acknowledged...) is kept
     in ``bot.answering`` until it ends, so that a stop can let them finish; once a stop
     began, a new interaction is left unanswered (its clicker clicks again after the start)."""
-    state = bot._connection
-    parse = state.parsers["INTERACTION_CREATE"]
     loop = asyncio.get_running_loop()
     factory = loop.get_task_factory()
 
-    def tracked(data: Any) -> None:
-        if bot.stopping:
-            return
-        token = _ANSWERING.set(True)
-        try:
-            parse(data)
-        finally:
-            _ANSWERING.reset(token)
+    def wrapper(parse: Callable[[Any], None]) -> Callable[[Any], None]:
+        def tracked(data: Any) -> None:
+            if bot.stopping:
+                return
+            token = _ANSWERING.set(True)
+            try:
+                parse(data)
+            finally:
+                _ANSWERING.reset(token)
+
+        return tracked
 
     def make_task(loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> asyncio.Future[Any]:
         if factory is not None:
@@ -271,7 +272,7 @@ def track_answers(bot: CardBot) -> None:
         if loop.get_task_factory() is make_task:
             loop.set_task_factory(factory)
 
-    state.parsers["INTERACTION_CREATE"] = tracked
+    adapter.wrap_parser(bot, "INTERACTION_CREATE", wrapper)
     loop.set_task_factory(make_task)
     bot._untrack = untrack
 

@@ -134,7 +134,7 @@ def owed(table: Table, kind: str, serial: int) -> str:
     posted first, so a try whose answer was lost, or a kill between posting and
     saving that it was posted, does not post it twice.
 
-    >>> owed(Table(7, 1, 2, "nimmt", 3, 4, {}), "l", 12)
+    >>> owed(Table(7, 1, 2, "game", 3, 4, {}), "l", 12)
     't7l12'
     """
     nonce = f"t{table.id}{kind}{serial}"
