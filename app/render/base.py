@@ -17,6 +17,7 @@ has it (:class:`ChainFont`).  :func:`clean` folds what no font has (``é`` ->
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import math
 import struct
@@ -49,6 +50,8 @@ _CACHES: list[Any] = []
 #: ``ChainFont.getlength``); off, every call goes to Pillow as it did before
 #: them.  Only tests turn it off (:func:`set_text_caches`), to compare.
 _TEXT_CACHES = True
+#: while :func:`recording` runs: the pixel size and text of every text drawn
+_DRAWN: list[tuple[int, str]] | None = None
 
 
 #: WCAG 2 contrast a text needs against its background (level AA, normal text)
@@ -117,6 +120,22 @@ def set_text_caches(on: bool) -> None:
     global _TEXT_CACHES
     _TEXT_CACHES = bool(on)
     clear_caches()
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[list[tuple[int, str]]]:
+    """Within it, every text drawn is listed (font size in pixels, text): what
+    a picture's smallest text is (tests hold it legible on a phone).  The
+    caches are cleared first, so card sprites draw their numbers again."""
+    global _DRAWN
+    clear_caches()
+    drawn: list[tuple[int, str]] = []
+    _DRAWN = drawn
+    try:
+        yield drawn
+    finally:
+        _DRAWN = None
+        clear_caches()
 
 
 def set_font(path: str | None, fallbacks: tuple[str, ...] | None = None) -> None:
@@ -369,6 +388,8 @@ def text(draw: ImageDraw.ImageDraw, xy: tuple[float, float], s: str, f: Any,
     """Draw already-cleaned ``s``; ``anchor`` as in Pillow (l/m/r + a/m/s/d)."""
     if not s:
         return
+    if _DRAWN is not None:
+        _DRAWN.append((int(getattr(f, "size", 0)), s))
     if isinstance(f, ChainFont):
         runs = f.runs(s)
         if len(runs) > 1:

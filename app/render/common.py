@@ -28,6 +28,7 @@ MUTED: Color = (160, 192, 176)
 GOLD: Color = (255, 202, 64)
 ORANGE: Color = (255, 138, 61)
 RED: Color = (255, 99, 99)
+BLUE: Color = (110, 190, 255)
 SLATE: Color = (33, 37, 46)
 SLATE_PANEL: Color = (45, 51, 63)
 SLATE_MUTED: Color = (150, 160, 180)
@@ -79,10 +80,32 @@ def name_of(names: list[str], seat: Any) -> str:
 
 
 def seat_badge(im: Image.Image, d: ImageDraw.ImageDraw, cx: float, cy: float, seat: int,
-                fill: Color, ink: Color, r: int = 11) -> None:
+                fill: Color, ink: Color, r: int = 13) -> None:
     """The seat's number (1-based) in a disc centred on (*cx*, *cy*)."""
     d.ellipse((cx - r, cy - r, cx + r, cy + r), fill=fill)
-    rb.text(d, (cx, cy), str(seat + 1), rb.font(14 if seat < 9 else 12), ink, anchor="mm")
+    rb.text(d, (cx, cy), str(seat + 1), rb.font(16 if seat < 9 else 14), ink, anchor="mm")
+
+
+#: the display width a phone gives a picture, and the smallest text height
+#: (pixels) a player reads there
+PHONE_WIDTH, PHONE_TEXT = 360, 8
+
+
+def legible(width: int) -> int:
+    """The smallest font size (pixels) a picture ``width`` pixels wide may use:
+    scaled to a phone's width, it is still :data:`PHONE_TEXT` pixels tall.
+
+    >>> legible(720), legible(600)
+    (16, 14)
+    """
+    return -(-PHONE_TEXT * width // PHONE_WIDTH)
+
+
+def banner(im: Image.Image, d: ImageDraw.ImageDraw, x: float, y: float, w: float, h: float, s: str,
+           size: int, smallest: int, fill: Color = GOLD, ink: Color = (30, 24, 8)) -> None:
+    """A coloured band with one line of text: a new round or deal, a move to see at a glance."""
+    d.rounded_rectangle((x, y, x + w, y + h), min(12, h // 2), fill=fill)
+    rb.text_fit(d, (x + w / 2, y + h / 2), s, size, ink, w - 16, anchor="mm", smallest=smallest)
 
 
 def marker(im: Image.Image, x: float, cy: float, s: int, color: Color = GOLD) -> None:

@@ -54,6 +54,8 @@ def starts_turn(game: str, event: Event) -> bool:
 
 
 ACTIVE = ("lobby", "playing")
+RECENT_TURNS = 3  # turns of public events a table keeps for its picture (Table.remember)
+RECENT_EVENTS = 240  # and at most this many events
 IDLE_LIMIT = 24 * 3600  # seconds without a person acting before a table closes itself (abandoned)
 SWEEP_INTERVAL = 600  # seconds between looks for idle tables
 MAX_OPEN_LOBBIES = 3  # lobbies one person may host at once, across servers
@@ -244,6 +246,8 @@ class Table:
     night_id: int | None = None  # a table of a game night (app/nights/host.py)
     watchers: list[Watcher] = field(default_factory=list)  # in the order they came
     ending: list[Event] = field(default_factory=list, repr=False)  # events of a last move not yet shown
+    #: the public events of the latest turns (:meth:`remember`): what the table's picture marks
+    recent: list[Event] = field(default_factory=list, repr=False)
     engine: Game | None = field(default=None, repr=False)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
 
@@ -335,6 +339,17 @@ class Table:
         self.noted += 1
         self.notes.append({"n": self.noted, "at": len(self.log), "event": dict(event)})
         return event
+
+    def remember(self, events: Sequence[Event]) -> None:
+        """Keep ``events`` (told to everyone) among the recent ones: those since
+        the start of the turn :data:`RECENT_TURNS` turns back, so the picture can
+        mark the last move, a whole reveal or chain, a new round (not saved: after
+        a restart the picture marks the moves from then on)."""
+        recent = self.recent + [dict(e) for e in events]
+        starts = [i for i, e in enumerate(recent) if starts_turn(self.game, e)]
+        if len(starts) > RECENT_TURNS:
+            recent = recent[starts[-RECENT_TURNS - 1] + 1:]
+        self.recent = recent[-RECENT_EVENTS:]
 
     def told(self, upto: int, notes: int, lines: int = 0) -> bool:
         """The presenter told the thread everything up to log entry ``upto`` and

@@ -206,6 +206,7 @@ class Presenter:
         """Listener of the manager: narrate now, present in the background."""
         if table.status == "lobby":
             return  # lobby changes are shown by the interaction that made them
+        table.remember(events)  # what the next picture marks
         show = self._show_of(table)
         kinds = {e.get("type") for e in events}
         if "started" in kinds and not table.thread_id:  # (told again after a restart: the thread is there)

@@ -99,6 +99,32 @@ PROFILE_GARBAGE = {"name": "山田", "game": "garbage", "games": 0, "wins": 0, "
                    "ordinal": None, "mu": None, "sigma": None, "rank": None}
 
 
+#: public events of the latest turns, as ``Table.recent`` keeps them: every kind a picture marks
+NIMMT_RECENT = [
+    [{"type": "played", "seat": 1, "stack": 3, "label": "D", "onto": 5, "cards": [6, 7, 8], "top": 8},
+     {"type": "passed", "seat": 1}, {"type": "turn", "seat": 2}],
+    [{"type": "took", "seat": 2, "stack": 4, "label": "E", "top": 50, "count": 4},
+     {"type": "bull", "seat": 2, "source": "player", "victim": 0},
+     {"type": "revealed", "stacks": [{"id": 7, "label": "H", "top": 12}, {"id": 8, "label": "I", "top": 13}]},
+     {"type": "turn", "seat": 3}],
+    [{"type": "bull", "seat": 2, "source": "supply"}, {"type": "opened", "seat": 1, "stack": 3, "label": "D", "card": 5},
+     {"type": "round_start", "round": 2, "start": 1}, {"type": "turn", "seat": 1}],
+]
+GARBAGE_RECENT = [
+    [{"type": "drew", "seat": 0, "source": "stock", "card": "7H"},
+     {"type": "placed", "seat": 0, "slot": 7, "card": "7H", "uncovered": "3S"},
+     {"type": "dead", "seat": 0, "card": "3S", "reason": "slot_filled"},
+     {"type": "discarded", "seat": 0, "card": "3S"}, {"type": "turn", "seat": 1}],
+    [{"type": "drew", "seat": 0, "source": "discard", "card": "JD"},
+     {"type": "choose_jack", "seat": 0, "slots": [1, 2]}],
+    [{"type": "drew", "seat": 2, "source": "stock", "card": "AS"},
+     {"type": "placed", "seat": 2, "slot": 1, "card": "AS", "uncovered": "2C"},
+     {"type": "hand_won", "seat": 2, "hand": 1, "slots": 9}, {"type": "hand_start", "hand": 2, "start": 0,
+                                                              "slots": [10, 10, 9]}],
+    [{"type": "hand_start", "hand": 2, "start": 0, "slots": [10, 10, 9]}, {"type": "turn", "seat": 0}],
+]
+
+
 def labels_for(keys, fmt: str = "{key}") -> dict[str, str]:
     return {k: fmt.format(key=k) for k in keys}
 
@@ -301,6 +327,10 @@ def _calls():
     for phase in ("play", "steal", "open", "over"):
         v = nimmt_view(stacks=0 if phase == "open" else 4, seats=7, phase=phase, played=1, seat=2)
         out.append(("nimmt_table", render_nimmt.NIMMT_TABLE_LABELS, lambda L, v=v: render_nimmt.render_nimmt_table(v, names, L)))
+    for recent in NIMMT_RECENT:
+        v = nimmt_view(stacks=6, seats=4, played=1, seat=2)
+        out.append(("nimmt_table", render_nimmt.NIMMT_TABLE_LABELS,
+                    lambda L, v=v, r=recent: render_nimmt.render_nimmt_table(v, names, L, r)))
     for hand in (0, 12):
         v = nimmt_view(stacks=4, hand=hand)
         out.append(("nimmt_hand", render_nimmt.NIMMT_HAND_LABELS, lambda L, v=v: render_nimmt.render_nimmt_hand(v, L)))
@@ -308,6 +338,10 @@ def _calls():
         v = {**garbage_view(players=3, phase=phase, seat=1), "can_take_discard": takeable}
         out.append(("garbage_table", render_garbage.GARBAGE_TABLE_LABELS,
                     lambda L, v=v: render_garbage.render_garbage_table(v, names, L)))
+    for recent in GARBAGE_RECENT:
+        v = garbage_view(players=3, phase="jack", seat=1)
+        out.append(("garbage_table", render_garbage.GARBAGE_TABLE_LABELS,
+                    lambda L, v=v, r=recent: render_garbage.render_garbage_table(v, names, L, r)))
     for p in (PROFILE_NIMMT, PROFILE_GARBAGE):
         out.append(("profile", render_profile_card.PROFILE_LABELS, lambda L, p=p: render_profile_card.render_profile(p, L)))
     return out

@@ -77,7 +77,7 @@ class GarbageUI(BaseUI):
                 player["slots"] = max(player["slots"], len(player["layout"]))
         names = picture_names(table, lang)
         labels = {k: t(lang, f"render.{k}") for k in render_garbage.GARBAGE_TABLE_LABELS}
-        image = await render_pool.draw(render_garbage.render_garbage_table, view, names, labels)
+        image = await render_pool.draw(render_garbage.render_garbage_table, view, names, labels, list(table.recent))
         embed = discord.Embed(title=t(lang, "garbage.table_title", table=table.id),
                               description=self.summary(table, view, lang), colour=discord.Colour.dark_green())
         return TableMessage(content="", embed=embed, image=image, view=self.buttons(table, view, lang, version))

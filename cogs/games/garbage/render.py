@@ -12,8 +12,8 @@ from PIL import Image, ImageDraw
 from app.render import base as rb
 from app.render import cards as rc
 from app.render.base import label
-from app.render.common import (FELT, GOLD, LINE, M, MUTED, PANEL, PANEL_HI, TEXT, hline, marker, name_of,
-                               names_for, seat_badge, serialised, table_picture)
+from app.render.common import (FELT, GOLD, LINE, M, MUTED, ORANGE, PANEL, PANEL_HI, TEXT, banner, hline, legible,
+                               marker, name_of, names_for, seat_badge, serialised, table_picture)
 
 GARBAGE_TABLE_LABELS: tuple[str, ...] = (
     "hand_no",       # {hand_no}                 e.g. "Hand {hand_no}"
@@ -27,6 +27,11 @@ GARBAGE_TABLE_LABELS: tuple[str, ...] = (
     "in_hand",       # {name} {seat}             e.g. "In hand"
     "slots",         # {count}                   e.g. "Slots: {count}"
     "you",           # (none)  after the viewer's own name, e.g. "(you)"
+    "chain_slot",    # {slot}                    e.g. "→ {slot}" (under a card of the last chain: where it went)
+    "chain_discard",  # (none)                   e.g. "discarded" (the card that ended the chain)
+    "chain_choose",  # (none)                    e.g. "Jack: ?" (a Jack waiting for its slot)
+    "hand_won",      # {name} {hand} {count}     e.g. "{name} wins hand {hand}: {count} slots next"
+    "hand_start",    # {hand} {name}             e.g. "Hand {hand} starts: {name} begins"
 )
 """Label keys of :func:`render_garbage_table`."""
 
@@ -36,12 +41,54 @@ GARBAGE_TABLE_LABELS: tuple[str, ...] = (
 
 _PCW, _PCH, _PGAP = 48, 68, 6          # card size and gap in a layout
 _PANEL_W = 2 * 12 + 5 * _PCW + 4 * _PGAP
-_PANEL_H = 12 + 30 + 2 * (_PCH + 18) + 10
+_PANEL_H = 12 + 30 + 2 * (_PCH + 20) + 8
+W = 2 * _PANEL_W + 14 + 2 * M  # two players side by side, at most
+MIN_TEXT = legible(W)
+_CCW, _CCH = 40, 56  # a card of the last chain
+
+
+def last_chain(recent: Sequence[Mapping[str, Any]]) -> tuple[int | None, list[tuple[str, str]], frozenset[int],
+                                                             Mapping[str, Any] | None]:
+    """The latest turn's chain: who, each card with where it went (``("slot", "7")``,
+    ``("discard", "")``, ``("choose", "")``), the slots it filled, and a hand
+    won or started since (the banner).
+
+    >>> last_chain([{"type": "drew", "seat": 1, "source": "stock", "card": "7H"},
+    ...             {"type": "placed", "seat": 1, "slot": 7, "card": "7H", "uncovered": "3S"},
+    ...             {"type": "dead", "seat": 1, "card": "3S", "reason": "filled"}])[:3]
+    (1, [('7H', 'slot:7'), ('3S', 'discard:')], frozenset({7}))
+    """
+    start = max((i for i, e in enumerate(recent) if e.get("type") == "drew"), default=None)
+    since = recent[start or 0:]
+    hand = next((e for e in since if e.get("type") == "hand_won" and e.get("slots")), None) or next(
+        (e for e in since if e.get("type") == "hand_start"), None)  # (a won hand says more than the next's start)
+    if start is None:
+        return None, [], frozenset(), hand
+    seat = recent[start].get("seat")
+    current = str(recent[start].get("card", ""))
+    chips: list[tuple[str, str]] = []
+    filled: set[int] = set()
+    rest = list(recent[start + 1:])
+    for k, e in enumerate(rest):
+        kind = e.get("type")
+        if kind in ("placed", "jack_placed", "swapped"):
+            chips.append((str(e.get("card") or current), f"slot:{e['slot']}"))
+            filled.add(int(e["slot"]))
+            current = "J" if kind == "swapped" else str(e.get("uncovered", ""))
+        elif kind == "dead":
+            chips.append((str(e.get("card") or current), "discard:"))
+            break
+        elif kind == "choose_jack" and not any(x.get("type") == "jack_placed" for x in rest[k + 1:]):
+            chips.append((current, "choose:"))
+            break
+        elif kind in ("discarded", "hand_won", "turn"):
+            break
+    return (seat if isinstance(seat, int) else None), chips, frozenset(filled), hand
 
 
 def _garbage_panel(im: Image.Image, d: ImageDraw.ImageDraw, x: float, y: float, seat: int, player: Mapping[str, Any],
                    name: str, active: bool, own: bool, winner: bool, jack_slots: set[int],
-                   labels: Mapping[str, str]) -> None:
+                   labels: Mapping[str, str], filled: frozenset[int] = frozenset()) -> None:
     fill = PANEL_HI if active else PANEL
     d.rounded_rectangle((x, y, x + _PANEL_W, y + _PANEL_H), 12, fill=fill,
                         outline=GOLD if active else None, width=3 if active else 0)
@@ -57,17 +104,17 @@ def _garbage_panel(im: Image.Image, d: ImageDraw.ImageDraw, x: float, y: float, 
         nx += 18
     seat_badge(im, d, nx + 11, cy, seat, GOLD if active else LINE, (30, 30, 30) if active else TEXT)
     nx += 28
-    f14 = rb.font(14)
+    f14 = rb.font(MIN_TEXT)
     slot_txt = rb.fit(label(labels, "slots", count=slots), f14, 100)
     rb.text(d, (x + _PANEL_W - 12, cy), slot_txt, f14, MUTED, anchor="rm")
     name_w = x + _PANEL_W - 12 - f14.getlength(slot_txt) - 8 - nx
     suffix = rb.fit(" " + label(labels, "you"), f14, name_w / 2) if own else ""
     sw = f14.getlength(suffix) if suffix else 0
     drawn = rb.text_fit(d, (nx, cy), name, 18, GOLD if active else TEXT, name_w - sw, anchor="lm",
-                        stroke=1 if own else 0, smallest=14)
+                        stroke=1 if own else 0, smallest=MIN_TEXT)
     if suffix:
         rb.text(d, (nx + drawn + 2, cy + 1), suffix, f14, MUTED, anchor="lm")
-    f13 = rb.font(13)
+    f13 = rb.font(MIN_TEXT)
     top = y + 12 + 30
     for k in range(1, 11):
         r, c = divmod(k - 1, 5)
@@ -78,11 +125,13 @@ def _garbage_panel(im: Image.Image, d: ImageDraw.ImageDraw, x: float, y: float, 
                      (int(cx), int(cyy)))
             continue
         card = layout[k - 1] if k - 1 < len(layout) else None
-        if k in jack_slots:
-            d.rounded_rectangle((cx - 3, cyy - 3, cx + _PCW + 2, cyy + _PCH + 2), 8, outline=GOLD, width=3)
+        if k in jack_slots or k in filled:
+            d.rounded_rectangle((cx - 3, cyy - 3, cx + _PCW + 2, cyy + _PCH + 2), 8,
+                                outline=GOLD if k in jack_slots else ORANGE, width=3)
         sprite = rc.card_back(_PCW, _PCH, fill) if card is None else rc.playing_card(str(card), _PCW, _PCH, fill)
         im.paste(sprite, (int(cx), int(cyy)))
-        rb.text(d, (cx + _PCW / 2, cyy + _PCH + 2), str(k), f13, GOLD if k in jack_slots else MUTED, anchor="ma")
+        rb.text(d, (cx + _PCW / 2, cyy + _PCH + 1), str(k), f13,
+                GOLD if k in jack_slots else ORANGE if k in filled else MUTED, anchor="ma")
 
 
 def _complete(player: Mapping[str, Any]) -> bool:
@@ -93,9 +142,13 @@ def _complete(player: Mapping[str, Any]) -> bool:
 
 @table_picture
 @serialised
-def render_garbage_table(view: Mapping[str, Any], names: Sequence[str], labels: Mapping[str, str]) -> bytes:
-    """The Garbage table: header, stock / discard / card in hand, one panel
-    per player (two rows of five slots)."""
+def render_garbage_table(view: Mapping[str, Any], names: Sequence[str], labels: Mapping[str, str],
+                         recent: Sequence[Mapping[str, Any]] = ()) -> bytes:
+    """The Garbage table: header, a hand won or started (banner), the last
+    chain card by card with where each went (its slots framed in the player's
+    panel), stock / discard / card in hand, one panel per player (two rows of
+    five slots, two players side by side).  ``recent``: the public events of
+    the latest turns."""
     seats = int(view["seats"])
     nm = names_for(names, seats)
     players = list(view["players"])
@@ -103,12 +156,16 @@ def render_garbage_table(view: Mapping[str, Any], names: Sequence[str], labels: 
     phase = view["phase"]
     viewer = view["seat"]
     n = len(players)
-    pcols = 1 if n <= 1 else 2 if n in (2, 4) else 3
+    pcols = 1 if n <= 1 else 2
     prows = (n + pcols - 1) // pcols
     pgap = 14
-    W = max(pcols * _PANEL_W + (pcols - 1) * pgap + 2 * M, 600)
     mid_h = 150
-    H = M + 36 + 30 + 8 + mid_h + 8 + prows * (_PANEL_H + pgap) - pgap + M
+    actor, chips, filled, hand_news = last_chain(recent)
+    chain_w = _CCW + 12
+    per_line = max(1, (W - 2 * M) // chain_w)
+    chain_h = (28 + -(-len(chips) // per_line) * (_CCH + 26)) if chips else 0
+    banner_h = 40 if hand_news is not None else 0
+    H = M + 36 + 30 + 8 + banner_h + chain_h + mid_h + 8 + prows * (_PANEL_H + pgap) - pgap + M
     im = Image.new("RGB", (W, H), FELT)
     d = ImageDraw.Draw(im)
     f20 = rb.font(20)
@@ -130,15 +187,37 @@ def render_garbage_table(view: Mapping[str, Any], names: Sequence[str], labels: 
         marker(im, x, y + 14, 16)
         x += 22
     rb.text_fit(d, (x, y + 14), label(labels, key, name=mover, seat=seat_no), 20,
-                GOLD if phase != "over" else TEXT, W - M - x, anchor="lm")
+                GOLD if phase != "over" else TEXT, W - M - x, anchor="lm", smallest=MIN_TEXT)
     y += 30 + 4
+    if hand_news is not None:
+        news = (label(labels, "hand_won", name=name_of(nm, hand_news.get("seat")), hand=hand_news.get("hand", ""),
+                      count=hand_news.get("slots", "")) if hand_news.get("type") == "hand_won"
+                else label(labels, "hand_start", hand=hand_news.get("hand", ""), name=name_of(nm, hand_news.get("start"))))
+        banner(im, d, M, y, W - 2 * M, 32, news, 20, MIN_TEXT)
+        y += banner_h
+    if chips:  # the last chain: who, each card and where it went
+        fc = rb.font(MIN_TEXT)
+        rb.text_fit(d, (M, y + 11), name_of(nm, actor) + ":", 18, ORANGE, W - 2 * M, anchor="lm", stroke=1,
+                    smallest=MIN_TEXT)
+        y += 28
+        for i, (card, where) in enumerate(chips):
+            line, col = divmod(i, per_line)
+            cx = M + col * chain_w
+            cy = y + line * (_CCH + 26)
+            im.paste(rc.playing_card(card, _CCW, _CCH, FELT), (int(cx), int(cy)))
+            what, _, slot = where.partition(":")
+            cap = (label(labels, "chain_slot", slot=slot) if what == "slot" else
+                   label(labels, "chain_discard") if what == "discard" else label(labels, "chain_choose"))
+            rb.text(d, (cx + _CCW / 2, cy + _CCH + 3), rb.fit(cap, fc, chain_w - 2), fc,
+                    ORANGE if what == "slot" else MUTED if what == "discard" else GOLD, anchor="ma")
+        y += chain_h - 28
     hline(d, y, M, W - M)
     y += 4
 
     # stock, discard, card in hand
     bw, bh = 66, 92
     slots = 3
-    slot_w = 150
+    slot_w = 190
     sx0 = (W - slots * slot_w) / 2
     cap_y = y + 12 + bh + 10 + 8
     # stock: a small pile of backs
@@ -152,7 +231,7 @@ def render_garbage_table(view: Mapping[str, Any], names: Sequence[str], labels: 
         im.paste(rc.empty_slot(bw, bh, FELT, FELT, LINE), (int(cx), int(cy + 4)))
     # (the captions shrink rather than lose their count: "Nachziehstapel: 42")
     rb.text_fit(d, (sx0 + slot_w / 2, cap_y), label(labels, "stock", count=view["stock"]), 16, TEXT, slot_w - 8,
-                anchor="mm", smallest=12)
+                anchor="mm", smallest=MIN_TEXT)
     # discard
     cx = sx0 + slot_w + (slot_w - bw) / 2
     top = view["discard_top"]
@@ -164,7 +243,7 @@ def render_garbage_table(view: Mapping[str, Any], names: Sequence[str], labels: 
     else:
         im.paste(rc.playing_card(str(top), bw, bh, FELT), (int(cx), int(cy + 4)))
     rb.text_fit(d, (sx0 + slot_w * 1.5, cap_y), label(labels, "discard", count=view["discard_count"]), 16,
-                GOLD if takeable else TEXT, slot_w - 8, anchor="mm", smallest=12)
+                GOLD if takeable else TEXT, slot_w - 8, anchor="mm", smallest=MIN_TEXT)
     # card in hand of the player to move
     in_hand = view["in_hand"]
     cx = sx0 + 2 * slot_w + (slot_w - bw) / 2
@@ -174,7 +253,7 @@ def render_garbage_table(view: Mapping[str, Any], names: Sequence[str], labels: 
     else:
         im.paste(rc.empty_slot(bw, bh, FELT, FELT, LINE), (int(cx), int(cy + 4)))
     rb.text_fit(d, (sx0 + slot_w * 2.5, cap_y), label(labels, "in_hand", name=mover, seat=seat_no), 16,
-                GOLD if in_hand is not None else MUTED, slot_w - 8, anchor="mm", smallest=12)
+                GOLD if in_hand is not None else MUTED, slot_w - 8, anchor="mm", smallest=MIN_TEXT)
     y += mid_h + 4
 
     # players
@@ -185,7 +264,8 @@ def render_garbage_table(view: Mapping[str, Any], names: Sequence[str], labels: 
         active = s == to_move and phase != "over"
         _garbage_panel(im, d, gx0 + c * (_PANEL_W + pgap), y + r * (_PANEL_H + pgap), s, player,
                        name_of(nm, s) or str(s + 1), active, viewer == s,
-                       phase == "over" and _complete(player), jack_slots if active else set(), labels)
+                       phase == "over" and _complete(player), jack_slots if active else set(), labels,
+                       filled if s == actor else frozenset())
     return rb.to_png(im)
 
 

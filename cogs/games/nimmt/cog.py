@@ -88,7 +88,7 @@ class NimmtUI(BaseUI):
     async def table_message(self, table: Table, lang: str) -> TableMessage:
         view = table.view(None)
         image = await render_pool.draw(render_nimmt.render_nimmt_table, view, picture_names(table, lang),
-                                  labels(lang, render_nimmt.NIMMT_TABLE_LABELS))
+                                       labels(lang, render_nimmt.NIMMT_TABLE_LABELS), list(table.recent))
         embed = discord.Embed(title=t(lang, "nimmt.table_title", table=table.id),
                               description=self.summary(table, view, lang), colour=discord.Colour.orange())
         items: list[discord.ui.Item] = []

@@ -93,7 +93,8 @@ class Take6UI(BaseUI):
         view = table.view(None)
         labels = {k: t(lang, f"take6.r_{k}") for k in TAKE6_TABLE_LABELS}
         names = picture_names(table, lang)
-        image = await render_pool.draw(render_take6.render_take6_table, view, names, labels)  # the table pictures' process
+        image = await render_pool.draw(render_take6.render_take6_table, view, names, labels,
+                                       list(table.recent))  # the table pictures' process
         embed = discord.Embed(title=t(lang, "take6.table_title", table=table.id),
                               description=self.summary(table, view, lang), colour=discord.Colour.orange())
         items: list[discord.ui.Item] = []

@@ -14,8 +14,8 @@ from PIL import Image, ImageDraw
 
 from app.render import base as rb
 from app.render import cards as rc
-from app.render.common import (FELT, GOLD, LINE, MUTED, ORANGE, PANEL, PANEL_HI, RED, TEXT, M, names_for, seat_badge,
-                               serialised, table_picture)
+from app.render.common import (FELT, GOLD, LINE, MUTED, ORANGE, PANEL, PANEL_HI, RED, TEXT, M, banner, legible,
+                               names_for, seat_badge, serialised, table_picture)
 from app.render.base import label
 from core.games.take6.engine import HEADS
 
@@ -31,37 +31,74 @@ TAKE6_TABLE_LABELS: tuple[str, ...] = (
     "hand",          # (none)  column header, e.g. "Hand"
     "pile",          # (none)  column header, e.g. "Taken"
     "score",         # (none)  column header, e.g. "Points"
-    "revealed",      # (none)                   e.g. "Revealed"
+    "revealed",      # (none)                   e.g. "Revealed, in the order placed"
+    "to_row",        # {row}                    e.g. "→ {row}"
+    "took",          # {row}                    e.g. "took {row}"
+    "picks_row",     # (none)                   e.g. "picks a row"
+    "deal_start",    # {deal}                   e.g. "Deal {deal} starts: new rows"
 )
 """Label keys of :func:`render_take6_table`."""
 
 ROW_LABELS = ("A", "B", "C", "D")
-W = 760
+W = 600  # a row of five cards and the sixth place fill it; a phone shows it at about 0.6
+MIN_TEXT = legible(W)
 CW, CH = 64, 90  # card size
 ROW_H = CH + 14
-LINE_H = 30
+LINE_H = 34
+CHIP_W, CHIP_CW, CHIP_CH = 78, 44, 62  # a revealed card with its player and where it went
+
+
+def last_reveal(recent: Sequence[Mapping[str, Any]]) -> tuple[list[Mapping[str, Any]], Mapping[str, Any] | None]:
+    """The latest reveal and what followed it (placed, sixth, row choice, taken
+    rows), and a deal started since (its rows are new: nothing in them to mark).
+
+    >>> last_reveal([{"type": "reveal", "cards": [[0, 5]]}, {"type": "placed", "seat": 0, "card": 5, "row": 1}])[0][1]
+    {'type': 'placed', 'seat': 0, 'card': 5, 'row': 1}
+    """
+    start = max((i for i, e in enumerate(recent) if e.get("type") == "reveal"), default=None)
+    after = list(recent[start:]) if start is not None else []
+    deal = next((e for e in reversed(recent[start or 0:]) if e.get("type") == "deal_start"), None)
+    return after, deal
 
 
 @table_picture
 @serialised
-def render_take6_table(view: Mapping[str, Any], names: Sequence[str], labels: Mapping[str, str]) -> bytes:
+def render_take6_table(view: Mapping[str, Any], names: Sequence[str], labels: Mapping[str, str],
+                       recent: Sequence[Mapping[str, Any]] = ()) -> bytes:
+    """The 6 nimmt! table: header, a new deal's banner, the four rows (the
+    cards the last reveal placed framed, a row just taken in red), the last
+    reveal card by card in the order placed (who, which card, where it went),
+    one line per player.  ``recent``: the public events of the latest turns."""
     seats = int(view["seats"])
     names = names_for(names, seats)
     rows = view["rows"]
     pending = view.get("pending") or []
+    reveal, deal = last_reveal(recent)
+    shown = [(int(s), int(c)) for s, c in (reveal[0]["cards"] if reveal else ())]
+    where: dict[int, tuple[str, int]] = {}  # card -> (what happened, row)
+    for e in reveal[1:]:
+        kind = e.get("type")
+        if kind in ("placed", "sixth", "took_row"):
+            where[int(e["card"])] = (kind, int(e["row"]))
+        elif kind == "row_choice":
+            where[int(e["card"])] = ("row_choice", -1)
+    fresh = deal is not None and (not reveal or reveal.index(deal) > 0 if deal in reveal else True)
+    per_line = max(1, (W - 2 * M) // CHIP_W)
+    chip_lines = -(-len(shown) // per_line)
+    reveal_h = (30 + chip_lines * (CHIP_CH + 48)) if shown else 0
     head_h = 64
-    reveal_h = (CH // 2 + 40) if pending else 0
-    H = M + head_h + len(rows) * ROW_H + reveal_h + 34 + seats * LINE_H + M
+    banner_h = 40 if fresh else 0
+    H = M + head_h + banner_h + len(rows) * ROW_H + reveal_h + 34 + seats * LINE_H + M
     im = Image.new("RGB", (W, H), FELT)
     d = ImageDraw.Draw(im)
 
     # header: deal and turn, the game's end, what happens now
     y = M
-    rb.text(d, (M, y + 12), label(labels, "deal", deal=view["deal"], turn=view["turn"]), rb.font(22), TEXT,
-            anchor="lm", stroke=1)
     end = (label(labels, "deals", deals=view["deals"]) if view.get("deals")
            else label(labels, "limit", limit=view.get("limit")))
-    rb.text_fit(d, (W - M, y + 12), end, 16, MUTED, W / 2 - M, anchor="rm")
+    ew = rb.text_fit(d, (W - M, y + 12), end, 16, MUTED, W / 2 - M, anchor="rm", smallest=MIN_TEXT)
+    rb.text_fit(d, (M, y + 12), label(labels, "deal", deal=view["deal"], turn=view["turn"]), 24, TEXT,
+                W - 2 * M - ew - 12, anchor="lm", stroke=1, smallest=MIN_TEXT)
     if view["phase"] == "over":
         status = label(labels, "status_over")
     elif view["phase"] == "row" and view.get("to_move") is not None:
@@ -69,63 +106,90 @@ def render_take6_table(view: Mapping[str, Any], names: Sequence[str], labels: Ma
         status = label(labels, "status_row", name=names[view["to_move"]], card=card)
     else:
         status = label(labels, "status_choose", count=len(view.get("to_act") or []))
-    rb.text_fit(d, (M, y + 42), status, 17, GOLD, W - 2 * M, anchor="lm")
+    rb.text_fit(d, (M, y + 44), status, 18, GOLD, W - 2 * M, anchor="lm", smallest=MIN_TEXT)
     y += head_h
+    if fresh and deal is not None:
+        banner(im, d, M, y, W - 2 * M, 32, label(labels, "deal_start", deal=deal.get("deal", view["deal"])), 20,
+               MIN_TEXT)
+        y += banner_h
 
     # the four rows: every card, ox heads on each; a sixth place marks where a row is taken
+    placed = {c for c, (kind, _) in where.items() if kind == "placed"} if not fresh else set()
+    taken = {r: c for c, (kind, r) in where.items() if kind in ("sixth", "took_row")} if not fresh else {}
     for r, cards in enumerate(rows):
         top = y + r * ROW_H
-        d.rounded_rectangle((M, top, W - M, top + ROW_H - 6), 10, fill=PANEL)
-        rb.text(d, (M + 22, top + (ROW_H - 6) / 2), ROW_LABELS[r], rb.font(26), TEXT, anchor="mm", stroke=1)
-        x = M + 46
+        d.rounded_rectangle((M, top, W - M, top + ROW_H - 6), 10, fill=PANEL,
+                            outline=RED if r in taken else None, width=3 if r in taken else 0)
+        rb.text(d, (M + 20, top + (ROW_H - 6) / 2), ROW_LABELS[r], rb.font(26), TEXT, anchor="mm", stroke=1)
+        x = M + 42
         for card in cards:
+            if int(card) in placed or taken.get(r) == int(card):
+                d.rounded_rectangle((x - 3, top + 1, x + CW + 2, top + 6 + CH + 1), 8,
+                                    outline=RED if taken.get(r) == int(card) else ORANGE, width=3)
             im.paste(rc.number_card(int(card), HEADS[int(card)], CW, CH, PANEL), (int(x), int(top + 4)))
-            x += CW + 8
+            x += CW + 6
         for _ in range(len(cards), 5):
             d.rounded_rectangle((x, top + 4, x + CW, top + 4 + CH), 6, outline=LINE, width=1)
-            x += CW + 8
+            x += CW + 6
         d.rounded_rectangle((x, top + 4, x + CW, top + 4 + CH), 6, outline=RED if len(cards) >= 5 else LINE,
                             width=2 if len(cards) >= 5 else 1)
         rb.text(d, (x + CW / 2, top + 4 + CH / 2), "6", rb.font(24), RED if len(cards) >= 5 else LINE,
                 anchor="mm")
         heads = view["row_heads"][r]
-        rb.stamp(im, rb.ox_mask(18), (W - M - 66, top + (ROW_H - 6) / 2 - 9), TEXT)
-        rb.text(d, (W - M - 14, top + (ROW_H - 6) / 2), str(heads), rb.font(22), TEXT, anchor="rm", stroke=1)
+        hx = x + CW + 8
+        rb.stamp(im, rb.ox_mask(20), (hx, top + (ROW_H - 6) / 2 - 22), TEXT)
+        rb.text(d, (hx + 10, top + (ROW_H - 6) / 2 + 12), str(heads), rb.font(22), TEXT, anchor="mm", stroke=1)
     y += len(rows) * ROW_H
 
-    # cards revealed this turn and still to be placed (a row choice is pending, S2)
-    if pending:
-        rb.text(d, (M, y + 14), label(labels, "revealed"), rb.font(16), MUTED, anchor="lm")
-        x = M
-        cw, ch = CW // 2 + 8, CH // 2 + 6
-        for i, (seat, card) in enumerate(pending):
-            if x + cw > W - M:
-                break
-            im.paste(rc.number_card(int(card), HEADS[int(card)], cw, ch, FELT), (int(x), int(y + 28)))
-            if i == 0:
-                d.rounded_rectangle((x - 3, y + 25, x + cw + 3, y + 28 + ch + 3), 6, outline=ORANGE, width=2)
-            x += cw + 8
-        y += reveal_h
+    # the last reveal, in the order the cards were placed: card, player, where it went
+    if shown:
+        rb.text_fit(d, (M, y + 14), label(labels, "revealed"), 18, MUTED, W - 2 * M, anchor="lm", smallest=MIN_TEXT)
+        y += 30
+        ft = rb.font(MIN_TEXT)
+        x0 = M + (W - 2 * M - per_line * CHIP_W) / 2
+        next_up = pending[0][1] if pending else None
+        for i, (seat, card) in enumerate(shown):
+            line, col = divmod(i, per_line)
+            cx = x0 + col * CHIP_W
+            cy = y + line * (CHIP_CH + 48)
+            kind, row = where.get(card, ("", -1))
+            colour = RED if kind in ("sixth", "took_row") else ORANGE if kind == "placed" else GOLD if card == next_up \
+                else MUTED
+            kx = cx + (CHIP_W - CHIP_CW) / 2
+            if kind or card == next_up:
+                d.rounded_rectangle((kx - 3, cy - 3, kx + CHIP_CW + 2, cy + CHIP_CH + 2), 6, outline=colour, width=3)
+            im.paste(rc.number_card(card, HEADS[card], CHIP_CW, CHIP_CH, FELT), (int(kx), int(cy)))
+            rb.text(d, (cx + CHIP_W / 2, cy + CHIP_CH + 5), rb.fit(names[seat], ft, CHIP_W - 4), ft, TEXT,
+                    anchor="ma")
+            dest = (label(labels, "to_row", row=ROW_LABELS[row]) if kind == "placed"
+                    else label(labels, "took", row=ROW_LABELS[row]) if kind in ("sixth", "took_row")
+                    else label(labels, "picks_row") if card == next_up else "")
+            if dest:
+                rb.text(d, (cx + CHIP_W / 2, cy + CHIP_CH + 25), rb.fit(dest, ft, CHIP_W - 2), ft, colour,
+                        anchor="ma")
+        y += reveal_h - 30
 
     # players: hand, chosen this turn, penalty pile, total
-    cols = (M + 250, M + 420, M + 540, W - M)
-    f15 = rb.font(15)
+    cols = (M + 290, M + 410, M + 480, W - M)
+    fh = rb.font(MIN_TEXT)
     for text, x in zip((label(labels, "hand"), "", label(labels, "pile"), label(labels, "score")), cols):
         if text:
-            rb.text(d, (x, y + 14), rb.fit(text, f15, 110), f15, MUTED, anchor="rm")
+            rb.text(d, (x, y + 14), rb.fit(text, fh, 80), fh, MUTED, anchor="rm")
     y += 30
     to_act = set(view.get("to_act") or [])
+    f18 = rb.font(18)
     for s in range(seats):
         top = y + s * LINE_H
+        cy = top + LINE_H / 2
         if s in to_act:
             d.rounded_rectangle((M, top + 1, W - M, top + LINE_H - 2), 8, fill=PANEL_HI)
-        seat_badge(im, d, M + 14, top + LINE_H / 2, s, PANEL if s not in to_act else GOLD, TEXT)
-        rb.text_fit(d, (M + 32, top + LINE_H / 2), names[s], 17, TEXT, 180, anchor="lm", smallest=13)
-        rb.text(d, (cols[0], top + LINE_H / 2), str(view["hand_counts"][s]), rb.font(17), TEXT, anchor="rm")
+        seat_badge(im, d, M + 15, cy, s, PANEL if s not in to_act else GOLD, TEXT)
+        rb.text_fit(d, (M + 34, cy), names[s], 18, TEXT, cols[0] - 50 - M - 34, anchor="lm", smallest=MIN_TEXT)
+        rb.text(d, (cols[0], cy), str(view["hand_counts"][s]), f18, TEXT, anchor="rm")
         if view["phase"] == "choose":
             chosen = view["chosen"][s]
-            rb.text_fit(d, (cols[1], top + LINE_H / 2), label(labels, "chosen" if chosen else "choosing"), 15,
-                        GOLD if chosen else MUTED, 150, anchor="rm")
-        rb.text(d, (cols[2], top + LINE_H / 2), str(view["pile_sizes"][s]), rb.font(17), TEXT, anchor="rm")
-        rb.text(d, (cols[3], top + LINE_H / 2), str(view["scores"][s]), rb.font(17), TEXT, anchor="rm", stroke=1)
+            rb.text_fit(d, (cols[1], cy), label(labels, "chosen" if chosen else "choosing"), MIN_TEXT,
+                        GOLD if chosen else MUTED, 110, anchor="rm")
+        rb.text(d, (cols[2], cy), str(view["pile_sizes"][s]), f18, TEXT, anchor="rm")
+        rb.text(d, (cols[3], cy), str(view["scores"][s]), f18, TEXT, anchor="rm", stroke=1)
     return rb.to_png(im)

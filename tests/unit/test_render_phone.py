@@ -1,0 +1,173 @@
+"""Every game's pictures stay legible on a phone: shown 360 px wide, no text
+drawn in them is under 8 px tall; the pictures mark the last move.
+
+The states are real: games played by random legal moves from a seed, the
+public events kept as the table keeps them (``Table.remember``), pictures
+drawn with the real labels of each language and names that are long,
+Cyrillic, Japanese or emoji.  The height of a text is its font's pixel size
+(em height), as :func:`app.render.base.recording` lists every text drawn.
+"""
+from __future__ import annotations
+
+import io
+import random
+from typing import Any, Callable
+
+import pytest
+from PIL import Image
+
+from app.i18n.catalogue import t
+from app.render import base as rb
+from app.render.common import PHONE_TEXT, PHONE_WIDTH
+from app.tables.manager import Table
+from cogs.games.garbage import render as render_garbage
+from cogs.games.nimmt import render as render_nimmt
+from cogs.games.take6 import render as render_take6
+from core import registry
+from core.protocol import Event, to_act
+
+NAMES = ["Bartholomew Fitzgerald-Worthington III", "山田太郎の長い名前です", "Zoë 🎲🎲🎲 the Dice Queen", "Ana",
+         "Дмитрий Иванович Менделеев", "Ben", "Çağrı Ñúñez", "Eve", "李小龙", "Olivia Oliveira de Souza"]
+LANGS = ("en", "es", "de")
+
+
+def played(game: str, seats: int, seed: int, until: Callable[[list[Event]], bool], steps: int = 600
+           ) -> tuple[Any, list[Event]]:
+    """A game played by random legal moves until a move's events satisfy
+    ``until`` (or it ends), and the public events the table keeps of it."""
+    engine = registry.spec(game).engine().new(seats, seed)
+    table = Table(id=1, guild_id=1, channel_id=1, game=game, host_id=1, max_seats=seats, options={})
+    rnd = random.Random(seed)
+    for _ in range(steps):
+        if engine.over:
+            break
+        seat = rnd.choice(sorted(to_act(engine)))
+        events = engine.apply(seat, rnd.choice(engine.legal_actions(seat)))
+        table.remember(events)
+        if until(events):
+            break
+    return engine, table.recent
+
+
+def has(*kinds: str) -> Callable[[list[Event]], bool]:
+    return lambda events: any(e["type"] in kinds for e in events)
+
+
+def smallest_on_phone(draw: Callable[[], bytes]) -> tuple[float, str, Image.Image]:
+    """The smallest text of the picture ``draw`` makes, in pixels once the
+    picture is shown :data:`PHONE_WIDTH` wide, and that text."""
+    with rb.recording() as drawn:
+        data = draw()
+    im = Image.open(io.BytesIO(data))
+    assert drawn, "no text drawn"
+    size, text = min(drawn)
+    return size * PHONE_WIDTH / im.width, text, im
+
+
+def labels(game: str, lang: str, keys: tuple[str, ...]) -> dict[str, str]:
+    prefix = "take6.r_" if game == "take6" else "render."
+    return {key: t(lang, prefix + key) for key in keys}
+
+
+def _states() -> list[tuple[str, Callable[[str], bytes]]]:
+    out: list[tuple[str, Callable[[str], bytes]]] = []
+    for seats in (2, 7):
+        for what, until in (("take", has("took")), ("batch", lambda ev: any(
+                e["type"] == "played" and len(e["cards"]) > 1 for e in ev)), ("round", has("round_start"))):
+            engine, recent = played("nimmt", seats, seats, until)
+            out.append((f"nimmt table {seats} seats, {what}", lambda lang, e=engine, r=recent, n=seats:
+                        render_nimmt.render_nimmt_table(e.view(None), NAMES[:n], labels(
+                            "nimmt", lang, render_nimmt.NIMMT_TABLE_LABELS), r)))
+            seat = engine.to_move if engine.to_move is not None else 0
+            out.append((f"nimmt hand {seats} seats, {what}", lambda lang, e=engine, s=seat:
+                        render_nimmt.render_nimmt_hand(e.view(s), labels("nimmt", lang,
+                                                                         render_nimmt.NIMMT_HAND_LABELS))))
+    for seats in (2, 10):
+        for what, until in (("reveal", has("reveal")), ("row choice", has("row_choice")), ("deal", has("deal_start"))):
+            engine, recent = played("take6", seats, seats, until)
+            out.append((f"take6 table {seats} seats, {what}", lambda lang, e=engine, r=recent, n=seats:
+                        render_take6.render_take6_table(e.view(None), NAMES[:n], labels(
+                            "take6", lang, render_take6.TAKE6_TABLE_LABELS), r)))
+    for seats in (2, 6):
+        for what, until in (("chain", lambda ev: sum(e["type"] == "placed" for e in ev) >= 3),
+                            ("jack", has("choose_jack")), ("hand", has("hand_won"))):
+            engine, recent = played("garbage", seats, seats, until)
+            out.append((f"garbage table {seats} seats, {what}", lambda lang, e=engine, r=recent, n=seats:
+                        render_garbage.render_garbage_table(e.view(None), NAMES[:n], labels(
+                            "garbage", lang, render_garbage.GARBAGE_TABLE_LABELS), r)))
+    return out
+
+
+STATES = _states()
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("name,draw", STATES, ids=[name for name, _ in STATES])
+def test_no_text_under_8_px_on_a_phone(name: str, draw: Callable[[str], bytes], lang: str) -> None:
+    height, text, im = smallest_on_phone(lambda: draw(lang))
+    assert height >= PHONE_TEXT, f"{name} ({lang}, {im.width} px wide): {text!r} is {height:.1f} px on a phone"
+    assert im.width <= 2 * PHONE_WIDTH
+
+
+def test_the_hand_picture_keeps_its_width() -> None:
+    """From one turn to the next the panel's picture does not change width."""
+    widths = set()
+    for hand in (1, 3, 8, 12, 30, 60):
+        view = {"hand": list(range(1, hand + 1)), "playable": {}, "stacks": []}
+        widths.add(Image.open(io.BytesIO(render_nimmt.render_nimmt_hand(view, {}))).width)
+    assert widths == {render_nimmt.HAND_W}
+
+
+def _texts(draw: Callable[[], bytes]) -> list[str]:
+    with rb.recording() as drawn:
+        draw()
+    return [text for _, text in drawn]
+
+
+def test_the_nimmt_picture_says_who_played_what_where() -> None:
+    engine, recent = played("nimmt", 4, 11, has("played"))
+    move = next(e for e in recent if e["type"] == "played")
+    texts = _texts(lambda: render_nimmt.render_nimmt_table(engine.view(None), NAMES[:4], labels(
+        "nimmt", "en", render_nimmt.NIMMT_TABLE_LABELS), recent))
+    name = rb.clean(NAMES[move["seat"]])
+    assert any(text.startswith(name[:8]) for text in texts), texts  # the caption and the stack's tag
+    cards = ", ".join(str(c) for c in move["cards"])
+    assert f"{cards} on {move['label']}" in " ".join(texts)
+    without = _texts(lambda: render_nimmt.render_nimmt_table(engine.view(None), NAMES[:4], labels(
+        "nimmt", "en", render_nimmt.NIMMT_TABLE_LABELS)))
+    assert f"{cards} on {move['label']}" not in " ".join(without)
+
+
+def test_the_take6_picture_shows_the_reveal_in_the_order_placed() -> None:
+    engine, recent = played("take6", 5, 3, has("reveal"))
+    reveal = next(e for e in recent if e["type"] == "reveal")
+    texts = _texts(lambda: render_take6.render_take6_table(engine.view(None), ["P1", "P2", "P3", "P4", "P5"], labels(
+        "take6", "en", render_take6.TAKE6_TABLE_LABELS), recent))
+    shown = [text for text in texts if text in {str(c) for _, c in reveal["cards"]}]
+    order = [str(c) for _, c in reveal["cards"]]
+    chips = shown[-len(order):]  # the reveal's cards come after the rows'
+    assert chips == order
+    names = [text for text in texts if text in {"P1", "P2", "P3", "P4", "P5"}]
+    assert names[:len(order)] == [f"P{s + 1}" for s, _ in reveal["cards"]]
+
+
+def test_the_garbage_picture_shows_the_chain() -> None:
+    engine, recent = played("garbage", 3, 5, lambda ev: sum(e["type"] == "placed" for e in ev) >= 2)
+    slots = [e["slot"] for e in recent[max(i for i, e in enumerate(recent) if e["type"] == "drew"):]
+             if e["type"] == "placed"]
+    texts = _texts(lambda: render_garbage.render_garbage_table(engine.view(None), ["Ana", "Ben", "Cy"], labels(
+        "garbage", "en", render_garbage.GARBAGE_TABLE_LABELS), recent))
+    assert [f"→ {s}" for s in slots] == [text for text in texts if text.startswith("→")][:len(slots)]
+
+
+def test_a_new_round_or_deal_is_announced() -> None:
+    for game, kind, keys, draw, key in (
+            ("nimmt", "round_start", render_nimmt.NIMMT_TABLE_LABELS, render_nimmt.render_nimmt_table, ("round_start",)),
+            ("take6", "deal_start", render_take6.TAKE6_TABLE_LABELS, render_take6.render_take6_table, ("deal_start",)),
+            ("garbage", "hand_start", render_garbage.GARBAGE_TABLE_LABELS, render_garbage.render_garbage_table,
+             ("hand_won", "hand_start"))):
+        engine, recent = played(game, 3, 2, lambda ev, k=kind: any(e["type"] == k and e.get(
+            "round", e.get("deal", e.get("hand", 1))) > 1 for e in ev))
+        marked = {**{k: "" for k in keys}, **{k: "NEW ROUND" for k in key}}
+        texts = _texts(lambda: draw(engine.view(None), NAMES[:3], marked, recent))
+        assert "NEW ROUND" in texts, game
