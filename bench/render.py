@@ -42,6 +42,12 @@ LABELS = {
     "win_rate": "Win rate", "avg_penalty": "Penalty / round", "rounds_won": "Rounds won",
     "bulls_earned": "Bulls earned", "hands_won": "Hands won", "rating": "Rating",
     "rating_detail": "mu {mu} / sigma {sigma}", "rank": "Rank #{rank}", "unranked": "Unranked",
+    "last_played": "{cards} on {label}", "last_took": "took stack {label} (cards: {count})", "last_bull": "a bull card",
+    "last_bull_from": "a bull card from {victim}", "last_opened": "opened {label} with {card}",
+    "last_passed": "ended the turn", "last_revealed": "new stacks: {stacks}",
+    "round_start": "Round {round} starts: {name} begins", "new_stack": "new", "chain_slot": "→ {slot}",
+    "chain_discard": "discard", "chain_choose": "slot?", "hand_won": "{name} wins hand {hand}: {count} slots next",
+    "hand_start": "Hand {hand} starts: {name} begins",
 }
 
 NAMES = ["Alice", "Bob the Builder of Very Long Names", "Çağrı Ñúñez", "Дмитрий", "山田太郎", "Zoë 🎲", "Eve"]
@@ -113,7 +119,8 @@ TAKE6_LABELS = {
     "deal": "Deal {deal} - turn {turn}/10", "limit": "Game ends at {limit} points", "deals": "{deals} deals",
     "status_choose": "Everyone chooses a card ({count} still to choose)", "status_row": "{name} picks a row for the {card}",
     "status_over": "Game over", "revealed": "Revealed", "hand": "Hand", "pile": "Pile", "score": "Score",
-    "chosen": "chosen", "choosing": "choosing",
+    "chosen": "chosen", "choosing": "choosing", "to_row": "→ {row}", "took": "took {row}", "picks_row": "picks a row",
+    "deal_start": "Deal {deal} starts: new rows",
 }
 
 
@@ -127,18 +134,21 @@ def _table_names(tables: int = 100, seed: int = 7) -> list[list[str]]:
     return [[name() for _ in range(7)] for _ in range(tables)]
 
 
-def _played(game: str, seats: int, seed: int, steps: int = 60) -> list[dict]:
-    """Views (of the seat that just moved) after each random move of a game."""
+def _played(game: str, seats: int, seed: int, steps: int = 60) -> list[tuple[dict, list]]:
+    """Views (of the seat that just moved) after each random move of a game,
+    each with the public events a table keeps then (what its picture marks)."""
+    from app.tables.manager import Table
     from core import registry
     from core.protocol import to_act
 
     g = registry.spec(game).engine().new(seats, seed)
+    table = Table(id=1, guild_id=1, channel_id=1, game=game, host_id=1, max_seats=seats, options={})
     rnd = random.Random(seed)
-    views = [g.view(0)]
+    views = [(g.view(0), [])]
     while len(views) < steps and not g.over:
         seat = rnd.choice(sorted(to_act(g)))
-        g.apply(seat, rnd.choice(g.legal_actions(seat)))
-        views.append(g.view(seat))
+        table.remember(g.apply(seat, rnd.choice(g.legal_actions(seat))))
+        views.append((g.view(seat), table.recent))
     return views
 
 
@@ -150,11 +160,13 @@ def played_cases() -> dict:
     out = {}
     for key, views, draw in (
             ("nimmt_table_played", _played("nimmt", 5, 1),
-             lambda v, n: render_nimmt.render_nimmt_table(v, n, LABELS)),
-            ("nimmt_hand_played", [v for v in _played("nimmt", 5, 2) if v.get("hand")],
-             lambda v, n: render_nimmt.render_nimmt_hand(v, LABELS)),
-            ("garbage_played", _played("garbage", 5, 3), lambda v, n: render_garbage.render_garbage_table(v, n, LABELS)),
-            ("take6_played", _played("take6", 6, 4), lambda v, n: render_take6.render_take6_table(v, n, TAKE6_LABELS))):
+             lambda v, n: render_nimmt.render_nimmt_table(v[0], n, LABELS, v[1])),
+            ("nimmt_hand_played", [v for v in _played("nimmt", 5, 2) if v[0].get("hand")],
+             lambda v, n: render_nimmt.render_nimmt_hand(v[0], LABELS)),
+            ("garbage_played", _played("garbage", 5, 3),
+             lambda v, n: render_garbage.render_garbage_table(v[0], n, LABELS, v[1])),
+            ("take6_played", _played("take6", 6, 4),
+             lambda v, n: render_take6.render_take6_table(v[0], n, TAKE6_LABELS, v[1]))):
         step = iter(range(10 ** 9))
 
         def fn(views=views, draw=draw) -> bytes:

@@ -171,7 +171,7 @@ def render_garbage_table(view: Mapping[str, Any], names: Sequence[str], labels: 
     f20 = rb.font(20)
 
     # header
-    y = M
+    y: float = M
     deck_txt = rb.fit(label(labels, "decks", count=view["decks"]), f20, 200)
     rb.text(d, (W - M, y + 16), deck_txt, f20, MUTED, anchor="rm")
     rb.text_fit(d, (M, y + 16), label(labels, "hand_no", hand_no=view["hand_no"]), 28, TEXT,
@@ -202,7 +202,7 @@ def render_garbage_table(view: Mapping[str, Any], names: Sequence[str], labels: 
         y += 28
         for i, (card, where) in enumerate(chips):
             line, col = divmod(i, per_line)
-            cx = M + col * chain_w
+            cx: float = M + col * chain_w
             cy = y + line * (_CCH + 26)
             im.paste(rc.playing_card(card, _CCW, _CCH, FELT), (int(cx), int(cy)))
             what, _, slot = where.partition(":")

@@ -93,7 +93,7 @@ def render_take6_table(view: Mapping[str, Any], names: Sequence[str], labels: Ma
     d = ImageDraw.Draw(im)
 
     # header: deal and turn, the game's end, what happens now
-    y = M
+    y: float = M
     end = (label(labels, "deals", deals=view["deals"]) if view.get("deals")
            else label(labels, "limit", limit=view.get("limit")))
     ew = rb.text_fit(d, (W - M, y + 12), end, 16, MUTED, W / 2 - M, anchor="rm", smallest=MIN_TEXT)
