@@ -25,7 +25,7 @@ import unicodedata
 import zlib
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, Sequence
 
 from isal import isal_zlib
 from PIL import Image, ImageDraw, ImageFont
@@ -537,7 +537,8 @@ def ox_mask(s: int) -> Image.Image:
     k = n / 40
     im = Image.new("L", (n, n), 0)
     d = ImageDraw.Draw(im)
-    P = lambda pts: [(x * k, y * k) for x, y in pts]  # noqa: E731
+    def P(pts: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+        return [(x * k, y * k) for x, y in pts]
     # horns
     d.polygon(P([(11, 14), (3, 11), (0, 1), (6, 6), (14, 9)]), fill=255)
     d.polygon(P([(29, 14), (37, 11), (40, 1), (34, 6), (26, 9)]), fill=255)
@@ -562,7 +563,8 @@ def suit_mask(suit: str, s: int) -> Image.Image:
     k = n / 40
     im = Image.new("L", (n, n), 0)
     d = ImageDraw.Draw(im)
-    P = lambda pts: [(x * k, y * k) for x, y in pts]  # noqa: E731
+    def P(pts: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+        return [(x * k, y * k) for x, y in pts]
     if suit == "H":
         d.ellipse(P([(2, 4), (21, 23)]), fill=255)
         d.ellipse(P([(19, 4), (38, 23)]), fill=255)

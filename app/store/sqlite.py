@@ -80,7 +80,7 @@ import aiosqlite
 from app import ratings
 from app.store.api import GameDetail, HistoryEntry, NightRow
 from app.store.base import (
-    ACTIVE, ACTIVE_DAYS, BOARD_NUMBERS, CLOSED, GUILD_DEFAULTS, MIN_GAMES, RECORD_BATCH, ChannelBusy, GameRecord,  # noqa: F401
+    ACTIVE, ACTIVE_DAYS, CLOSED, GUILD_DEFAULTS, MIN_GAMES, ChannelBusy, GameRecord,
     GroupRecorder, Page, StoreUnavailable, TableRecord,
     board_number as _board_number, game_code as _game_code, night_record as _night, page_of, profile_of,
     table_record as _table, UNTOLD_FOR, TIE_LOW, record_scopes, scope_of, season_record,

@@ -72,7 +72,7 @@ import re
 import aiosqlite
 
 # the board numbers and game codes are the same in every backend
-from app.store.base import BOARDS, GAME_CODES  # noqa: F401  (re-exported)
+from app.store.base import BOARDS as BOARDS, GAME_CODES as GAME_CODES  # (re-exported)
 from core.registry import MIN_GAMES
 #: a bucket holding more entries than this splits in two.
 BUCKET_MAX = 1024

@@ -126,7 +126,9 @@ class NimmtUI(BaseUI):
 
     # --------------------------------------------------------------- narration
     def narrate(self, table: Table, events: list[Event], lang: str) -> list[str]:
-        name = lambda seat: bold(table.seats[seat].name)  # noqa: E731
+        def name(seat: int) -> str:
+            return bold(table.seats[seat].name)
+
         lines: list[str] = []
         for e in events:
             kind = e["type"]

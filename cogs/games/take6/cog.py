@@ -136,7 +136,9 @@ class Take6UI(BaseUI):
     # --------------------------------------------------------------- narration
     def narrate(self, table: Table, events: list[Event], lang: str) -> list[str]:
         """The reveal card by card: what was shown, where each card went, who took what."""
-        name = lambda seat: self.name(table, seat)  # noqa: E731
+        def name(seat: int) -> str:
+            return self.name(table, seat)
+
         lines: list[str] = []
         for e in events:
             kind = e["type"]
