@@ -962,3 +962,68 @@ def test_aiosqlite_has_the_primitive_the_store_runs_its_transactions_with():
 
     assert inspect.iscoroutinefunction(aiosqlite.Connection._execute)
     assert isinstance(inspect.getattr_static(aiosqlite.Connection, "_conn"), property)
+
+
+# -- members excluded from a server's boards --------------------------------------
+
+
+async def test_an_excluded_member_leaves_every_board_of_the_server_and_comes_back(store, tmp_path):
+    """Excluded from guild 10's boards, a member is on none of them (all-time,
+    its seasons, every kind, a season made while excluded too), the others'
+    shared places and exact ranks close up; their games still count, the
+    boards of all servers and of another server keep them; included again,
+    they are back where every result puts them, the games played while
+    excluded included."""
+    s1 = await store.create_season(10, "s1", 1000.0, 2000.0)
+    world = await store.create_season(0, "w", 0.0, None)
+    for t in range(MIN_GAMES):
+        await store.record_game(_at(t, 1000.0 + t, [(1, 1, 0), (2, 2, 3), (3, 3, 6), (4, 4, 9)]))
+    await store.record_game(_at(50, 1100.0, [(2, 1, 0), (3, 2, 5)]))
+
+    async def board(by, guild_id=10, **kw):
+        page = await store.leaderboard("nimmt", guild_id, by=by, **kw)
+        return [(r["rank"], r["user_id"]) for r in page.rows], page.total
+
+    wins_before = ([(1, 1), (2, 2), (3, 3), (3, 4)], 4)  # 3 and 4 share the third place
+    assert await board("wins") == await board("wins", season=s1) == wins_before
+    assert await store.exclude_member(10, 2, 5000.0)
+    assert not await store.exclude_member(10, 2, 5001.0)  # twice: nothing changes
+    assert await store.excluded_members(10) == [2] and await store.is_excluded(10, 2)
+    assert not await store.is_excluded(11, 2) and await store.excluded_members(11) == []
+    for season in (None, s1):
+        assert await board("wins", season=season) == ([(1, 1), (2, 3), (2, 4)], 3)
+        assert await board("games", season=season) == ([(1, 3), (2, 1), (2, 4)], 3)  # 3 played one more
+        assert [u for _, u in (await board("rating", season=season))[0]] == [1, 3, 4]
+        assert (await board("win_rate", season=season))[1] == 3
+    assert await store.board_place(4, "nimmt", 10, by="wins") == (2, 3)
+    assert await store.board_place(2, "nimmt", 10, by="wins") is None
+    assert (await store.profile(2, "nimmt", 10))["rank"] is None
+    assert (await board("wins", None))[1] == 4 and (await board("wins", None, season=world))[1] == 4
+
+    # games while excluded count, on no board of guild 10 (a new season's neither)
+    await store.record_game(_at(60, 1500.0, [(2, 1, 0), (1, 2, 5)]))
+    s2 = await store.create_season(10, "s2", 2000.0, 3000.0)
+    await store.record_game(_at(61, 2500.0, [(2, 1, 0), (4, 2, 5)]))
+    await store.record_game(_at(62, 2600.0, [(2, 1, 0), (3, 2, 3)], guild_id=11))
+    assert await board("wins") == ([(1, 1), (2, 3), (2, 4)], 3)
+    assert await board("wins", season=s2) == ([(1, 4)], 1)
+    assert (await store.profile(2, "nimmt", 10))["games"] == MIN_GAMES + 3
+    assert (await board("wins", 11))[0] == [(1, 2), (2, 3)]  # another server's boards keep them
+    assert (await board("wins", None))[0][:2] == [(1, 1), (2, 2)]
+    assert (await board("wins", None, season=world))[1] == 4
+    if store.backend == "sqlite":
+        _check_buckets(str(tmp_path / "bot.db"))
+
+    assert await store.include_member(10, 2)
+    assert not await store.include_member(10, 2)
+    assert await store.excluded_members(10) == []
+    assert await board("wins") == ([(1, 1), (2, 2), (3, 3), (3, 4)], 4)  # 2's three wins: 1 of them excluded
+    assert (await store.profile(2, "nimmt", 10))["wins"] == 3
+    assert await board("wins", season=s1) == ([(1, 1), (2, 2), (3, 3), (3, 4)], 4)
+    assert await board("wins", season=s2) == ([(1, 2), (2, 4)], 2)
+    assert (await board("rating"))[1] == 4 and (await board("games"))[1] == 4
+    assert await store.board_place(2, "nimmt", 10, by="games") == (1, 1)
+    assert (await store.profile(2, "nimmt", 10))["rank"] is not None
+    assert await store.integrity_check() == ["ok"]
+    if store.backend == "sqlite":
+        _check_buckets(str(tmp_path / "bot.db"))
