@@ -44,7 +44,8 @@ RETRIES = 3
 EVENT_LENGTH = 3 * 3600.0
 LIVE_SHOWN = 20  # live tables named one by one in the standings (the rest are counted)
 PROGRESS_EVERY = 3.0  # seconds: the standings follow the live tables at most this often
-MENTIONS_PER_MESSAGE = 80  # a reminder's pings per message (a mention is up to 22 characters of 2,000)
+MENTIONS_PER_MESSAGE = 80  # a reminder's pings per message at most (also within MESSAGE_LIMIT)
+MESSAGE_LIMIT = 2000  # characters of a message's content
 EVENT_STATUS = {"active": 2, "completed": 3, "canceled": 4}
 STARTS_AT = "When round 1 starts by itself: a <t:…> timestamp, a Unix time or 2026-12-05 20:00+01:00"
 
@@ -57,6 +58,30 @@ def points_text(value: float, lang: str) -> str:
     """
     text = f"{value:.0f}" if float(value).is_integer() else f"{value:.1f}"
     return text.replace(".", t(lang, "stats.decimal_mark"))
+
+
+def ping_chunks(text: str, role: int | None, users: list[int]) -> list[list[int]]:
+    """The users a reminder pings, message by message: each message is ``text``
+    and its pings (the role in the first), within Discord's 2,000 characters
+    and :data:`MENTIONS_PER_MESSAGE` users (an allowed_mentions list holds 100).
+
+    >>> [len(c) for c in ping_chunks("x" * 100, 1, [10**18 + i for i in range(85)])]
+    [80, 5]
+    >>> [len(c) for c in ping_chunks("x" * 1000, None, [10**18 + i for i in range(85)])]
+    [43, 42]
+    >>> ping_chunks("x", 1, []), ping_chunks("x", None, [7])
+    ([[]], [[7]])
+    """
+    chunks: list[list[int]] = [[]]
+    size = len(text) + 1 + (len(f"<@&{role}>") if role is not None else 0)
+    for user in users:
+        mention = len(f"<@{user}>") + 1
+        if chunks[-1] and (len(chunks[-1]) >= MENTIONS_PER_MESSAGE or size + mention > MESSAGE_LIMIT):
+            chunks.append([])
+            size = len(text) + 1
+        chunks[-1].append(user)
+        size += mention
+    return chunks
 
 
 def escape(name: str) -> str:
@@ -633,8 +658,7 @@ class NightCog(commands.Cog, name="Night"):
         link = f"https://discord.com/channels/{shown.guild_id}/{shown.channel_id}/{shown.messages.get('signup', '')}"
         text = t(lang, "nights.reminder", game=t(lang, f"{shown.game}.title"), when=f"<t:{int(start)}:R>",
                  link=link.rstrip("/"))
-        chunks = [users[i:i + MENTIONS_PER_MESSAGE] for i in range(0, len(users), MENTIONS_PER_MESSAGE)] or [[]]
-        for index, chunk in enumerate(chunks):
+        for index, chunk in enumerate(ping_chunks(text, shown.remind_role, users)):
             role = shown.remind_role if index == 0 else None
             pings = ([f"<@&{role}>"] if role is not None else []) + [f"<@{u}>" for u in chunk]
             if not pings:

@@ -239,3 +239,36 @@ async def test_a_night_set_for_a_time_is_on_the_calendar_reminds_and_starts_then
         await fd.wait_for(lambda: fd.scheduled_events(world.guild)[0]["status"] == 2, timeout=10)
         await fd.wait_for(lambda: t("en", "nights.status_playing", round=1) in signup.text(), timeout=10)
         assert len(reminders(fd, world.channel)) == 1
+
+
+async def test_a_reminder_for_more_people_than_one_message_pings_them_all_and_a_refused_end_is_told(world, tmp_path):
+    """Past 80 pings a reminder goes out in several messages, each its own (Discord posts one
+    message per nonce), and everyone who asked is pinged exactly once.  Ending a night whose
+    event the bot may no longer edit: the night ends, the organiser hears why its event did not."""
+    fd = world.fd
+    fd.set_role_permissions(world.guild.bot_role, MANAGE_EVENTS)
+    ana = world.person("ana")
+    crowd = [world.person(f"fan{i}") for i in range(85)]
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, **FAST) as bot:
+        signup = (await fd.slash(ana, world.channel, "night start", game="nimmt", starts_in=20)).message
+        night_id = night_id_of(signup)
+        [event] = await fd.wait_for(lambda: fd.scheduled_events(world.guild))
+        for fan in crowd:
+            fd.mark_interested(fan, event["id"])
+        await fd.wait_for(lambda: len(bot.nights.nights[night_id].interested) == len(crowd), timeout=20)
+        sent = await fd.wait_for(lambda: (lambda r: r if sum(len(m.pinged) for m in r) >= len(crowd) else None)(
+            reminders(fd, world.channel)), timeout=40)
+        assert len(sent) == 2
+        pinged = [u for m in sent for u in m.pinged]
+        assert sorted(pinged) == sorted(fan.id for fan in crowd)  # each once
+        assert all(len(m.content) <= 2000 for m in sent)
+        await fd.wait_for(lambda: t("en", "nights.reminder_sent") in signup.text())
+
+        fd.set_role_permissions(world.guild.bot_role, DEFAULT_BOT_PERMISSIONS)
+        r = await fd.click(ana, signup, f"night:{night_id}:end")
+        assert r.ack_type == 7
+        [note] = await fd.wait_for(lambda: r.followups, timeout=10)
+        assert note.ephemeral_to == ana.id and t("en", "nights.calendar_forbidden") in note.text()
+        await fd.wait_for(lambda: t("en", "nights.status_ended") in signup.text())
+        assert fd.scheduled_events(world.guild)[0]["status"] == 1  # Discord refused: as it was
+    assert len(reminders(fd, world.channel)) == len(sent)
