@@ -345,6 +345,8 @@ class NightHost:
         :data:`REMIND_BEFORE` ahead (or no longer).  True: on the list now."""
         async with guarded(self.lock(night)), self._change(night):
             self._open(night)
+            if night.round or night.status != SIGNUP:
+                raise NightError("remind_started")
             if night.first_start() is None:
                 raise NightError("no_start_time")
             if night.reminded:

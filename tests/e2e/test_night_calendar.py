@@ -239,6 +239,8 @@ async def test_a_night_set_for_a_time_is_on_the_calendar_reminds_and_starts_then
         await fd.wait_for(lambda: fd.scheduled_events(world.guild)[0]["status"] == 2, timeout=10)
         await fd.wait_for(lambda: t("en", "nights.status_playing", round=1) in signup.text(), timeout=10)
         assert len(reminders(fd, world.channel)) == 1
+        r = await fd.forge(cleo, signup, f"night:{night_id}:remind")  # too late: said so, privately
+        assert t("es", "nights.error_remind_started") in text_of(r)
 
 
 async def test_a_reminder_for_more_people_than_one_message_pings_them_all_and_a_refused_end_is_told(world, tmp_path):
