@@ -1038,6 +1038,28 @@ def _routes(requests: list[Any], seconds: float) -> list[tuple[str, float]]:
     return sorted(((k, v / seconds) for k, v in counts.items()), key=lambda kv: -kv[1])
 
 
+def _message_calls(routes: list[tuple[str, float]]) -> dict[str, float]:
+    """Messages created, edited and deleted per second, from :func:`_routes`: in channels
+    (counted against the global limit) plus through interaction tokens (``token ...``,
+    not counted: followups, edits and deletions of ``@original``)."""
+    out = dict.fromkeys(("created", "edited", "deleted", "token created", "token edited", "token deleted"), 0.0)
+    for route, rate in routes:
+        method, path = route.split(" ", 1)
+        token = path.startswith(("/webhooks/", "/interactions/"))
+        if path.endswith("/messages") and method == "POST" or token and method == "POST" and path.endswith("{token}"):
+            kind = "created"
+        elif "/messages/" in path and method == "PATCH":
+            kind = "edited"
+        elif "/messages/" in path and method == "DELETE":
+            kind = "deleted"
+        else:
+            continue
+        out[kind] += rate
+        if token:
+            out["token " + kind] += rate
+    return out
+
+
 def print_load(args: argparse.Namespace, r: dict[str, Any]) -> None:
     n = r["n"]
     print(f"\n== {n} live tables ({n - n // 2} 11 nimmt!, {n // 2} Garbage; 4-5 seats, 0-2 computers), "
@@ -1090,6 +1112,12 @@ def print_load(args: argparse.Namespace, r: dict[str, Any]) -> None:
     print(f"REST calls of the bot: {r['rest_per_s']:.1f}/s under the global limit, "
           f"{r['all_rest_per_s']:.1f}/s with interaction answers")
     print("   per route (/s): " + ", ".join(f"{k} {v:.1f}" for k, v in r["routes"]))
+    per = r["seconds"] / max(1, moves)  # from a rate to a count per move
+    made = {k: v * per for k, v in _message_calls(r["routes"]).items()}
+    print(f"per move: {r['rest_per_s'] * per:.2f} counted requests; messages created {made['created']:.2f}, "
+          f"edited {made['edited']:.2f}, deleted {made['deleted']:.2f} "
+          f"(of them through interaction tokens: {made['token created']:.2f} created, "
+          f"{made['token edited']:.2f} edited, {made['token deleted']:.2f} deleted)")
     points = [p for p in r["rss"] if p[0] > 0]  # from the first step on: start-up allocations (fonts, pools) excluded
     xs = [p[0] for p in points]
     ys = [p[1] for p in points]

@@ -1,11 +1,20 @@
-"""Presenting a table: narration in order and once, one ping per turn, the
-table message redrawn apart from narration (coalesced, within the request
-budget), the thread, the standings at the end, and resuming after a start.
+"""Presenting a table: the thread as a record, the live table at its bottom,
+one ping per turn, the standings at the end, and resuming after a start.
+
+The thread reads as a record, not a chat log: the narration of a round (or
+deal) is gathered and posted as that round's record once it ends (in order,
+once: each message named by a nonce from its first line's serial), and the
+*live table* is always the newest message.  It shows the picture, whose turn
+it is, the last few moves and the controls; when a person must act it is
+posted anew at the bottom and pings them (the ping carries the controls),
+and the live table before it is deleted (through the token of a click on it
+while one lives: Discord does not count that against the bot's global
+limit).  A change that needs no ping (a computer's move, the same turn going
+on) edits the live table in place.
 """
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import io
 import logging
@@ -53,6 +62,8 @@ class _Item:
     upto: int = 0
     notes: int = 0
     line: int = 0
+    #: a round or deal ended here: the lines before it are that round's record
+    boundary: bool = False
 
 
 @dataclass
@@ -62,6 +73,10 @@ class _Show:
     back a ping."""
 
     lines: list[_Item] = field(default_factory=list)
+    #: the lines of the round going on, not posted yet (the live table shows the last few)
+    record: list[_Item] = field(default_factory=list)
+    recording: bool = False  # a round's record is being posted (the live table waits to go below it)
+    ping: _Item | None = None  # the turn's ping, carried by the next live table posted
     next_line: int = 0  # the serial of the next narration line (:attr:`_Item.line`)
     turn: int = 0  # counts the turns this show saw start
     pinged: int = -1  # the last turn pinged (a turn is pinged once)
@@ -84,6 +99,8 @@ class _Show:
 
 
 SHOWN_WATCHERS = 5  # watchers named on a table message; past that, a count
+LAST_MOVES = 5  # lines of the round going on that the live table shows
+NO_NOTES = 1 << 62  # ``notes_told`` of a replay without the table's notes
 
 
 def show_watchers(table: Table, message: TableMessage, lang: str) -> None:
@@ -152,15 +169,6 @@ def backoff(failures: int) -> float:
     return min(RETRY_MAX, RETRY_DELAY * 2 ** min(failures - 1, 16))
 
 
-def _shown(text: str) -> str:
-    r"""A message's text as Discord keeps it (it trims what ends a line or the message).
-
-    >>> _shown("a  \nb\n")
-    'a\nb'
-    """
-    return "\n".join(line.rstrip() for line in text.strip().split("\n"))
-
-
 def _forget(show: Any, name: str) -> Any:
     """A done callback: a table's show lets go of its finished task (~0.5 KB a table kept otherwise)."""
     def done(task: asyncio.Task[Any]) -> None:
@@ -219,9 +227,14 @@ class Presenter:
             for e in events)  # a seat taken back on its own turn: that turn is its owner's now
         if registry.spec(table.game).deal_event in kinds:
             show.repost = True  # a fresh table message each round (old messages edit slowly)
-        for line in self.narrate(table, events):
-            show.lines.append(_Item(text=line, line=show.next_line))
-            show.next_line += 1
+        deal = registry.spec(table.game).deal_event
+        cut = next((i for i, e in enumerate(events) if e.get("type") == deal), None)
+        if cut is None:
+            self._lines(show, self.narrate(table, events))
+        else:  # the round before ends here: its record can be written
+            self._lines(show, self.narrate(table, events[:cut]))
+            show.lines.append(_Item(boundary=True, upto=table.version, notes=table.noted, line=show.next_line))
+            self._lines(show, self.narrate(table, events[cut:]))
         if new_turn:
             show.turn += 1
             self._queue_ping(table, show)
@@ -236,13 +249,20 @@ class Presenter:
         if changed is not None:
             changed(table)  # e.g. private panels that keep themselves current
 
+    @staticmethod
+    def _lines(show: _Show, lines: list[str]) -> None:
+        for line in lines:
+            show.lines.append(_Item(text=line, line=show.next_line))
+            show.next_line += 1
+
     def _queue_ping(self, table: Table, show: _Show) -> None:
-        """Ping the players to act, once for this turn (checked again when it is sent)."""
+        """Ping the players to act, once for this turn (checked again when it is sent): the
+        live table is posted anew at the bottom of the thread and carries the ping."""
         seats = self._ping_seats(table)
-        if seats and show.pinged != show.turn and not any(
-                item.ping is not None and item.turn == show.turn for item in show.lines):
-            show.lines.append(_Item(ping=seats, turn=show.turn, upto=table.version, notes=table.noted,
-                                    line=show.next_line))
+        if seats and show.pinged != show.turn and not (show.ping is not None and show.ping.turn == show.turn):
+            show.ping = _Item(ping=seats, turn=show.turn, upto=table.version)
+            show.repost = True
+            show.table_dirty = True
 
     def _show_of(self, table: Table) -> _Show:
         """The table's show; a new one numbers lines on from what the thread was told."""
@@ -337,9 +357,9 @@ class Presenter:
         """After a start: tell what was saved but not yet told (in order, once),
         ping the turn if its ping was not sent, and show the table again."""
         missed: list[Event] = []
-        if table.narrated < table.version or table.notes:
+        if table.narrated < table.version or table.notes or table.status == "playing":
             try:
-                missed = self.manager.replay_events(table, table.narrated)
+                missed = self._untold(table)
             except Exception:
                 log.exception("table %s: the moves since the last narration could not be replayed", table.id)
         if table.status == "finished":  # the game ended; its end was not shown yet
@@ -361,9 +381,30 @@ class Presenter:
         show = self._show_of(table)
         if missed:
             self.on_table_change(table, missed)
-        if not any(starts_turn(table.game, e) or e.get("type") in ("started", "back") for e in missed):
+        pinged = table.messages.get("ping")
+        if pinged is not None and not any(
+                starts_turn(table.game, e) or e.get("type") in ("started", "back")
+                for e in self.manager.replay_events(table, min(pinged, table.version), notes_told=NO_NOTES)):
             show.pinged = show.turn  # this turn's ping went out before the stop
-        self.redraw(table, repost=False, ping=False)
+            show.ping = None
+        # the live table is the newest message again (a round's record posted after it: anew)
+        self.redraw(table, repost=table.messages.get("record", 0) > table.messages.get("table", 0), ping=True)
+
+    def _untold(self, table: Table) -> list[Event]:
+        """The events the thread's record does not hold yet: the round going on from its
+        start, and anything after the last record.  (A record is marked told up to the
+        move that ended its round; that move's events from the new deal on are the next
+        round's.)"""
+        start = table.narrated
+        events = self.manager.replay_events(table, start)
+        if start <= 0:
+            return events
+        deal = registry.spec(table.game).deal_event
+        before = self.manager.replay_events(table, start - 1, notes_told=NO_NOTES)
+        after = self.manager.replay_events(table, start, notes_told=NO_NOTES)
+        head = before[:len(before) - len(after)]  # the events of the move that ended the last recorded round
+        cut = next((i for i, e in enumerate(head) if e.get("type") == deal), None)
+        return events if cut is None else head[cut:] + events
 
     async def _sender(self, table: Table, show: _Show) -> None:
         budget.background()  # narration takes turns with redraws; pings go first
@@ -379,16 +420,15 @@ class Presenter:
                     again, show.again = show.again, False
                     await self._open_thread(table, again=again)
                 items, show.lines = show.lines, []
+                closed = table.status != "playing"
                 unsent: list[_Item] = []
-                if items:
+                if items or (closed and show.record):
                     if table.status not in ("cancelled", "abandoned") or table.thread_id:
-                        unsent = await self._send(table, show, items)
-                    # (a lobby closed before its thread existed has nowhere to say it: told)
-                    posted = items[:len(items) - len(unsent)]
-                    ends = [item for item in posted if item.upto or item.notes]  # the changes told whole
-                    if ends and table.told(ends[-1].upto, ends[-1].notes,
-                                           ends[-1].line + (ends[-1].text is not None)):
-                        await self.manager.save_messages(table)
+                        unsent = await self._send(table, show, items, closed=closed)
+                    else:  # (a lobby closed before its thread existed has nowhere to say it: told)
+                        if self._told(table, [*show.record, *items]):
+                            await self.manager.save_messages(table)
+                        show.record = []
                 if unsent:
                     failures += 1
                     show.lines[:0] = unsent  # in order, nothing lost, nothing twice
@@ -477,15 +517,37 @@ class Presenter:
                     await asyncio.wait_for(asyncio.shield(show.answering), ANSWER_WAIT)
                 except asyncio.TimeoutError:
                     pass
+            sender = show.sender
+            if show.repost and sender is not None and not sender.done() and (
+                    show.recording or any(item.boundary for item in show.lines)):
+                await asyncio.wait({sender})  # a round's record first: the live table goes below it
+            ping = show.ping
+            seats = self._ping_now(table, show, ping) if ping is not None else []
+            if ping is not None and not seats:
+                show.ping = ping = None  # its turn passed (or was pinged): the live table is edited
             answer = None if show.repost else self._answer(table, show)
-            if spend is not None and answer is None:
+            if spend is not None and answer is None and not seats:
                 # The picture is drawn only once its request may go: while the bot's
                 # requests are spent, moves made meanwhile join this one redraw.
                 await spend.prepay()
             show.table_dirty = False
             repost, show.repost = show.repost, False
             try:
-                await self._update_table_message(table, repost=repost, answer=answer)
+                if ping is not None and seats:
+                    before = table.messages.get("ping")
+                    self.manager.set_message(table, "ping", table.version)  # (saved with the new message's id)
+                    try:
+                        with budget.foreground():  # a turn's ping goes with the clicks
+                            await self._update_table_message(table, repost=True, ping=seats)
+                    except BaseException:
+                        self.manager.set_message(table, "ping", before)
+                        raise
+                    show.pinged = ping.turn
+                    if show.ping is ping:
+                        show.ping = None
+                    self._pinged(table, seats)
+                else:
+                    await self._update_table_message(table, repost=repost, answer=answer)
                 failures = 0
             except TRANSIENT as error:
                 # Discord failed (5xx, dropped connection...): the game is saved and
@@ -493,7 +555,7 @@ class Presenter:
                 failures += 1
                 log.warning("table %s message update failed (%r), try %d", table.id, error, failures)
                 show.table_dirty = True
-                show.repost = show.repost or repost
+                show.repost = show.repost or repost or bool(seats)
                 await asyncio.sleep(backoff(failures))
             except Exception:
                 log.exception("updating the table message of table %s failed", table.id)
@@ -584,88 +646,51 @@ class Presenter:
         seats = [seat for seat in item.ping if seat in self._ping_seats(table)]
         return seats if item.turn == show.turn and show.pinged != item.turn else []
 
-    async def _send(self, table: Table, show: _Show, items: list[_Item]) -> list[_Item]:
-        """Post narration in order (pinging nobody) and each turn's ping (pinging that
-        player only, and only while that turn is still on); a ping goes in the same
-        message as the narration just before it, as its last line (one request, not
-        two).  Each message is named by its first line (:func:`owed`): when Discord
-        answers with one posted before (a try whose answer was lost, or a restart),
-        what that one said is told and the rest follows.  Returns the items Discord
-        did not take."""
-        index = 0
-        while index < len(items):
-            item = items[index]
+    async def _send(self, table: Table, show: _Show, items: list[_Item], *, closed: bool) -> list[_Item]:
+        """Gather narration into the record of the round going on; once a round ends
+        (or the table closes: ``closed``) post its record, in order, pinging nobody.
+        Returns the items not handled (Discord failed): they come again, in order."""
+        for index, item in enumerate(items):
+            if not item.boundary:
+                show.record.append(item)
+                continue
             try:
-                if item.ping is not None:
-                    seats = self._ping_now(table, show, item)
-                    if seats:
-                        with budget.foreground():
-                            await self._post(table, self.ping_line(table, seats),
-                                             pinging([table.seats[seat].user_id for seat in seats]),
-                                             owed(table, "p", item.line))
-                        show.pinged = item.turn
-                    index += 1
-                    continue
-                end = index
-                while end < len(items) and items[end].ping is None:
-                    end += 1
-                chunk = _chunk_items(items[index:end])[0]
-                text = "\n".join((i.text or "")[:1900] for i in chunk)
-                ping = items[end] if index + len(chunk) == end and end < len(items) else None
-                seats = self._ping_now(table, show, ping) if ping is not None else []
-                line = self.ping_line(table, seats) if seats else ""
-                nonce: str | None = owed(table, "l", chunk[0].line)
-                if seats and len(text) + 1 + len(line) <= 2000:
-                    text += "\n" + line
-                    mentions = pinging([table.seats[seat].user_id for seat in seats])
-                else:
-                    ping, mentions = None, NO_PINGS
-                told = 0
-                while True:
-                    with budget.foreground() if ping is not None else contextlib.nullcontext():
-                        sent = await self._post(table, text, mentions, nonce)  # (a ping carries the lines before it)
-                    if _shown(sent.content) == _shown(text) or nonce is None:
-                        break
-                    told = self._posted_before(show, items, index, chunk, sent.content)
-                    if told:
-                        break
-                    # another message under this name (not this table's line): post it unnamed
-                    log.warning("table %s: Discord answered line %d with another message", table.id,
-                                chunk[0].line)
-                    nonce = None
-                if told:
-                    index += told
-                    log.info("table %s: lines from %d were posted before", table.id, chunk[0].line)
-                    continue
-                index += len(chunk)
-                if ping is not None:
-                    show.pinged = ping.turn
-                    index += 1
+                await self._post_record(table, show, [*show.record, item])
             except TRANSIENT as error:
-                log.warning("narration of table %s failed (%r)", table.id, error)
+                log.warning("the record of table %s failed (%r)", table.id, error)
                 return items[index:]
+        if closed and show.record:
+            try:
+                await self._post_record(table, show, list(show.record))
+            except TRANSIENT as error:
+                log.warning("the record of table %s failed (%r)", table.id, error)
+                return [_Item(boundary=True, line=show.next_line)]  # (tried again: the lines wait in the record)
         return []
 
+    async def _post_record(self, table: Table, show: _Show, items: list[_Item]) -> None:
+        """Post one round's record (``items``: its lines, then perhaps the boundary item) in
+        as few messages as Discord's 2,000 characters allow, each named by its first line's
+        serial (:func:`owed`: a record posted just before a kill, or whose answer was lost,
+        is not posted twice), and mark it told.  The live table goes below it
+        (:meth:`_updater` waits)."""
+        texts = [item for item in items if item.text is not None]
+        show.recording = True
+        try:
+            for chunk in _chunk_items(texts):
+                text = "\n".join((i.text or "")[:1900] for i in chunk)
+                sent = await self._post(table, text, NO_PINGS, owed(table, "l", chunk[0].line))
+                self.manager.set_message(table, "record", sent.id)
+            del show.record[:len([i for i in items if not i.boundary])]
+        finally:
+            show.recording = False
+        last = max((item.line + (item.text is not None) for item in items), default=0)
+        if self._told(table, items, last) or texts:
+            await self.manager.save_messages(table)
+
     @staticmethod
-    def _posted_before(show: _Show, items: list[_Item], index: int, chunk: list[_Item], shown: str) -> int:
-        """Discord answered a message with the one posted under its name before
-        (``shown``): how many items from ``index`` on that one told (0: none, it is
-        not this table's).  It began with the same line; it may have held fewer
-        lines, and the ping of the turn after them."""
-        lines = _shown(shown).split("\n")
-        told, at = 0, 0
-        for n, item in enumerate(chunk, 1):
-            own = _shown((item.text or "")[:1900]).split("\n")
-            if lines[at:at + len(own)] != own:
-                break
-            told, at = n, at + len(own)
-        if not told:
-            return 0
-        after = index + told
-        if at < len(lines) and told == len(chunk) and after < len(items) and items[after].ping is not None:
-            show.pinged = items[after].turn  # it carried this turn's ping too
-            after += 1
-        return after - index
+    def _told(table: Table, items: Sequence[_Item], lines: int = 0) -> bool:
+        return table.told(max((item.upto for item in items), default=0),
+                          max((item.notes for item in items), default=0), lines)
 
     async def _open_thread(self, table: Table, again: bool = False) -> None:
         lang = table.locale
@@ -689,8 +714,21 @@ class Presenter:
         self._edit_lobby_later(table)  # it says the game is on, and where
 
     async def _update_table_message(self, table: Table, repost: bool = False,
-                                    answer: discord.Webhook | None = None) -> None:
+                                    answer: discord.Webhook | None = None, ping: Sequence[int] = ()) -> None:
+        """Draw the live table and show it: edited in place, or posted anew at the bottom
+        (``repost``; ``ping``: the seats whose turn it is, pinged by it)."""
+        version = table.version
         message = await self.uis[table.game].table_message(table, table.locale)
+        show = self.shows.get(table.id)
+        if show is not None and table.version != version:
+            show.table_dirty = True  # the game moved on while the picture was drawn: drawn again after
+        self._last_moves(table, message)
+        mentions = NO_PINGS
+        turn = ping or self._ping_seats(table)
+        if turn:  # whose turn it is, named on the live table while it lasts (only a new message pings)
+            message.content = (message.content + "\n" if message.content else "") + self.ping_line(table, turn)
+        if ping:
+            mentions = pinging([table.seats[seat].user_id for seat in ping])
         show_watchers(table, message, table.locale)
         variant = variant_line(table.game, table.options, table.locale)
         if variant:  # the table's variant, above the game's own summary
@@ -699,17 +737,37 @@ class Presenter:
             extra.table_message(table, message, table.locale)
         try:
             await self._post_table_message(table, message, repost, with_image=message.image is not None,
-                                           answer=answer)
+                                           answer=answer, mentions=mentions, version=version)
         except discord.Forbidden:
             if message.image is None:
                 raise
             # The bot may no longer attach files here: the text summary carries the game.
             log.warning("table %s: image refused (missing Attach Files?); posting text only", table.id)
             message.embed.set_image(url=None)
-            await self._post_table_message(table, message, repost, with_image=False)
+            await self._post_table_message(table, message, repost, with_image=False, mentions=mentions,
+                                           version=version)
+
+    def _last_moves(self, table: Table, message: TableMessage) -> None:
+        """The last few lines of the round going on, as text on the live table (they go
+        into the round's record once it ends)."""
+        show = self.shows.get(table.id)
+        if show is None or table.status != "playing":
+            return
+        lines = [item.text for item in (*show.record, *show.lines) if item.text][-LAST_MOVES:]
+        if lines:
+            message.embed.add_field(name=t(table.locale, "table.last_moves"), value="\n".join(lines)[-1024:],
+                                    inline=False)
+
+    def _pinged(self, table: Table, seats: Sequence[int]) -> None:
+        """After a turn's ping: the game's UI may bring the pinged players' private panels
+        down to it (a fresh one right below the ping: the move is one click)."""
+        follow = getattr(self.uis[table.game], "follow", None)
+        if follow is not None:
+            follow(table, [table.seats[seat].user_id for seat in seats])
 
     async def _post_table_message(self, table: Table, message: TableMessage, repost: bool, *,
-                                  with_image: bool, answer: discord.Webhook | None = None) -> None:
+                                  with_image: bool, answer: discord.Webhook | None = None,
+                                  mentions: discord.AllowedMentions = NO_PINGS, version: int | None = None) -> None:
         def files() -> list[discord.File]:
             image = message.image if with_image else None
             return [discord.File(io.BytesIO(image), filename="table.png")] if image is not None else []
@@ -736,21 +794,34 @@ class Presenter:
                 return
             except discord.NotFound:
                 pass  # deleted: post it again below
+        # named by the version it shows (a live table posted just before a kill is not posted twice)
+        nonce = owed(table, "v", table.version if version is None else version)
         try:
             sent = await messageable.send(content=message.content, embed=message.embed, files=files(),
-                                          view=given(message.view), allowed_mentions=NO_PINGS)
+                                          view=given(message.view), allowed_mentions=mentions, nonce=nonce)
         except discord.NotFound:  # the thread is gone: open a new one
             await self._open_thread(table, again=True)
             messageable = self.where(table)
             sent = await messageable.send(content=message.content, embed=message.embed, files=files(),
-                                          view=given(message.view), allowed_mentions=NO_PINGS)
+                                          view=given(message.view), allowed_mentions=mentions, nonce=nonce)
         # Record the new message before the old one goes: the deletion event may
         # arrive before Discord's answer, and must not be taken for a user's.
         self.manager.set_message(table, "table", sent.id)
         await self.manager.save_messages(table)
-        if old and repost:
+        if old and repost and old != sent.id:  # (the same: a post after a kill, found by its nonce)
             self._deleting.add(old)
             try:
+                # the live table before goes: through a click's token on it while one lives
+                # (not counted against the bot's global limit), else the bot's own delete
+                show = self.shows.get(table.id)
+                token = show.answer if show is not None and show.answer_message == old and (
+                    time.monotonic() < show.answer_until) else None
+                if token is not None:
+                    try:
+                        await token.delete_message(ORIGINAL)
+                        return
+                    except (discord.HTTPException, *TRANSIENT):
+                        log.info("table %s: deleting the old table through a click's token failed", table.id)
                 await messageable.get_partial_message(old).delete()
             except discord.HTTPException:
                 pass

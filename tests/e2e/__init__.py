@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import difflib
 import logging
 import re
 from collections import Counter
@@ -148,6 +149,10 @@ async def open_hand(t: "Table", user: Any, game: str = "nimmt") -> Any:
     return panel
 
 
+#: the live table's field with the moves of the round going on, in every language
+LAST_MOVES = {translate(lang, "table.last_moves") for lang in ("en", "es", "de")}
+
+
 @dataclass
 class Table:
     """What the players see of one table, found through the stand-in."""
@@ -193,8 +198,21 @@ class Table:
         return found
 
     def log_text(self) -> str:
+        """What the thread tells: its messages' text (the rounds' records, the live table's
+        whose-turn line) and the moves of the round going on, which the live table shows."""
         where = self.thread or self.channel
-        return "\n".join(m.content for m in self.fd.messages(where) if m.content)
+        parts = [m.content for m in self.fd.messages(where) if m.content]
+        live = self.table_message()
+        parts += [f["value"] for f in (field for e in (live.embeds if live is not None else ())
+                                       for field in e.get("fields") or ()) if f.get("name") in LAST_MOVES]
+        return "\n".join(parts)
+
+    def record_lines(self) -> list[str]:
+        """The thread's record: the lines of every message but the live table's."""
+        where = self.thread or self.channel
+        live = self.table_message()
+        return [line for m in self.fd.messages(where) if m.content and (live is None or m.id != live.id)
+                for line in m.content.splitlines()]
 
 
 async def open_table(fd: Any, host: Any, channel: Any, command: str, **options: Any) -> Table:
@@ -303,13 +321,14 @@ async def play_nimmt(fd: Any, t: Table, people: dict[Any, str], table_lang: str 
     pinged = {u.id: 0 for u in people}
 
     def pings(user: Any) -> int:
-        return sum(1 for m in fd.messages(t.thread) if user.id in m.mentions)
+        # (a live table that pinged is deleted once the next one is posted: still a ping received)
+        return sum(1 for _, u in fd.pings(t.thread) if u == user.id)
 
     def last_pinged() -> Any:
         """Who the newest ping in the thread is for (the turn that is on now)."""
-        for message in reversed(fd.messages(t.thread)):
+        for _, uid in reversed(fd.pings(t.thread)):
             for user in people:
-                if user.id in message.mentions:
+                if user.id == uid:
                     return user
         return None
 
@@ -375,33 +394,50 @@ def expected_pings(table: Any, options: dict[str, Any]) -> Counter:
     return count
 
 
+#: the controls a pinged player needs, on the live table that pings them
+CONTROLS = {"nimmt": r"nimmt\.hand:\d+", "take6": r"take6\.hand:\d+", "garbage": r"garbage\.(draw|discard|jack):.*"}
+
+
 def check_pings(fd: Any, t: Any, table: Any, options: dict[str, Any], game: str) -> None:
-    """Exactly one ping per turn that needs a person, naming a turn that is still on:
-    after a ping the next move told in the thread is the pinged person's."""
+    """Exactly one ping per turn that needs a person, and the ping is the live table itself:
+    it names the player, pings only them and carries the controls they need (0 messages
+    between the ping and the controls); it was the newest message of the thread when it came,
+    and every message after it came after its turn (the next live table, a round's record)."""
     pings = [(m, u) for m, u in fd.pings()]
     users = {s.user_id: s.name for s in table.seats if s.user_id is not None}
     assert all(u in users for _, u in pings), "somebody not at the table was pinged"
     assert all(m.channel_id == t.thread.id for m, _ in pings)
     for m, u in pings:
-        # the ping is the message's last line (the narration before it may share the message)
-        assert m.content.splitlines()[-1].startswith(f"<@{u}>, it's your turn."), m.content
-        assert m.mentions == [u]
+        posted = m.history[0]["content"] if m.history else m.content  # as it pinged (edits never do)
+        assert any(line.startswith(f"<@{u}>, it's your turn.") for line in posted.splitlines()), posted
+        assert m.pinged == [u]
+        from tests.fakediscord.models import _walk_components
+
+        components = m.history[0]["components"] if m.history else m.components
+        controls = [c for c in _walk_components(components) if re.fullmatch(CONTROLS[game], c.get("custom_id") or "")]
+        assert controls, f"a ping without the controls: {posted}"
     assert Counter(u for _, u in pings) == expected_pings(table, options)
-    # Order: ping lines and move lines as the thread shows them.
-    pinged_ids = {m.id for m, _ in pings}
-    waiting: int | None = None
-    for message in fd.messages(t.thread):
-        lines = message.content.splitlines()
-        ping = message.id in pinged_ids
-        for line in lines[:-1] if ping else lines:
-            move = MOVE[game].match(line)
-            if move and waiting is not None:
-                assert as_read(move["name"]) == users[waiting], (line, users[waiting])
-                waiting = None
-        if ping:
-            assert waiting is None, f"two pings in a row: {message.content}"
-            waiting = message.pinged[0]
-    assert waiting is None, "a ping for a turn nobody played"
+    assert len({m.id for m, _ in pings}) == len(pings), "one message pinged twice"
+
+
+def _steps(lines: list[str]) -> list[str]:
+    """Narration as its steps: a line's parts between arrows, without the mover's name in
+    front (one move told at once or in two messages, e.g. a Garbage turn that waits for a
+    Jack's slot, reads the same)."""
+    return [re.sub(r"^\*\*(?:\\.|[^*\\])+\*\*: ", "", part) for line in lines for part in line.split(" → ")]
+
+
+def check_record(t: Any, bot: Any, table: Any) -> list[str]:
+    """The thread's record holds every move of the engine's log, each once, in order: the
+    narration of the saved log replayed is, step by step, what the record says (of the
+    record's lines, those the log narrates: not the start, the notes or the pings)."""
+    presenter = bot.parts.loaded_tables.presenter
+    expected = _steps(presenter.narrate(table, bot.tables.replay_events(table, 0, notes_told=1 << 62)))
+    wanted = set(expected)
+    record = t.record_lines()
+    found = [step for step in _steps(record) if step in wanted]
+    assert found == expected, "\n".join(difflib.unified_diff(expected, found, "log", "record", lineterm="", n=1))
+    return record
 
 
 class live_engine:

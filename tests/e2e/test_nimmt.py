@@ -8,14 +8,15 @@ import pytest
 
 from app.i18n.catalogue import t as t_
 from tests.e2e.table_state import per_table_state
-from tests.e2e import (button, check_pings, ephemeral_text, nimmt_turn, open_hand, open_table, panel_answer, play_nimmt,
+from tests.e2e import (button, check_pings, check_record, ephemeral_text, nimmt_turn, open_hand, open_table,
+                       panel_answer, play_nimmt,
                        private_answer, running_bot, seat_players, select, started)
 
 pytestmark = pytest.mark.timeout(600)
 
 
-@pytest.mark.parametrize("humans,computers,rounds", [(2, 0, 2), (2, 2, 1), (3, 4, 1)],
-                         ids=["2-seats", "4-seats", "7-seats"])
+@pytest.mark.parametrize("humans,computers,rounds", [(2, 0, 2), (2, 2, 1), (3, 4, 1), (3, 1, 4)],
+                         ids=["2-seats", "4-seats", "7-seats", "3-people-4-rounds"])
 async def test_full_game(world, tmp_path, humans, computers, rounds):
     fd = world.fd
     people = [world.person(name) for name in ["ana", "ben", "cleo"][:humans]]
@@ -46,6 +47,17 @@ async def test_full_game(world, tmp_path, humans, computers, rounds):
         assert history and history[0]["game"] == "nimmt"
         # Exactly one ping per turn that needs a person, while it is still theirs.
         check_pings(fd, t, table, bot.tables.engine_options(table), "nimmt")
+        check_record(t, bot, table)
+        # The thread is a record: the live table and one message per round (two for a long
+        # one), not a message per move; 3 people and a computer over 4 rounds: at most 15.
+        left = fd.messages(t.thread)
+        print(f"11 nimmt! {humans} people + {computers} computers, {rounds} rounds: {len(table.log)} moves, "
+              f"{len(left)} messages left in the thread, {len(fd.pings(t.thread))} pings")
+        assert len(left) <= 15 and len(left) <= 3 * rounds + 2, [m.content[:40] for m in left]
+        # at the bottom, the last table message and the last round's record with the standings
+        live = t.table_message()
+        assert all(not m.attachments for m in left if m.id > live.id)
+        assert "Game over!" in "\n".join(m.content for m in left if m.id > live.id or m in left[-2:])
         # Once it is over and told, the bot keeps nothing of the table (open panels included).
         await fd.wait_for(lambda: not any(per_table_state(bot).values()), timeout=10)
 
@@ -201,8 +213,8 @@ async def test_deleted_messages_and_discord_errors_do_not_lose_the_game(world, t
         await fd.wait_for(lambda: t.table_message() is not None and t.table_message().id != old.id, timeout=10)
         await fd.wait_for(shows_mover, timeout=10)
 
-        # Discord fails the next edit of the table message (503): it is drawn again.
-        fd.fail_next("PATCH", r"/channels/\d+/messages/\d+$", status=503, times=1)
+        # Discord fails the next table message (503; a turn that pings is a new message): it is posted again.
+        fd.fail_next("POST", rf"/channels/{t.thread.id}/messages$", status=503, times=1)
         mover = people[table.engine.to_move]
         await nimmt_turn(t, mover, panels[mover.id])
         await fd.wait_for(shows_mover, timeout=10)
@@ -244,8 +256,7 @@ async def test_turn_timer_plays_for_an_absent_player_until_they_are_back(world, 
             else:
                 await fd.wait_for(lambda: table.engine.to_move != ana_seat or "missed three" in t.log_text(),
                                   timeout=10)
-        log = t.log_text()
-        assert log.count("Time ran out for ana") >= 2 and "ana missed three turns in a row" in log
+        assert "ana missed three turns in a row" in t.log_text()
         assert table.seats[ana_seat].away
         await fd.wait_for(lambda: button(t.table_message(), rf"table.back:{t.table_id}"), timeout=10)
         # the table message says whose seat a computer holds
@@ -257,10 +268,14 @@ async def test_turn_timer_plays_for_an_absent_player_until_they_are_back(world, 
         assert "playing already" in await ephemeral_text(r)
         r = await t.click(ana, t.table_message(), f"table.back:{t.table_id}")
         assert "Welcome back" in await ephemeral_text(r)
-        assert not table.seats[ana_seat].away
+        assert not table.seats[ana_seat].away and table.status == "playing"
         await fd.wait_for(lambda: "ana is back" in t.log_text(), timeout=10)
-        assert table.status == "playing"
-        await fd.wait_for(lambda: "💤" not in t.table_message().text(), timeout=10)
+        await fd.wait_for(lambda: "ana (💤" not in t.table_message().text(), timeout=10)
+        # Nobody plays any more: the timers finish the game, and the thread's record tells it all.
+        await fd.wait_for(lambda: "Game over!" in "\n".join(t.record_lines()), timeout=60)
+        log = "\n".join(t.record_lines())
+        assert log.count("Time ran out for ana") >= 2 and "ana missed three turns in a row" in log
+        assert log.count("ana is back") == 1
 
 
 async def test_a_lost_answer_does_not_lose_the_move(world, tmp_path):
@@ -401,8 +416,9 @@ async def test_my_hand_on_the_table_message_being_replaced_answers_privately(wor
     ana, ben = world.person("ana"), world.person("ben")
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
         t, table = await started(world, bot, [ana, ben], rounds=2, turn_time=0)
-        # the old table message stays a few seconds: Discord rate-limits its deletion
-        fd.fail_next("DELETE", rf"/channels/{t.thread.id}/messages/\d+$", status=429, retry_after=3.0)
+        # the old table message stays a few seconds: Discord rate-limits its deletion (through
+        # the token of the My hand click on it)
+        fd.fail_next("DELETE", r"/webhooks/\d+/[^/]+/messages/@original$", status=429, retry_after=6.0)
         first = t.table_message()
         by_seat = {table.seat_of(u.id): u for u in (ana, ben)}
         for _ in range(200):

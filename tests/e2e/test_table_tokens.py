@@ -56,16 +56,25 @@ async def test_my_hand_is_private_and_its_token_redraws_the_table(world, tmp_pat
         counts = table.engine.view(None)["hand_counts"]
         names = [f"🤖 {s.name} (computer · {s.level})" if s.computer else s.name for s in table.seats]
 
+        # her next turn is a new table message at the bottom that pings her; the one she
+        # clicked My hand on goes, deleted through the same token
+        playing = table.status == "playing"
+        current = await fd.wait_for(lambda: (m := t.table_message()) is not None and (m is not message) == playing
+                                    and m, timeout=10)
+
         def shows_saved() -> bool:  # every seat's hand as saved
-            return all(re.search(rf"{re.escape(n)}: {c} cards?,", message.text()) for n, c in zip(names, counts))
+            return all(re.search(rf"{re.escape(n)}: {c} cards?,", current.text()) for n, c in zip(names, counts))
 
         await fd.wait_for(shows_saved, timeout=10)
         computer = table.seats[1 - seat].name
         assert re.search(rf"\*\*{re.escape(computer)}\*\* (played|took stack)", t.log_text())
-        assert t.table_message() is message  # the same message, redrawn
-        assert message.edited_by[edits:] and set(message.edited_by[edits:]) == {"webhook"}, message.edited_by
+        if playing:
+            await fd.wait_for(lambda: message.deleted, timeout=10)
+            assert fd.pings(t.thread)[-1] == (current, ana.id)
+            assert any(r.method == "DELETE" and r.path.endswith("/messages/@original") for r in fd.requests[since:])
+        assert set(message.edited_by[edits:]) <= {"webhook"}, message.edited_by
         assert not channel_edits(fd, message, since)
-        assert any(r.method == "PATCH" and r.path.endswith("/messages/@original") for r in fd.requests[since:])
+        assert not any(r.method == "DELETE" and r.path.startswith("/channels/") for r in fd.requests[since:])
     fd.assert_clean()
 
 

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from app.i18n.catalogue import t
-from tests.e2e import button, live_engine, open_hand, running_bot, started
+from tests.e2e import button, check_record, live_engine, open_hand, running_bot, started
 from tests.e2e.table_state import per_table_state
 
 pytestmark = pytest.mark.timeout(300)
@@ -109,6 +109,16 @@ async def test_full_game_three_seats_with_a_computer(world, tmp_path):
         for s, person in enumerate(table.seats):
             name = person.name if person.user_id else f"{person.name}"
             assert f"{result.places[s]}. **{name}** — {result.scores[s]}" in log
+        check_record(tbl, bot, table)
+        # The thread is a record: one message per deal (two for a long one) and the live table.
+        left = fd.messages(tbl.thread)
+        print(f"6 nimmt! 2 people + 1 computer: {len(table.log)} moves, {len(left)} messages left in the "
+              f"thread, {len(fd.pings(tbl.thread))} pings")
+        assert len(left) <= 3 * table.engine.view(None)["deal"] + 2, [m.content[:40] for m in left]
+        # at the bottom, the last table message and the last round's record with the standings
+        live = tbl.table_message()
+        assert all(not m.attachments for m in left if m.id > live.id)
+        assert "Game over!" in "\n".join(m.content for m in left if m.id > live.id or m in left[-2:])
         # every interaction was answered once, within Discord's 3 seconds
         assert all(a.latency is not None and a.latency < 3 for a in tbl.acks)
         # once it is over and told, the bot keeps nothing of the table (open panels included)
@@ -147,8 +157,8 @@ async def test_timeout_chooses_for_who_has_not_and_three_misses_hand_the_seat_ov
         assert "Time runs out" in tbl.table_message().text()
         engine = live_engine(table)
         ana_seat, ben_seat = table.seat_of(ana.id), table.seat_of(ben.id)
-        for _ in range(60):
-            if "ben missed three turns in a row" in tbl.log_text():
+        for _ in range(60):  # until the deal's record tells it
+            if "ben missed three turns in a row" in "\n".join(tbl.record_lines()) or table.status != "playing":
                 break
             if ana_seat in engine.to_act:
                 panel = await open_panel(tbl, ana)
@@ -157,7 +167,7 @@ async def test_timeout_chooses_for_who_has_not_and_three_misses_hand_the_seat_ov
                     await tbl.click(ana, panel, buttons[0]["custom_id"])
             else:
                 await fd.wait_for(lambda: ana_seat in engine.to_act or "missed three" in tbl.log_text(), timeout=10)
-        log = tbl.log_text()
+        log = "\n".join(tbl.record_lines())
         assert log.count("Time ran out for ben") == 2 and "ben missed three turns in a row" in log
         assert "Time ran out for ana" not in log
         # the time-out is told before the reveal it causes
