@@ -22,7 +22,16 @@ kept to ``rate + burst`` in any :data:`WINDOW` (a little longer than
 Discord's second, for the time a request takes to arrive), else a restart
 of many tables draws global 429s (bench/README.md, *The request budget*).
 
-Pure asyncio: it knows a route only by its ``path`` attribute.
+Discord also limits the edits of messages in each channel: about 5 per 5 s
+(a bucket per channel, which discord.py learns from Discord's answers: edits
+sent before it knows where the bucket stands go all the same, and the sixth
+earns a 429, which counts towards Discord's ban of invalid requests).  So
+every edit the bot makes in a channel also waits for its turn in that
+channel (:data:`CHANNEL_LIMIT` per :data:`CHANNEL_WINDOW`), before it takes
+its token.  (Interaction answers and their webhooks are not limited so.)
+
+Pure asyncio: it knows a route only by its ``path``, ``method`` and
+``channel_id`` attributes.
 """
 from __future__ import annotations
 
@@ -46,6 +55,13 @@ EXEMPT = ("/interactions/", "/webhooks/")
 
 #: seconds in which at most ``rate + burst`` counted requests go out
 WINDOW = 1.2
+
+#: message edits in one channel per :data:`CHANNEL_WINDOW` (Discord: 5 per 5 s)
+CHANNEL_LIMIT = 5
+#: seconds (Discord's 5, and a little for the time a request takes to arrive)
+CHANNEL_WINDOW = 5.3
+#: the route (method, path) Discord limits per channel this way
+PER_CHANNEL = ("PATCH", "/channels/{channel_id}/messages/{message_id}")
 
 #: seconds a table message waits behind the clicks and pings at most: then
 #: every other token is its (the oldest one's) until no table message is that old
@@ -88,8 +104,11 @@ class RequestBudget:
         self._pump: asyncio.Task[None] | None = None
         self._sent: collections.deque[float] = collections.deque()  # when the last requests went
         self.ceiling = int(rate + burst)
+        #: channel id -> when its last message edits went (within CHANNEL_WINDOW)
+        self._channels: dict[int, collections.deque[float]] = {}
         self.taken = 0  # tokens handed out (for the benchmark's figures)
         self.held = 0  # requests the ceiling held back (tests/unit/test_budget.py reads it)
+        self.paced = 0  # times an edit waited for its channel's turn
 
     def _refill(self) -> None:
         now = self._clock()
@@ -153,12 +172,36 @@ class RequestBudget:
         path = getattr(route, "path", "")
         if path.startswith(EXEMPT):
             return
+        await self._channel_turn(route)
         paid = _PREPAID.get()
         if paid and paid[0] > 0:
             paid[0] -= 1
         else:
             await self.take()
         await self._under_ceiling()
+
+    async def _channel_turn(self, route: Any) -> None:
+        """An edit of a message: wait until fewer than :data:`CHANNEL_LIMIT` edits went
+        to its channel in the last :data:`CHANNEL_WINDOW` seconds."""
+        channel = getattr(route, "channel_id", None)
+        if channel is None or (getattr(route, "method", ""), getattr(route, "path", "")) != PER_CHANNEL:
+            return
+        key = int(channel)
+        while True:
+            now = self._clock()
+            sent = self._channels.get(key)
+            if sent is None:
+                if len(self._channels) > 1000:  # channels quiet for a window are forgotten
+                    for old in [k for k, d in self._channels.items() if not d or d[-1] <= now - CHANNEL_WINDOW]:
+                        del self._channels[old]
+                sent = self._channels[key] = collections.deque()
+            while sent and sent[0] <= now - CHANNEL_WINDOW:
+                sent.popleft()
+            if len(sent) < CHANNEL_LIMIT:
+                sent.append(now)
+                return
+            self.paced += 1
+            await asyncio.sleep(sent[0] + CHANNEL_WINDOW - now)
 
     async def _under_ceiling(self) -> None:
         """Wait until fewer than ``ceiling`` counted requests went in the last :data:`WINDOW`."""

@@ -87,6 +87,7 @@ class AdminCog(commands.Cog, name="Admin"):
             return await reply(interaction, t(lang, "errors.manage_guild_only"))
         try:
             settings = await self.bot.store.guild_settings(interaction.guild_id)
+            excluded = await self.bot.store.excluded_members(interaction.guild_id)
         except Exception:
             log.exception("settings of server %s", interaction.guild_id)
             return await reply(interaction, t(lang, "errors.unexpected"))
@@ -98,7 +99,9 @@ class AdminCog(commands.Cog, name="Admin"):
             language = t(lang, "admin.show_auto", language=t(server, "admin.language_name"))
         lines = [t(lang, "admin.show_language", language=language),
                  t(lang, "admin.show_rated_on" if settings.get("rate_bot_games") else "admin.show_rated_off"),
-                 t(lang, "admin.show_variants_on" if settings.get("rate_variants") else "admin.show_variants_off")]
+                 t(lang, "admin.show_variants_on" if settings.get("rate_variants") else "admin.show_variants_off"),
+                 t(lang, "admin.show_excluded", members=", ".join(f"<@{user_id}>" for user_id in excluded))
+                 if excluded else t(lang, "admin.show_excluded_none")]
         embed = discord.Embed(title=t(lang, "admin.show_title"), description="\n".join(lines),
                               colour=discord.Colour.blurple())
         await reply(interaction, embed=embed)

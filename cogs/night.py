@@ -26,6 +26,7 @@ from discord.ext import commands
 from app.i18n.catalogue import has, t
 from app.nights.host import BREAK_SECONDS, REMIND_BEFORE, NightHost
 from app.nights.night import ENDED, PLAYING, Night, NightError, NightTable, Standing, standings
+from app.nights.when import parse_start
 from app.tables.manager import LEVELS, Table, TableError, counting_saves
 from cogs.common.parts import parts
 from cogs.common.ui import TRANSIENT, defer_when_slow, given, reply, update_message, user_lang
@@ -43,8 +44,10 @@ RETRIES = 3
 EVENT_LENGTH = 3 * 3600.0
 LIVE_SHOWN = 20  # live tables named one by one in the standings (the rest are counted)
 PROGRESS_EVERY = 3.0  # seconds: the standings follow the live tables at most this often
-MENTIONS_PER_MESSAGE = 80  # a reminder's pings per message (a mention is up to 22 characters of 2,000)
+MENTIONS_PER_MESSAGE = 80  # a reminder's pings per message at most (also within MESSAGE_LIMIT)
+MESSAGE_LIMIT = 2000  # characters of a message's content
 EVENT_STATUS = {"active": 2, "completed": 3, "canceled": 4}
+STARTS_AT = "When round 1 starts by itself: a <t:…> timestamp, a Unix time or 2026-12-05 20:00+01:00"
 
 
 def points_text(value: float, lang: str) -> str:
@@ -55,6 +58,30 @@ def points_text(value: float, lang: str) -> str:
     """
     text = f"{value:.0f}" if float(value).is_integer() else f"{value:.1f}"
     return text.replace(".", t(lang, "stats.decimal_mark"))
+
+
+def ping_chunks(text: str, role: int | None, users: list[int]) -> list[list[int]]:
+    """The users a reminder pings, message by message: each message is ``text``
+    and its pings (the role in the first), within Discord's 2,000 characters
+    and :data:`MENTIONS_PER_MESSAGE` users (an allowed_mentions list holds 100).
+
+    >>> [len(c) for c in ping_chunks("x" * 100, 1, [10**18 + i for i in range(85)])]
+    [80, 5]
+    >>> [len(c) for c in ping_chunks("x" * 1000, None, [10**18 + i for i in range(85)])]
+    [43, 42]
+    >>> ping_chunks("x", 1, []), ping_chunks("x", None, [7])
+    ([[]], [[7]])
+    """
+    chunks: list[list[int]] = [[]]
+    size = len(text) + 1 + (len(f"<@&{role}>") if role is not None else 0)
+    for user in users:
+        mention = len(f"<@{user}>") + 1
+        if chunks[-1] and (len(chunks[-1]) >= MENTIONS_PER_MESSAGE or size + mention > MESSAGE_LIMIT):
+            chunks.append([])
+            size = len(text) + 1
+        chunks[-1].append(user)
+        size += mention
+    return chunks
 
 
 def escape(name: str) -> str:
@@ -294,6 +321,7 @@ class NightCog(commands.Cog, name="Night"):
                          rounds=_("rounds", key="commands.opt_rounds.name"),
                          turn_time=_("turn_time", key="commands.opt_turn_time.name"),
                          starts_in=_("starts_in", key="nights.opt_starts_in.name"),
+                         starts_at=_("starts_at", key="nights.opt_starts_at.name"),
                          remind_role=_("remind_role", key="nights.opt_remind_role.name"),
                          variant=_("variant", key="commands.opt_variant.name"))
     @app_commands.describe(game=_("Which game the night plays", key="nights.opt_night_game.description"),
@@ -305,7 +333,8 @@ class NightCog(commands.Cog, name="Night"):
                                        key="commands.opt_turn_time.description"),
                            starts_in=_("Minutes until the first round starts by itself (default: the organiser "
                                        "starts it)", key="nights.opt_starts_in.description"),
-                           remind_role=_("A role the reminder before the first round pings (with starts_in)",
+                           starts_at=_(STARTS_AT, key="nights.opt_starts_at.description"),
+                           remind_role=_("A role the reminder before the first round pings (with a start time)",
                                          key="nights.opt_remind_role.description"),
                            variant=_("A table variant of the night's game (default: the standard game)",
                                      key="nights.opt_night_variant.description"))
@@ -315,9 +344,14 @@ class NightCog(commands.Cog, name="Night"):
                     rounds: app_commands.Range[int, 1, 20] | None = None,
                     turn_time: app_commands.Range[int, 0, 3600] = 120,
                     starts_in: app_commands.Range[int, 1, 1440] | None = None,
-                    remind_role: discord.Role | None = None, variant: str | None = None) -> None:
+                    remind_role: discord.Role | None = None, variant: str | None = None,
+                    starts_at: app_commands.Range[str, 1, 100] | None = None) -> None:
         lang = user_lang(interaction)
-        if remind_role is not None and starts_in is None:
+        try:
+            at = None if starts_at is None else parse_start(starts_at)
+        except NightError as error:
+            return await reply(interaction, self.error_text(lang, error))
+        if remind_role is not None and starts_in is None and at is None:
             return await reply(interaction, t(lang, "nights.error_role_needs_time"))
         if remind_role is not None and remind_role.is_default():  # @everyone is never pinged
             return await reply(interaction, t(lang, "nights.error_role_everyone"))
@@ -341,7 +375,7 @@ class NightCog(commands.Cog, name="Night"):
                     organiser_id=interaction.user.id, organiser_name=interaction.user.display_name,
                     table_size=table_size, rounds=rounds, turn_time=turn_time, locale=night_lang,
                     starts_in=None if starts_in is None else 60.0 * starts_in,
-                    remind_role=None if remind_role is None else remind_role.id, variant=variant)
+                    remind_role=None if remind_role is None else remind_role.id, variant=variant, starts_at=at)
         except (NightError, TableError) as error:
             return await reply(interaction, self.error_text(lang, error))
         shown = self.host.shown(night)
@@ -367,17 +401,23 @@ class NightCog(commands.Cog, name="Night"):
     @night.command(name=_("reschedule", key="nights.cmd_night_reschedule.name"),
                    description=_("Move the first round of this channel's game night (and its calendar event)",
                                  key="nights.cmd_night_reschedule.description"))
-    @app_commands.rename(starts_in=_("starts_in", key="nights.opt_starts_in.name"))
+    @app_commands.rename(starts_in=_("starts_in", key="nights.opt_starts_in.name"),
+                         starts_at=_("starts_at", key="nights.opt_starts_at.name"))
     @app_commands.describe(starts_in=_("Minutes from now until the first round starts by itself",
-                                       key="nights.opt_reschedule_starts_in.description"))
-    async def reschedule(self, interaction: discord.Interaction, starts_in: app_commands.Range[int, 1, 1440]) -> None:
+                                       key="nights.opt_reschedule_starts_in.description"),
+                           starts_at=_(STARTS_AT, key="nights.opt_starts_at.description"))
+    async def reschedule(self, interaction: discord.Interaction,
+                         starts_in: app_commands.Range[int, 1, 1440] | None = None,
+                         starts_at: app_commands.Range[str, 1, 100] | None = None) -> None:
         lang = user_lang(interaction)
         night = self.host.in_channel(interaction.channel_id or 0)
         if night is None:
             return await reply(interaction, t(lang, "nights.error_no_night"))
         defer_when_slow(interaction)
         try:
-            await self.host.reschedule(night, interaction.user.id, can_manage(interaction), 60.0 * starts_in)
+            at = None if starts_at is None else parse_start(starts_at)
+            await self.host.reschedule(night, interaction.user.id, can_manage(interaction),
+                                       None if starts_in is None else 60.0 * starts_in, at)
         except (NightError, TableError) as error:
             return await reply(interaction, self.error_text(lang, error))
         start = int(night.first_start() or 0)
@@ -618,8 +658,7 @@ class NightCog(commands.Cog, name="Night"):
         link = f"https://discord.com/channels/{shown.guild_id}/{shown.channel_id}/{shown.messages.get('signup', '')}"
         text = t(lang, "nights.reminder", game=t(lang, f"{shown.game}.title"), when=f"<t:{int(start)}:R>",
                  link=link.rstrip("/"))
-        chunks = [users[i:i + MENTIONS_PER_MESSAGE] for i in range(0, len(users), MENTIONS_PER_MESSAGE)] or [[]]
-        for index, chunk in enumerate(chunks):
+        for index, chunk in enumerate(ping_chunks(text, shown.remind_role, users)):
             role = shown.remind_role if index == 0 else None
             pings = ([f"<@&{role}>"] if role is not None else []) + [f"<@{u}>" for u in chunk]
             if not pings:
@@ -628,7 +667,7 @@ class NightCog(commands.Cog, name="Night"):
                                                roles=[discord.Object(role)] if role is not None else False,
                                                replied_user=False)
             await self.where(night).send(content=f"{text}\n{' '.join(pings)}", allowed_mentions=mentions,
-                                         nonce=f"remind-{night.id}-{number}"[:25])
+                                         nonce=f"remind-{night.id}-{index}"[:25])
         return True
 
     async def event_users(self, night: Night) -> Any:

@@ -339,9 +339,10 @@ class SeasonsCog(commands.Cog, name="Seasons"):
 
 
 class BoardsCog(commands.Cog, name="Boards"):
-    """``/boards visibility|schedule`` (Manage Server): this server's own
-    leaderboards shown or not, and posted on a schedule (by the seasons' look
-    at the calendar, :meth:`SeasonsCog.tick`)."""
+    """``/boards visibility|activity|exclude|include|schedule`` (Manage
+    Server): this server's own leaderboards shown or not, who is on them, and
+    posted on a schedule (by the seasons' look at the calendar,
+    :meth:`SeasonsCog.tick`)."""
 
     boards = app_commands.Group(
         name=_("boards", key="commands.boards.name"),
@@ -392,6 +393,48 @@ class BoardsCog(commands.Cog, name="Boards"):
             log.warning("activity window of server %s not saved", interaction.guild.id, exc_info=True)
             return await reply(interaction, t(lang, "faults.not_saved"))
         await reply(interaction, t(lang, "seasons.activity_set", count=int(days)))
+
+    @boards.command(name=_("exclude", key="commands.boards_exclude.name"),
+                    description=_("Take a member off every leaderboard of this server (their games still count)",
+                                  key="commands.boards_exclude.description"))
+    @app_commands.rename(member=_("member", key="commands.opt_boards_member.name"))
+    @app_commands.describe(member=_("Who leaves this server's leaderboards",
+                                    key="commands.opt_boards_member.description"))
+    async def exclude(self, interaction: discord.Interaction, member: discord.User) -> None:
+        lang = user_lang(interaction)
+        guild = interaction.guild
+        if guild is None or not _can_manage(interaction):
+            return await reply(interaction, t(lang, "errors.manage_guild_only"))
+        if member.bot:
+            return await reply(interaction, t(lang, "seasons.exclude_bot", member=member.mention))
+        if not isinstance(member, discord.Member):  # Discord resolves a member of the server as one
+            return await reply(interaction, t(lang, "seasons.exclude_not_member", member=member.mention))
+        try:
+            done = await self.bot.store.exclude_member(guild.id, member.id, self.seasons.clock())
+        except Exception:
+            log.warning("exclusion from the boards of server %s not saved", guild.id, exc_info=True)
+            return await reply(interaction, t(lang, "faults.not_saved"))
+        key = "seasons.excluded" if done else "seasons.exclude_twice"
+        await reply(interaction, t(lang, key, member=member.mention, command=_command(lang, "boards_include")))
+
+    @boards.command(name=_("include", key="commands.boards_include.name"),
+                    description=_("Put an excluded member back on this server's leaderboards",
+                                  key="commands.boards_include.description"))
+    @app_commands.rename(member=_("member", key="commands.opt_boards_member.name"))
+    @app_commands.describe(member=_("Who comes back on this server's leaderboards",
+                                    key="commands.opt_boards_member_back.description"))
+    async def include(self, interaction: discord.Interaction, member: discord.User) -> None:
+        lang = user_lang(interaction)
+        guild = interaction.guild
+        if guild is None or not _can_manage(interaction):
+            return await reply(interaction, t(lang, "errors.manage_guild_only"))
+        try:  # (someone who left the server may be put back too)
+            done = await self.bot.store.include_member(guild.id, member.id)
+        except Exception:
+            log.warning("inclusion in the boards of server %s not saved", guild.id, exc_info=True)
+            return await reply(interaction, t(lang, "faults.not_saved"))
+        key = "seasons.included" if done else "seasons.include_not_excluded"
+        await reply(interaction, t(lang, key, member=member.mention))
 
     @boards.command(name=_("schedule", key="commands.boards_schedule.name"),
                     description=_("Post a leaderboard every week or month in a channel",

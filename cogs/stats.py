@@ -155,7 +155,8 @@ class StatsCog(commands.Cog, name="Stats"):
                 profile = {**profile, "rated_at": await self.bot.store.rated_at(target.id, key, None)}
             if local:
                 local = {**local, "rated_at": await self.bot.store.rated_at(target.id, key, interaction.guild_id),
-                         "window": (settings or {}).get("activity_days") or ACTIVE_DAYS}
+                         "window": (settings or {}).get("activity_days") or ACTIVE_DAYS,
+                         "excluded": await self.bot.store.is_excluded(interaction.guild_id, target.id)}
         except Exception:
             log.exception("stats of %s failed", target.id)
             return await reply(interaction, t(lang, "errors.unexpected"))
@@ -181,6 +182,8 @@ class StatsCog(commands.Cog, name="Stats"):
             nights = {"played": 0}
         if nights["played"]:
             embed.description += "\n" + t(lang, "nights.stats_line", played=nights["played"], won=nights["won"])
+        if local and local.get("excluded") and target.id != interaction.user.id:
+            local = None  # this server's boards do not list them: their own /stats alone says so
         if local and local.get("games"):
             embed.add_field(name=t(lang, "stats.this_server"), value=self.profile_text(lang, key, local, settings),
                             inline=False)
@@ -215,7 +218,9 @@ class StatsCog(commands.Cog, name="Stats"):
         """The figures of a profile, and why it has no rank when it has none
         (*settings*: the server's, where the question was asked)."""
         lines = [t(lang, "stats.games", games=p["games"], wins=p["wins"], rate=_pct(p.get("win_rate"), lang))]
-        if p.get("ordinal") is not None:
+        if p.get("excluded"):  # /boards exclude: on no board of this server, whatever the figures
+            lines.append(t(lang, "stats.excluded_here"))
+        elif p.get("ordinal") is not None:
             rank = p.get("rank")
             figures = {"rating": decimal(p["ordinal"], lang=lang), "mu": decimal(p.get("mu"), lang=lang),
                        "sigma": decimal(p.get("sigma"), lang=lang)}

@@ -39,6 +39,11 @@ DEFAULT_TABLE_SIZE = 4
 BREAK_SECONDS = 60.0
 #: a reminder goes out this long before a night's first round (seconds, times the time scale)
 REMIND_BEFORE = 15 * 60.0
+#: how far ahead a night's first round may be set with a start time (seconds, real time): a night
+#: holds its channel until it is over; Discord's calendar itself takes events further ahead
+MAX_AHEAD = 30 * 86400.0
+#: the earliest a start time may be (seconds from now, times the time scale): as ``starts_in:1``
+MIN_AHEAD = 60.0
 
 #: kinds: "round" (started or over), "table" (one ended), "players" (someone stepped away or is back), "ended"
 Listener = Callable[[Night, str], None]
@@ -202,10 +207,12 @@ class NightHost:
     async def create(self, *, guild_id: int, channel_id: int, game: str, organiser_id: int, organiser_name: str,
                      table_size: int | None, rounds: int | None, turn_time: int, locale: str,
                      starts_in: float | None = None, remind_role: int | None = None,
-                     variant: str | None = None) -> Night:
+                     variant: str | None = None, starts_at: float | None = None) -> Night:
         """A night in sign-up; ``starts_in`` (seconds, times the table manager's
-        time scale): its first round starts by itself then; ``remind_role``: the
-        role its reminder pings."""
+        time scale) or ``starts_at`` (a moment, seconds since the epoch): its
+        first round starts by itself then (see :meth:`first_at`); ``remind_role``:
+        the role its reminder pings."""
+        first = self.first_at(starts_in, starts_at)
         if game not in self.tables.games:
             raise NightError("bad_game")
         if variant is not None and registry.spec(game).variant(variant) is None:
@@ -220,8 +227,7 @@ class NightHost:
                       table_size=size, rounds=rounds, turn_time=max(0, int(turn_time)), locale=locale,
                       players=[Player(organiser_id, organiser_name)], created_at=self.clock(),
                       remind_role=remind_role, variant=variant)
-        if starts_in is not None:
-            night.next_at = self.clock() + max(0.0, float(starts_in)) * self.tables.time_scale
+        night.next_at = first
         try:
             night.id = await slow_guard(self.store.create_night(guild_id, channel_id, game, night.meta()))
         except LookupError:
@@ -339,6 +345,8 @@ class NightHost:
         :data:`REMIND_BEFORE` ahead (or no longer).  True: on the list now."""
         async with guarded(self.lock(night)), self._change(night):
             self._open(night)
+            if night.round or night.status != SIGNUP:
+                raise NightError("remind_started")
             if night.first_start() is None:
                 raise NightError("no_start_time")
             if night.reminded:
@@ -365,15 +373,37 @@ class NightHost:
         self._arm(night)
         self._tell(night, "players")
 
-    async def reschedule(self, night: Night, user_id: int, can_manage: bool, starts_in: float) -> None:
+    def first_at(self, starts_in: float | None, starts_at: float | None) -> float | None:
+        """When a first round starts by itself: ``starts_in`` seconds (times
+        the time scale) from now, or at the moment ``starts_at``, which must be
+        at least :data:`MIN_AHEAD` and at most :data:`MAX_AHEAD` ahead (not
+        both; neither: None, the organiser starts it)."""
+        if starts_in is not None and starts_at is not None:
+            raise NightError("two_times")
+        now = self.clock()
+        if starts_in is not None:
+            return now + max(0.0, float(starts_in)) * self.tables.time_scale
+        if starts_at is None:
+            return None
+        if starts_at < now + MIN_AHEAD * self.tables.time_scale:
+            raise NightError("time_past", at=int(starts_at))
+        if starts_at > now + MAX_AHEAD:
+            raise NightError("time_too_far", at=int(starts_at), days=round(MAX_AHEAD / 86400))
+        return float(starts_at)
+
+    async def reschedule(self, night: Night, user_id: int, can_manage: bool, starts_in: float | None,
+                         starts_at: float | None = None) -> None:
         """The first round starts ``starts_in`` seconds (times the time scale)
-        from now; the reminder follows the new time."""
+        from now, or at ``starts_at`` (:meth:`first_at`); the reminder follows
+        the new time."""
+        if starts_in is None and starts_at is None:
+            raise NightError("no_time")
         async with guarded(self.lock(night)), self._change(night):
             self._open(night)
             self._control(night, user_id, can_manage)
             if night.round or night.status != SIGNUP:
                 raise NightError("already_started")
-            night.next_at = self.clock() + max(0.0, float(starts_in)) * self.tables.time_scale
+            night.next_at = self.first_at(starts_in, starts_at)
             night.reminded = False
             await self._save(night)
         self._arm(night)

@@ -164,6 +164,23 @@ class Store(Protocol):
         """When a player's rating last changed (None: never rated)."""
         ...
 
+    async def exclude_member(self, guild_id: int, user_id: int, now: float) -> bool:
+        """Take a member off every board of a guild (all-time and its seasons;
+        their games still count); False if excluded already."""
+        ...
+
+    async def include_member(self, guild_id: int, user_id: int) -> bool:
+        """Put an excluded member back on a guild's boards; False if not excluded."""
+        ...
+
+    async def excluded_members(self, guild_id: int) -> list[int]:
+        """The members excluded from a guild's boards."""
+        ...
+
+    async def is_excluded(self, guild_id: int, user_id: int) -> bool:
+        """Whether a member is excluded from a guild's boards."""
+        ...
+
     async def create_season(self, guild_id: int, name: str, starts_at: float, ends_at: float | None = None, *, exist_ok: bool = False) -> int:
         ...
 

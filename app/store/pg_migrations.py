@@ -823,12 +823,63 @@ _ACTIVITY = (
     " EXECUTE FUNCTION stats_rated()",
 )
 
+def visible_key(board: int, on_board: str | None = None) -> str:
+    """*board*'s sort key of a row that may be hidden from its boards (a
+    member excluded from a server's boards, version 6): NULL while hidden."""
+    cond = ON_BOARD[board] if on_board is None else on_board
+    return sort_key(board, f"NOT hidden AND ({cond})")
+
+
+# Version 6: members excluded from a server's boards (as SQLite's version
+# 11).  ``stats.hidden`` is part of every generated sort key (NULL while
+# hidden: the row leaves every board through the bucket trigger and
+# record_games' own counting, as a parked rating leaves the rating board),
+# so the keys are made again (PostgreSQL 15 cannot change a generated
+# column's expression; the values of every visible row are the same, the
+# buckets stay right); the bucket trigger also runs on a change of
+# ``hidden``; a row inserted for an excluded member is hidden before its
+# keys are computed.
+_EXCLUDED = (
+    """
+    CREATE TABLE board_exclusions (
+        guild_id  bigint NOT NULL,
+        user_id   bigint NOT NULL,
+        at        double precision NOT NULL,
+        PRIMARY KEY (guild_id, user_id)
+    )
+    """,
+    "CREATE INDEX board_exclusions_user ON board_exclusions (user_id)",
+    "DROP TRIGGER stats_boards ON stats",
+    "ALTER TABLE stats ADD COLUMN hidden boolean NOT NULL DEFAULT false, "
+    + ", ".join(f"DROP COLUMN {col}" for _, col in BOARDS.values()) + ", "
+    + ", ".join(f'ADD COLUMN {col} text COLLATE "C" GENERATED ALWAYS AS ({visible_key(board)}) STORED'
+                for board, (_, col) in BOARDS.items()),
+    *(f"CREATE INDEX stats_{name} ON stats (game, scope, {col}) WHERE {col} IS NOT NULL"
+      for name, col in BOARDS.values()),
+    "CREATE TRIGGER stats_boards AFTER INSERT OR DELETE OR UPDATE OF game, scope, user_id, games, wins, mu, sigma,"
+    " hidden ON stats FOR EACH ROW WHEN (current_setting('cardnight.boards', true) IS DISTINCT FROM 'off')"
+    " EXECUTE FUNCTION stats_boards()",
+    """
+    CREATE FUNCTION stats_hide() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF NEW.scope <> 0 AND EXISTS (
+                SELECT 1 FROM board_exclusions
+                WHERE user_id = NEW.user_id AND guild_id = CASE WHEN NEW.scope > 0 THEN NEW.scope
+                    ELSE (SELECT guild_id FROM seasons WHERE id = -NEW.scope) END) THEN
+            NEW.hidden := true;
+        END IF;
+        RETURN NEW;
+    END $$
+    """,
+    "CREATE TRIGGER stats_hide BEFORE INSERT ON stats FOR EACH ROW EXECUTE FUNCTION stats_hide()",
+)
+
 #: MIGRATIONS[k] brings version k to k + 1.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _SEASONS, _ACTIVITY)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _SEASONS, _ACTIVITY, _EXCLUDED)
 LATEST = len(MIGRATIONS)
 #: the tables of the schema, parents before children (``--copy-db`` order)
 TABLES = ("tables", "table_actions", "guild_settings", "players", "games", "game_players", "stats",
-          "nights", "night_players", "seasons")
+          "nights", "night_players", "seasons", "board_exclusions")
 
 
 async def user_version(conn: asyncpg.Connection) -> int:

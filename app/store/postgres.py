@@ -62,7 +62,7 @@ from app.store.base import (
     ACTIVE, ACTIVE_DAYS, BOARDS, CLOSED, GAME_CODES, GUILD_DEFAULTS, MIN_GAMES, ChannelBusy, GameRecord, GroupRecorder, Page, StoreUnavailable,
     TIE_LOW, TableRecord, UNTOLD_FOR, board_number, record_scopes, scope_of, season_record, game_code, night_record, page_of, profile_of, table_record,
 )
-from app.store.pg_migrations import REBUILD_BUCKETS, RECORD_LOCK, TABLES, VALUE_EXPR, migrate, sort_key
+from app.store.pg_migrations import REBUILD_BUCKETS, RECORD_LOCK, TABLES, VALUE_EXPR, migrate, visible_key
 
 log = logging.getLogger(__name__)
 
@@ -178,6 +178,16 @@ UPDATE stats SET parked_mu = mu, parked_sigma = sigma, mu = NULL, sigma = NULL
 WHERE mu IS NOT NULL AND rated_at < $1 AND {where}
 """
 _RATED_AT = "SELECT rated_at FROM stats WHERE game = $1 AND scope = $2 AND user_id = $3"
+# a member's rows of a guild's boards (its scope and its seasons'), by key
+_HIDE = """
+UPDATE stats SET hidden = $3
+WHERE game = ANY($4::int[]) AND scope IN (SELECT $1::bigint UNION ALL SELECT -id FROM seasons WHERE guild_id = $1)
+  AND user_id = $2 AND hidden <> $3
+"""
+_EXCLUDE = "INSERT INTO board_exclusions (guild_id, user_id, at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING"
+_INCLUDE = "DELETE FROM board_exclusions WHERE guild_id = $1 AND user_id = $2"
+_EXCLUDED_OF = "SELECT user_id FROM board_exclusions WHERE guild_id = $1 ORDER BY at, user_id"
+_IS_EXCLUDED = "SELECT EXISTS (SELECT 1 FROM board_exclusions WHERE guild_id = $1 AND user_id = $2)"
 _GUILDS_WITH_SETTING = "SELECT guild_id, value FROM guild_settings WHERE key = $1"
 #: advisory lock (with a guild's hash) around making a guild's season
 SEASON_LOCK = 7_535_300
@@ -295,7 +305,7 @@ def _plain_sql(board: int, min_games: int) -> dict[str, str]:
     """The statements of a board with another games threshold: the same key
     computed per row and counted (O(N))."""
     cond = f"games >= {int(min_games)}" + (" AND mu IS NOT NULL" if board == 0 else "")
-    src = f'(SELECT *, ({sort_key(board, cond)}) COLLATE "C" AS k FROM stats) AS s'
+    src = f'(SELECT *, ({visible_key(board, cond)}) COLLATE "C" AS k FROM stats) AS s'
     on = "s.game = $1 AND s.scope = $2 AND s.k IS NOT NULL"
     row = f"s.user_id, p.name, {VALUE_EXPR[board]}, s.games, s.wins, s.k"
     joined = f"{src} JOIN players AS p ON p.user_id = s.user_id"
@@ -882,6 +892,32 @@ class PostgresStore(GroupRecorder):
                     count += int(done.split()[-1])
         return count
 
+    async def _hide(self, guild_id: int, user_id: int, change: str, *args: Any) -> bool:
+        """*change* of ``board_exclusions`` and, when it changed a row, the
+        member's rows of the guild's boards hidden or shown, in one
+        transaction under the record lock (a recording counts the buckets
+        from the keys it read: no key may change under it)."""
+        async with self._pool.acquire() as conn:
+            async with conn.transaction():
+                await conn.execute("SELECT pg_advisory_xact_lock($1)", RECORD_LOCK)
+                done = await conn.execute(change, guild_id, user_id, *args)
+                if done.split()[-1] == "0":
+                    return False
+                await conn.execute(_HIDE, guild_id, user_id, change == _EXCLUDE, sorted(GAME_CODES.values()))
+        return True
+
+    async def exclude_member(self, guild_id: int, user_id: int, now: float) -> bool:
+        return await self._hide(guild_id, user_id, _EXCLUDE, now)
+
+    async def include_member(self, guild_id: int, user_id: int) -> bool:
+        return await self._hide(guild_id, user_id, _INCLUDE)
+
+    async def excluded_members(self, guild_id: int) -> list[int]:
+        return [int(row[0]) for row in await self._pool.fetch(_EXCLUDED_OF, guild_id)]
+
+    async def is_excluded(self, guild_id: int, user_id: int) -> bool:
+        return bool(await self._pool.fetchval(_IS_EXCLUDED, guild_id, user_id))
+
     async def rated_at(self, user_id: int, game: str, guild_id: int | None = None, *,
                        season: int | None = None) -> float | None:
         return await self._pool.fetchval(_RATED_AT, game_code(game), scope_of(guild_id, season), user_id)
@@ -1037,14 +1073,15 @@ _COPY_COLUMNS: dict[str, tuple[str, ...]] = {
               "has_bots", "rated", "n_players"),
     "game_players": ("game_id", "seat", "user_id", "name", "score", "place", "stats"),
     "stats": ("game", "scope", "user_id", "games", "wins", "score_sum", "counters", "rated_games", "mu", "sigma",
-              "rated_at", "parked_mu", "parked_sigma"),
+              "rated_at", "parked_mu", "parked_sigma", "hidden"),
     "nights": ("id", "guild_id", "channel_id", "game", "status", "meta", "created_at", "updated_at"),
     "night_players": ("night_id", "user_id", "guild_id", "game", "place", "points", "wins", "games"),
     "seasons": ("id", "guild_id", "name", "starts_at", "ends_at", "meta"),
+    "board_exclusions": ("guild_id", "user_id", "at"),
 }
 _FLOATS = {"created_at", "updated_at", "started_at", "ended_at", "mu", "sigma", "points", "starts_at", "ends_at",
-           "rated_at", "parked_mu", "parked_sigma"}
-_BOOLS = {"has_bots", "rated"}
+           "rated_at", "parked_mu", "parked_sigma", "at"}
+_BOOLS = {"has_bots", "rated", "hidden"}
 _COPY_CHUNK = 5000
 
 

@@ -86,7 +86,7 @@ from app.store.base import (
     table_record as _table, UNTOLD_FOR, TIE_LOW, record_scopes, scope_of, season_record,
 )
 from app.store.sqlite_migrations import (
-    BOARD_TRIGGERS, BOARD_TRIGGER_NAMES, BOARDS, GAME_CODES, REBUILD_BUCKETS, VALUE_EXPR, migrate, sort_key,
+    BOARD_TRIGGERS, BOARD_TRIGGER_NAMES, BOARDS, GAME_CODES, REBUILD_BUCKETS, VALUE_EXPR, migrate, visible_key,
 )
 
 log = logging.getLogger(__name__)
@@ -188,7 +188,7 @@ _AFTER_UPSERT = {
 _UPSERT_STATS = f"""
 INSERT INTO stats (game, scope, user_id, games, wins, score_sum, counters,
                    rated_games, mu, sigma, rated_at, k_rating, k_wins, k_rate, k_games)
-SELECT *, {", ".join(sort_key(board) for board in BOARDS)}
+SELECT *, {", ".join(visible_key(board, hidden="0") for board in BOARDS)}
 FROM (SELECT :g AS game, :s AS scope, :u AS user_id, 1 AS games, :wins AS wins, :score AS score_sum,
              :counters AS counters, :rated AS rated_games, :mu AS mu, :sigma AS sigma,
              CASE WHEN :mu IS NOT NULL THEN :t END AS rated_at)
@@ -204,7 +204,7 @@ ON CONFLICT (game, scope, user_id) DO UPDATE SET
     rated_at = coalesce(excluded.rated_at, rated_at),
     parked_mu = CASE WHEN excluded.mu IS NULL THEN parked_mu END,
     parked_sigma = CASE WHEN excluded.mu IS NULL THEN parked_sigma END,
-    {", ".join(f"{col} = {sort_key(board, **_AFTER_UPSERT)}" for board, (_, col) in BOARDS.items())}
+    {", ".join(f"{col} = {visible_key(board, **_AFTER_UPSERT)}" for board, (_, col) in BOARDS.items())}
 """
 # An existing row (read in the same transaction) is updated in place, and
 # only the columns that change are written: a column left out of the SET
@@ -221,14 +221,14 @@ _UPDATE_COUNTERS = (
     "score_sum = score_sum + :score",
     f"counters = {_ADD_COUNTERS.format(new=':counters')}",
     "rated_games = rated_games + :rated",
-    f"k_games = {sort_key(3, **_AFTER_UPDATE)}",  # games always moves
+    f"k_games = {visible_key(3, **_AFTER_UPDATE)}",  # games always moves
 )
 #: what else an update may need to write, by name (see ``Store._stats_rows``)
 _UPDATE_OPTIONAL = {
-    "wins": ("wins = wins + :wins", f"k_wins = {sort_key(1, **_AFTER_UPDATE)}"),
+    "wins": ("wins = wins + :wins", f"k_wins = {visible_key(1, **_AFTER_UPDATE)}"),
     "rating": ("mu = :mu", "sigma = :sigma", "rated_at = :t", "parked_mu = NULL", "parked_sigma = NULL"),
-    "k_rating": (f"k_rating = {sort_key(0, **_AFTER_UPDATE)}",),
-    "k_rate": (f"k_rate = {sort_key(2, **_AFTER_UPDATE)}",),
+    "k_rating": (f"k_rating = {visible_key(0, **_AFTER_UPDATE)}",),
+    "k_rate": (f"k_rate = {visible_key(2, **_AFTER_UPDATE)}",),
 }
 #: the update of an existing stats row, per set of optional changes (16
 #: statements, each prepared once per connection by sqlite3's cache)
@@ -338,7 +338,7 @@ def _plain_sql(board: int) -> dict[str, str]:
 
     The same sort key as the indexed board, computed per row: O(N).
     """
-    key = sort_key(board, "games >= :min AND mu IS NOT NULL" if board == 0 else "games >= :min")
+    key = visible_key(board, "games >= :min AND mu IS NOT NULL" if board == 0 else "games >= :min")
     where = f"game = :g AND scope = :s AND {key} IS NOT NULL"
     return {
         "page": f"""
@@ -423,6 +423,15 @@ UPDATE stats SET parked_mu = mu, parked_sigma = sigma, mu = NULL, sigma = NULL
 WHERE mu IS NOT NULL AND rated_at < :cut AND {where}
 """
 _RATED_AT = "SELECT rated_at FROM stats WHERE game = :g AND scope = :s AND user_id = :u"
+# a member's rows of a guild's boards (its scope and its seasons'), by key
+_HIDE = f"""
+UPDATE stats SET hidden = :h
+WHERE game IN ({", ".join(str(c) for c in sorted(GAME_CODES.values()))})
+  AND scope IN (SELECT :g UNION ALL SELECT -id FROM seasons WHERE guild_id = :g)
+  AND user_id = :u AND hidden <> :h
+"""
+_EXCLUDED_OF = "SELECT user_id FROM board_exclusions WHERE guild_id = ? ORDER BY at, user_id"
+_IS_EXCLUDED = "SELECT 1 FROM board_exclusions WHERE guild_id = ? AND user_id = ?"
 _SEASON_COLUMNS = "SELECT id, guild_id, name, starts_at, ends_at, meta FROM seasons "
 _SEASON_BY_ID = _SEASON_COLUMNS + "WHERE id = ?"
 _SEASONS_OF = _SEASON_COLUMNS + "WHERE guild_id = ? ORDER BY starts_at DESC"
@@ -1074,6 +1083,43 @@ class SqliteStore(GroupRecorder):
             return count
 
         return await self._write(park)
+
+    # -- members excluded from a server's boards ----------------------------
+
+    async def exclude_member(self, guild_id: int, user_id: int, now: float) -> bool:
+        """Take a member off every board of *guild_id* (all-time and its
+        seasons, every kind): their rows stay and keep counting, hidden
+        (NULL sort keys: the board triggers keep the counts exact).  False
+        if they were excluded already."""
+        def exclude(conn: sqlite3.Connection) -> bool:
+            added = conn.execute("INSERT OR IGNORE INTO board_exclusions (guild_id, user_id, at) VALUES (?, ?, ?)",
+                                 (guild_id, user_id, now)).rowcount
+            if added:
+                conn.execute(_HIDE, {"g": guild_id, "u": user_id, "h": 1})
+            return bool(added)
+
+        return await self._write(exclude)
+
+    async def include_member(self, guild_id: int, user_id: int) -> bool:
+        """Put an excluded member back on *guild_id*'s boards where their
+        results (games played while excluded included) put them.  False if
+        they were not excluded."""
+        def include(conn: sqlite3.Connection) -> bool:
+            removed = conn.execute("DELETE FROM board_exclusions WHERE guild_id = ? AND user_id = ?",
+                                   (guild_id, user_id)).rowcount
+            if removed:
+                conn.execute(_HIDE, {"g": guild_id, "u": user_id, "h": 0})
+            return bool(removed)
+
+        return await self._write(include)
+
+    async def excluded_members(self, guild_id: int) -> list[int]:
+        """The members excluded from *guild_id*'s boards, first excluded first."""
+        return [int(row[0]) for row in await self._r.execute_fetchall(_EXCLUDED_OF, (guild_id,))]
+
+    async def is_excluded(self, guild_id: int, user_id: int) -> bool:
+        """Whether *user_id* is excluded from *guild_id*'s boards."""
+        return bool(list(await self._r.execute_fetchall(_IS_EXCLUDED, (guild_id, user_id))))
 
     async def rated_at(self, user_id: int, game: str, guild_id: int | None = None, *,
                        season: int | None = None) -> float | None:

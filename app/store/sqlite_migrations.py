@@ -124,6 +124,17 @@ def sort_key(board: int, on_board: str | None = None, **columns: str) -> str:
     return sql
 
 
+def visible_key(board: int, on_board: str | None = None, hidden: str = "hidden", **columns: str) -> str:
+    """*board*'s sort key of a row that may be hidden from its boards (a
+    member excluded from a server's boards, version 11): NULL while *hidden*.
+
+    >>> visible_key(1, hidden="0")
+    "CASE WHEN NOT 0 AND (1) THEN printf('%016X%016X', 4611686018427387904 - wins, user_id) END"
+    """
+    cond = ON_BOARD[board] if on_board is None else on_board
+    return sort_key(board, f"NOT {hidden} AND ({cond})", **columns)
+
+
 
 _V1 = (
     """
@@ -662,9 +673,60 @@ _ACTIVITY = (
     "CREATE INDEX stats_awake ON stats (rated_at) WHERE mu IS NOT NULL",
 )
 
+# Version 11: members excluded from a server's boards (``/boards exclude``).
+# ``board_exclusions`` names them; ``stats.hidden`` marks their rows of that
+# server's scope and its seasons' scopes.  A hidden row keeps every counter
+# and rating (its games still count) but its four sort keys are NULL, so it
+# leaves every board through the key and bucket triggers that are there
+# already (as a parked rating leaves the rating board): the sort-key
+# triggers are made again with ``hidden`` in their keys, and a row inserted
+# for an excluded member (a new season, a first game of another kind) is
+# hidden at once.
+_VISIBLE_KEYS = ", ".join(f"{col} = {visible_key(board)}" for board, (_, col) in BOARDS.items())
+_VISIBLE_STALE = " OR ".join(f"NEW.{col} IS NOT {visible_key(board, hidden='NEW.hidden', **_NEW)}"
+                             for board, (_, col) in BOARDS.items())
+#: the guild whose boards a stats scope belongs to (0: the cross-server
+#: boards and the global seasons), over NEW
+_SCOPE_GUILD = "CASE WHEN NEW.scope > 0 THEN NEW.scope ELSE (SELECT guild_id FROM seasons WHERE id = -NEW.scope) END"
+_EXCLUDED = (
+    """
+    CREATE TABLE board_exclusions (
+        guild_id  INTEGER NOT NULL,
+        user_id   INTEGER NOT NULL,
+        at        REAL NOT NULL,
+        PRIMARY KEY (guild_id, user_id)
+    ) WITHOUT ROWID
+    """,
+    "CREATE INDEX board_exclusions_user ON board_exclusions (user_id)",
+    "ALTER TABLE stats ADD COLUMN hidden INTEGER NOT NULL DEFAULT 0",
+    "DROP TRIGGER stats_keys_ins",
+    "DROP TRIGGER stats_keys_upd",
+    f"""
+    CREATE TRIGGER stats_keys_ins AFTER INSERT ON stats WHEN {_VISIBLE_STALE} BEGIN
+        UPDATE stats SET {_VISIBLE_KEYS}
+        WHERE game = NEW.game AND scope = NEW.scope AND user_id = NEW.user_id;
+    END
+    """,
+    f"""
+    CREATE TRIGGER stats_keys_upd AFTER UPDATE OF games, wins, mu, sigma, hidden ON stats
+    WHEN {_VISIBLE_STALE} BEGIN
+        UPDATE stats SET {_VISIBLE_KEYS}
+        WHERE game = NEW.game AND scope = NEW.scope AND user_id = NEW.user_id;
+    END
+    """,
+    f"""
+    CREATE TRIGGER stats_hide AFTER INSERT ON stats
+    WHEN NEW.scope <> 0 AND EXISTS (SELECT 1 FROM board_exclusions
+                                    WHERE user_id = NEW.user_id AND guild_id = {_SCOPE_GUILD}) BEGIN
+        UPDATE stats SET hidden = 1
+        WHERE game = NEW.game AND scope = NEW.scope AND user_id = NEW.user_id;
+    END
+    """,
+)
+
 #: MIGRATIONS[k] brings user_version k to k + 1.
 MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _TABLES_ABANDONED, _VERSUS, _NIGHTS, _TABLES_CLOSED,
-                                           _SEASONS, _ACTIVITY)
+                                           _SEASONS, _ACTIVITY, _EXCLUDED)
 LATEST = len(MIGRATIONS)
 
 #: rebuild every board's buckets from ``stats`` (run with the board triggers

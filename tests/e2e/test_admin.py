@@ -89,7 +89,8 @@ async def test_settings_need_manage_server(world, tmp_path):
         assert r.message.text().splitlines() == [
             t("de", "admin.show_title"),
             t("de", "admin.show_language", language=t("de", "admin.show_auto", language="English")),
-            t("de", "admin.show_rated_off"), t("de", "admin.show_variants_off")]
+            t("de", "admin.show_rated_off"), t("de", "admin.show_variants_off"),
+            t("de", "admin.show_excluded_none")]
         assert "English" in r.message.text() and "nicht" in r.message.text()
         r = await fd.slash(boss, world.channel, "settings rated_computers", enabled=True)
         assert r.ephemeral and r.message.text() == t("de", "admin.rated_on")
@@ -100,7 +101,8 @@ async def test_settings_need_manage_server(world, tmp_path):
         assert r.ephemeral and r.message.text() == t("de", "admin.variants_rated_on")
         r = await fd.slash(boss, world.channel, "settings show")
         assert r.message.text().splitlines()[1:] == [t("de", "admin.show_language", language="español"),
-                                                     t("de", "admin.show_rated_on"), t("de", "admin.show_variants_on")]
+                                                     t("de", "admin.show_rated_on"), t("de", "admin.show_variants_on"),
+                                                     t("de", "admin.show_excluded_none")]
         # the table already open keeps its language; the next one speaks Spanish
         r = await table.click(mod, table.lobby, f"table.cancel:{table.table_id}")
         assert r.ack_type == 7 and t("en", "table.cancelled") in r.message.text()

@@ -1,9 +1,11 @@
-"""Under Discord's global limit: several tables play at once and the bot never
+"""Under Discord's global limit and each channel's: several tables play at once and the bot never
 gets a 429 (which would stop all its requests, answers to clicks included)."""
 from __future__ import annotations
 
 import asyncio
+import re
 from collections import Counter
+from typing import Any
 
 import pytest
 
@@ -48,3 +50,49 @@ async def test_busy_tables_stay_under_the_global_limit(tmp_path):
                 assert set(pings) == {person.id}
             counted = [q for q in fd.requests if q.status == 429]
             assert counted == [], f"{len(counted)} requests refused with 429"
+
+
+def bursts(fd: Any, limit: int = 5, within: float = 4.5) -> list[str]:
+    """Channels where the bot edited more than ``limit`` messages within ``within``
+    seconds (Discord allows 5 edits per 5 s in a channel; the test leaves half a second
+    for the time a request takes to arrive)."""
+    edits: dict[str, list[float]] = {}
+    for q in fd.requests:
+        m = re.fullmatch(r"/channels/(\d+)/messages/\d+", q.path)
+        if m and q.method == "PATCH" and q.status < 400:
+            edits.setdefault(m[1], []).append(q.time)
+    out = []
+    for channel, times in edits.items():
+        times.sort()
+        for a, b in zip(times, times[limit:]):
+            if b - a < within:
+                out.append(f"channel {channel}: {limit + 1} edits within {b - a:.2f} s")
+                break
+    return out
+
+
+async def test_a_night_round_start_stays_under_each_channels_limit(world, tmp_path):
+    """A night's round opens its tables at once in the night's channel: each table's
+    message, its thread, that message saying the game is on, the sign-up and the
+    standings.  Discord takes 5 edits per 5 s in a channel; the bot paces its edits
+    there itself (discord.py only learns where a channel's bucket stands from Discord's
+    answers) and earns no 429, which counts towards Discord's ban."""
+    from tests.e2e.test_night import FAST, NAMES, round_tables, signed_up_night
+
+    fd = world.fd
+    people = [world.person(name) for name in NAMES[:8]]
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, **FAST):
+        signup, night_id = await signed_up_night(fd, world, people[0], people[1:], game="nimmt", table_size=2,
+                                                 rounds=1, turn_time=60)
+        r = await fd.click(people[0], signup, f"night:{night_id}:start")
+        assert r.ack_type == 7, r
+        await fd.wait_for(lambda: len(round_tables(fd, world.channel, 1)) == 4, timeout=30)
+        threads = await fd.wait_for(lambda: (lambda th: th if len(th) == 4 else None)(fd.threads(world.channel)),
+                                    timeout=30)
+        await fd.wait_for(lambda: all(any(a.get("filename") == "table.png" for m in fd.messages(th)
+                                          for a in m.attachments) for th in threads), timeout=60)
+        await fd.wait_for(lambda: all("The game is on" in m.text() or "is over" in m.text()
+                                      for m, _ in round_tables(fd, world.channel, 1).values()), timeout=60)
+        refused = [f"{q.method} {q.path}" for q in fd.requests if q.status == 429]
+        assert refused == [], f"{len(refused)} requests refused with 429: {refused}"
+        assert bursts(fd) == []

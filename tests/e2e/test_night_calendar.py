@@ -8,6 +8,7 @@ Without the permission the night works as before and the organiser is told
 which permission would add it."""
 from __future__ import annotations
 
+import datetime
 import re
 import time
 from typing import Any
@@ -162,3 +163,114 @@ async def test_moving_and_cancelling_a_night_keeps_its_event_in_step(world, tmp_
         assert t("en", "nights.error_ended") in text_of(r)
         r = await fd.slash(ana, world.channel, "night reschedule", starts_in=30)
         assert r.ephemeral and t("en", "nights.error_no_night") in r.message.text()
+
+
+def iso_at(moment: int, hours: int) -> str:
+    """``moment`` written as a person in a zone ``hours`` from UTC writes it."""
+    zone = datetime.timezone(datetime.timedelta(hours=hours))
+    return datetime.datetime.fromtimestamp(moment, zone).strftime("%Y-%m-%d %H:%M") + f"{hours:+03d}:00"
+
+
+async def test_a_night_set_for_a_time_is_on_the_calendar_reminds_and_starts_then(world, tmp_path):
+    """``starts_at``: a date and time with its offset, or a pasted Discord timestamp; the
+    sign-up, the event, the reminder and the first round all follow that moment.  A time
+    without an offset (never guessed), in the past, too far ahead, unreadable, or given
+    with ``starts_in`` too, is refused privately in the organiser's language."""
+    fd = world.fd
+    fd.set_role_permissions(world.guild.bot_role, MANAGE_EVENTS)
+    ana, ben, cleo = world.person("ana"), world.person("ben"), world.person("cleo", locale="es-ES")
+    scale = 0.02  # the reminder goes 18 s before the first round
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, **dict(FAST, time_scale=scale)) as bot:
+        now = int(time.time())
+        refused = {
+            "2026-12-05 20:00": t("en", "nights.error_time_no_offset", written="2026-12-05 20:00",
+                                  example="2026-12-05 20:00+01:00"),
+            "tomorrow at eight": t("en", "nights.error_time_unreadable"),
+            f"<t:{now - 3600}:F>": t("en", "nights.error_time_past", at=now - 3600),
+            str(now + 31 * 86400): t("en", "nights.error_time_too_far", at=now + 31 * 86400, days=30),
+        }
+        for given, text in refused.items():
+            r = await fd.slash(ana, world.channel, "night start", game="nimmt", starts_at=given)
+            assert r.ephemeral and r.message.text() == text, given
+        r = await fd.slash(ana, world.channel, "night start", game="nimmt", starts_at=f"<t:{now + 600}>", starts_in=10)
+        assert r.ephemeral and t("en", "nights.error_two_times") in r.message.text()
+        r = await fd.slash(cleo, world.channel, "night start", game="nimmt", starts_at="2026-12-05 20:00")
+        assert r.ephemeral and "2026-12-05 20:00+01:00" in r.message.text()
+        assert t("es", "nights.error_time_no_offset", written="2026-12-05 20:00",
+                 example="2026-12-05 20:00+01:00") == r.message.text()
+        assert not fd.messages(world.channel) and not fd.scheduled_events(world.guild)  # nothing was opened
+
+        # planned in the afternoon for the evening, written in the organiser's own offset
+        planned = (now + 3 * 3600) // 60 * 60
+        r = await fd.slash(ana, world.channel, "night start", game="nimmt", table_size=2, rounds=1, turn_time=1,
+                           starts_at=iso_at(planned, -5))
+        assert r.ack_type == 4 and not r.ephemeral
+        signup = r.message
+        night_id = night_id_of(signup)
+        night = bot.nights.nights[night_id]
+        assert night.next_at == planned
+        assert f"<t:{planned}:F>" in signup.text() and f"<t:{planned}:R>" in signup.text()
+        [event] = await fd.wait_for(lambda: fd.scheduled_events(world.guild))
+        assert datetime.datetime.fromisoformat(event["scheduled_start_time"]).timestamp() == planned
+
+        # moved to a pasted Discord timestamp: sign-up, event, reminder and first round follow it
+        r = await fd.slash(ana, world.channel, "night reschedule", starts_at=f"<t:{planned}>", starts_in=5)
+        assert r.ephemeral and t("en", "nights.error_two_times") in r.message.text()
+        r = await fd.slash(ana, world.channel, "night reschedule")
+        assert r.ephemeral and t("en", "nights.error_no_time") in r.message.text()
+        soon = int(time.time()) + 30
+        r = await fd.slash(ana, world.channel, "night reschedule", starts_at=f"<t:{soon}:F>")
+        assert r.ephemeral and r.message.text() == t("en", "nights.rescheduled", when=f"<t:{soon}:F>",
+                                                     relative=f"<t:{soon}:R>")
+        assert night.next_at == soon
+        moved = fd.scheduled_events(world.guild)[0]
+        assert datetime.datetime.fromisoformat(moved["scheduled_start_time"]).timestamp() == soon
+        await fd.wait_for(lambda: f"<t:{soon}:F>" in signup.text())
+        assert (await fd.click(ben, signup, f"night:{night_id}:join")).ack_type == 7
+        r = await fd.click(ben, signup, f"night:{night_id}:remind")
+        assert f"<t:{soon}:R>" in text_of(r)
+        [reminder] = await fd.wait_for(lambda: reminders(fd, world.channel), timeout=30)
+        assert f"<t:{soon}:R>" in reminder.content and set(reminder.pinged) == {ben.id}
+        assert time.time() >= soon - REMIND_BEFORE * scale
+        assert time.time() < soon  # not late: the reminder came before the round
+        # the first round starts by itself at that moment: tables, and the event is active
+        await fd.wait_for(lambda: night.round == 1, timeout=40)
+        assert time.time() >= soon
+        await fd.wait_for(lambda: fd.scheduled_events(world.guild)[0]["status"] == 2, timeout=10)
+        await fd.wait_for(lambda: t("en", "nights.status_playing", round=1) in signup.text(), timeout=10)
+        assert len(reminders(fd, world.channel)) == 1
+        r = await fd.forge(cleo, signup, f"night:{night_id}:remind")  # too late: said so, privately
+        assert t("es", "nights.error_remind_started") in text_of(r)
+
+
+async def test_a_reminder_for_more_people_than_one_message_pings_them_all_and_a_refused_end_is_told(world, tmp_path):
+    """Past 80 pings a reminder goes out in several messages, each its own (Discord posts one
+    message per nonce), and everyone who asked is pinged exactly once.  Ending a night whose
+    event the bot may no longer edit: the night ends, the organiser hears why its event did not."""
+    fd = world.fd
+    fd.set_role_permissions(world.guild.bot_role, MANAGE_EVENTS)
+    ana = world.person("ana")
+    crowd = [world.person(f"fan{i}") for i in range(85)]
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, **FAST) as bot:
+        signup = (await fd.slash(ana, world.channel, "night start", game="nimmt", starts_in=20)).message
+        night_id = night_id_of(signup)
+        [event] = await fd.wait_for(lambda: fd.scheduled_events(world.guild))
+        for fan in crowd:
+            fd.mark_interested(fan, event["id"])
+        await fd.wait_for(lambda: len(bot.nights.nights[night_id].interested) == len(crowd), timeout=20)
+        sent = await fd.wait_for(lambda: (lambda r: r if sum(len(m.pinged) for m in r) >= len(crowd) else None)(
+            reminders(fd, world.channel)), timeout=40)
+        assert len(sent) == 2
+        pinged = [u for m in sent for u in m.pinged]
+        assert sorted(pinged) == sorted(fan.id for fan in crowd)  # each once
+        assert all(len(m.content) <= 2000 for m in sent)
+        await fd.wait_for(lambda: t("en", "nights.reminder_sent") in signup.text())
+
+        fd.set_role_permissions(world.guild.bot_role, DEFAULT_BOT_PERMISSIONS)
+        r = await fd.click(ana, signup, f"night:{night_id}:end")
+        assert r.ack_type == 7
+        [note] = await fd.wait_for(lambda: r.followups, timeout=10)
+        assert note.ephemeral_to == ana.id and t("en", "nights.calendar_forbidden") in note.text()
+        await fd.wait_for(lambda: t("en", "nights.status_ended") in signup.text())
+        assert fd.scheduled_events(world.guild)[0]["status"] == 1  # Discord refused: as it was
+    assert len(reminders(fd, world.channel)) == len(sent)

@@ -315,3 +315,71 @@ async def test_a_rating_leaves_the_servers_board_after_its_window_and_the_profil
         await games.play((cleo.id, "cleo"), (ben.id, "ben"))  # a rated game: back on the board
         r = await fd.slash(ben, world.channel, "leaderboard", by="rating")
         assert sorted(row[1] for row in board_rows(r.message)) == ["ben", "cleo"]
+
+
+async def test_an_admin_excludes_a_member_from_the_servers_boards_and_brings_them_back(world, tmp_path):
+    """Manage Server takes a member off every board of this server (the
+    others close up, shared places right; the boards of all servers keep
+    them), lists who is excluded in /settings show, and puts them back where
+    every result puts them, the games played meanwhile included.  Their own
+    /stats tells them privately; bad input is answered privately."""
+    fd = world.fd
+    admin = world.person("ada", manage_guild=True)
+    ben, cleo, dan = world.person("ben"), world.person("cleo"), world.person("dan")
+    stranger = fd.add_user("eve")  # not in this server
+    robot = fd.add_user("robo", bot=True)
+    fd.add_member(world.guild, robot)
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        games = Games(bot.store, world.guild.id, world.channel.id)
+        await games.play((ben.id, "ben"), (cleo.id, "cleo"), (dan.id, "dan"))
+        await games.play((cleo.id, "cleo"), (dan.id, "dan"))
+        await games.play((cleo.id, "cleo"), (ben.id, "ben"))
+        r = await fd.slash(ben, world.channel, "leaderboard", by="wins")
+        assert [row[:3] for row in board_rows(r.message)] == [(1, "cleo", "2"), (2, "ben", "1"), (3, "dan", "0")]
+
+        r = await fd.slash(ben, world.channel, "boards exclude", member=cleo)
+        assert r.ephemeral and r.message.text() == t("en", "errors.manage_guild_only")
+        r = await fd.slash(admin, world.channel, "boards exclude", member=robot)
+        assert r.ephemeral and r.message.text() == t("en", "seasons.exclude_bot", member=f"<@{robot.id}>")
+        r = await fd.slash(admin, world.channel, "boards exclude", member=stranger)
+        assert r.ephemeral and r.message.text() == t("en", "seasons.exclude_not_member", member=f"<@{stranger.id}>")
+        r = await fd.slash(admin, world.channel, "settings show")
+        assert t("en", "admin.show_excluded_none") in description(r.message).splitlines()
+
+        r = await fd.slash(admin, world.channel, "boards exclude", member=cleo)
+        assert r.ephemeral and r.message.text() == t("en", "seasons.excluded", member=f"<@{cleo.id}>",
+                                                     command="/boards include")
+        r = await fd.slash(admin, world.channel, "boards exclude", member=cleo)
+        assert r.ephemeral and r.message.text() == t("en", "seasons.exclude_twice", member=f"<@{cleo.id}>")
+        r = await fd.slash(ben, world.channel, "leaderboard", by="wins")
+        assert [row[:3] for row in board_rows(r.message)] == [(1, "ben", "1"), (2, "dan", "0")]
+        r = await fd.slash(ben, world.channel, "leaderboard", by="games")
+        assert [row[:3] for row in board_rows(r.message)] == [(1, "ben", "2"), (1, "dan", "2")]  # shared
+        r = await fd.slash(ben, world.channel, "leaderboard", by="wins", scope="global")
+        assert [row[1] for row in board_rows(r.message)] == ["cleo", "ben", "dan"]  # all servers: still there
+        r = await fd.slash(admin, world.channel, "settings show")
+        assert t("en", "admin.show_excluded", members=f"<@{cleo.id}>") in description(r.message).splitlines()
+
+        r = await fd.slash(cleo, world.channel, "stats", game="nimmt")
+        mine = await answer(r)
+        assert mine.ephemeral
+        assert t("en", "stats.excluded_here") in mine.text().split(t("en", "stats.this_server"))[1]
+        r = await fd.slash(ben, world.channel, "stats", game="nimmt", user=cleo)
+        theirs = (await answer(r)).text()
+        assert t("en", "stats.this_server") not in theirs and t("en", "stats.excluded_here") not in theirs
+
+        await games.play((cleo.id, "cleo"), (dan.id, "dan"))  # played while excluded: it counts
+        r = await fd.slash(ben, world.channel, "leaderboard", by="wins")
+        assert [row[1] for row in board_rows(r.message)] == ["ben", "dan"]
+
+        r = await fd.slash(ben, world.channel, "boards include", member=cleo)
+        assert r.ephemeral and r.message.text() == t("en", "errors.manage_guild_only")
+        r = await fd.slash(admin, world.channel, "boards include", member=dan)
+        assert r.ephemeral and r.message.text() == t("en", "seasons.include_not_excluded", member=f"<@{dan.id}>")
+        r = await fd.slash(admin, world.channel, "boards include", member=cleo)
+        assert r.ephemeral and r.message.text() == t("en", "seasons.included", member=f"<@{cleo.id}>")
+        r = await fd.slash(ben, world.channel, "leaderboard", by="wins")
+        assert [row[:4] for row in board_rows(r.message)] == [(1, "cleo", "3", 4), (2, "ben", "1", 2),
+                                                              (3, "dan", "0", 3)]
+        r = await fd.slash(cleo, world.channel, "stats", game="nimmt")
+        assert t("en", "stats.excluded_here") not in (await answer(r)).text()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from typing import Any
 
 import pytest
 
@@ -108,3 +109,34 @@ async def test_the_host_picks_the_variant_in_the_lobby(world, tmp_path):
         await seat_players(table, ana, [ben])
         assert (await table.click(ana, table.lobby, f"table.start:{table.table_id}")).ack_type == 7
         assert bot.tables.get(table.table_id).engine.slots == [5, 5]
+
+
+async def test_a_server_that_opts_in_rates_its_variant_games(world, tmp_path):
+    """With ``/settings rated_variants`` (and, for a game with computers, ``rated_computers``)
+    a variant's game is rated like a standard one; the same game before the opt-in was not."""
+    fd = world.fd
+    ana = world.person("ana")
+    boss = world.person("boss", manage_guild=True)
+
+    async def play_tactical(bot: Any) -> Any:
+        table = await open_table(fd, ana, world.channel, "take6 new", seats=3, deals=1, turn_time=1,
+                                 variant="tactical")
+        await seat_players(table, ana, [], computers=2)
+        assert (await table.click(ana, table.lobby, f"table.start:{table.table_id}")).ack_type == 7
+        await fd.wait_for(lambda: t("en", "table.finished") in fd.message(table.lobby.id).text(), timeout=120)
+        return await fd.wait_for(lambda: recorded(bot, table.table_id), timeout=20)
+
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, **FAST) as bot:
+        r = await fd.slash(boss, world.channel, "settings rated_computers", enabled=True)
+        assert r.ephemeral
+        assert (await play_tactical(bot))["rated"] is False  # computers rated, variants not yet
+        r = await fd.slash(boss, world.channel, "settings rated_variants", enabled=True)
+        assert r.ephemeral and r.message.text() == t("en", "admin.variants_rated_on")
+        assert (await play_tactical(bot))["rated"] is True
+
+
+
+async def recorded(bot: Any, table_id: int) -> Any:
+    """The recorded game of ``table_id`` once the store has it (None before)."""
+    game_id = await bot.store.game_of_table(table_id)
+    return None if game_id is None else await bot.store.game_detail(game_id)

@@ -60,6 +60,12 @@ async def test_watchers_follow_a_table_see_no_hand_and_are_offered_the_free_seat
         assert all(tr("en", "nimmt.panel_title", table=t.table_id) not in m.text() for m in fd.ephemerals(eve))
         assert all(m.ephemeral_to in (None, eve.id) for m in fd.visible_messages(eve, t.thread))
 
+        # the game is over: a Watch pressed late (on the last table message) is answered privately
+        late = world.person("late")
+        r = await fd.forge(late, t.table_message(), watch)
+        assert tr("en", "errors.table_closed") in await answer_text(r)
+        assert not table.watching(late.id)
+
         lobby = fd.message(t.lobby.id)
         r = await t.click(eve, lobby, f"table.again:{t.table_id}")
         assert tr("en", "table.again_watcher") in await answer_text(r)
@@ -73,6 +79,10 @@ async def test_watchers_follow_a_table_see_no_hand_and_are_offered_the_free_seat
         assert [s.user_id for s in bot.tables.get(new_id).seats] == [ben.id]
         r = await fd.click(eve, new_lobby, f"table.join:{new_id}")
         assert r.ack_type == 7
+        # and a lobby has nothing to watch yet: a forged Watch on it is answered privately
+        r = await fd.forge(late, new_lobby, f"table.watch:{new_id}")
+        assert tr("en", "table.watch_not_playing") in await answer_text(r)
+        assert not bot.tables.get(new_id).watchers
 
 
 def table_messages(fd: Any, channel: Any) -> dict[int, Any]:

@@ -672,7 +672,7 @@ def test_profile_badge_and_game_name_are_readable(game):
 
     def ink(box: tuple[int, int, int, int], background: tuple[int, int, int]) -> float:
         # the text's own colour is the pixel furthest from the background (the others are its edges)
-        pixels = set(im.crop(box).getdata())
+        pixels = set(im.crop(box).get_flattened_data())
         return max(render_base.contrast(p, background) for p in pixels)
 
     W, pad = im.width, 18

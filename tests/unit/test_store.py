@@ -962,3 +962,120 @@ def test_aiosqlite_has_the_primitive_the_store_runs_its_transactions_with():
 
     assert inspect.iscoroutinefunction(aiosqlite.Connection._execute)
     assert isinstance(inspect.getattr_static(aiosqlite.Connection, "_conn"), property)
+
+
+# -- members excluded from a server's boards --------------------------------------
+
+
+async def test_an_excluded_member_leaves_every_board_of_the_server_and_comes_back(store, tmp_path):
+    """Excluded from guild 10's boards, a member is on none of them (all-time,
+    its seasons, every kind, a season made while excluded too), the others'
+    shared places and exact ranks close up; their games still count, the
+    boards of all servers and of another server keep them; included again,
+    they are back where every result puts them, the games played while
+    excluded included."""
+    s1 = await store.create_season(10, "s1", 1000.0, 2000.0)
+    world = await store.create_season(0, "w", 0.0, None)
+    for t in range(MIN_GAMES):
+        await store.record_game(_at(t, 1000.0 + t, [(1, 1, 0), (2, 2, 3), (3, 3, 6), (4, 4, 9)]))
+    await store.record_game(_at(50, 1100.0, [(2, 1, 0), (3, 2, 5)]))
+
+    async def board(by, guild_id=10, **kw):
+        page = await store.leaderboard("nimmt", guild_id, by=by, **kw)
+        return [(r["rank"], r["user_id"]) for r in page.rows], page.total
+
+    wins_before = ([(1, 1), (2, 2), (3, 3), (3, 4)], 4)  # 3 and 4 share the third place
+    assert await board("wins") == await board("wins", season=s1) == wins_before
+    assert await store.exclude_member(10, 2, 5000.0)
+    assert not await store.exclude_member(10, 2, 5001.0)  # twice: nothing changes
+    assert await store.excluded_members(10) == [2] and await store.is_excluded(10, 2)
+    assert not await store.is_excluded(11, 2) and await store.excluded_members(11) == []
+    for season in (None, s1):
+        assert await board("wins", season=season) == ([(1, 1), (2, 3), (2, 4)], 3)
+        assert await board("games", season=season) == ([(1, 3), (2, 1), (2, 4)], 3)  # 3 played one more
+        assert [u for _, u in (await board("rating", season=season))[0]] == [1, 3, 4]
+        assert (await board("win_rate", season=season))[1] == 3
+    assert await store.board_place(4, "nimmt", 10, by="wins") == (2, 3)
+    assert await store.board_place(2, "nimmt", 10, by="wins") is None
+    assert (await store.profile(2, "nimmt", 10))["rank"] is None
+    assert (await board("wins", None))[1] == 4 and (await board("wins", None, season=world))[1] == 4
+
+    # games while excluded count, on no board of guild 10 (a new season's neither)
+    await store.record_game(_at(60, 1500.0, [(2, 1, 0), (1, 2, 5)]))
+    s2 = await store.create_season(10, "s2", 2000.0, 3000.0)
+    await store.record_game(_at(61, 2500.0, [(2, 1, 0), (4, 2, 5)]))
+    await store.record_game(_at(62, 2600.0, [(2, 1, 0), (3, 2, 3)], guild_id=11))
+    assert await board("wins") == ([(1, 1), (2, 3), (2, 4)], 3)
+    assert await board("wins", season=s2) == ([(1, 4)], 1)
+    assert (await store.profile(2, "nimmt", 10))["games"] == MIN_GAMES + 3
+    assert (await board("wins", 11))[0] == [(1, 2), (2, 3)]  # another server's boards keep them
+    assert (await board("wins", None))[0][:2] == [(1, 1), (2, 2)]
+    assert (await board("wins", None, season=world))[1] == 4
+    if store.backend == "sqlite":
+        _check_buckets(str(tmp_path / "bot.db"))
+
+    assert await store.include_member(10, 2)
+    assert not await store.include_member(10, 2)
+    assert await store.excluded_members(10) == []
+    assert await board("wins") == ([(1, 1), (2, 2), (3, 3), (3, 4)], 4)  # 2's three wins: 1 of them excluded
+    assert (await store.profile(2, "nimmt", 10))["wins"] == 3
+    assert await board("wins", season=s1) == ([(1, 1), (2, 2), (3, 3), (3, 4)], 4)
+    assert await board("wins", season=s2) == ([(1, 2), (2, 4)], 2)
+    assert (await board("rating"))[1] == 4 and (await board("games"))[1] == 4
+    assert await store.board_place(2, "nimmt", 10, by="games") == (1, 1)
+    assert (await store.profile(2, "nimmt", 10))["rank"] is not None
+    assert await store.integrity_check() == ["ok"]
+    if store.backend == "sqlite":
+        _check_buckets(str(tmp_path / "bot.db"))
+    else:
+        async with store._pool.acquire() as conn:
+            for scope in (10, -s1, -s2):
+                await _pg_buckets_exact(conn, scope)
+
+
+async def _pg_buckets_exact(conn, scope):
+    """Every PostgreSQL bucket count of guild *scope*'s boards equals the keys in its range."""
+    for board, (_, col) in BOARDS.items():
+        keys = [r[0] for r in await conn.fetch(
+            f"SELECT {col} FROM stats WHERE game = $1 AND scope = $2 AND {col} IS NOT NULL ORDER BY {col}",
+            NIMMT, scope)]
+        buckets = await conn.fetch("SELECT lo, cnt FROM buckets WHERE game = $1 AND scope = $2 AND board = $3"
+                                   " ORDER BY lo COLLATE \"C\"", NIMMT, scope, board)
+        assert _ranges([b["lo"] for b in buckets], keys) == [b["cnt"] for b in buckets]
+
+
+async def test_postgresql_boards_stay_exact_across_the_exclusion_migration(pg_dsn):
+    """PostgreSQL's version 6 remakes the generated sort keys (``hidden`` in
+    them): boards recorded at version 5, over many buckets, read the same
+    after it, their counts exact, and an exclusion on them keeps them exact."""
+    from app.store import pg_migrations
+
+    conn = await asyncpg.connect(pg_dsn)
+    try:
+        await pg_migrations.migrate(conn, target=5)
+        await conn.execute(pg_migrations.bucket_max_function(4))  # many buckets for 30 players
+        await conn.execute("INSERT INTO players (user_id, name) SELECT u, 'user' || u FROM generate_series(1, 30) AS u")
+        for u in range(1, 31):  # one row a statement (a row trigger splits with the rows it can see)
+            await conn.execute("INSERT INTO stats (game, scope, user_id, games, wins, rated_games, mu, sigma)"
+                               " VALUES ($1, 10, $2, $3, $4, $3, $5, 3)", NIMMT, u, 5 + u % 3, u % 4, 20.0 + u % 7)
+        order = {col: [r[0] for r in await conn.fetch(
+            f"SELECT user_id FROM stats WHERE game = $1 AND scope = 10 AND {col} IS NOT NULL ORDER BY {col}", NIMMT)]
+            for _, col in BOARDS.values()}
+        assert all(len(users) == 30 for users in order.values())
+        await _pg_buckets_exact(conn, 10)
+    finally:
+        await conn.close()
+    store = await open_store(pg_dsn)  # migrates to the latest version
+    try:
+        for board, (name, col) in BOARDS.items():
+            page = await store.leaderboard("nimmt", 10, by=name, page_size=30)
+            assert [r["user_id"] for r in page.rows] == order[col] and page.total == 30
+        async with store._pool.acquire() as conn:
+            await _pg_buckets_exact(conn, 10)
+        assert await store.exclude_member(10, order["k_wins"][0], 1.0)
+        wins = await store.leaderboard("nimmt", 10, by="wins", page_size=30)
+        assert [r["user_id"] for r in wins.rows] == order["k_wins"][1:] and wins.total == 29
+        async with store._pool.acquire() as conn:
+            await _pg_buckets_exact(conn, 10)
+    finally:
+        await store.close()

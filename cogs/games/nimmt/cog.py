@@ -52,6 +52,7 @@ def move_text(lang: str, action: Any, names: list[str]) -> str:
 PAGE = 25  # options per select menu (Discord's limit)
 HAND_IMAGES = 512  # hand pictures kept (~15 KB each): most panel redraws show a hand that did not change
 QUICK_PLAYS = 10  # one-click buttons (card on stack) when no more pairs than this fit
+QUICK_TAKES = 10  # one-click Take buttons (one per stack) when nothing fits and no more stacks than this lie
 
 
 def cards_text(cards: list[int]) -> str:
@@ -221,8 +222,16 @@ class NimmtUI(BaseUI):
         from core.games.nimmt.engine import HEADS
 
         hand_text = " · ".join(f"{c}" + ("" if HEADS[c] == 1 else f"({HEADS[c]}🐮)") for c in hand)
+        # the panel stands alone: the hand, the stacks and what fits, as text too
+        stacks = " · ".join(f"**{s['label']}** {s['top']} ({s['heads']}🐮)" for s in view["stacks"])
         lines = [t(lang, "nimmt.panel_hand", count=len(hand), cards=hand_text or "-"),
+                 t(lang, "nimmt.summary_stacks", stacks=stacks or "-"),
                  t(lang, "nimmt.panel_bulls", count=view["bulls"][seat])]
+        labels_of = {str(s["id"]): s["label"] for s in view["stacks"]}
+        fits = " · ".join(f"**{labels_of.get(str(sid), sid)}** {cards_text(cards)}"
+                          for sid, cards in (view.get("playable") or {}).items() if cards)
+        if fits and view["to_move"] == seat:
+            lines.insert(2, t(lang, "nimmt.panel_fits", fits=fits))
         if note:
             lines.insert(0, note)
         items: list[discord.ui.Item] = []
@@ -301,6 +310,12 @@ class NimmtUI(BaseUI):
         if options:
             items.append(StackSelect.make(table.id, t(lang, "nimmt.choose_stack"), options, ver=ver, page=page,
                                           row=0))
+        if stack is None and not playable and turn["can_take"] and len(stacks) <= QUICK_TAKES:
+            # Nothing fits: taking a stack is one click too, a button per stack.
+            for n, s in enumerate(stacks):
+                items.append(TakeButton.make(table.id, t(lang, "nimmt.take_quick", label=s["label"], top=s["top"],
+                                                         heads=s["heads"]), ver=ver, stack=s["id"],
+                                             style=discord.ButtonStyle.danger, row=1 + n // 5))
         if quick:
             index = {card: i for i, card in enumerate(view["hand"])}
             for n, (sid, card) in enumerate(pairs):

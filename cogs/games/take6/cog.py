@@ -37,7 +37,7 @@ from cogs.tables.panel import HandPanels, Panel, playing_seat
 from cogs.tables.router import Click, Field, Int, TableButton
 from core.protocol import Event, GameError
 from core.games.take6 import SPEC
-from core.games.take6.engine import HAND, HEADS, ROW_LABELS, ROWS, Choose, PickRow
+from core.games.take6.engine import HAND, HEADS, ROW_LABELS, ROW_MAX, ROWS, Choose, PickRow, row_for
 
 KEY = "take6"
 _ARG = re.compile(r"d(?P<deal>\d+)t(?P<turn>\d+)(?P<kind>[ir])(?P<n>\d+)")
@@ -178,8 +178,20 @@ class Take6UI(BaseUI):
         view = engine.view(seat)
         hand = view["hand"]
         embed = discord.Embed(title=t(lang, "take6.panel_title", table=table.id), colour=discord.Colour.orange())
-        lines = [t(lang, "take6.panel_hand", count=len(hand), cards=" · ".join(card_text(c) for c in hand) or "-"),
-                 t(lang, "take6.panel_pile", count=view["my_pile_heads"])]
+        rows = view["rows"]
+
+        def goes(card: int) -> str:  # where the card would go if it were laid now
+            row = row_for(card, rows)
+            if row < 0:
+                return t(lang, "take6.panel_low", card=card_text(card))
+            key = "take6.panel_sixth" if len(rows[row]) >= ROW_MAX else "take6.panel_goes"
+            return t(lang, key, card=card_text(card), row=ROW_LABELS[row])
+
+        # the panel stands alone: the hand beside the rows, as on the table
+        lines = [t(lang, "take6.panel_hand", count=len(hand), cards=" · ".join(goes(c) for c in hand) or "-")]
+        lines += [t(lang, "take6.summary_row", row=ROW_LABELS[r], cards=" · ".join(map(str, cards)),
+                    heads=view["row_heads"][r]) for r, cards in enumerate(rows)]
+        lines.append(t(lang, "take6.panel_pile", count=view["my_pile_heads"]))
         if note:
             lines.insert(0, note)
         items: list[discord.ui.Item] = []

@@ -174,7 +174,7 @@ def render_take6_table(view: Mapping[str, Any], names: Sequence[str], labels: Ma
     fh = rb.font(MIN_TEXT)
     for text, x in zip((label(labels, "hand"), "", label(labels, "pile"), label(labels, "score")), cols):
         if text:
-            rb.text(d, (x, y + 14), rb.fit(text, fh, 80), fh, MUTED, anchor="rm")
+            rb.text(d, (x, y + 14), rb.fit(text, fh, 100), fh, MUTED, anchor="rm")
     y += 30
     to_act = set(view.get("to_act") or [])
     f18 = rb.font(18)

@@ -418,12 +418,23 @@ def random_player(game: Take6, seat: int, rng: random.Random) -> Action:
     return Choose(rng.choice(view["hand"]))
 
 
-def card_cost(card: int, rows: Sequence[Sequence[int]]) -> tuple[float, int]:
-    """Heuristic cost of playing ``card`` now, ignoring the others' cards."""
+def row_for(card: int, rows: Sequence[Sequence[int]]) -> int:
+    """The row ``card`` goes to if it is laid now (S1: the highest end below
+    it), -1 when it is lower than every row (S2: its player takes a row).
+
+    >>> row_for(30, [[10], [25], [40], [5]]), row_for(3, [[10], [25], [40], [5]])
+    (1, -1)
+    """
     best = -1
     for r, cards in enumerate(rows):
         if cards[-1] < card and (best < 0 or cards[-1] > rows[best][-1]):
             best = r
+    return best
+
+
+def card_cost(card: int, rows: Sequence[Sequence[int]]) -> tuple[float, int]:
+    """Heuristic cost of playing ``card`` now, ignoring the others' cards."""
+    best = row_for(card, rows)
     if best < 0:
         return heads(rows[fewest_heads_row(rows)]) + 0.5, card
     row = rows[best]

@@ -122,3 +122,27 @@ async def test_the_hand_picture_follows_the_hand_and_is_drawn_off_the_loop():
         assert after == original(engine.view(0), english)
     finally:
         render_nimmt.render_nimmt_hand = original
+
+
+def test_when_nothing_fits_each_stack_is_taken_in_one_click():
+    # Ana's 50 and 77 fit neither 10 nor 30 (nor 88 + 1..10 wrapping to 98): a Take button per stack.
+    engine = Nimmt.from_position([[50, 77], [62]], [[9, 10], [30], [88]], draw=[])
+    ui = NimmtUI(bot=None)
+    table = table_with(engine)
+    embed, view, image = panel(ui, table, 0, "en")
+    items = check_limits(view)
+    takes = [c for c in items if c["custom_id"].startswith("nimmt.take:5")]
+    stacks = {s["id"]: s for s in engine.view(0)["stacks"]}
+    assert sorted(int(c["custom_id"].split(":")[3]) for c in takes) == sorted(stacks)
+    assert [c["label"] for c in takes] == [f"Take {s['label']} ({s['top']})" for s in stacks.values()]
+    # The panel says, as text, the hand and the stacks it could take.
+    assert "50" in embed.description and "77" in embed.description
+    for s in stacks.values():
+        assert f"**{s['label']}** {s['top']}" in embed.description
+    # Once a card fits, its play is the one click and no stack is offered to take at once.
+    engine = Nimmt.from_position([[12, 77], [62]], [[9, 10], [30], [88]], draw=[])
+    embed, view, image = panel(ui, table_with(engine), 0, "en")
+    items = check_limits(view)
+    assert not any(c["custom_id"].startswith("nimmt.take:") for c in items)
+    assert any(c["custom_id"].startswith("nimmt.play:5") for c in items)
+    assert "Fits now: **A** 12" in embed.description
