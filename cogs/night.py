@@ -614,6 +614,10 @@ class NightCog(commands.Cog, name="Night"):
                 status = "completed" if shown.event_status == "active" else "canceled"
             elif shown.round or shown.status == PLAYING:
                 status = "active"
+            elif shown.next_at is None and shown.event_start is not None and shown.event_start <= self.host.clock():
+                # its time came and the first round could not start (Discord keeps no start in the past):
+                # the night is on, its sign-up open, so the event shows it happening
+                status = "active"
             elif shown.first_start() is not None and shown.first_start() != shown.event_start:
                 fields = self.event_fields(shown)
                 change = {k: fields[k] for k in ("scheduled_start_time", "scheduled_end_time")}
@@ -924,6 +928,8 @@ class NightCog(commands.Cog, name="Night"):
             return
         if night.event_id is not None:
             self._spawn(self.sync_event(night))
+        if kind == "missed":
+            self._spawn(self._tell_missed(night))
         presenter = self.presenters.setdefault(night.id, _Presenter())
         presenter.signup = True
         if night.round:
@@ -932,6 +938,21 @@ class NightCog(commands.Cog, name="Night"):
             presenter.recap = True
         if presenter.task is None or presenter.task.done():
             presenter.task = asyncio.get_running_loop().create_task(self._present(night, presenter))
+
+    async def _tell_missed(self, night: Night) -> None:
+        """The first round's time came and it could not start: the organiser is told
+        why in the channel (pinged, nobody else), and that the sign-up stays open."""
+        error = self.host.missed.pop(night.id, None)
+        if error is None:
+            return
+        lang = night.locale
+        text = t(lang, "nights.first_missed", organiser=f"<@{night.organiser_id}>",
+                 why=t(lang, f"nights.error_{error.code}", **error.params), start=t(lang, "nights.start_round"))
+        try:
+            await self.where(night).send(content=text, allowed_mentions=discord.AllowedMentions(
+                everyone=False, roles=False, users=[discord.Object(night.organiser_id)]))
+        except discord.HTTPException:
+            log.warning("night %s: the organiser was not told that the first round did not start", night.id)
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)

@@ -45,7 +45,8 @@ MAX_AHEAD = 30 * 86400.0
 #: the earliest a start time may be (seconds from now, times the time scale): as ``starts_in:1``
 MIN_AHEAD = 60.0
 
-#: kinds: "round" (started or over), "table" (one ended), "players" (someone stepped away or is back), "ended"
+#: kinds: "round" (started or over), "table" (one ended), "players" (someone stepped away or is back), "ended",
+#: "missed" (the first round's time came and it could not start: :attr:`NightHost.missed` says why)
 Listener = Callable[[Night, str], None]
 
 
@@ -72,6 +73,8 @@ class NightHost:
         #: sends a night's reminder (the cog's); True once it went out
         self.remind: Callable[[Night], Awaitable[bool]] | None = None
         self._reminders: dict[int, asyncio.Task[None]] = {}  # night id -> its reminder's timer
+        #: night id -> why its first round did not start at its time (told once, with "missed")
+        self.missed: dict[int, NightError] = {}
         tables.closed_hooks.append(self._table_closed)
         tables.away_hooks.append(self._seat_handed)
 
@@ -605,7 +608,7 @@ class NightHost:
                 self._timers.pop(night.id, None)
         if made is None:
             return  # started by hand, ended, turned off, or the bot stops
-        self._tell(night, "round")
+        self._tell(night, "missed" if night.id in self.missed else "round")
         if made and self.round_started is not None:
             try:
                 await self.round_started(night)
@@ -629,6 +632,8 @@ class NightHost:
                         return await self._seat(night)
                     except NightError as error:
                         log.info("night %s: the next round did not start by itself (%s)", night.id, error.code)
+                        if night.round == 0:
+                            self.missed[night.id] = error
                         night.next_at = None
                         await self._save(night)
                         return []

@@ -274,3 +274,30 @@ async def test_a_reminder_for_more_people_than_one_message_pings_them_all_and_a_
         await fd.wait_for(lambda: t("en", "nights.status_ended") in signup.text())
         assert fd.scheduled_events(world.guild)[0]["status"] == 1  # Discord refused: as it was
     assert len(reminders(fd, world.channel)) == len(sent)
+
+
+async def test_a_first_round_that_cannot_start_at_its_time_shows_the_night_on_and_tells_the_organiser(world, tmp_path):
+    """Too few signed up when the time comes: the round does not start, and the event,
+    which Discord would otherwise leave scheduled in the past, shows the night happening
+    (its sign-up is open); the organiser alone is pinged in the channel with why and
+    what to do.  The night goes on: it ends with its event completed."""
+    fd = world.fd
+    fd.set_role_permissions(world.guild.bot_role, MANAGE_EVENTS)
+    ana = world.person("ana")  # signed up alone
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, **FAST) as bot:
+        signup = (await fd.slash(ana, world.channel, "night start", game="nimmt", starts_in=1)).message
+        night_id = night_id_of(signup)
+        [event] = await fd.wait_for(lambda: fd.scheduled_events(world.guild))
+        assert event["status"] == 1
+        why = t("en", "nights.error_too_few", min=2)
+        told = await fd.wait_for(lambda: next((m for m in fd.messages(world.channel) if why in m.text()), None),
+                                 timeout=20)
+        assert told.text() == t("en", "nights.first_missed", organiser=f"<@{ana.id}>", why=why,
+                                start=t("en", "nights.start_round"))
+        assert told.pinged == [ana.id]
+        await fd.wait_for(lambda: fd.scheduled_events(world.guild)[0]["status"] == 2, timeout=10)
+        night = bot.nights.nights[night_id]
+        assert night.round == 0 and night.next_at is None and night.event_status == "active"
+        assert (await fd.click(ana, signup, f"night:{night_id}:end")).ack_type == 7
+        await fd.wait_for(lambda: fd.scheduled_events(world.guild)[0]["status"] == 3, timeout=10)
+        assert len([m for m in fd.messages(world.channel) if why in m.text()]) == 1  # told once
