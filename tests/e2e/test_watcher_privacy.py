@@ -19,6 +19,7 @@ import pytest
 
 from app.i18n.catalogue import t as tr
 from cogs.games.garbage.cog import card_name
+from core import registry
 from core.games.garbage.engine import SLOTS_OF, TEXT
 from tests.e2e import button, live_engine, open_hand, play_nimmt, private_answer, running_bot, started
 from tests.e2e.test_garbage import play_garbage
@@ -107,9 +108,9 @@ def told_cards(game: str, events: list[dict[str, Any]]) -> set[str]:
 
 class Scan:
     """Told of every message change by the stand-in: records what the watcher could
-    see in it and what the game hid at that moment, less what the game's last few
-    changes told everyone (the message telling a deal's end comes once the next
-    deal is out, and names cards of the last deal, now shuffled into hiding)."""
+    see in it and what the game hid at that moment, less what the game told everyone
+    in this round (deal) and the one before (a round's record is posted once the next
+    round is out, and names cards of the last round, now shuffled into hiding)."""
 
     def __init__(self, game: str, table: Any, watcher: Any, places: Callable[[], set[int]]) -> None:
         self.game, self.table, self.watcher, self.places = game, table, watcher, places
@@ -120,7 +121,8 @@ class Scan:
         self.checked = 0
         self.engine: Any = table.engine.copy()
         self.moves = len(table.log)
-        self.told: deque[set[str]] = deque(maxlen=3)  # by the engine's last changes
+        self.told: deque[set[str]] = deque([set()], maxlen=2)  # by the engine in this round and the one before
+        self.deal = registry.spec(game).deal_event
         self.errors: list[str] = []  # the stand-in logs and drops a listener's exception: kept here
 
     def __call__(self, message: Any, kind: str) -> None:
@@ -139,7 +141,12 @@ class Scan:
         log = list(self.table.log)
         if len(log) > self.moves:  # replay the new moves on the state last seen: what did they tell?
             events = [e for seat, text in log[self.moves:] for e in self.engine.apply(seat, self.engine.parse(text))]
-            self.told.append(told_cards(self.game, events))
+            cut = next((i for i, e in enumerate(events) if e.get("type") == self.deal), None)
+            if cut is None:
+                self.told[-1] |= told_cards(self.game, events)
+            else:
+                self.told[-1] |= told_cards(self.game, events[:cut])
+                self.told.append(told_cards(self.game, events[cut:]))
             self.moves = len(log)
         hidden = hidden_cards(self.game, self.table.engine) - set().union(*self.told)
         texts = [message.text()]
@@ -214,7 +221,7 @@ async def test_a_watcher_sees_no_card_the_game_hides(fast_world, tmp_path, game)
         fd.message_listeners.remove(scan)
 
         assert not scan.errors, scan.errors[:3]
-        assert scan.checked > 20 and not scan.seen, scan.seen[:3]
+        assert scan.checked > 10 and not scan.seen, scan.seen[:3]  # (the thread is a compact record)
         assert not scan.controls & HAND_CONTROLS, scan.controls
         assert "hand.png" not in scan.pictures and "table.png" in scan.pictures, scan.pictures
         # and the scan does see cards: the public narration names every card once played
