@@ -638,6 +638,9 @@ async def test_leave_in_a_night_game_takes_you_off_the_night_and_im_back_signs_y
         answer = (r.followups[-1] if r.followups else r.message).text()
         assert answer == "\n".join([t("en", "table.welcome_back"), t("en", "nights.back_on")])
         await fd.wait_for(lambda: "cleo" in signed_up(signup), timeout=10)
+        # (cleo's turn taken back may have posted a new table message at the bottom: the current one)
+        message = await fd.wait_for(lambda: (lambda m: m if m is not None and button(
+            m, rf"table.back:{table_id}") else None)(seen.table_message()), timeout=10)
         r = await fd.click(ben, message, f"table.back:{table_id}")  # back for this game only
         assert (r.followups[-1] if r.followups else r.message).text() == t("en", "table.welcome_back")
         assert "ben" not in signed_up(signup)
