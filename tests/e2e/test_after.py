@@ -373,9 +373,10 @@ async def test_the_standings_wait_for_a_slow_recording_and_come_with_replay(worl
         bot.store.record_game = slow_record
         tbl, table = await started(world, bot, [ana], "take6 new", computers=2, deals=1, turn_time=0)
         async def last_turn() -> None:
-            # its redraw of the table message (through the token of ana's My hand click)
+            # its redraw of the table message (through the token of ana's click, or an edit)
             # is told to wait a second
-            fd.fail_next("PATCH", r"^/webhooks/\d+/[^/]+/messages/@original$", status=429, retry_after=1.0)
+            fd.fail_next("PATCH", r"^/(webhooks/\d+/[^/]+/messages/@original|channels/\d+/messages/\d+)$",
+                         status=429, retry_after=1.0)
 
         await play_take6_out(fd, tbl, table, ana, last_turn)
         assert table.status == "finished"

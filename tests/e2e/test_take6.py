@@ -86,7 +86,9 @@ async def test_full_game_three_seats_with_a_computer(world, tmp_path):
                 if rows:
                     row_asked = True
                     assert "is lower than every row" in panel.text()
-                    assert "picks the row to take" in tbl.log_text() or "picks the row" in tbl.table_message().text()
+                    # the live table (its last moves) says so too, once its redraw has landed
+                    await fd.wait_for(lambda: "picks the row to take" in tbl.log_text()
+                                      or "picks the row" in tbl.table_message().text(), timeout=10)
                     r = await tbl.click(user, panel, rows[1]["custom_id"])
                     assert r.ack_type == 7
                     await fd.wait_for(lambda: f"**{user.name}** takes row B" in tbl.log_text(), timeout=10)
