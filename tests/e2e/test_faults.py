@@ -147,7 +147,7 @@ async def test_a_lock_held_elsewhere_defers_the_click_and_answers_truthfully(wor
         assert (await bot.store.table(t.table_id)).actions == table.log
         # ... showing the move, as the thread tells it (the live table's last moves).
         move = r.message.text().splitlines()[1]
-        assert " played " in move, r.message.text()
+        assert move.startswith(f"**{mover.name}**"), r.message.text()
         await fd.wait_for(lambda: t.log_text().count(move) > narration.count(move), timeout=10)
         told = list(table.log)
     async with running_bot(fd, db, world.guild) as bot:  # a restart keeps the move it was told about

@@ -183,6 +183,8 @@ async def test_tables_lobbies_nights_and_stats_of_a141ddb_work_after_the_upgrade
         mover = users[nimmt.seats[nimmt.engine.to_move].user_id]
         message = fd.message(SAVED["tables"]["nimmt"]["message_id"])
         seen = Table(fd, fd.channel(message.channel_id), None, nimmt.id, thread=fd.channel(message.channel_id))
+        if message.deleted:  # the restored table put its live table at the bottom of its thread
+            message = seen.table_message()
         panel = await private_answer(await seen.click(mover, message, f"nimmt.hand:{nimmt.id}"))
         assert panel.ephemeral_to == mover.id and panel_control(panel, r"nimmt\.refresh:\d+")
         await nimmt_turn(seen, mover, panel)
@@ -192,6 +194,9 @@ async def test_tables_lobbies_nights_and_stats_of_a141ddb_work_after_the_upgrade
         take6 = bot.tables.get(tables["take6"])
         chooser = next(users[s.user_id] for s in take6.seats if s.user_id in users)
         message = fd.message(SAVED["tables"]["take6"]["message_id"])
+        if message.deleted:  # the restored table put its live table at the bottom of its thread
+            message = Table(fd, fd.channel(message.channel_id), None, take6.id,
+                            thread=fd.channel(message.channel_id)).table_message()
         r = await fd.click(chooser, message, f"take6.hand:{take6.id}")
         panel = await private_answer(r)
         assert panel.ephemeral_to == chooser.id
@@ -205,6 +210,9 @@ async def test_tables_lobbies_nights_and_stats_of_a141ddb_work_after_the_upgrade
         garbage = bot.tables.get(tables["garbage"])
         drawer = users[garbage.seats[garbage.engine.to_move].user_id]
         message = fd.message(SAVED["tables"]["garbage"]["message_id"])
+        if message.deleted:  # the restored table put its live table at the bottom of its thread
+            message = Table(fd, fd.channel(message.channel_id), None, garbage.id,
+                            thread=fd.channel(message.channel_id)).table_message()
         draw = panel_control(message, r"garbage\.draw:.*")
         before = garbage.version
         r = await fd.click(drawer, message, draw["custom_id"])
