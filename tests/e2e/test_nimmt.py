@@ -227,8 +227,8 @@ async def test_deleted_messages_and_discord_errors_do_not_lose_the_game(world, t
         fd.delete_channel(old_thread)
         await fd.wait_for(lambda: len(fd.threads(world.channel)) == 1 and fd.threads(world.channel)[0].id != old_thread.id, timeout=10)
         t.thread = fd.threads(world.channel)[0]
-        await fd.wait_for(t.table_message, timeout=10)
-        await fd.wait_for(lambda: any(mover.id in m.mentions for m in fd.messages(t.thread)), timeout=10)
+        await fd.wait_for(t.table_message, timeout=30)
+        await fd.wait_for(lambda: any(mover.id in m.mentions for m in fd.messages(t.thread)), timeout=30)
         assert "continues in a new thread" in "\n".join(m.content for m in fd.messages(world.channel))
         for _ in range(200):
             if table.status != "playing":
