@@ -411,10 +411,10 @@ def check_pings(fd: Any, t: Any, table: Any, options: dict[str, Any], game: str)
         posted = m.history[0]["content"] if m.history else m.content  # as it pinged (edits never do)
         assert any(line.startswith(f"<@{u}>, it's your turn.") for line in posted.splitlines()), posted
         assert m.pinged == [u]
-        from tests.fakediscord.models import _walk_components
+        from tests.fakediscord.models import walk_components
 
         components = m.history[0]["components"] if m.history else m.components
-        controls = [c for c in _walk_components(components) if re.fullmatch(CONTROLS[game], c.get("custom_id") or "")]
+        controls = [c for c in walk_components(components) if re.fullmatch(CONTROLS[game], c.get("custom_id") or "")]
         assert controls, f"a ping without the controls: {posted}"
     assert Counter(u for _, u in pings) == expected_pings(table, options)
     assert len({m.id for m, _ in pings}) == len(pings), "one message pinged twice"

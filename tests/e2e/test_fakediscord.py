@@ -1036,3 +1036,130 @@ async def test_role_and_everyone_pings(fake_discord: FakeDiscord) -> None:
         by_id = {m.id: m for m in fd.messages(chan)}
         assert by_id[sent.id].pinged == [carl.id]
         assert by_id[hidden.id].pinged == [] and by_id[nothing.id].pinged == [] and by_id[everyone.id].pinged == []
+
+
+async def test_components_v2_layouts_as_discord_documents(fake_discord: FakeDiscord) -> None:
+    """The stand-in refuses (400/50035) the Components V2 layouts Discord refuses, stores the
+    ones it takes with their ``id``s, and pings who a text display mentions."""
+    from tests.fakediscord import validation
+
+    V2 = 1 << 15
+
+    def text(s: str = "t") -> dict:
+        return {"type": 10, "content": s}
+
+    def button(cid: str) -> dict:
+        return {"type": 2, "style": 1, "label": cid, "custom_id": cid}
+
+    def gallery(n: int, url: str = "https://example.org/p.png") -> dict:
+        return {"type": 12, "items": [{"media": {"url": url}} for _ in range(n)]}
+
+    def section(texts: int, accessory: Optional[dict] = None) -> dict:
+        d: dict = {"type": 9, "components": [text(f"s{i}") for i in range(texts)]}
+        if accessory is not None:
+            d["accessory"] = accessory
+        return d
+
+    thumb = {"type": 11, "media": {"url": "https://example.org/t.png"}}
+    # at the limits: 40 components (the container and its 39 texts), 4,000 characters
+    assert validation.check_message({"flags": V2, "components": [
+        {"type": 17, "components": [text("x" * 100) for _ in range(39)]}]}) == []
+    assert validation.check_message({"flags": V2, "components": [text("x" * 2000), text("y" * 2000)]}) == []
+    assert validation.check_message({"flags": V2, "components": [
+        section(3, thumb), gallery(10), {"type": 14, "spacing": 2, "divider": False},
+        {"type": 17, "accent_color": 0xFFFFFF, "spoiler": True, "components": [
+            section(1, button("go")), {"type": 1, "components": [button("stop")]}, {"type": 14}, text()]}]}) == []
+    refused = {
+        r"content cannot be used with IS_COMPONENTS_V2": {"flags": V2, "content": "hi", "components": [text()]},
+        r"embeds cannot be used": {"flags": V2, "embeds": [{"title": "t"}], "components": [text()]},
+        r"sticker_ids cannot be used": {"flags": V2, "sticker_ids": ["1"], "components": [text()]},
+        r"poll cannot be used": {"flags": V2, "poll": {"question": {"text": "?"}}, "components": [text()]},
+        r"more than 40 components \(41": {"flags": V2, "components": [
+            {"type": 17, "components": [text() for _ in range(40)]}]},
+        r"more than 40 components \(42": {"flags": V2, "components": [  # buttons in rows count too
+            {"type": 1, "components": [button(f"b{r}{i}") for i in range(5)]} for r in range(7)]},
+        r"text displays total 4001 chars > 4000": {"flags": V2, "components": [
+            text("x" * 2000), {"type": 17, "components": [section(1, thumb), text("y" * 1999)]}]},
+        r"section holds 1 to 3 text displays \(4\)": {"flags": V2, "components": [section(4, thumb)]},
+        r"section holds 1 to 3 text displays \(0\)": {"flags": V2, "components": [section(0, thumb)]},
+        r"section needs an accessory": {"flags": V2, "components": [section(1)]},
+        r"media gallery holds 1 to 10 items \(11\)": {"flags": V2, "components": [gallery(11)]},
+        r"media gallery holds 1 to 10 items \(0\)": {"flags": V2, "components": [gallery(0)]},
+        r"type 11 is not allowed here": {"flags": V2, "components": [thumb]},
+        r"type 2 is not allowed here": {"flags": V2, "components": [button("loose")]},
+        r"components\[0\].components\[0\]: component type 17 is not allowed": {"flags": V2, "components": [
+            {"type": 17, "components": [{"type": 17, "components": [text()]}]}]},
+        r"separator spacing must be 1 or 2": {"flags": V2, "components": [{"type": 14, "spacing": 3}]},
+        r"accent_color 16777216": {"flags": V2, "components": [{"type": 17, "accent_color": 0x1000000,
+                                                                "components": [text()]}]},
+        r"file component only takes attachment://": {"flags": V2, "components": [
+            {"type": 13, "file": {"url": "https://example.org/a.zip"}}]},
+        r"attachment://missing.png names no attachment": {"flags": V2, "components": [
+            gallery(1, "attachment://missing.png")]},
+        r"text display without content": {"flags": V2, "components": [text("")]},
+        r"duplicate component id 7": {"flags": V2, "components": [{**text(), "id": 7}, {**text(), "id": 7}]},
+        r"duplicate custom_id 'go'": {"flags": V2, "components": [
+            section(1, button("go")), {"type": 1, "components": [button("go")]}]},
+        r"need IS_COMPONENTS_V2": {"components": [text()]},
+    }
+    for pattern, payload in refused.items():
+        problems = validation.check_message(payload, files=set())
+        assert any(re.search(pattern, p) for p in problems), (pattern, problems)
+    # ids: the ones sent are kept, the others numbered in order around them
+    numbered = validation.with_ids([{"type": 17, "components": [{**text(), "id": 2}, section(1, thumb)]}])
+    assert [c["id"] for c in validation.walk(numbered)] == [1, 2, 3, 4, 5]
+
+    fd = fake_discord
+    guild, chan, alice, bob = make_world(fd)
+    clicked: list[str] = []
+
+    class Table(discord.ui.LayoutView):
+        def __init__(self) -> None:
+            super().__init__(timeout=None)
+            play = discord.ui.Button(label="Play", custom_id="v2:play")
+
+            async def on_play(interaction: discord.Interaction) -> None:
+                clicked.append(interaction.user.name)
+                await interaction.response.defer()
+
+            play.callback = on_play  # type: ignore[method-assign]
+            self.add_item(discord.ui.Container(
+                discord.ui.TextDisplay(f"Round 1 - {alice.mention}, your turn"),
+                discord.ui.MediaGallery(discord.MediaGalleryItem("attachment://table.png")),
+                discord.ui.ActionRow(play),
+                accent_colour=0x2ECC71))
+
+    async with running_bot(fd) as bot:
+        channel = bot.get_channel(chan.id)
+        assert isinstance(channel, discord.TextChannel)
+        sent = await channel.send(view=Table(), file=discord.File(io.BytesIO(b"\x89PNG\r\n\x1a\n"), "table.png"),
+                                  allowed_mentions=discord.AllowedMentions(users=[discord.Object(alice.id)]))
+        m = fd.messages(chan)[-1]
+        assert m.id == sent.id and m.flags & V2 and m.content == "" and m.attachment_names() == ["table.png"]
+        assert "Round 1" in m.text() and [b["custom_id"] for b in m.buttons()] == ["v2:play"]
+        assert [c["id"] for c in m.all_components()] == [1, 2, 3, 4, 5]  # numbered as Discord numbers them
+        assert [(p.id, u) for p, u in fd.pings(chan)] == [(m.id, alice.id)]  # a text display's mention pings
+        container = sent.components[0]
+        assert isinstance(container, discord.components.Container) and container.accent_colour == discord.Colour(0x2ECC71)
+        r = await fd.click(alice, m, "v2:play")
+        assert r.ack_type == 6 and clicked == ["alice"]
+
+        # an edit cannot take the flag off, nor put content on it
+        route = discord.http.Route("PATCH", "/channels/{channel_id}/messages/{message_id}",
+                                   channel_id=chan.id, message_id=m.id)
+        for pattern, payload in {r"cannot be removed": {"flags": 0, "components": [text()]},
+                                 r"content cannot be used": {"content": "now in content"}}.items():
+            with pytest.raises(discord.HTTPException) as ei:
+                await bot.http.request(route, json=payload)
+            assert (ei.value.status, ei.value.code) == (400, 50035), pattern
+            assert fd.take_violations(pattern), (pattern, fd.violations)
+        # a plain message becomes a layout only once its content is gone
+        plain = await channel.send("scores")
+        route = discord.http.Route("PATCH", "/channels/{channel_id}/messages/{message_id}",
+                                   channel_id=chan.id, message_id=plain.id)
+        with pytest.raises(discord.HTTPException):
+            await bot.http.request(route, json={"flags": V2, "components": [text("scores")]})
+        assert fd.take_violations(r"content cannot be used .*still on the message")
+        await bot.http.request(route, json={"flags": V2, "content": "", "components": [text("scores")]})
+        assert fd.messages(chan)[-1].flags & V2 and fd.messages(chan)[-1].text() == "scores"
+        fd.assert_clean()

@@ -5,7 +5,7 @@ import asyncio
 import datetime as _dt
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterator, List, Optional
 
 DISCORD_EPOCH_MS = 1420070400000
 MENTION_RE = re.compile(r"<@!?(\d+)>")
@@ -253,8 +253,9 @@ class Guild:
         return f"<Guild {self.name} id={self.id}>"
 
 
-def _walk_components(components: Any):
-    """Yield every component dict of a (v1 or v2) component tree."""
+def walk_components(components: Any) -> Iterator[Dict[str, Any]]:
+    """Every component dict of a (v1 or v2) component tree, parents before children, a
+    section's texts before its accessory: the order in which Discord numbers components."""
     if not isinstance(components, list):
         return
     for c in components:
@@ -262,11 +263,11 @@ def _walk_components(components: Any):
             continue
         yield c
         if isinstance(c.get("components"), list):
-            yield from _walk_components(c["components"])
+            yield from walk_components(c["components"])
         if isinstance(c.get("accessory"), dict):
-            yield from _walk_components([c["accessory"]])
+            yield from walk_components([c["accessory"]])
         if isinstance(c.get("component"), dict):
-            yield from _walk_components([c["component"]])
+            yield from walk_components([c["component"]])
 
 
 def embed_text(embed: Dict[str, Any]) -> List[str]:
@@ -344,10 +345,19 @@ class Message:
     def webhook(self) -> Optional[int]:
         return self.webhook_id
 
+    def mention_text(self) -> str:
+        """The text whose mentions count: the content, and with IS_COMPONENTS_V2 the text
+        displays (they mention users and roles as content does; an embed's text never does)."""
+        if not self.flags & FLAG_COMPONENTS_V2:
+            return self.content or ""
+        texts = [str(c["content"]) for c in walk_components(self.components)
+                 if c.get("type") == 10 and c.get("content")]
+        return "\n".join([self.content or "", *texts])
+
     @property
     def mentions(self) -> List[int]:
         out: List[int] = []
-        for m in MENTION_RE.findall(self.content or ""):
+        for m in MENTION_RE.findall(self.mention_text()):
             if int(m) not in out:
                 out.append(int(m))
         return out
@@ -362,17 +372,17 @@ class Message:
             parts.append(self.content)
         for e in self.embeds:
             parts.extend(embed_text(e))
-        for c in _walk_components(self.components):
+        for c in walk_components(self.components):
             if c.get("type") == 10 and c.get("content"):  # components v2 text display
                 parts.append(str(c["content"]))
         return "\n".join(parts)
 
     def all_components(self) -> List[Dict[str, Any]]:
-        return list(_walk_components(self.components))
+        return list(walk_components(self.components))
 
     def buttons(self) -> List[Dict[str, Any]]:
         out = []
-        for c in _walk_components(self.components):
+        for c in walk_components(self.components):
             if c.get("type") == 2:
                 emoji = c.get("emoji") or None
                 out.append(
@@ -390,7 +400,7 @@ class Message:
 
     def selects(self) -> List[Dict[str, Any]]:
         out = []
-        for c in _walk_components(self.components):
+        for c in walk_components(self.components):
             if c.get("type") in (3, 5, 6, 7, 8):
                 out.append(
                     {

@@ -2208,7 +2208,7 @@ class FakeDiscord:
             author=author,
             content=payload.get("content") or "",
             embeds=embeds,
-            components=list(payload.get("components") or []),
+            components=validation.with_ids(payload.get("components")),
             attachments=self._make_attachments(payload, files),
             flags=flags,
             type=19 if ref and msg_type == 0 else msg_type,
@@ -2274,12 +2274,12 @@ class FakeDiscord:
         allowed_roles = {int(r) for r in (am.get("roles") or [])} if isinstance(am, dict) else set()
         may_all = bool(self.permissions_in(ch, m.author) & MENTION_EVERYONE)
         out: List[int] = []
-        for rid in dict.fromkeys(int(r) for r in ROLE_MENTION_RE.findall(m.content or "")):
+        for rid in dict.fromkeys(int(r) for r in ROLE_MENTION_RE.findall(m.mention_text())):
             role = guild.roles.get(rid)
             if role is None or not ("roles" in parse or rid in allowed_roles) or not (role.mentionable or may_all):
                 continue
             out += [u for u, member in guild.members.items() if rid in member.roles and u not in out]
-        if re.search(r"@(everyone|here)\b", m.content or "") and "everyone" in parse and may_all:
+        if re.search(r"@(everyone|here)\b", m.mention_text()) and "everyone" in parse and may_all:
             out += [u for u in guild.members if u not in out and self.permissions_in(ch, self.users[u]) & VIEW_CHANNEL]
         return out
 
@@ -2290,9 +2290,28 @@ class FakeDiscord:
         return [(m, u) for m in sorted(self._messages.values(), key=lambda m: m.id)
                 if cid is None or m.channel_id == cid for u in m.pinged]
 
+    @staticmethod
+    def _filenames_after(payload: Dict[str, Any], files: List[Dict[str, Any]],
+                         existing: Sequence[Dict[str, Any]] = ()) -> set:
+        """The names of the attachments a message will have once this body is applied (what its
+        components' ``attachment://`` may name): the kept ones and the uploaded ones."""
+        meta = {str(a.get("id")): a for a in payload.get("attachments") or [] if isinstance(a, dict)}
+        if "attachments" in payload:
+            kept = [a["filename"] for a in existing if str(a["id"]) in meta]
+        else:
+            kept = [a["filename"] for a in existing]
+        return {*kept, *((meta.get(str(f["index"])) or {}).get("filename") or f["filename"] for f in files)}
+
     def _validate(self, payload: Dict[str, Any], files: List[Dict[str, Any]], *, partial: bool, where: str,
-                  flags: Optional[int] = None) -> None:
-        problems = validation.check_message(payload, has_files=bool(files), partial=partial, flags=flags)
+                  flags: Optional[int] = None, message: Optional[Message] = None) -> None:
+        """Refuse a body Discord would refuse (400/50035; 50006 for an empty message). ``message``:
+        the message an edit changes (what it becomes is checked, e.g. a Components V2 message
+        keeps its flag and gets no content)."""
+        current = None if message is None else {"flags": message.flags, "content": message.content,
+                                                "embeds": message.embeds}
+        problems = validation.check_message(payload, has_files=bool(files), partial=partial, flags=flags,
+                                            current=current, files=self._filenames_after(
+                                                payload, files, message.attachments if message else ()))
         if problems:
             for p in problems:
                 self.violation(f"{where}: {p}")
@@ -2387,7 +2406,7 @@ class FakeDiscord:
         if "embeds" in payload:
             m.embeds = list(payload["embeds"] or [])
         if "components" in payload:
-            m.components = list(payload["components"] or [])
+            m.components = validation.with_ids(payload["components"])
         if "attachments" in payload or files:
             m.attachments = self._make_attachments(payload if "attachments" in payload else
                                                    {"attachments": [{"id": str(a["id"])} for a in m.attachments]},
@@ -2433,7 +2452,7 @@ class FakeDiscord:
         self._ensure_writable_thread(ch, edit=True)
         headers = self._edit_bucket(ch)
         self._validate(payload, files, partial=True, where=f"edit of message {m.id} in #{ch.name}",
-                       flags=payload.get("flags", m.flags))
+                       flags=payload.get("flags", m.flags), message=m)
         self._apply_edit(m, payload, files, where=f"PATCH /channels/{ch.id}/messages/{m.id}",
                          route="channel")
         self._dispatch_message("MESSAGE_UPDATE", m)
@@ -3082,7 +3101,7 @@ class FakeDiscord:
             m = rec.message
             if m.deleted:
                 raise ApiError(404, 10008, "Unknown Message")
-            self._validate(data, files, partial=True, where=where, flags=data.get("flags", m.flags))
+            self._validate(data, files, partial=True, where=where, flags=data.get("flags", m.flags), message=m)
             self._apply_edit(m, data, files, where=f"{where} (type 7)", route="callback")
             self._dispatch_message("MESSAGE_UPDATE", m)
             message = m
@@ -3236,7 +3255,7 @@ class FakeDiscord:
         if m.ephemeral_to is None:
             self._ensure_writable_thread(ch, edit=True)
         where = f"edit of {'@original' if mid == '@original' else 'message ' + mid} of {rec.describe()}"
-        self._validate(payload, files, partial=True, where=where, flags=payload.get("flags", m.flags))
+        self._validate(payload, files, partial=True, where=where, flags=payload.get("flags", m.flags), message=m)
         self._apply_edit(m, payload, files, where=where, route="webhook", loading_fill=m.loading)
         rec.edits += 1
         if rec.first_edit_at is None:

@@ -4,9 +4,10 @@ Each check returns a list of human readable problems; an empty list means the pa
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+import copy
+from typing import Any, Dict, List, Optional, Set
 
-from .models import FLAG_COMPONENTS_V2
+from .models import FLAG_COMPONENTS_V2, walk_components as walk
 
 MAX_CONTENT = 2000
 MAX_EMBEDS = 10
@@ -164,76 +165,198 @@ def _check_row(row: Dict[str, Any], where: str, seen: Dict[str, str], problems: 
             _check_select(c, w, seen, problems)
 
 
-def check_components(components: Any, flags: int = 0) -> List[str]:
+#: the component types a Components V2 message may hold at its top level, and in a container
+V2_TOP_LEVEL = {1: "action row", 9: "section", 10: "text display", 12: "media gallery", 13: "file",
+                14: "separator", 17: "container"}
+V2_IN_CONTAINER = {1, 9, 10, 12, 13, 14}
+SECTION, TEXT_DISPLAY, THUMBNAIL, MEDIA_GALLERY, FILE, SEPARATOR, CONTAINER = 9, 10, 11, 12, 13, 14, 17
+MAX_GALLERY_ITEMS = 10
+MAX_SECTION_TEXTS = 3
+MAX_MEDIA_DESCRIPTION = 1024
+MAX_COMPONENT_ID = 2**31 - 1  # "32 bit integer"
+ATTACHMENT_URL = "attachment://"
+
+
+def with_ids(components: Any) -> List[Dict[str, Any]]:
+    """A copy of ``components`` as Discord stores and returns them: every component has an
+    ``id``, the ones sent without one numbered 1, 2, ... in order, skipping the ids the
+    message's other components already have (Discord's component reference, *id*)."""
+    out = copy.deepcopy(list(components or []))
+    taken = {c["id"] for c in walk(out) if isinstance(c.get("id"), int) and c["id"] > 0}
+    n = 0
+    for c in walk(out):
+        if not isinstance(c.get("id"), int) or c["id"] <= 0:  # 0: "incremented to 1, then generated"
+            n += 1
+            while n in taken:
+                n += 1
+            c["id"] = n
+    return out
+
+
+def _check_media(media: Any, where: str, files: Optional[Set[str]], problems: List[str],
+                 *, only_attachments: bool = False) -> None:
+    """An unfurled media item: a url, or ``attachment://<filename>`` of a file the message has."""
+    if not isinstance(media, dict) or not isinstance(media.get("url"), str) or not media["url"]:
+        problems.append(f"{where}: media item without a url")
+        return
+    url = media["url"]
+    if url.startswith(ATTACHMENT_URL):
+        name = url[len(ATTACHMENT_URL):]
+        if files is not None and name not in files:
+            problems.append(f"{where}: {url} names no attachment of the message (it has {sorted(files)})")
+    elif only_attachments:
+        problems.append(f"{where}: a file component only takes attachment://<filename> ({url})")
+    elif not url.startswith(("http://", "https://")):
+        problems.append(f"{where}: media url {url!r} is neither http(s) nor attachment://")
+
+
+def _check_description(c: Dict[str, Any], where: str, problems: List[str]) -> None:
+    if _len(c.get("description")) > MAX_MEDIA_DESCRIPTION:
+        problems.append(f"{where}: description > {MAX_MEDIA_DESCRIPTION} chars")
+
+
+def check_components(components: Any, flags: int = 0, files: Optional[Set[str]] = None) -> List[str]:
+    """A message's components against Discord's component reference. Without IS_COMPONENTS_V2:
+    at most 5 action rows. With it: the layout types at the top level (action row, section,
+    text display, media gallery, file, separator, container), each holding only what the
+    reference lets it hold, at most 40 components counted at every depth, at most 4,000
+    characters of text display in all; ``id``s unique within the message. ``files``: the
+    names of the message's attachments, which ``attachment://`` must name (None: unchecked)."""
     problems: List[str] = []
     if components is None:
         return problems
     if not isinstance(components, list):
         return ["components is not a list"]
     seen: Dict[str, str] = {}
+    ids: Dict[int, str] = {}
+    for c in walk(components):
+        cid = c.get("id")
+        if cid is None:
+            continue
+        if not isinstance(cid, int) or isinstance(cid, bool) or not 0 <= cid <= MAX_COMPONENT_ID:
+            problems.append(f"component id {cid!r} is not a 32 bit integer")
+        elif cid and cid in ids:
+            problems.append(f"duplicate component id {cid} (type {c.get('type')} and {ids[cid]})")
+        elif cid:
+            ids[cid] = f"type {c.get('type')}"
     if not flags & FLAG_COMPONENTS_V2:
         if len(components) > MAX_ROWS:
             problems.append(f"more than {MAX_ROWS} action rows ({len(components)})")
         for i, row in enumerate(components):
             if not isinstance(row, dict) or row.get("type") != 1:
-                problems.append(f"top-level component {i} is not an action row (type {row.get('type') if isinstance(row, dict) else row!r})")
+                t = row.get("type") if isinstance(row, dict) else row
+                problems.append(f"top-level component {i} is not an action row (type {t!r})"
+                                + (": layout and content components need IS_COMPONENTS_V2" if t in V2_TOP_LEVEL else ""))
                 continue
             _check_row(row, f"row {i}", seen, problems)
         return problems
 
-    # components v2: walk the tree
-    count = 0
+    count = sum(1 for _ in walk(components))
     text_total = 0
 
-    def walk(items: List[Any], where: str) -> None:
-        nonlocal count, text_total
-        for k, c in enumerate(items):
-            if not isinstance(c, dict):
-                problems.append(f"{where}[{k}] is not an object")
-                continue
-            count += 1
-            w = f"{where}[{k}]"
-            t = c.get("type")
-            if t == 1:
-                _check_row(c, w, seen, problems)
-                count += len(c.get("components") or [])
-            elif t == 9:  # section
-                walk(c.get("components") or [], w + ".components")
-                acc = c.get("accessory")
-                if isinstance(acc, dict):
-                    count += 1
-                    if acc.get("type") == BUTTON:
-                        _check_button(acc, w + ".accessory", seen, problems)
-            elif t == 17:  # container
-                walk(c.get("components") or [], w + ".components")
-            elif t == 10:
-                text_total += _len(c.get("content"))
-            elif t == BUTTON or t in SELECTS:
-                problems.append(f"{w}: interactive component type {t} outside an action row")
+    def one(c: Any, where: str, allowed: Dict[int, str] | Set[int]) -> None:
+        nonlocal text_total
+        if not isinstance(c, dict):
+            problems.append(f"{where} is not an object")
+            return
+        t = c.get("type")
+        if t not in allowed:
+            problems.append(f"{where}: component type {t!r} is not allowed here")
+            return
+        if t == 1:
+            _check_row(c, where, seen, problems)
+        elif t == TEXT_DISPLAY:
+            content = c.get("content")
+            if not isinstance(content, str) or not content:
+                problems.append(f"{where}: text display without content")
+            else:
+                text_total += len(content)
+        elif t == SECTION:
+            texts = c.get("components")
+            if not isinstance(texts, list) or not 1 <= len(texts) <= MAX_SECTION_TEXTS:
+                n = len(texts) if isinstance(texts, list) else texts
+                problems.append(f"{where}: a section holds 1 to {MAX_SECTION_TEXTS} text displays ({n})")
+            for k, x in enumerate(texts if isinstance(texts, list) else []):
+                one(x, f"{where}.components[{k}]", {TEXT_DISPLAY})
+            acc = c.get("accessory")
+            if not isinstance(acc, dict) or acc.get("type") not in (BUTTON, THUMBNAIL):
+                problems.append(f"{where}: a section needs an accessory, a button or a thumbnail")
+            elif acc.get("type") == BUTTON:
+                _check_button(acc, f"{where}.accessory", seen, problems)
+            else:
+                _check_media(acc.get("media"), f"{where}.accessory", files, problems)
+                _check_description(acc, f"{where}.accessory", problems)
+        elif t == MEDIA_GALLERY:
+            items = c.get("items")
+            if not isinstance(items, list) or not 1 <= len(items) <= MAX_GALLERY_ITEMS:
+                n = len(items) if isinstance(items, list) else items
+                problems.append(f"{where}: a media gallery holds 1 to {MAX_GALLERY_ITEMS} items ({n})")
+            for k, item in enumerate(items if isinstance(items, list) else []):
+                w = f"{where}.items[{k}]"
+                if not isinstance(item, dict):
+                    problems.append(f"{w} is not an object")
+                    continue
+                _check_media(item.get("media"), w, files, problems)
+                _check_description(item, w, problems)
+        elif t == FILE:
+            _check_media(c.get("file"), where, files, problems, only_attachments=True)
+        elif t == SEPARATOR:
+            if c.get("spacing", 1) not in (1, 2):
+                problems.append(f"{where}: separator spacing must be 1 or 2 ({c.get('spacing')!r})")
+            if not isinstance(c.get("divider", True), bool):
+                problems.append(f"{where}: separator divider must be a boolean")
+        elif t == CONTAINER:
+            accent = c.get("accent_color")
+            if accent is not None and (not isinstance(accent, int) or not 0 <= accent <= 0xFFFFFF):
+                problems.append(f"{where}: accent_color {accent!r} is not an RGB value 0x000000-0xFFFFFF")
+            if not isinstance(c.get("spoiler", False), bool):
+                problems.append(f"{where}: spoiler must be a boolean")
+            children = c.get("components")
+            if not isinstance(children, list):
+                problems.append(f"{where}: a container needs components")
+                return
+            for k, x in enumerate(children):
+                one(x, f"{where}.components[{k}]", V2_IN_CONTAINER)
 
-    walk(components, "components")
+    for k, c in enumerate(components):
+        one(c, f"components[{k}]", V2_TOP_LEVEL)
     if count > MAX_V2_COMPONENTS:
-        problems.append(f"more than {MAX_V2_COMPONENTS} components ({count})")
+        problems.append(f"more than {MAX_V2_COMPONENTS} components ({count}, nested ones counted)")
     if text_total > MAX_V2_TEXT:
         problems.append(f"text displays total {text_total} chars > {MAX_V2_TEXT}")
     return problems
 
 
 def check_message(payload: Dict[str, Any], *, has_files: bool = False, partial: bool = False,
-                  flags: Optional[int] = None) -> List[str]:
-    """Validate a message create (partial=False) or edit (partial=True) body."""
+                  flags: Optional[int] = None, current: Optional[Dict[str, Any]] = None,
+                  files: Optional[Set[str]] = None) -> List[str]:
+    """Validate a message create (partial=False) or edit (partial=True) body. ``current``: for an
+    edit, the message as it is (its ``flags``, ``content``, ``embeds``), so that the message the
+    edit leaves is checked: IS_COMPONENTS_V2 cannot be taken off a message that has it, and a
+    Components V2 message has no content, embeds, stickers or poll. ``files``: the names of the
+    attachments the message will have (what ``attachment://`` may name)."""
     problems: List[str] = []
     flags = payload.get("flags") if flags is None else flags
     flags = int(flags or 0)
+    was = int((current or {}).get("flags") or 0)
+    if was & FLAG_COMPONENTS_V2:
+        if payload.get("flags") is not None and not int(payload["flags"]) & FLAG_COMPONENTS_V2:
+            problems.append("IS_COMPONENTS_V2 cannot be removed from a message that has it")
+        flags |= FLAG_COMPONENTS_V2
     content = payload.get("content")
     if content is not None and not isinstance(content, str):
         problems.append("content is not a string")
     elif content and len(content) > MAX_CONTENT:
         problems.append(f"content > {MAX_CONTENT} chars ({len(content)})")
     problems += check_embeds(payload.get("embeds"))
-    problems += check_components(payload.get("components"), flags)
-    if flags & FLAG_COMPONENTS_V2 and (payload.get("content") or payload.get("embeds")):
-        problems.append("content/embeds cannot be used with IS_COMPONENTS_V2")
+    problems += check_components(payload.get("components"), flags, files)
+    if flags & FLAG_COMPONENTS_V2:
+        after = {k: payload[k] if k in payload else (current or {}).get(k) for k in ("content", "embeds")}
+        used = [k for k, v in after.items() if v] + [k for k in ("sticker_ids", "poll") if payload.get(k)]
+        if used:
+            problems.append(f"{', '.join(used)} cannot be used with IS_COMPONENTS_V2"
+                            + (" (still on the message: clear them in the edit)" if current and not any(
+                                payload.get(k) for k in used) else ""))
     if not partial:
         empty = not (
             payload.get("content")
