@@ -24,11 +24,10 @@ from typing import Any, Sequence
 from core import registry
 from core.spec import Players
 from core.protocol import Event
+from core.search import DEFAULT_BUDGET, LEVELS
 
 __all__ = ["LEVELS", "DEFAULT_BUDGET", "HARD_WORLDS", "supports", "know", "decide"]
 
-LEVELS = ("easy", "normal", "hard")
-DEFAULT_BUDGET = 0.15  # seconds of search per hard decision, at most
 HARD_WORLDS = 60  # simulated worlds per hard decision in the bot (fewer if the budget runs out first)
 
 

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from core import ai
+from core import ai, search
 from core.games.garbage import players as garbage_ai
 from core.games.nimmt import players as nimmt_ai
 from core.games.take6 import players as take6_ai
@@ -365,7 +365,7 @@ def test_take6_seeded_search_is_reproducible_and_budgeted_search_stops():
     assert first == again and first.worlds == 40
     assert first.figures[0].action == first.action and len(first.figures) == 10
     budgeted = ai.decide("take6", k, "hard", random.Random(42), budget=0.01)
-    assert 4 <= budgeted.worlds < take6_ai.MAX_WORLDS
+    assert 4 <= budgeted.worlds < search.MAX_WORLDS
 
 
 def test_take6_hard_takes_the_dearer_row_that_saves_its_next_card():

@@ -36,9 +36,7 @@ Levels:
 from __future__ import annotations
 
 import random
-import time
 from dataclasses import dataclass, field
-from math import floor
 from typing import Any, Sequence
 
 from core.games.nimmt.engine import (
@@ -46,13 +44,11 @@ from core.games.nimmt.engine import (
     mask_of,
 )
 from core.protocol import Event
+from core.search import LEVELS, Decision, Figure, halving, levelled
 
 __all__ = ["Knowledge", "Decision", "Figure", "know", "decide", "LEVELS", "EASY_MISTAKES"]
 
-LEVELS = ("easy", "normal", "hard")
 EASY_MISTAKES = 0.3  # share of the easy level's moves that are random
-DEFAULT_BUDGET = 0.15  # seconds of search per hard decision in the bot
-MAX_WORLDS = 400  # the budgeted search stops here even with time left
 _ALL = mask_of(range(1, 101))
 _PASS = Pass()
 
@@ -87,24 +83,6 @@ class Knowledge:
             [(sid, list(cards)) for sid, cards in self.stacks], list(self.known), list(self.counts),
             list(self.bulls), self.supply, self.draw, list(self.scores), self.start_seat, list(self.played),
             list(self.victims), self.next_id, list(self.pool))
-
-
-@dataclass(frozen=True)
-class Figure:
-    """The search's figures for one candidate move (the coach quotes them)."""
-
-    action: Action
-    worlds: int
-    first: float  # share of worlds in which the seat leads after the round (ties split)
-    penalty: float  # mean penalty the seat takes this round
-    value: float  # what the search maximised
-
-
-@dataclass(frozen=True)
-class Decision:
-    action: Action
-    worlds: int = 0  # simulated worlds (hard only)
-    figures: tuple[Figure, ...] = ()  # best first (hard only)
 
 
 def know(view: dict[str, Any], history: Sequence[Event]) -> Knowledge:
@@ -303,82 +281,43 @@ def _candidates(g: Nimmt, seat: int) -> list[Action]:
 
 
 def decide(k: Knowledge, level: str, rng: random.Random, *, sims: int | None = None,
-           budget: float | None = None, stop: Any = None) -> Decision:
-    """The move of ``k.seat`` at ``level`` (easy / normal / hard).
-
-    Hard: at most ``sims`` worlds (:data:`MAX_WORLDS` if None) and at most
-    ``budget`` seconds (at least a few worlds); ``sims`` alone is
-    deterministic for a seeded ``rng``; ``stop`` (a ``threading.Event``,
-    optional): once set, the search ends after the world it is in."""
+           budget: float | None = None, stop: Any = None) -> Decision[Action]:
+    """The move of ``k.seat`` at ``level`` (easy / normal / hard; see
+    :func:`core.search.levelled` and :func:`core.search.halving`): easy, the greedy
+    rule on the visible tops; normal, :func:`normal_move`."""
     if k.to_move != k.seat:
         raise ValueError("not this seat's turn")
     base = world(k, None)
-    if level == "easy":
-        if rng.random() < EASY_MISTAKES:
-            options = _candidates(base, k.seat)
-            return Decision(options[floor(rng.random() * len(options))])
-        return Decision(greedy_player(base, k.seat, rng))
-    if level == "normal":
-        return Decision(normal_move(base, k.seat))
-    if level != "hard":
-        raise ValueError(f"unknown level {level!r}")
-    options = _candidates(base, k.seat)
-    if len(options) == 1:
-        return Decision(options[0])
-    if sims is None and budget is None:
-        budget = DEFAULT_BUDGET
-    return _search(k, options, rng, sims, budget, stop)
+    return levelled(level, rng, lambda: _candidates(base, k.seat), lambda: greedy_player(base, k.seat, rng),
+                    lambda: normal_move(base, k.seat),
+                    lambda options, budget: _search(k, list(options), rng, sims, budget, stop),
+                    mistakes=EASY_MISTAKES, sims=sims, budget=budget)
 
 
 def _search(k: Knowledge, options: list[Action], rng: random.Random, sims: int | None,
-            budget: float | None, stop: Any = None) -> Decision:
-    """Sequential halving over common worlds: every candidate still in the
-    running meets the same sampled worlds; at 1/8, 1/4 and 1/2 of the worlds
-    the worse half drops out, so the finalists get every world."""
+            budget: float | None, stop: Any = None) -> Decision[Action]:
+    """:func:`core.search.halving` over worlds of this round: a candidate is played in a
+    sampled world and the round played out with the normal rule for everybody.  In the
+    last round it scores the share of finishing first (ties split) and, a little, the
+    margin; earlier, the penalty against the others' mean."""
     seat = k.seat
-    n = len(options)
-    value = [0.0] * n
-    first = [0.0] * n
-    penalty = [0.0] * n
-    count = [0] * n
     last = k.round >= k.rounds
     before = k.scores[seat]
-    deadline = time.perf_counter() + (budget or 0.0)
-    worlds = 0
-    limit = sims if sims is not None else MAX_WORLDS
-    checkpoints = {max(2, limit // 8), max(3, limit // 4), max(4, limit // 2)}
-    alive = list(range(n))
     others_seats = [p for p in range(k.seats) if p != seat]
-    while worlds < limit:
-        if budget is not None and worlds >= 4 and time.perf_counter() > deadline:
-            break
-        if stop is not None and worlds >= 1 and stop.is_set():
-            break  # nobody waits for this move any more
-        sample = world(k, random.Random(rng.getrandbits(64)), this_round=True)
-        for i in alive:
-            g = sample.fork()  # every candidate meets the same world
-            g.push(seat, options[i])
-            _playout(g)
-            scores = g.scores
-            mine = scores[seat]
-            others = [scores[p] for p in others_seats]
-            best_other = min(others)
-            share = 0.0 if mine > best_other else 1.0 / (1 + others.count(mine))
-            pen = mine - before
-            first[i] += share
-            penalty[i] += pen
-            count[i] += 1
-            if last:
-                value[i] += share + 0.002 * max(-20, min(20, best_other - mine))
-            else:
-                gained = sum(scores[p] - k.scores[p] for p in others_seats)
-                value[i] += gained / len(others_seats) - pen
-        worlds += 1
-        if worlds in checkpoints and len(alive) > 2:
-            alive.sort(key=lambda i: (-value[i], i))
-            alive = sorted(alive[:max(2, (len(alive) + 1) // 2)])
-    finalists = sorted(alive, key=lambda i: (-value[i] / count[i], i))
-    rest = sorted((i for i in range(n) if i not in alive), key=lambda i: (-value[i] / max(1, count[i]), i))
-    figures = tuple(Figure(options[i], count[i], first[i] / max(1, count[i]), penalty[i] / max(1, count[i]),
-                           value[i] / max(1, count[i])) for i in finalists + rest)
-    return Decision(options[finalists[0]], worlds, figures)
+
+    def score(sample: Nimmt, action: Action) -> tuple[float, float, float]:
+        g = sample.fork()  # every candidate meets the same world
+        g.push(seat, action)
+        _playout(g)
+        scores = g.scores
+        mine = scores[seat]
+        others = [scores[p] for p in others_seats]
+        best_other = min(others)
+        share = 0.0 if mine > best_other else 1.0 / (1 + others.count(mine))
+        pen = mine - before
+        if last:
+            return share + 0.002 * max(-20, min(20, best_other - mine)), share, pen
+        gained = sum(scores[p] - k.scores[p] for p in others_seats)
+        return gained / len(others_seats) - pen, share, pen
+
+    return halving(options, lambda r: world(k, r, this_round=True), score, rng, sims, budget, stop)

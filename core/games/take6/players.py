@@ -41,20 +41,16 @@ Levels:
 from __future__ import annotations
 
 import random
-import time
 from dataclasses import dataclass, field
-from math import floor
 from typing import Any, Sequence
 
 from core.games.take6.engine import CARDS, ROW_MAX, ROWS, Action, Choose, PickRow, fewest_heads_row, heads, normal_card
 from core.protocol import Event
+from core.search import LEVELS, Decision, Figure, halving, levelled
 
 __all__ = ["Knowledge", "Decision", "Figure", "know", "decide", "LEVELS", "EASY_MISTAKES"]
 
-LEVELS = ("easy", "normal", "hard")
 EASY_MISTAKES = 0.3  # share of the easy level's moves that are random
-DEFAULT_BUDGET = 0.15  # seconds of search per hard decision in the bot
-MAX_WORLDS = 400  # the budgeted search stops here even with time left
 SPREAD = 40.0  # penalty points against the others' mean that map onto the whole 0..1 of a world's value
 HORIZON = 2  # turns played out after the candidate's own (the normal rule's guesses blur beyond)
 ENDING_WEIGHT = 0.5  # in a world that ends the game: weight of finishing first against the penalty margin
@@ -88,24 +84,6 @@ class Knowledge:
     def last_deal(self) -> bool:
         """The game surely ends with this deal (a fixed number of deals, this the last)."""
         return self.deals is not None and self.deal >= self.deals
-
-
-@dataclass(frozen=True)
-class Figure:
-    """The search's figures for one candidate (the coach quotes them)."""
-
-    action: Action
-    worlds: int
-    first: float  # share of worlds with the fewest points of the deal after the playout (last deal: of the game)
-    penalty: float  # mean ox heads the seat takes this turn and the :data:`HORIZON` after (within the deal)
-    value: float  # what the search maximised
-
-
-@dataclass(frozen=True)
-class Decision:
-    action: Action
-    worlds: int = 0  # simulated worlds (hard only)
-    figures: tuple[Figure, ...] = ()  # best first (hard only)
 
 
 def know(view: dict[str, Any], history: Sequence[Event]) -> Knowledge:
@@ -250,33 +228,18 @@ def _normal(k: Knowledge) -> Action:
 
 
 def decide(k: Knowledge, level: str, rng: random.Random, *, sims: int | None = None,
-           budget: float | None = None, stop: Any = None) -> Decision:
-    """The move of ``k.seat`` at ``level`` (easy / normal / hard).
-
-    Hard: at most ``sims`` worlds (:data:`MAX_WORLDS` if None) and at most
-    ``budget`` seconds (at least a few worlds); ``sims`` alone is
-    deterministic for a seeded ``rng``; ``stop`` (a ``threading.Event``,
-    optional): once set, the search ends after the world it is in."""
+           budget: float | None = None, stop: Any = None) -> Decision[Action]:
+    """The move of ``k.seat`` at ``level`` (easy / normal / hard; see
+    :func:`core.search.levelled` and :func:`core.search.halving`): easy and normal
+    both start from the normal rule (the cheapest-looking card, the fewest-heads row)."""
     if k.phase == "row":
         if not k.pending or k.pending[0][0] != k.seat:
             raise ValueError("not this seat's row choice")
     elif k.phase != "choose" or k.chosen[k.seat] or not k.hand:
         raise ValueError("this seat has nothing to choose")
-    if level == "easy":
-        if rng.random() < EASY_MISTAKES:
-            options = _options(k)
-            return Decision(options[floor(rng.random() * len(options))])
-        return Decision(_normal(k))
-    if level == "normal":
-        return Decision(_normal(k))
-    if level != "hard":
-        raise ValueError(f"unknown level {level!r}")
-    options = _options(k)
-    if len(options) == 1:
-        return Decision(options[0])
-    if sims is None and budget is None:
-        budget = DEFAULT_BUDGET
-    return _search(k, options, rng, sims, budget, stop)
+    return levelled(level, rng, lambda: _options(k), lambda: _normal(k), lambda: _normal(k),
+                    lambda options, budget: _search(k, list(options), rng, sims, budget, stop),
+                    mistakes=EASY_MISTAKES, sims=sims, budget=budget)
 
 
 def _share(points: list[int], seat: int) -> float:
@@ -287,49 +250,28 @@ def _share(points: list[int], seat: int) -> float:
 
 
 def _search(k: Knowledge, options: list[Action], rng: random.Random, sims: int | None,
-            budget: float | None, stop: Any = None) -> Decision:
-    """Sequential halving over common worlds (as :mod:`core.games.nimmt.players`)."""
+            budget: float | None, stop: Any = None) -> Decision[Action]:
+    """:func:`core.search.halving` over worlds of this deal: a candidate is played in a
+    sampled world, the others choosing by the normal rule, for :data:`HORIZON` turns more.
+    A world scores the penalty against the others' mean; one where the game ends, half
+    that and half the share of finishing first (ties split).  ``first`` is the share of
+    the fewest points of the deal (last deal: of the game)."""
     seat = k.seat
-    n = len(options)
-    value = [0.0] * n
-    first = [0.0] * n
-    penalty = [0.0] * n
-    count = [0] * n
     before = k.penalties[seat]
     others = [p for p in range(k.seats) if p != seat]
-    deadline = time.perf_counter() + (budget or 0.0)
-    worlds = 0
-    limit = sims if sims is not None else MAX_WORLDS
-    checkpoints = {max(2, limit // 8), max(3, limit // 4), max(4, limit // 2)}
-    alive = list(range(n))
-    while worlds < limit:
-        if budget is not None and worlds >= 4 and time.perf_counter() > deadline:
-            break
-        if stop is not None and worlds >= 1 and stop.is_set():
-            break  # nobody waits for this move any more
-        hands = world(k, random.Random(rng.getrandbits(64)))
-        for i in alive:
-            pens = _play_out(k, [list(h) for h in hands], options[i])
-            totals = [k.scores[p] + pens[p] for p in range(k.seats)]
-            ended = k.last_deal or (k.limit is not None and max(totals) >= k.limit)
-            game = _share(totals, seat)
-            first[i] += game if k.last_deal else _share(pens, seat)
-            penalty[i] += pens[seat] - before
-            count[i] += 1
-            gained = sum(pens[p] for p in others) / len(others) - pens[seat]
-            dense = 0.5 + max(-0.5, min(0.5, gained / SPREAD))
-            if ended:
-                ahead = min(totals[p] for p in others) - totals[seat]
-                v = game + 0.002 * max(-20, min(20, ahead))
-                value[i] += ENDING_WEIGHT * v + (1 - ENDING_WEIGHT) * dense
-            else:
-                value[i] += dense
-        worlds += 1
-        if worlds in checkpoints and len(alive) > 2:
-            alive.sort(key=lambda i: (-value[i], i))
-            alive = sorted(alive[:max(2, (len(alive) + 1) // 2)])
-    finalists = sorted(alive, key=lambda i: (-value[i] / count[i], i))
-    rest = sorted((i for i in range(n) if i not in alive), key=lambda i: (-value[i] / max(1, count[i]), i))
-    figures = tuple(Figure(options[i], count[i], first[i] / max(1, count[i]), penalty[i] / max(1, count[i]),
-                           value[i] / max(1, count[i])) for i in finalists + rest)
-    return Decision(options[finalists[0]], worlds, figures)
+
+    def score(hands: list[list[int]], action: Action) -> tuple[float, float, float]:
+        pens = _play_out(k, [list(h) for h in hands], action)
+        totals = [k.scores[p] + pens[p] for p in range(k.seats)]
+        ended = k.last_deal or (k.limit is not None and max(totals) >= k.limit)
+        game = _share(totals, seat)
+        first = game if k.last_deal else _share(pens, seat)
+        gained = sum(pens[p] for p in others) / len(others) - pens[seat]
+        dense = 0.5 + max(-0.5, min(0.5, gained / SPREAD))
+        if ended:
+            ahead = min(totals[p] for p in others) - totals[seat]
+            v = game + 0.002 * max(-20, min(20, ahead))
+            return ENDING_WEIGHT * v + (1 - ENDING_WEIGHT) * dense, first, pens[seat] - before
+        return dense, first, pens[seat] - before
+
+    return halving(options, lambda r: world(k, r), score, rng, sims, budget, stop)
