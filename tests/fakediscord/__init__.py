@@ -19,12 +19,14 @@ from .server import (
     DEFAULT_EVERYONE_PERMISSIONS,
     ApiError,
     FakeDiscord,
+    Hold,
     NoAcknowledgement,
     RequestLog,
 )
 
 __all__ = [
     "FakeDiscord",
+    "Hold",
     "User",
     "Guild",
     "Role",

@@ -194,6 +194,29 @@ def _multipart(raw: bytes, boundary: str) -> List[Tuple[Dict[str, str], bytes]]:
 NONCE_WINDOW = 300.0  # seconds Discord keeps a message's nonce for enforce_nonce ("a few minutes")
 
 
+class Hold:
+    """REST calls of the bot that Discord is slow to answer (:meth:`FakeDiscord.hold`):
+    each matching call waits, not yet carried out, until :meth:`release`."""
+
+    def __init__(self, method: str, path_regex: str) -> None:
+        self.method = method.upper()
+        self.regex = re.compile(path_regex)
+        #: the paths of the calls that came while held (they go on once released)
+        self.caught: List[str] = []
+        self._released = asyncio.Event()
+
+    def matches(self, method: str, rel: str) -> bool:
+        return not self._released.is_set() and self.method in ("*", method) and bool(self.regex.search(rel))
+
+    async def wait(self, rel: str) -> None:
+        self.caught.append(rel)
+        await self._released.wait()
+
+    def release(self) -> None:
+        """Discord answers: the held calls are carried out, later ones are not held."""
+        self._released.set()
+
+
 class NoAcknowledgement(AssertionError):
     """The bot did not acknowledge an interaction within the deadline."""
 
@@ -368,6 +391,7 @@ class FakeDiscord:
         self._attachments: Dict[int, Dict[str, Any]] = {}
         self.app_emojis: Dict[int, Dict[str, Any]] = {}
         self._failures: List[Dict[str, Any]] = []
+        self._holds: List[Hold] = []
         self._nonces: Dict[Tuple[int, int, str], Tuple[float, int]] = {}  # (channel, author, nonce) -> (when, message)
         self._edit_buckets: Dict[int, List[float]] = {}
         self.violations: List[str] = []
@@ -412,6 +436,8 @@ class FakeDiscord:
         self._check_heartbeat_gaps()
         for conn in list(self._conns):
             await self._close_conn(conn, 1001)
+        for held in self._holds:
+            held.release()
         for t in list(self._bg_tasks):
             t.cancel()
         if self._runner is not None:
@@ -826,6 +852,15 @@ class FakeDiscord:
         back): the message is posted or edited all the same, the client cannot tell."""
         self._failures.append({"method": method.upper(), "regex": re.compile(path_regex), "status": status,
                                "times": times, "json": json, "retry_after": retry_after, "after": after})
+
+    def hold(self, method: str, path_regex: str) -> Hold:
+        """Discord is slow to answer the bot's REST calls matching (method or "*", regex
+        searched in the path after /api/v10): each waits, not carried out yet, until the
+        returned :class:`Hold` is released (by the test, or when the stand-in stops).  For a
+        state that must last until the test has looked (a message the bot is deleting)."""
+        held = Hold(method, path_regex)
+        self._holds.append(held)
+        return held
 
     def clear_failures(self) -> int:
         """Forget the failures :meth:`fail_next` armed that no call used yet; returns how many."""
@@ -1498,6 +1533,8 @@ class FakeDiscord:
                 continue
             if needs_auth and request.headers.get("Authorization") != f"Bot {self.token}":
                 raise ApiError(401, 0, "401: Unauthorized")
+            for held in [h for h in self._holds if h.matches(method, rel)]:
+                await held.wait(rel)
             if needs_auth and self.global_rate is not None:
                 self._global_limit()
             self._maybe_fail(method, rel)
