@@ -153,8 +153,9 @@ async def test_timeout_chooses_for_who_has_not_and_three_misses_hand_the_seat_ov
     seat to a computer until its owner is back."""
     fd = world.fd
     ana, ben = world.person("ana"), world.person("ben")
-    # TIME_SCALE 0.02: the table's 120-second turn timer runs out after 2.4 s.
-    async with running_bot(fd, tmp_path / "bot.db", world.guild, time_scale=0.02) as bot:
+    # TIME_SCALE 0.05: the table's 120-second turn timer runs out after 6 s, long enough
+    # for ana to see her turn, open her hand and choose on a busy machine.
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, time_scale=0.05) as bot:
         tbl, table = await started(world, bot, [ana, ben], "take6 new", deals=2, turn_time=120)
         assert "Time runs out" in tbl.table_message().text()
         engine = live_engine(table)
@@ -168,7 +169,7 @@ async def test_timeout_chooses_for_who_has_not_and_three_misses_hand_the_seat_ov
                 if buttons:
                     await tbl.click(ana, panel, buttons[0]["custom_id"])
             else:
-                await fd.wait_for(lambda: ana_seat in engine.to_act or "missed three" in tbl.log_text(), timeout=10)
+                await fd.wait_for(lambda: ana_seat in engine.to_act or "missed three" in tbl.log_text(), timeout=30)
         log = "\n".join(tbl.record_lines())
         assert log.count("Time ran out for ben") == 2 and "ben missed three turns in a row" in log
         assert "Time ran out for ana" not in log
