@@ -10,6 +10,7 @@ import contextlib
 import difflib
 import logging
 import re
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +43,29 @@ class LogWatch(logging.Handler):
         """ERROR records that carry a traceback (an exception, or one quoted in the message)."""
         return [r for r in self.records if r.levelno >= logging.ERROR
                 and (r.exc_info is not None or "Traceback" in r.getMessage())]
+
+
+class HeldClock:
+    """A clock for the bot that a test can hold still, for a timer of the bot that reads
+    its clock when due (a game night's next round): held, it shows the moment it was
+    held at; let go, it runs on from there (the time it was held does not count).  What
+    the bot shows meanwhile stays up however slow the machine is."""
+
+    def __init__(self) -> None:
+        self._held_at: float | None = None
+        self._lost = 0.0
+
+    def __call__(self) -> float:
+        return (time.time() if self._held_at is None else self._held_at) - self._lost
+
+    def hold(self) -> None:
+        if self._held_at is None:
+            self._held_at = time.time()
+
+    def let_go(self) -> None:
+        if self._held_at is not None:
+            self._lost += time.time() - self._held_at
+            self._held_at = None
 
 
 @contextlib.asynccontextmanager
@@ -265,15 +289,25 @@ async def started(world: Any, bot: Any, people: list[Any], command: str = "nimmt
     return table, bot.tables.get(table.table_id)
 
 
+async def updated(r: Any, timeout: float = 10) -> Any:
+    """The message a click was on, once the click's answer updated it: in the answer
+    itself (type 7), or acknowledged first (type 6: a save slower than the bot waits
+    before acknowledging, as on a busy machine; a picture still being drawn) and edited
+    right after."""
+    assert r.ack_type in (6, 7), r
+    if r.ack_type == 6:
+        await r.settled(timeout)
+    assert r.message is not None, r
+    return r.message
+
+
 async def panel_answer(r: Any, timeout: float = 10) -> Any:
     """The 11 nimmt! panel after a click on it, as its player sees it: updated in the
     answer itself (type 7, its picture drawn already), or, for a move whose new picture
     is still being drawn, acknowledged at once (type 6) and edited right after."""
-    assert r.ack_type in (6, 7), r
-    if r.ack_type == 6:
-        await r.settled(timeout)
-    assert r.message is not None and r.message.ephemeral_to is not None, r
-    return r.message
+    message = await updated(r, timeout)
+    assert message.ephemeral_to is not None, r
+    return message
 
 
 async def nimmt_turn(t: Table, user: Any, panel: Any = None, lang: str = "en") -> None:
