@@ -14,11 +14,23 @@ a game that spans a boundary counts in the season it ended in, once.  The
 calendar keeps the next season made ahead (:func:`wanted`), so a game that
 ends just after a boundary finds its season even before the bot noticed the
 boundary (say it was restarting then).
+
+At a boundary every server on a calendar rolls at once: the seasons are
+made (:func:`make_all`) and the ended ones closed (:func:`close_ended`)
+:data:`ROLL_BATCH` at a time, one transaction each, the event loop free
+between batches.  A stop between batches (a restart) leaves the rest to the
+next look, which finds what is made by name and what is closed by its meta.
 """
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime, timezone
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping, Sequence
+
+from app.store.base import SeasonPlan
+
+if TYPE_CHECKING:
+    from app.store.api import Store
 
 MODES = ("none", "monthly", "quarterly", "manual")
 CALENDAR = ("monthly", "quarterly")
@@ -26,6 +38,9 @@ CALENDAR = ("monthly", "quarterly")
 GLOBAL_MODE = "quarterly"
 #: seconds between two looks at the calendar and at the seasons that ended
 TICK = 60.0
+#: seasons made, or closed, per transaction at a boundary: a click waits for
+#: one batch at most, never for the whole rollover of every server
+ROLL_BATCH = 250
 
 
 def _months(mode: str) -> int:
@@ -62,6 +77,56 @@ def wanted(mode: str, now: float) -> list[tuple[str, float, float]]:
     """
     current = period(mode, now)
     return [current, period(mode, current[2])]
+
+
+def calendar_plans(modes: Mapping[int, str], now: float) -> list[SeasonPlan]:
+    """The seasons the calendar wants at *now* for each guild of *modes*
+    (guild id -> calendar mode; 0: the global season): the current one,
+    counted from *now* on when it is made late (the mode was just chosen),
+    and the next, made ahead.
+
+    >>> [(p.name, p.starts_at) for p in calendar_plans({5: "monthly"}, datetime(2026, 12, 4, tzinfo=timezone.utc).timestamp())]
+    [('2026-12', 1796342400.0), ('2027-01', 1798761600.0)]
+    """
+    return [SeasonPlan(guild_id, name, max(start, now) if i == 0 else start, end)
+            for guild_id, mode in modes.items() for i, (name, start, end) in enumerate(wanted(mode, now))]
+
+
+async def make_all(store: Store, plans: Sequence[SeasonPlan], batch: int = ROLL_BATCH) -> list[int | None]:
+    """Make the seasons of *plans* not made yet, *batch* plans per
+    transaction; each plan's season id (None: it overlaps another season of
+    its guild, see :meth:`app.store.api.Store.make_seasons`)."""
+    made: list[int | None] = []
+    for i in range(0, len(plans), batch):
+        made += await store.make_seasons(plans[i:i + batch])
+        await asyncio.sleep(0)  # what waits (a click) runs between two batches
+    return made
+
+
+async def close_ended(store: Store, now: float,
+                      close: Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]],
+                      batch: int = ROLL_BATCH) -> int:
+    """Close every season ended by *now* and not closed yet, oldest first.
+
+    ``close(season)`` tells a season's end (its final standings, its
+    champions) and returns what to keep in its meta (None: not this
+    process's to close: left alone); *batch* seasons are saved closed per
+    transaction.  A stop in the middle loses nothing: the seasons of the
+    batch that was being told are told again at the next look (a post
+    carries the season's nonce: Discord shows it once).  Returns how many
+    were closed."""
+    ended = await store.seasons_ended(now)
+    closed = 0
+    for i in range(0, len(ended), batch):
+        metas: dict[int, dict[str, Any]] = {}
+        for season in ended[i:i + batch]:
+            meta = await close(season)
+            if meta is not None:
+                metas[season["id"]] = {**season["meta"], **meta, "closed": True}
+        await store.set_seasons_meta(metas)
+        closed += len(metas)
+        await asyncio.sleep(0)
+    return closed
 
 
 def current(seasons: Sequence[dict[str, Any]], now: float) -> dict[str, Any] | None:

@@ -50,9 +50,11 @@ calendar one, from the last quarter of the league's timeline on (their
 boards filled as the all-time ones), so every game recorded counts in four
 scopes (global, server, the server's season, the global season).  Measured:
 the season boards (pages and exact ranks) of the biggest server and of the
-global season, and a rollover of every server's season (as the bot's keeper
-does it, one server after the other: end, read the final standings, close,
-start the next) with a player clicking through a board meanwhile.  SQLite first, then PostgreSQL;
+global season, and a rollover of every server's season at a calendar
+boundary (as the bot's keeper does it, app.seasons: a batch of servers per
+transaction, the season after the next made ahead, each ended season's final
+standings read and the batch saved closed) with a player clicking through a
+board meanwhile.  SQLite first, then PostgreSQL;
 the machine's load is printed throughout, and one table of both at the end.
 """
 from __future__ import annotations
@@ -60,6 +62,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import bisect
+import contextlib
 import gc
 import itertools
 import json
@@ -81,7 +84,8 @@ if str(ROOT) not in sys.path:
 
 from app.store.sqlite_migrations import BOARDS, GAME_CODES, REBUILD_BUCKETS, sort_key  # noqa: E402
 from app.store import GameRecord, PlayerResult, is_database_url, open_store  # noqa: E402
-from app.seasons import current  # noqa: E402
+from app.seasons import ROLL_BATCH, champions, close_ended, current, make_all  # noqa: E402
+from app.store.base import SeasonPlan  # noqa: E402
 
 OUT = ROOT / "bench" / "out"
 USER_BASE = 100_000_000_000_000_000   # snowflake-sized ids
@@ -522,6 +526,14 @@ class Probe:
         if self._db is not None:
             self._db.close()
 
+    async def execute(self, sql: str, *args) -> None:
+        """A write of the setup (SQLite: on a connection of its own)."""
+        if self._pg is not None:
+            await self._pg.execute(sql, *args)
+            return
+        with contextlib.closing(sqlite3.connect(self.target, timeout=30)) as db, db:
+            db.execute(re.sub(r"\$(\d+)", r"?\1", sql), args)
+
     async def rows(self, sql: str, *args) -> list[tuple]:
         if self._pg is not None:
             return [tuple(r) for r in await self._pg.fetch(sql, *args)]
@@ -540,6 +552,32 @@ async def pg_wal(dsn: str) -> tuple[int, int, int, int, int]:
         ((vacuums,),) = await probe.rows(
             "SELECT COUNT(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'")
     return int(records), int(fpi), int(size), int(read), int(vacuums)
+
+
+class TimedWrites:
+    """A store whose season writes (``make_seasons``, ``set_seasons_meta``:
+    one transaction each) are timed into ``writes``; the rest as it is."""
+
+    def __init__(self, store) -> None:
+        self.store = store
+        self.writes: list[float] = []
+
+    def __getattr__(self, name: str):
+        return getattr(self.store, name)
+
+    async def make_seasons(self, plans):
+        t = time.perf_counter()
+        try:
+            return await self.store.make_seasons(plans)
+        finally:
+            self.writes.append(time.perf_counter() - t)
+
+    async def set_seasons_meta(self, metas) -> None:
+        t = time.perf_counter()
+        try:
+            await self.store.set_seasons_meta(metas)
+        finally:
+            self.writes.append(time.perf_counter() - t)
 
 
 def _report(name: str, samples: list[float]) -> dict[str, float]:
@@ -848,14 +886,25 @@ async def measure(target: str, runs: int, sustained: int, scale: dict[str, int],
         figures = await store.versus(rival_a, rival_b)
         assert sum(f["games"] for f in figures.values()) == RIVALS_SHARED, figures
 
-        # 7. a season rollover of every server, one after the other as the bot's keeper
-        # does it (cogs/seasons.py): the running season ends now, the next one starts,
-        # the final standings are read (the top 10 of each game) and the season closed;
-        # meanwhile a player clicks through the biggest server's board (a page and a
-        # rank, every 10 ms): their latency is what a click waits while it runs
+        # 7. a season rollover of every server at a calendar boundary, as the bot's keeper
+        # does it (app.seasons.make_all / close_ended, cogs/seasons.py).  Before it (not
+        # timed) every server's season gets its end at the boundary, a second ahead, and
+        # the next season is made ahead, as the calendar keeps them.  At the boundary,
+        # ROLL_BATCH servers per transaction: the season after the next is made ahead,
+        # each ended season's final standings are read (the top 10 of each game) and the
+        # batch is saved closed.  Meanwhile a player clicks through the biggest server's
+        # board (a page and a rank, every 10 ms): their latency is what a click waits.
+        boundary = time.time() + 1.0
         async with Probe(target) as probe:
             servers = [g for (g,) in await probe.rows(
-                "SELECT DISTINCT guild_id FROM seasons WHERE guild_id != 0 AND ends_at IS NULL ORDER BY 1")]
+                "SELECT DISTINCT guild_id FROM seasons WHERE guild_id != 0 ORDER BY 1")]
+            # (a database measured before holds the seasons it made: they end, or go, too)
+            await probe.execute("UPDATE seasons SET ends_at = $1 WHERE guild_id != 0 AND starts_at < $1"
+                                " AND (ends_at IS NULL OR ends_at > $1)", boundary)
+            await probe.execute("DELETE FROM seasons WHERE guild_id != 0 AND starts_at >= $1", boundary)
+        month = 30 * 86400.0
+        await make_all(store, [SeasonPlan(g, f"next {boundary:.0f}", boundary, boundary + month) for g in servers])
+        await asyncio.sleep(max(0.0, boundary - time.time()))
         clicks: list[float] = []
         rolling = True
         big_pages = (await store.leaderboard("nimmt", big[0], by="wins")).pages
@@ -868,27 +917,36 @@ async def measure(target: str, runs: int, sustained: int, scale: dict[str, int],
                 clicks.append(time.perf_counter() - t)
                 await asyncio.sleep(0.01)
 
-        clicker = asyncio.get_running_loop().create_task(clicking())
-        name = f"next {time.time():.0f}"
-        per_server = []
-        t0 = time.perf_counter()
-        for g in servers:
+        standings: list[float] = []
+
+        async def close(season: dict) -> dict:  # the final standings the bot posts (cogs/seasons.py)
             t = time.perf_counter()
-            now = time.time()
-            running = current(await store.seasons(g), now)
-            if running is not None:
-                await store.end_season(running["id"], now)
-                for game in ("nimmt", "garbage"):
-                    await store.leaderboard(game, by="rating", page_size=10, season=running["id"])
-                await store.set_season_meta(running["id"], {**running["meta"], "closed": True})
-            await store.create_season(g, name, now)
-            per_server.append(time.perf_counter() - t)
+            won = {}
+            for game in ("nimmt", "garbage"):
+                board = await store.leaderboard(game, by="rating", page_size=10, season=season["id"])
+                if not board.rows:
+                    board = await store.leaderboard(game, by="wins", page_size=10, season=season["id"])
+                won[game] = champions(board.rows)
+            standings.append(time.perf_counter() - t)
+            return {"champions": won}
+
+        timed = TimedWrites(store)
+        clicker = asyncio.get_running_loop().create_task(clicking())
+        t0 = time.perf_counter()
+        await make_all(timed, [SeasonPlan(g, f"after {boundary:.0f}", boundary + month, boundary + 2 * month)
+                               for g in servers])
+        closed = await close_ended(timed, time.time(), close)
         took = time.perf_counter() - t0
         rolling = False
         await clicker
-        print(f"  season rollover of {len(servers):,} servers: {took:.1f} s; {_load()}", flush=True)
+        assert closed == len(servers), (closed, len(servers))
+        print(f"  season rollover of {len(servers):,} servers: {took:.2f} s, {took / len(servers) * 1e3:.2f} ms a "
+              f"server, {len(timed.writes)} write transactions of up to {ROLL_BATCH} servers; {_load()}", flush=True)
         results[f"season rollover of {len(servers):,} servers"] = {
-            "seconds": took, **_report("    rollover, per server", per_server)}
+            "seconds": took, "ms_per_server": took / len(servers) * 1e3,
+            **_report(f"    rollover, a write transaction ({ROLL_BATCH} servers)", timed.writes)}
+        results["rollover: a server's final standings read"] = _report(
+            "    rollover: a server's final standings read", standings)
         results["click (page + rank) during the rollover"] = _report(
             "click (page + rank) during the rollover", clicks)
     finally:
@@ -956,6 +1014,7 @@ SUMMARY = (
     ("season board pages: first, random, next by cursor (p99)", ("season page",), "p99_ms", "≤ 1"),
     ("season exact rank (p99)", ("season rank: ",), "p99_ms", "≤ 1"),
     ("season rollover of every server (s)", ("season rollover",), "seconds", ""),
+    ("season rollover, a server (total / servers)", ("season rollover",), "ms_per_server", ""),
     ("a click (page + rank) while the rollover runs (p99)", ("click (page + rank) during",), "p99_ms", ""),
     ("profile with its rating rank (p99)", ("profile: ",), "p99_ms", ""),
     ("head-to-head (/versus), all four cases (p99)", ("versus: ",), "p99_ms", ""),

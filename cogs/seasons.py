@@ -19,7 +19,10 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from app.i18n.catalogue import normalise, t
-from app.seasons import CALENDAR, GLOBAL_MODE, MODES, TICK, champions, current, period, wanted
+from app.seasons import (
+    CALENDAR, GLOBAL_MODE, MODES, TICK, calendar_plans, champions, close_ended, current, make_all, period,
+)
+from app.store.base import SeasonPlan
 from app.text import plain
 from cogs.common.ui import reply, user_lang
 from cogs.rules import game_choices
@@ -55,6 +58,10 @@ class SeasonsCog(commands.Cog, name="Seasons"):
         self._lock = asyncio.Lock()  # one look at a time (a tick, or an admin's end)
 
     async def cog_load(self) -> None:
+        try:  # the global calendar's season is there before any game can end (they count in it)
+            await self._make(calendar_plans({0: GLOBAL_MODE}, self.clock()))
+        except Exception:  # (the first look at the calendar makes it)
+            log.exception("seasons: the global season could not be made")
         self._task = asyncio.get_running_loop().create_task(self._run())
 
     async def cog_unload(self) -> None:
@@ -79,17 +86,11 @@ class SeasonsCog(commands.Cog, name="Seasons"):
         async with self._lock:
             now = self.clock()
             store = self.bot.store
-            for name, start, end in wanted(GLOBAL_MODE, now):
-                await store.create_season(0, name, start, end, exist_ok=True)
-            for guild_id, mode in (await store.guilds_with_setting("season_mode")).items():
-                if mode in CALENDAR and self.bot.get_guild(guild_id) is not None:
-                    await self._calendar(guild_id, mode, now)
-            for ended in await store.seasons_ended(now):
-                guild = self.bot.get_guild(ended["guild_id"]) if ended["guild_id"] else None
-                if ended["guild_id"] == 0:  # the global season: its boards stay, nothing to post
-                    await store.set_season_meta(ended["id"], {**ended["meta"], "closed": True})
-                elif guild is not None:  # (another process's server is closed by that process)
-                    await self._close(guild, ended)
+            modes = {0: GLOBAL_MODE}  # (another process's servers are that process's to roll)
+            modes.update((guild_id, mode) for guild_id, mode in (await store.guilds_with_setting("season_mode")).items()
+                         if mode in CALENDAR and self.bot.get_guild(guild_id) is not None)
+            await self._make(calendar_plans(modes, now))
+            await close_ended(store, now, self._close)
             # who is really playing: ratings without a recent rated game leave the rating boards
             windows = {g: float(days) for g, days in (await store.guilds_with_setting("activity_days")).items()
                        if isinstance(days, (int, float))}
@@ -126,17 +127,22 @@ class SeasonsCog(commands.Cog, name="Seasons"):
                 log.warning("boards: the scheduled board of server %s could not be posted", guild.id, exc_info=True)
         await store.set_guild_setting(guild.id, "board_post", {**plan, "last": now})
 
-    async def _calendar(self, guild_id: int, mode: str, now: float) -> None:
-        for i, (name, start, end) in enumerate(wanted(mode, now)):
-            try:  # the current one counts from now on when the mode was just chosen
-                await self.bot.store.create_season(guild_id, name, max(start, now) if i == 0 else start, end,
-                                                   exist_ok=True)
-            except ValueError:  # a season made by hand still runs over it: it ends first
-                log.warning("seasons: %s of server %s overlaps another season", name, guild_id)
+    async def _make(self, plans: list[SeasonPlan]) -> None:
+        """The calendar's seasons of *plans* made, a batch of servers at a time."""
+        for plan, made in zip(plans, await make_all(self.bot.store, plans)):
+            if made is None:  # a season made by hand still runs over it: it ends first
+                log.warning("seasons: %s of server %s overlaps another season", plan.name, plan.guild_id)
 
-    async def _close(self, guild: discord.Guild, season: dict[str, Any]) -> None:
+    async def _close(self, season: dict[str, Any]) -> dict[str, Any] | None:
         """A season ended: its final standings in the chosen channel, the
-        champion roles moved to its champions; then it is closed (once)."""
+        champion roles moved to its champions; what its meta keeps (the
+        global season: nothing to post, its boards stay; None: another
+        process's server)."""
+        if season["guild_id"] == 0:
+            return {}
+        guild = self.bot.get_guild(season["guild_id"])
+        if guild is None:
+            return None
         store = self.bot.store
         settings = await store.guild_settings(guild.id)
         lang = settings.get("language") or normalise(guild.preferred_locale)
@@ -177,8 +183,7 @@ class SeasonsCog(commands.Cog, name="Seasons"):
             except discord.HTTPException:
                 log.warning("seasons: the final standings of season %s could not be posted", season["id"],
                             exc_info=True)
-        await store.set_season_meta(season["id"], {**season["meta"], "closed": True, "champions": won,
-                                                   "message": message_id})
+        return {"champions": won, "message": message_id}
 
     async def _crown(self, guild: discord.Guild, lang: str, game: str, role_id: int, champions_now: list[int],
                      champions_before: list[int]) -> str:
@@ -233,7 +238,7 @@ class SeasonsCog(commands.Cog, name="Seasons"):
                 if channel is not None:
                     await store.set_guild_setting(guild.id, "season_channel", channel.id)
                 if mode.value in CALENDAR:
-                    await self._calendar(guild.id, mode.value, now)
+                    await self._make(calendar_plans({guild.id: mode.value}, now))
         except Exception:
             log.warning("season mode of server %s not saved", guild.id, exc_info=True)
             return await reply(interaction, t(lang, "faults.not_saved"))
@@ -401,21 +406,7 @@ class BoardsCog(commands.Cog, name="Boards"):
     @app_commands.describe(member=_("Who leaves this server's leaderboards",
                                     key="commands.opt_boards_member.description"))
     async def exclude(self, interaction: discord.Interaction, member: discord.User) -> None:
-        lang = user_lang(interaction)
-        guild = interaction.guild
-        if guild is None or not _can_manage(interaction):
-            return await reply(interaction, t(lang, "errors.manage_guild_only"))
-        if member.bot:
-            return await reply(interaction, t(lang, "seasons.exclude_bot", member=member.mention))
-        if not isinstance(member, discord.Member):  # Discord resolves a member of the server as one
-            return await reply(interaction, t(lang, "seasons.exclude_not_member", member=member.mention))
-        try:
-            done = await self.bot.store.exclude_member(guild.id, member.id, self.seasons.clock())
-        except Exception:
-            log.warning("exclusion from the boards of server %s not saved", guild.id, exc_info=True)
-            return await reply(interaction, t(lang, "faults.not_saved"))
-        key = "seasons.excluded" if done else "seasons.exclude_twice"
-        await reply(interaction, t(lang, key, member=member.mention, command=_command(lang, "boards_include")))
+        await self._member(interaction, member, exclude=True)
 
     @boards.command(name=_("include", key="commands.boards_include.name"),
                     description=_("Put an excluded member back on this server's leaderboards",
@@ -424,17 +415,31 @@ class BoardsCog(commands.Cog, name="Boards"):
     @app_commands.describe(member=_("Who comes back on this server's leaderboards",
                                     key="commands.opt_boards_member_back.description"))
     async def include(self, interaction: discord.Interaction, member: discord.User) -> None:
+        await self._member(interaction, member, exclude=False)
+
+    async def _member(self, interaction: discord.Interaction, member: discord.User, *, exclude: bool) -> None:
+        """A member off this server's boards (*exclude*) or back on them; the
+        answer private.  A bot, or (to exclude) someone not in the server, is
+        told so; someone who left may be put back."""
         lang = user_lang(interaction)
         guild = interaction.guild
         if guild is None or not _can_manage(interaction):
             return await reply(interaction, t(lang, "errors.manage_guild_only"))
-        try:  # (someone who left the server may be put back too)
-            done = await self.bot.store.include_member(guild.id, member.id)
+        if exclude and member.bot:
+            return await reply(interaction, t(lang, "seasons.exclude_bot", member=member.mention))
+        if exclude and not isinstance(member, discord.Member):  # Discord resolves a member of the server as one
+            return await reply(interaction, t(lang, "seasons.exclude_not_member", member=member.mention))
+        store = self.bot.store
+        try:
+            done = await (store.exclude_member(guild.id, member.id, self.seasons.clock()) if exclude
+                          else store.include_member(guild.id, member.id))
         except Exception:
-            log.warning("inclusion in the boards of server %s not saved", guild.id, exc_info=True)
+            log.warning("board membership of %s in server %s not saved", member.id, guild.id, exc_info=True)
             return await reply(interaction, t(lang, "faults.not_saved"))
-        key = "seasons.included" if done else "seasons.include_not_excluded"
-        await reply(interaction, t(lang, key, member=member.mention))
+        key = {(True, True): "excluded", (True, False): "exclude_twice",
+               (False, True): "included", (False, False): "include_not_excluded"}[exclude, done]
+        await reply(interaction, t(lang, f"seasons.{key}", member=member.mention,
+                                   command=_command(lang, "boards_include")))
 
     @boards.command(name=_("schedule", key="commands.boards_schedule.name"),
                     description=_("Post a leaderboard every week or month in a channel",

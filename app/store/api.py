@@ -6,9 +6,9 @@ either as a ``Store``), and the store's tests run each method on both.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Protocol, Sequence, TypedDict
+from typing import Any, Iterable, Mapping, Protocol, Sequence, TypedDict
 
-from app.store.base import ACTIVE_DAYS, GameRecord, Page, TableRecord
+from app.store.base import ACTIVE_DAYS, GameRecord, Page, SeasonPlan, TableRecord
 from core.registry import MIN_GAMES
 
 
@@ -156,7 +156,9 @@ class Store(Protocol):
     async def park_inactive(self, now: float, windows: dict[int, float] | None = None,
                             days: float = ACTIVE_DAYS) -> int:
         """Take every rating without a rated game within its window off the
-        rating boards (kept, back with the next rated game); how many rows."""
+        rating boards (kept, back with the next rated game); how many rows.
+        A guild's window in *windows* (days) holds for its boards and its
+        seasons'; *days* for every other board."""
         ...
 
     async def rated_at(self, user_id: int, game: str, guild_id: int | None = None, *,
@@ -184,6 +186,15 @@ class Store(Protocol):
     async def create_season(self, guild_id: int, name: str, starts_at: float, ends_at: float | None = None, *, exist_ok: bool = False) -> int:
         ...
 
+    async def make_seasons(self, plans: Sequence[SeasonPlan]) -> list[int | None]:
+        """Make the seasons of *plans* a guild has not got yet (by name), all
+        in one transaction (none when every one is there): the calendar's
+        seasons of many guilds at once.  Each plan's season id (the one of
+        that name, or new); None where its span overlaps another season of
+        the guild.  ``ValueError`` when two plans of one guild share a name
+        or overlap (:func:`app.store.base.check_plans`)."""
+        ...
+
     async def end_season(self, season_id: int, at: float) -> dict[str, Any] | None:
         ...
 
@@ -198,7 +209,8 @@ class Store(Protocol):
     async def seasons_ended(self, now: float) -> list[dict[str, Any]]:
         ...
 
-    async def set_season_meta(self, season_id: int, meta: dict[str, Any]) -> None:
+    async def set_seasons_meta(self, metas: Mapping[int, dict[str, Any]]) -> None:
+        """Set the meta of many seasons (season id -> meta) in one transaction."""
         ...
 
     async def guilds_with_setting(self, key: str) -> dict[int, Any]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, NamedTuple, Sequence
 
 from core import registry
 from core.registry import GAMES, MIN_GAMES as MIN_GAMES  # (MIN_GAMES: the one threshold, re-exported)
@@ -251,6 +251,38 @@ def scope_of(guild_id: int | None, season: int | None = None) -> int:
             raise ValueError(f"no season {season}")
         return -season
     return guild_id or 0
+
+
+class SeasonPlan(NamedTuple):
+    """A season to make (:meth:`app.store.api.Store.make_seasons`): of
+    ``guild_id`` (0: the global calendar's), from ``starts_at`` to
+    ``ends_at`` (None: until ended by hand)."""
+
+    guild_id: int
+    name: str
+    starts_at: float
+    ends_at: float | None = None
+
+
+def check_plans(plans: Sequence[SeasonPlan]) -> list[SeasonPlan]:
+    """*plans* as SeasonPlans; ``ValueError`` for a span that ends before it
+    starts, or two plans of one guild with one name or overlapping spans.
+
+    >>> check_plans([(1, "a", 0.0, 10.0), (1, "b", 10.0, None), (2, "a", 5.0, 6.0)])[1]
+    SeasonPlan(guild_id=1, name='b', starts_at=10.0, ends_at=None)
+    >>> check_plans([(1, "a", 0.0, 10.0), (1, "b", 9.0, 20.0)])
+    Traceback (most recent call last):
+    ValueError: seasons 'a' and 'b' of guild 1 overlap
+    """
+    out = [SeasonPlan(*plan) for plan in plans]
+    for plan in out:
+        if plan.ends_at is not None and plan.ends_at <= plan.starts_at:
+            raise ValueError(f"season {plan.name!r} ends before it starts")
+    ordered = sorted(out, key=lambda plan: (plan.guild_id, plan.starts_at))
+    for a, b in zip(ordered, ordered[1:]):
+        if a.guild_id == b.guild_id and (a.name == b.name or a.ends_at is None or a.ends_at > b.starts_at):
+            raise ValueError(f"seasons {a.name!r} and {b.name!r} of guild {a.guild_id} overlap")
+    return out
 
 
 def season_record(row: Sequence[Any]) -> dict[str, Any]:

@@ -52,15 +52,15 @@ import logging
 import sqlite3
 import time
 import urllib.parse
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import asyncpg
 
 from app import ratings
 from app.store.api import GameDetail, HistoryEntry, NightRow
 from app.store.base import (
-    ACTIVE, ACTIVE_DAYS, BOARDS, CLOSED, GAME_CODES, GUILD_DEFAULTS, MIN_GAMES, ChannelBusy, GameRecord, GroupRecorder, Page, StoreUnavailable,
-    TIE_LOW, TableRecord, UNTOLD_FOR, board_number, record_scopes, scope_of, season_record, game_code, night_record, page_of, profile_of, table_record,
+    ACTIVE, ACTIVE_DAYS, BOARDS, CLOSED, GAME_CODES, GUILD_DEFAULTS, MIN_GAMES, ChannelBusy, GameRecord, GroupRecorder, Page, SeasonPlan, StoreUnavailable,
+    TIE_LOW, TableRecord, UNTOLD_FOR, board_number, record_scopes, scope_of, season_record, game_code, night_record, page_of, profile_of, table_record, check_plans,
 )
 from app.store.pg_migrations import REBUILD_BUCKETS, RECORD_LOCK, TABLES, VALUE_EXPR, migrate, visible_key
 
@@ -166,7 +166,39 @@ _DROP_PLANNED = f"""
 DELETE FROM seasons AS d WHERE d.guild_id = (SELECT guild_id FROM seasons WHERE id = $1) AND d.starts_at >= $2
   AND d.id != $1 AND NOT EXISTS (SELECT 1 FROM stats WHERE game = ANY('{{{",".join(str(c) for c in sorted(GAME_CODES.values()))}}}'::int[]) AND scope = -d.id)
 """
-_SET_SEASON_META = "UPDATE seasons SET meta = $1 WHERE id = $2"
+_SET_SEASONS_META = """
+UPDATE seasons AS s SET meta = m.meta FROM unnest($1::bigint[], $2::text[]) AS m (id, meta) WHERE s.id = m.id
+"""
+# make_seasons: the plans' seasons there already (by name) ...
+_SEASONS_NAMED_IN = """
+SELECT p.n, s.id FROM unnest($1::bigint[], $2::text[]) WITH ORDINALITY AS p (guild_id, name, n)
+JOIN seasons AS s ON s.guild_id = p.guild_id AND s.name = p.name
+"""
+# ... the plans' guilds locked (one guild's seasons are made one at a time; in
+# one order: two processes' batches do not deadlock) ...
+_LOCK_SEASON_GUILDS = """
+SELECT count(*) FROM (SELECT pg_advisory_xact_lock($1, h) FROM (SELECT DISTINCT hashint8(g) AS h
+                      FROM unnest($2::bigint[]) AS g) AS x ORDER BY h) AS l
+"""
+# ... and, in that transaction, the missing ones made unless they overlap a
+# season of the guild (the plans of one guild do not overlap: check_plans);
+# each plan's id by name
+_MAKE_SEASONS = """
+WITH p AS (
+    SELECT * FROM unnest($1::bigint[], $2::text[], $3::float8[], $4::float8[])
+        WITH ORDINALITY AS p (guild_id, name, starts_at, ends_at, n)
+), made AS (
+    INSERT INTO seasons (guild_id, name, starts_at, ends_at)
+    SELECT guild_id, name, starts_at, ends_at FROM p
+    WHERE NOT EXISTS (SELECT 1 FROM seasons AS s WHERE s.guild_id = p.guild_id AND s.name = p.name)
+      AND NOT EXISTS (SELECT 1 FROM seasons AS s WHERE s.guild_id = p.guild_id
+                      AND (p.ends_at IS NULL OR s.starts_at < p.ends_at) AND (s.ends_at IS NULL OR s.ends_at > p.starts_at))
+    RETURNING id, guild_id, name
+)
+SELECT p.n, coalesce(s.id, made.id) FROM p
+LEFT JOIN seasons AS s ON s.guild_id = p.guild_id AND s.name = p.name
+LEFT JOIN made ON made.guild_id = p.guild_id AND made.name = p.name
+"""
 _PARKED = """
 SELECT s.game, s.scope, s.user_id, s.parked_mu, s.parked_sigma
 FROM stats AS s JOIN unnest($1::int[], $2::bigint[], $3::bigint[]) AS k (game, scope, user_id)
@@ -177,6 +209,8 @@ _PARK = """
 UPDATE stats SET parked_mu = mu, parked_sigma = sigma, mu = NULL, sigma = NULL
 WHERE mu IS NOT NULL AND rated_at < $1 AND {where}
 """
+# the scopes of guilds with a window of their own: theirs and their seasons'
+_WINDOWED = "SELECT unnest($2::bigint[]) UNION ALL SELECT -id FROM seasons WHERE guild_id = ANY($2::bigint[])"
 _RATED_AT = "SELECT rated_at FROM stats WHERE game = $1 AND scope = $2 AND user_id = $3"
 # a member's rows of a guild's boards (its scope and its seasons'), by key
 _HIDE = """
@@ -884,11 +918,12 @@ class PostgresStore(GroupRecorder):
         custom = windows or {}
         async with self._pool.acquire() as conn:
             async with conn.transaction():
-                done = await conn.execute(_PARK.format(where="scope <> ALL($2::bigint[])"), now - days * 86400,
+                done = await conn.execute(_PARK.format(where=f"scope NOT IN ({_WINDOWED})"), now - days * 86400,
                                           sorted(custom))
                 count = int(done.split()[-1])
                 for guild_id, window in custom.items():
-                    done = await conn.execute(_PARK.format(where="scope = $2"), now - window * 86400, guild_id)
+                    done = await conn.execute(_PARK.format(where=f"scope IN ({_WINDOWED})"), now - window * 86400,
+                                              [guild_id])
                     count += int(done.split()[-1])
         return count
 
@@ -959,8 +994,26 @@ class PostgresStore(GroupRecorder):
     async def seasons_ended(self, now: float) -> list[dict[str, Any]]:
         return [season_record(tuple(row)) for row in await self._pool.fetch(_SEASONS_ENDED, now)]
 
-    async def set_season_meta(self, season_id: int, meta: dict[str, Any]) -> None:
-        await self._pool.execute(_SET_SEASON_META, json.dumps(meta), season_id)
+    async def set_seasons_meta(self, metas: Mapping[int, dict[str, Any]]) -> None:
+        if metas:
+            await self._pool.execute(_SET_SEASONS_META, list(metas), [json.dumps(m) for m in metas.values()])
+
+    async def make_seasons(self, plans: Sequence[SeasonPlan]) -> list[int | None]:
+        """As the SQLite store's: a read, and only when some season is
+        missing a transaction of two statements (the guilds' locks, then
+        every missing season made at once)."""
+        todo = check_plans(plans)
+        if not todo:
+            return []
+        guilds, names = [p.guild_id for p in todo], [p.name for p in todo]
+        found = dict(await self._pool.fetch(_SEASONS_NAMED_IN, guilds, names))
+        if len(found) < len(todo):
+            async with self._pool.acquire() as conn:
+                async with conn.transaction():
+                    await conn.execute(_LOCK_SEASON_GUILDS, SEASON_LOCK, guilds)
+                    found = dict(await conn.fetch(_MAKE_SEASONS, guilds, names, [p.starts_at for p in todo],
+                                                  [p.ends_at for p in todo]))
+        return [found.get(n) for n in range(1, len(todo) + 1)]
 
     async def guilds_with_setting(self, key: str) -> dict[int, Any]:
         return {row[0]: json.loads(row[1]) for row in await self._pool.fetch(_GUILDS_WITH_SETTING, key)}

@@ -73,7 +73,7 @@ import json
 import logging
 import sqlite3
 import time
-from typing import Any, Callable, Iterable, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
 import aiosqlite
 
@@ -81,7 +81,7 @@ from app import ratings
 from app.store.api import GameDetail, HistoryEntry, NightRow
 from app.store.base import (
     ACTIVE, ACTIVE_DAYS, CLOSED, GUILD_DEFAULTS, MIN_GAMES, ChannelBusy, GameRecord,
-    GroupRecorder, Page, StoreUnavailable, TableRecord,
+    GroupRecorder, Page, SeasonPlan, StoreUnavailable, TableRecord, check_plans,
     board_number as _board_number, game_code as _game_code, night_record as _night, page_of, profile_of,
     table_record as _table, UNTOLD_FOR, TIE_LOW, record_scopes, scope_of, season_record,
 )
@@ -422,6 +422,9 @@ _PARK = """
 UPDATE stats SET parked_mu = mu, parked_sigma = sigma, mu = NULL, sigma = NULL
 WHERE mu IS NOT NULL AND rated_at < :cut AND {where}
 """
+# the scopes of guilds with a window of their own (a JSON list): theirs and their seasons'
+_WINDOWED = "SELECT value FROM json_each(:custom) UNION ALL SELECT -id FROM seasons WHERE guild_id IN " \
+            "(SELECT value FROM json_each(:custom))"
 _RATED_AT = "SELECT rated_at FROM stats WHERE game = :g AND scope = :s AND user_id = :u"
 # a member's rows of a guild's boards (its scope and its seasons'), by key
 _HIDE = f"""
@@ -449,6 +452,24 @@ DELETE FROM seasons WHERE guild_id = (SELECT guild_id FROM seasons WHERE id = :i
   AND id != :id AND NOT EXISTS (SELECT 1 FROM stats WHERE game IN ({codes}) AND scope = -seasons.id)
 """.format(codes=", ".join(str(code) for code in sorted(GAME_CODES.values())))
 _SET_SEASON_META = "UPDATE seasons SET meta = ? WHERE id = ?"
+# the seasons of the names asked for (a JSON list of [guild id, name])
+_SEASONS_NAMED_IN = """
+SELECT s.id, s.guild_id, s.name FROM json_each(?) AS p
+JOIN seasons AS s ON s.guild_id = json_extract(p.value, '$[0]') AND s.name = json_extract(p.value, '$[1]')
+"""
+
+
+def _make_season(conn: sqlite3.Connection, plan: SeasonPlan) -> tuple[int | None, bool]:
+    """In a write transaction: the guild's season of the plan's name (not
+    made), else the plan's season made; ``(None, False)`` when its span
+    overlaps another season of the guild (a game would count in both)."""
+    params = {"g": plan.guild_id, "n": plan.name, "a": plan.starts_at, "e": plan.ends_at}
+    same = conn.execute(_SEASON_NAMED, params).fetchone()
+    if same is not None:
+        return int(same[0]), False
+    if conn.execute(_SEASON_OVERLAP, params).fetchone() is not None:
+        return None, False
+    return int(conn.execute(_CREATE_SEASON, params).fetchone()[0]), True
 _GUILDS_WITH_SETTING = "SELECT guild_id, value FROM guild_settings WHERE key = ?"
 _GUILD_SETTINGS = "SELECT key, value FROM guild_settings WHERE guild_id = ?"
 _SET_GUILD_SETTING = """
@@ -1069,17 +1090,17 @@ class SqliteStore(GroupRecorder):
     async def park_inactive(self, now: float, windows: dict[int, float] | None = None,
                             days: float = ACTIVE_DAYS) -> int:
         """Take off the rating boards every rating whose last rated game is
-        older than its window (*days*; a guild's scope in *windows*, guild id
-        -> days, its own): the rating is kept (parked) and comes back with
+        older than its window (*days*; in *windows*, guild id -> days, a
+        guild's own for its boards and its seasons'): the rating is kept (parked) and comes back with
         the next rated game.  Returns how many rows were parked."""
         custom = windows or {}
 
         def park(conn: sqlite3.Connection) -> int:
-            count = conn.execute(_PARK.format(where="scope NOT IN (SELECT value FROM json_each(:custom))"),
+            count = conn.execute(_PARK.format(where=f"scope NOT IN ({_WINDOWED})"),
                                  {"cut": now - days * 86400, "custom": json.dumps(sorted(custom))}).rowcount
             for guild_id, window in custom.items():
-                count += conn.execute(_PARK.format(where="scope = :s"),
-                                      {"cut": now - window * 86400, "s": guild_id}).rowcount
+                count += conn.execute(_PARK.format(where=f"scope IN ({_WINDOWED})"),
+                                      {"cut": now - window * 86400, "custom": json.dumps([guild_id])}).rowcount
             return count
 
         return await self._write(park)
@@ -1140,21 +1161,31 @@ class SqliteStore(GroupRecorder):
         (with *exist_ok*: its id instead, for calendar seasons made by every
         process alike); ``ValueError`` when the span overlaps another season
         of the guild (a game would count in both)."""
-        if ends_at is not None and ends_at <= starts_at:
-            raise ValueError("a season ends after it starts")
-        params = {"g": guild_id, "n": name, "a": starts_at, "e": ends_at}
+        (plan,) = check_plans([SeasonPlan(guild_id, name, starts_at, ends_at)])
 
         def create(conn: sqlite3.Connection) -> int:
-            same = conn.execute(_SEASON_NAMED, params).fetchone()
-            if same is not None:
-                if exist_ok:
-                    return int(same[0])
-                raise LookupError(f"guild {guild_id} has a season {name!r}")
-            if conn.execute(_SEASON_OVERLAP, params).fetchone() is not None:
+            season_id, made = _make_season(conn, plan)
+            if season_id is None:
                 raise ValueError(f"season {name!r} overlaps another season of guild {guild_id}")
-            return int(conn.execute(_CREATE_SEASON, params).fetchone()[0])
+            if not made and not exist_ok:
+                raise LookupError(f"guild {guild_id} has a season {name!r}")
+            return season_id
 
         return await self._write(create)
+
+    async def make_seasons(self, plans: Sequence[SeasonPlan]) -> list[int | None]:
+        """Make the seasons of *plans* a guild has not got yet (by name), in
+        one write transaction; none when a read finds them all (every look
+        at the calendar but the first after a boundary).  Each plan's
+        season id; None where its span overlaps another season of the guild."""
+        todo = check_plans(plans)
+        if not todo:
+            return []
+        named = json.dumps([[plan.guild_id, plan.name] for plan in todo])
+        found = {(g, n): i for i, g, n in await self._r.execute_fetchall(_SEASONS_NAMED_IN, (named,))}
+        if all((plan.guild_id, plan.name) in found for plan in todo):
+            return [found[(plan.guild_id, plan.name)] for plan in todo]
+        return await self._write(lambda conn: [_make_season(conn, plan)[0] for plan in todo])
 
     async def end_season(self, season_id: int, at: float) -> dict[str, Any] | None:
         """End a season at *at* (an open one, or one planned to end later),
@@ -1182,9 +1213,11 @@ class SqliteStore(GroupRecorder):
         closed yet (``meta.closed``: their final standings told), oldest first."""
         return [season_record(row) for row in await self._r.execute_fetchall(_SEASONS_ENDED, (now,))]
 
-    async def set_season_meta(self, season_id: int, meta: dict[str, Any]) -> None:
-        params = (json.dumps(meta), season_id)
-        await self._write(lambda conn: conn.execute(_SET_SEASON_META, params))
+    async def set_seasons_meta(self, metas: Mapping[int, dict[str, Any]]) -> None:
+        """Set the meta of many seasons (season id -> meta) in one transaction."""
+        rows = [(json.dumps(meta), season_id) for season_id, meta in metas.items()]
+        if rows:
+            await self._write(lambda conn: conn.executemany(_SET_SEASON_META, rows))
 
     async def guilds_with_setting(self, key: str) -> dict[int, Any]:
         """Every guild that has set *key*, with its value."""

@@ -39,6 +39,11 @@ class Games:
             players=results)) is not None
 
 
+def _season(name: str | None) -> dict[str, str]:
+    """The season option of /leaderboard, when one is named."""
+    return {} if name is None else {"season": name}
+
+
 def text_of(result: Any) -> str:
     return (result.followups[-1] if result.followups else result.message).text()
 
@@ -285,12 +290,18 @@ async def test_a_calendar_season_rolls_over_at_midnight_with_every_game_once(wor
 async def test_a_rating_leaves_the_servers_board_after_its_window_and_the_profile_says_so(world, tmp_path):
     """A rating stays on the board while its owner plays rated games; a
     server's admin sets its window (/boards activity); past it the rating
-    leaves this server's rating board (the board of all servers keeps its own
-    30 days) and /stats says since when and why, and that the rating is kept."""
+    leaves this server's rating boards, its season's too (the boards of all
+    servers, their season too, keep their own 30 days) and /stats says since
+    when and why, and that the rating is kept."""
     fd = world.fd
     admin = world.person("ada", manage_guild=True)
     ben, cleo = world.person("ben"), world.person("cleo")
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        r = await fd.slash(admin, world.channel, "season mode", mode="manual")
+        await r.settled(timeout=10)
+        r = await fd.slash(admin, world.channel, "season start", name="Cup")
+        assert text_of(r) == t("en", "seasons.started", name="Cup")
+        quarter, _, _ = period("quarterly", time.time())
         games = Games(bot.store, world.guild.id, world.channel.id)
         for _ in range(5):
             await games.play((ben.id, "ben"), (cleo.id, "cleo"))
@@ -302,9 +313,14 @@ async def test_a_rating_leaves_the_servers_board_after_its_window_and_the_profil
         bot.get_cog("Seasons").clock = lambda: time.time() + 2 * 86400  # two days on
         r = await fd.slash(admin, world.channel, "boards activity", days=1)
         assert (await answer(r)).text() == t("en", "seasons.activity_set", count=1)
-        r = await fd.slash(ben, world.channel, "leaderboard", by="rating")
-        assert r.message.embeds[0]["description"] == t("en", "stats.board_empty")
-        r = await fd.slash(ben, world.channel, "leaderboard", by="rating", scope="global")
+        for season in (None, "Cup"):  # this server's boards: the all-time one and its season's
+            r = await fd.slash(ben, world.channel, "leaderboard", by="rating", **_season(season))
+            assert r.message.embeds[0]["description"] == t("en", "stats.board_empty"), season
+        for season in (None, quarter):  # the boards of all servers keep them
+            r = await fd.slash(ben, world.channel, "leaderboard", by="rating", scope="global",
+                                **_season(season))
+            assert [row[1] for row in board_rows(r.message)] == ["ben", "cleo"], season
+        r = await fd.slash(ben, world.channel, "leaderboard", by="wins", season="Cup")  # (the rating boards only)
         assert [row[1] for row in board_rows(r.message)] == ["ben", "cleo"]
         r = await fd.slash(ben, world.channel, "stats", game="nimmt")
         text = (await answer(r)).text()
@@ -312,9 +328,10 @@ async def test_a_rating_leaves_the_servers_board_after_its_window_and_the_profil
         assert "On the rating board until" in everywhere
         assert "Off the rating board since <t:" in here and "no rated game for 1 day." in here
         assert "The rating is kept" in here and "Rating: " in here
-        await games.play((cleo.id, "cleo"), (ben.id, "ben"))  # a rated game: back on the board
-        r = await fd.slash(ben, world.channel, "leaderboard", by="rating")
-        assert sorted(row[1] for row in board_rows(r.message)) == ["ben", "cleo"]
+        await games.play((cleo.id, "cleo"), (ben.id, "ben"))  # a rated game: back on the boards
+        for season in (None, "Cup"):
+            r = await fd.slash(ben, world.channel, "leaderboard", by="rating", **_season(season))
+            assert sorted(row[1] for row in board_rows(r.message)) == ["ben", "cleo"], season
 
 
 async def test_an_admin_excludes_a_member_from_the_servers_boards_and_brings_them_back(world, tmp_path):

@@ -884,12 +884,80 @@ async def test_ending_a_season_by_hand_and_the_calendars_next_one(store):
     assert [x["id"] for x in await store.seasons_ended(199.0)] == []
     due = await store.seasons_ended(300.0)
     assert [x["id"] for x in due] == [open_]
-    await store.set_season_meta(open_, {"closed": True, "champions": {"nimmt": [1]}})
+    await store.set_seasons_meta({open_: {"closed": True, "champions": {"nimmt": [1]}}})
     assert await store.seasons_ended(300.0) == []
     assert (await store.season(open_))["meta"]["champions"] == {"nimmt": [1]}
     assert (await store.end_season(open_, 250.0))["ends_at"] == 200.0  # an end stays where it was
     with pytest.raises(ValueError):
         await store.leaderboard("nimmt", season=0)
+
+
+class Crash(Exception):
+    """The process stops in the middle of a rollover."""
+
+
+async def test_a_boundary_rolls_every_server_in_batches_and_resumes_after_a_stop(store_target):
+    """Seven servers and the global calendar roll at a boundary three at a
+    time: their next seasons are made once (asking again makes nothing, an
+    overlapping one is not made), a game ending the last instant of a season
+    counts in it and one ending at the boundary in the next, each once; a
+    stop in the middle of the closing leaves the batches saved before it
+    closed and the rest to the next look after the restart, which closes
+    every ended season once (only the stopped batch's are told again)."""
+    from app.seasons import close_ended, make_all
+    from app.store.base import SeasonPlan
+
+    guilds = list(range(10, 17))
+    first = [SeasonPlan(g, "first", 1000.0, 2000.0) for g in [0, *guilds]]
+    ahead = [SeasonPlan(g, "next", 2000.0, 3000.0) for g in [0, *guilds]]
+    s = await open_store(store_target, checkpoint_interval=None)
+    told: list[int] = []
+
+    async def close(season):
+        if len(told) == 5 and crash:
+            raise Crash
+        told.append(season["id"])
+        return {"champions": {"nimmt": [season["guild_id"]]}}
+
+    try:
+        made = await make_all(s, first + ahead, batch=3)
+        assert None not in made and len(set(made)) == len(made) == 16
+        assert await make_all(s, ahead + first, batch=5) == made[8:] + made[:8]  # asked again: the same ones
+        later = await s.make_seasons([SeasonPlan(10, "clash", 2500.0, 3500.0), SeasonPlan(11, "later", 3000.0)])
+        assert later[0] is None and later[1] is not None  # (a guild's season by hand would run over it)
+        with pytest.raises(ValueError):  # two of one guild that overlap: neither is made
+            await s.make_seasons([SeasonPlan(12, "a", 3000.0, 4000.0), SeasonPlan(12, "b", 3500.0)])
+        assert [x["name"] for x in await s.seasons(12)] == ["next", "first"]
+        for i, g in enumerate(guilds):
+            await s.record_game(_at(2 * i, 1999.999, [(1, 1, 0), (2, 2, 5)], guild_id=g))
+            await s.record_game(_at(2 * i + 1, 2000.0, [(2, 1, 0), (1, 2, 5)], guild_id=g))
+        crash = True
+        with pytest.raises(Crash):
+            await close_ended(s, 2000.5, close, batch=3)
+    finally:
+        await s.close()
+    assert len(told) == 5
+    s = await open_store(store_target, checkpoint_interval=None)  # the restart
+    try:
+        crash = False
+        assert await close_ended(s, 2000.5, close, batch=3) == 8 - 3  # the first batch was saved
+        assert await close_ended(s, 2000.5, close, batch=3) == 0
+        ended = made[:8]
+        assert sorted(told) == sorted(ended + told[3:5])  # the stopped batch's two told again, no other
+        for season_id in ended:
+            season = await s.season(season_id)
+            assert season["meta"] == {"closed": True, "champions": {"nimmt": [season["guild_id"]]}}
+        for i, g in enumerate(guilds):
+            this, following = made[1 + i], made[9 + i]
+            assert (await s.profile(1, "nimmt", season=this))["wins"] == 1  # 1999.999: the first season's
+            assert (await s.profile(2, "nimmt", season=following))["wins"] == 1  # 2000.0: the next one's
+            assert (await s.profile(1, "nimmt", season=this))["games"] == 1
+            assert (await s.profile(1, "nimmt", season=following))["games"] == 1
+            assert (await s.profile(1, "nimmt", g))["games"] == 2
+        assert (await s.profile(1, "nimmt", season=made[0]))["games"] == 7  # the global season: every server's
+        assert (await s.profile(1, "nimmt", season=made[8]))["games"] == 7
+    finally:
+        await s.close()
 
 
 def test_both_backends_offer_exactly_the_store_interface():
@@ -951,6 +1019,28 @@ async def test_a_rating_without_a_recent_rated_game_leaves_the_board_and_comes_b
     assert await store.park_inactive(time.time() + 3600.0, windows={10: 0.01}, days=30) == 4
     assert (await store.leaderboard("nimmt", 10, by="rating")).total == 0
     assert (await store.leaderboard("nimmt", by="rating")).total == 4
+
+
+async def test_a_servers_activity_window_holds_for_its_season_boards_too(store):
+    """A server's own window takes a rating off its season's rating board as
+    off its all-time one; another server's boards, its seasons' and the
+    boards of all servers (their global season too) keep the default."""
+    mine = await store.create_season(10, "cup", 0.0)
+    theirs = await store.create_season(11, "cup", 0.0)
+    world = await store.create_season(0, "w", 0.0)
+    for t in range(MIN_GAMES):
+        await store.record_game(_at(t, 1000.0 + t, [(1, 1, 0), (2, 2, 5)]))
+        await store.record_game(_at(100 + t, 1000.0 + t, [(1, 1, 0), (2, 2, 5)], guild_id=11))
+
+    async def shown(guild_id=None, season=None):
+        return (await store.leaderboard("nimmt", guild_id, by="rating", season=season)).total
+
+    assert await shown(10) == await shown(season=mine) == 2
+    assert await store.park_inactive(time.time() + 3600.0, windows={10: 0.01}, days=30) == 2 + 2
+    assert await shown(10) == await shown(season=mine) == 0
+    assert await shown(11) == await shown(season=theirs) == 2
+    assert await shown() == await shown(season=world) == 2
+    assert (await store.profile(1, "nimmt", season=mine))["parked"]
 
 
 def test_aiosqlite_has_the_primitive_the_store_runs_its_transactions_with():
