@@ -249,7 +249,9 @@ class SeasonsCog(commands.Cog, name="Seasons"):
         where = channel or guild.get_channel((await store.guild_settings(guild.id)).get("season_channel") or 0)
         lines.append(t(lang, "seasons.channel_is", channel=where.mention) if where is not None
                      else t(lang, "seasons.no_channel", command=_command(lang, "season_mode")))
-        await reply(interaction, "\n".join(lines))
+        if isinstance(where, discord.abc.GuildChannel):  # saved, and said now what the bot lacks there
+            lines.append(channel_problem(where, lang) or "")
+        await reply(interaction, "\n".join(filter(None, lines)))
         await self.tick()  # a season ended by the change is closed (its standings posted) now
 
     @season.command(name=_("start", key="commands.season_start.name"),
@@ -479,8 +481,9 @@ class BoardsCog(commands.Cog, name="Boards"):
         if every.value == "off":
             return await reply(interaction, t(lang, "seasons.schedule_off"))
         assert channel is not None
-        await reply(interaction, t(lang, f"seasons.schedule_{every.value}", channel=channel.mention,
-                                   game=t(lang, f"{plan['game']}.title"), by=t(lang, f"stats.by_{plan['by']}")))
+        text = t(lang, f"seasons.schedule_{every.value}", channel=channel.mention,
+                 game=t(lang, f"{plan['game']}.title"), by=t(lang, f"stats.by_{plan['by']}"))
+        await reply(interaction, "\n".join(filter(None, (text, channel_problem(channel, lang)))))
         await self.seasons.tick()  # the first post, now
 
 
@@ -502,6 +505,23 @@ def post_due(plan: dict[str, Any], now: float) -> bool:
     if every == "weekly":
         return now - float(last) >= 7 * 86400
     return period("monthly", now)[0] != period("monthly", float(last))[0]
+
+
+#: what the bot needs in a channel it posts a board in
+POST_PERMISSIONS = ("view_channel", "send_messages", "embed_links")
+
+
+def channel_problem(channel: discord.abc.GuildChannel, lang: str) -> str | None:
+    """What the bot lacks to post a board in *channel* (Discord's
+    permissions there, overwrites included), in words an admin can act on;
+    None if nothing."""
+    me = channel.guild.me
+    perms = channel.permissions_for(me) if me is not None else discord.Permissions.none()
+    missing = [name for name in POST_PERMISSIONS if not getattr(perms, name)]
+    if not missing:
+        return None
+    return t(lang, "seasons.why_channel", channel=channel.mention,
+             permissions=", ".join(t(lang, f"perms.{name}") for name in missing))
 
 
 def role_problem(guild: discord.Guild, role: discord.Role | None, lang: str) -> str | None:

@@ -156,7 +156,8 @@ class StatsCog(commands.Cog, name="Stats"):
             if local:
                 local = {**local, "rated_at": await self.bot.store.rated_at(target.id, key, interaction.guild_id),
                          "window": (settings or {}).get("activity_days") or ACTIVE_DAYS,
-                         "excluded": await self.bot.store.is_excluded(interaction.guild_id, target.id)}
+                         "excluded": await self.bot.store.is_excluded(interaction.guild_id, target.id),
+                         "boards": (settings or {}).get("boards") or "all"}
         except Exception:
             log.exception("stats of %s failed", target.id)
             return await reply(interaction, t(lang, "errors.unexpected"))
@@ -220,6 +221,10 @@ class StatsCog(commands.Cog, name="Stats"):
         lines = [t(lang, "stats.games", games=p["games"], wins=p["wins"], rate=_pct(p.get("win_rate"), lang))]
         if p.get("excluded"):  # /boards exclude: on no board of this server, whatever the figures
             lines.append(t(lang, "stats.excluded_here"))
+        elif p.get("boards") == "off":  # /boards visibility: no rank here to speak of
+            lines.append(t(lang, "seasons.boards_are_off"))
+        elif p.get("boards") == "season":
+            lines.append(t(lang, "seasons.boards_are_season_only", option=t(lang, "commands.opt_season.name")))
         elif p.get("ordinal") is not None:
             rank = p.get("rank")
             figures = {"rating": decimal(p["ordinal"], lang=lang), "mu": decimal(p.get("mu"), lang=lang),

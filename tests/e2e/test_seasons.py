@@ -10,6 +10,8 @@ import re
 import time
 from typing import Any
 
+import discord
+
 from app.i18n.catalogue import t
 from app.seasons import period
 from app.store import GameRecord, PlayerResult
@@ -211,11 +213,17 @@ async def test_an_admin_switches_the_boards_and_posts_one_every_week(world, tmp_
         assert r.ephemeral and r.message.text() == t("en", "seasons.boards_are_off")
         r = await fd.slash(ben, world.channel, "leaderboard", by="wins", scope="global")
         assert [row[1] for row in board_rows(r.message)] == ["ben", "cleo"]  # all servers: still there
+        r = await fd.slash(ben, world.channel, "stats", game="nimmt")  # the profile says why no board here
+        here = (await answer(r)).text().split(t("en", "stats.this_server"))[1]
+        assert t("en", "seasons.boards_are_off") in here
 
         r = await fd.slash(admin, world.channel, "boards visibility", shown="season")
         assert r.message.text() == t("en", "seasons.boards_season")
         r = await fd.slash(ben, world.channel, "leaderboard", by="wins")
         assert r.message.text() == t("en", "seasons.boards_are_season_only", option="season")
+        r = await fd.slash(cleo, world.channel, "stats", game="nimmt")
+        here = (await answer(r)).text().split(t("en", "stats.this_server"))[1]
+        assert t("en", "seasons.boards_are_season_only", option="season") in here
         r = await fd.slash(admin, world.channel, "season mode", mode="manual")
         await r.settled(timeout=10)
         await fd.slash(admin, world.channel, "season start", name="Cup")
@@ -229,6 +237,17 @@ async def test_an_admin_switches_the_boards_and_posts_one_every_week(world, tmp_
 
         r = await fd.slash(admin, world.channel, "boards schedule", every="weekly")
         assert r.ephemeral and r.message.text() == t("en", "seasons.schedule_needs_channel")
+        # a channel the bot cannot post in: saved, and what it lacks there said at once
+        locked = fd.add_channel(world.guild, "locked")
+        fd.set_channel_overwrite(locked, world.guild.bot_role,
+                                 deny=discord.Permissions(send_messages=True, embed_links=True))
+        why = t("en", "seasons.why_channel", channel=f"<#{locked.id}>", permissions="Send Messages, Embed Links")
+        r = await fd.slash(admin, world.channel, "boards schedule", every="weekly", channel=locked, by="wins")
+        assert r.ephemeral and r.message.text().splitlines()[-1] == why
+        r = await fd.slash(admin, world.channel, "season mode", mode="manual", channel=locked)
+        await r.settled(timeout=10)
+        assert text_of(r).splitlines()[-1] == why
+        assert not fd.messages(locked)
         r = await fd.slash(admin, world.channel, "boards schedule", every="weekly", channel=posts, by="wins")
         assert r.ephemeral
         assert r.message.text() == t("en", "seasons.schedule_weekly", game="11 nimmt!", by="wins",
