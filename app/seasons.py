@@ -110,22 +110,34 @@ async def close_ended(store: Store, now: float,
 
     ``close(season)`` tells a season's end (its final standings, its
     champions) and returns what to keep in its meta (None: not this
-    process's to close: left alone); *batch* seasons are saved closed per
-    transaction.  A stop in the middle loses nothing: the seasons of the
-    batch that was being told are told again at the next look (a post
-    carries the season's nonce: Discord shows it once).  Returns how many
-    were closed."""
-    ended = await store.seasons_ended(now)
+    process's to close: left alone); up to *batch* seasons are saved closed
+    per transaction, a guild's seasons in different ones (a guild's next
+    season is told with the one before it closed: its champions lose the
+    role).  A stop in the middle loses nothing: the seasons of the batch
+    that was being told are told again at the next look (a post carries
+    the season's nonce: Discord shows it once).  Returns how many were
+    closed."""
     closed = 0
-    for i in range(0, len(ended), batch):
-        metas: dict[int, dict[str, Any]] = {}
-        for season in ended[i:i + batch]:
-            meta = await close(season)
-            if meta is not None:
-                metas[season["id"]] = {**season["meta"], **meta, "closed": True}
+    metas: dict[int, dict[str, Any]] = {}
+    told: set[int] = set()  # the guilds of the batch being told
+
+    async def save() -> None:
+        nonlocal closed
         await store.set_seasons_meta(metas)
         closed += len(metas)
-        await asyncio.sleep(0)
+        metas.clear()
+        told.clear()
+        await asyncio.sleep(0)  # what waits (a click) runs between two batches
+
+    for season in await store.seasons_ended(now):
+        if len(told) >= batch or season["guild_id"] in told:
+            await save()
+        told.add(season["guild_id"])
+        meta = await close(season)
+        if meta is not None:
+            metas[season["id"]] = {**season["meta"], **meta, "closed": True}
+    if told:
+        await save()
     return closed
 
 

@@ -903,7 +903,8 @@ async def test_a_boundary_rolls_every_server_in_batches_and_resumes_after_a_stop
     counts in it and one ending at the boundary in the next, each once; a
     stop in the middle of the closing leaves the batches saved before it
     closed and the rest to the next look after the restart, which closes
-    every ended season once (only the stopped batch's are told again)."""
+    every ended season once (only the stopped batch's are told again); a
+    server's season is told with the one before it closed."""
     from app.seasons import close_ended, make_all
     from app.store.base import SeasonPlan
 
@@ -914,12 +915,15 @@ async def test_a_boundary_rolls_every_server_in_batches_and_resumes_after_a_stop
     told: list[int] = []
 
     async def close(season):
-        if len(told) == 5 and crash:
+        if len(told) == 6 and crash:
             raise Crash
         told.append(season["id"])
+        before = [x for x in await s.seasons(season["guild_id"]) if x["starts_at"] < season["starts_at"]]
+        assert all(x["meta"].get("closed") for x in before), season
         return {"champions": {"nimmt": [season["guild_id"]]}}
 
     try:
+        zero = await s.create_season(10, "zero", 500.0, 1000.0)  # (ended long ago, never closed)
         made = await make_all(s, first + ahead, batch=3)
         assert None not in made and len(set(made)) == len(made) == 16
         assert await make_all(s, ahead + first, batch=5) == made[8:] + made[:8]  # asked again: the same ones
@@ -936,16 +940,18 @@ async def test_a_boundary_rolls_every_server_in_batches_and_resumes_after_a_stop
             await close_ended(s, 2000.5, close, batch=3)
     finally:
         await s.close()
-    assert len(told) == 5
+    # told: zero and the global season (saved: guild 10 comes again), the first of
+    # 10, 11, 12 (saved), of 13, then the stop
+    ended = [zero, *made[:8]]
+    assert told == ended[:6]
     s = await open_store(store_target, checkpoint_interval=None)  # the restart
     try:
         crash = False
-        assert await close_ended(s, 2000.5, close, batch=3) == 8 - 3  # the first batch was saved
+        assert await close_ended(s, 2000.5, close, batch=3) == 4  # 13 to 16: the batches before were saved
         assert await close_ended(s, 2000.5, close, batch=3) == 0
-        ended = made[:8]
-        assert sorted(told) == sorted(ended + told[3:5])  # the stopped batch's two told again, no other
+        assert sorted(told) == sorted(ended + [made[4]])  # the stopped batch's one told again, no other
         for season_id in ended:
-            season = await s.season(season_id)
+            season = await s.season(season_id)  # (the closing's check: the one before closed first)
             assert season["meta"] == {"closed": True, "champions": {"nimmt": [season["guild_id"]]}}
         for i, g in enumerate(guilds):
             this, following = made[1 + i], made[9 + i]
