@@ -55,7 +55,7 @@ class SeasonsCog(commands.Cog, name="Seasons"):
         #: seconds between two looks at the calendar
         self.tick_seconds = TICK
         self._task: asyncio.Task[None] | None = None
-        self._lock = asyncio.Lock()  # one look at a time (a tick, or an admin's end)
+        self.lock = asyncio.Lock()  # one look at a time (a tick, or an admin's change of seasons or of a board post)
 
     async def cog_load(self) -> None:
         try:  # the global calendar's season is there before any game can end (they count in it)
@@ -83,7 +83,7 @@ class SeasonsCog(commands.Cog, name="Seasons"):
     async def tick(self) -> None:
         """Make the calendar's current and next seasons (global, and of this
         process's servers on a calendar), and close the seasons that ended."""
-        async with self._lock:
+        async with self.lock:
             now = self.clock()
             store = self.bot.store
             modes = {0: GLOBAL_MODE}  # (another process's servers are that process's to roll)
@@ -229,7 +229,7 @@ class SeasonsCog(commands.Cog, name="Seasons"):
         store = self.bot.store
         now = self.clock()
         try:
-            async with self._lock:
+            async with self.lock:
                 running = current(await store.seasons(guild.id), now)
                 old = (await store.guild_settings(guild.id)).get("season_mode") or "none"
                 if running is not None and mode.value != old:  # a change of mode ends the running season now
@@ -268,7 +268,7 @@ class SeasonsCog(commands.Cog, name="Seasons"):
             return await reply(interaction, t(lang, "seasons.name_empty"))
         store = self.bot.store
         try:
-            async with self._lock:
+            async with self.lock:
                 mode = (await store.guild_settings(guild.id)).get("season_mode") or "none"
                 running = current(await store.seasons(guild.id), self.clock())
                 if mode == "manual" and running is None:
@@ -298,7 +298,7 @@ class SeasonsCog(commands.Cog, name="Seasons"):
         await interaction.response.defer(ephemeral=True, thinking=True)
         store = self.bot.store
         try:
-            async with self._lock:
+            async with self.lock:
                 running = current(await store.seasons(guild.id), self.clock())
                 if running is None:
                     return await reply(interaction, t(lang, "seasons.none_running"))
@@ -474,7 +474,8 @@ class BoardsCog(commands.Cog, name="Boards"):
                 "game": game.value if game else registry.GAMES[0].key, "by": by.value if by else "rating",
                 "last": None}  # the first one goes out at the next look, then on schedule
         try:
-            await self.bot.store.set_guild_setting(guild.id, "board_post", plan)
+            async with self.seasons.lock:  # (a look posting the board meanwhile would save its old plan)
+                await self.bot.store.set_guild_setting(guild.id, "board_post", plan)
         except Exception:
             log.warning("board schedule of server %s not saved", guild.id, exc_info=True)
             return await reply(interaction, t(lang, "faults.not_saved"))
@@ -483,9 +484,22 @@ class BoardsCog(commands.Cog, name="Boards"):
         assert channel is not None
         text = t(lang, f"seasons.schedule_{every.value}", channel=channel.mention,
                  game=t(lang, f"{plan['game']}.title"), by=t(lang, f"stats.by_{plan['by']}"))
-        await reply(interaction, "\n".join(filter(None, (text, channel_problem(channel, lang)))))
+        await reply(interaction, "\n".join(filter(None, (text, channel_problem(channel, lang),
+                                                          await self._nothing_shown(guild.id, lang)))))
         await self.seasons.tick()  # the first post, now
 
+
+
+    async def _nothing_shown(self, guild_id: int, lang: str) -> str | None:
+        """Why a scheduled board would post nothing now (this server's boards
+        off, or seasons only and none running); None if it posts."""
+        store = self.bot.store
+        shown = (await store.guild_settings(guild_id)).get("boards") or "all"
+        if shown == "off":
+            return t(lang, "seasons.schedule_boards_off", command=_command(lang, "boards_visibility"))
+        if shown == "season" and current(await store.seasons(guild_id), self.seasons.clock()) is None:
+            return t(lang, "seasons.schedule_no_season", command=_command(lang, "season_mode"))
+        return None
 
 
 def post_due(plan: dict[str, Any], now: float) -> bool:

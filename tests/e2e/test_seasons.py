@@ -216,6 +216,9 @@ async def test_an_admin_switches_the_boards_and_posts_one_every_week(world, tmp_
         r = await fd.slash(ben, world.channel, "stats", game="nimmt")  # the profile says why no board here
         here = (await answer(r)).text().split(t("en", "stats.this_server"))[1]
         assert t("en", "seasons.boards_are_off") in here
+        r = await fd.slash(admin, world.channel, "boards schedule", every="weekly", channel=posts, by="wins")
+        assert r.message.text().splitlines()[-1] == t("en", "seasons.schedule_boards_off",
+                                                      command="/boards visibility")
 
         r = await fd.slash(admin, world.channel, "boards visibility", shown="season")
         assert r.message.text() == t("en", "seasons.boards_season")
@@ -224,6 +227,10 @@ async def test_an_admin_switches_the_boards_and_posts_one_every_week(world, tmp_
         r = await fd.slash(cleo, world.channel, "stats", game="nimmt")
         here = (await answer(r)).text().split(t("en", "stats.this_server"))[1]
         assert t("en", "seasons.boards_are_season_only", option="season") in here
+        r = await fd.slash(admin, world.channel, "boards schedule", every="weekly", channel=posts, by="wins")
+        assert r.message.text().splitlines()[-1] == t("en", "seasons.schedule_no_season", command="/season mode")
+        r = await fd.slash(admin, world.channel, "boards schedule", every="off")  # (nothing was posted)
+        assert r.message.text() == t("en", "seasons.schedule_off")
         r = await fd.slash(admin, world.channel, "season mode", mode="manual")
         await r.settled(timeout=10)
         await fd.slash(admin, world.channel, "season start", name="Cup")
