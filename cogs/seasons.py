@@ -266,6 +266,7 @@ class SeasonsCog(commands.Cog, name="Seasons"):
         name = " ".join(name.split())
         if not name:  # only spaces
             return await reply(interaction, t(lang, "seasons.name_empty"))
+        await interaction.response.defer(ephemeral=True, thinking=True)  # (a look may be rolling seasons over)
         store = self.bot.store
         try:
             async with self.lock:
@@ -473,6 +474,7 @@ class BoardsCog(commands.Cog, name="Boards"):
         plan = {"every": every.value, "channel": channel.id if channel else None,
                 "game": game.value if game else registry.GAMES[0].key, "by": by.value if by else "rating",
                 "last": None}  # the first one goes out at the next look, then on schedule
+        await interaction.response.defer(ephemeral=True, thinking=True)  # (a look may be rolling seasons over)
         try:
             async with self.seasons.lock:  # (a look posting the board meanwhile would save its old plan)
                 await self.bot.store.set_guild_setting(guild.id, "board_post", plan)

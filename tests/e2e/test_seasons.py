@@ -65,6 +65,7 @@ async def test_a_season_by_hand_from_start_to_champion(world, tmp_path):
         r = await fd.slash(ben, world.channel, "season mode", mode="manual")
         assert r.ephemeral and r.message.text() == t("en", "errors.manage_guild_only")
         r = await fd.slash(admin, world.channel, "season start", name="Spring cup")
+        await r.settled(timeout=10)
         assert r.ephemeral and t("en", "seasons.not_manual", mode="off", command="/season mode") in text_of(r)
         r = await fd.slash(admin, world.channel, "season end")
         await r.settled(timeout=10)
@@ -86,8 +87,10 @@ async def test_a_season_by_hand_from_start_to_champion(world, tmp_path):
         r = await fd.slash(admin, world.channel, "season start", name="   ")
         assert r.ephemeral and text_of(r) == t("en", "seasons.name_empty")
         r = await fd.slash(admin, world.channel, "season start", name="Spring cup")
+        await r.settled(timeout=10)
         assert r.ephemeral and text_of(r) == t("en", "seasons.started", name="Spring cup")
         r = await fd.slash(admin, world.channel, "season start", name="Another")
+        await r.settled(timeout=10)
         assert t("en", "seasons.already_running", name="Spring cup", command="/season end") in text_of(r)
 
         for _ in range(2):
@@ -140,6 +143,7 @@ async def test_a_season_by_hand_from_start_to_champion(world, tmp_path):
         why = t("en", "seasons.why_role_above", role=f"<@&{champion.id}>", top=f"<@&{guild.bot_role.id}>")
         assert why in text_of(r)
         r = await fd.slash(admin, world.channel, "season start", name="Summer cup")
+        await r.settled(timeout=10)
         await games.play((ben.id, "ben"), (cleo.id, "cleo"))
         guild.bot_role.position, champion.position = champion.position + 1, 1  # the admin drags the bot's role up
         fd.set_role_permissions(guild.bot_role, guild.bot_role.permissions)
@@ -217,8 +221,8 @@ async def test_an_admin_switches_the_boards_and_posts_one_every_week(world, tmp_
         here = (await answer(r)).text().split(t("en", "stats.this_server"))[1]
         assert t("en", "seasons.boards_are_off") in here
         r = await fd.slash(admin, world.channel, "boards schedule", every="weekly", channel=posts, by="wins")
-        assert r.message.text().splitlines()[-1] == t("en", "seasons.schedule_boards_off",
-                                                      command="/boards visibility")
+        said = (await answer(r)).text().splitlines()
+        assert said[-1] == t("en", "seasons.schedule_boards_off", command="/boards visibility")
 
         r = await fd.slash(admin, world.channel, "boards visibility", shown="season")
         assert r.message.text() == t("en", "seasons.boards_season")
@@ -228,12 +232,14 @@ async def test_an_admin_switches_the_boards_and_posts_one_every_week(world, tmp_
         here = (await answer(r)).text().split(t("en", "stats.this_server"))[1]
         assert t("en", "seasons.boards_are_season_only", option="season") in here
         r = await fd.slash(admin, world.channel, "boards schedule", every="weekly", channel=posts, by="wins")
-        assert r.message.text().splitlines()[-1] == t("en", "seasons.schedule_no_season", command="/season mode")
+        said = (await answer(r)).text().splitlines()
+        assert said[-1] == t("en", "seasons.schedule_no_season", command="/season mode")
         r = await fd.slash(admin, world.channel, "boards schedule", every="off")  # (nothing was posted)
-        assert r.message.text() == t("en", "seasons.schedule_off")
+        assert (await answer(r)).text() == t("en", "seasons.schedule_off")
         r = await fd.slash(admin, world.channel, "season mode", mode="manual")
         await r.settled(timeout=10)
-        await fd.slash(admin, world.channel, "season start", name="Cup")
+        r = await fd.slash(admin, world.channel, "season start", name="Cup")
+        await r.settled(timeout=10)
         await games.play((cleo.id, "cleo"), (ben.id, "ben"))
         r = await fd.slash(ben, world.channel, "leaderboard", by="wins", season="Cup")
         assert [row[:3] for row in board_rows(r.message)] == [(1, "cleo", "1"), (2, "ben", "0")]
@@ -250,15 +256,15 @@ async def test_an_admin_switches_the_boards_and_posts_one_every_week(world, tmp_
                                  deny=discord.Permissions(send_messages=True, embed_links=True))
         why = t("en", "seasons.why_channel", channel=f"<#{locked.id}>", permissions="Send Messages, Embed Links")
         r = await fd.slash(admin, world.channel, "boards schedule", every="weekly", channel=locked, by="wins")
-        assert r.ephemeral and r.message.text().splitlines()[-1] == why
+        assert r.ephemeral and (await answer(r)).text().splitlines()[-1] == why
         r = await fd.slash(admin, world.channel, "season mode", mode="manual", channel=locked)
         await r.settled(timeout=10)
         assert text_of(r).splitlines()[-1] == why
         assert not fd.messages(locked)
         r = await fd.slash(admin, world.channel, "boards schedule", every="weekly", channel=posts, by="wins")
         assert r.ephemeral
-        assert r.message.text() == t("en", "seasons.schedule_weekly", game="11 nimmt!", by="wins",
-                                     channel=f"<#{posts.id}>")
+        assert (await answer(r)).text() == t("en", "seasons.schedule_weekly", game="11 nimmt!", by="wins",
+                                             channel=f"<#{posts.id}>")
         posted = await fd.wait_for(lambda: next((m for m in fd.messages(posts) if m.embeds), None), timeout=10)
         assert posted.embeds[0]["title"] == t("en", "stats.board_title", game="11 nimmt!", scope="this server",
                                               by="wins")
@@ -268,7 +274,7 @@ async def test_an_admin_switches_the_boards_and_posts_one_every_week(world, tmp_
         plan = (await bot.store.guild_settings(world.guild.id))["board_post"]
         assert plan["every"] == "weekly" and plan["last"] is not None  # the next one in a week
         r = await fd.slash(admin, world.channel, "boards schedule", every="off")
-        assert r.message.text() == t("en", "seasons.schedule_off")
+        assert (await answer(r)).text() == t("en", "seasons.schedule_off")
 
 
 async def test_a_calendar_season_rolls_over_at_midnight_with_every_game_once(world, tmp_path):
@@ -326,6 +332,7 @@ async def test_a_rating_leaves_the_servers_board_after_its_window_and_the_profil
         r = await fd.slash(admin, world.channel, "season mode", mode="manual")
         await r.settled(timeout=10)
         r = await fd.slash(admin, world.channel, "season start", name="Cup")
+        await r.settled(timeout=10)
         assert text_of(r) == t("en", "seasons.started", name="Cup")
         quarter, _, _ = period("quarterly", time.time())
         games = Games(bot.store, world.guild.id, world.channel.id)
