@@ -205,9 +205,11 @@ FROM stats AS s JOIN unnest($1::int[], $2::bigint[], $3::bigint[]) AS k (game, s
   ON s.game = k.game AND s.scope = k.scope AND s.user_id = k.user_id
 WHERE s.mu IS NULL AND s.parked_mu IS NOT NULL
 """
+# (an ended season's board stays as it ended: kept browsable, its ratings are not parked)
 _PARK = """
 UPDATE stats SET parked_mu = mu, parked_sigma = sigma, mu = NULL, sigma = NULL
 WHERE mu IS NOT NULL AND rated_at < $1 AND {where}
+  AND scope NOT IN (SELECT -id FROM seasons WHERE ends_at <= $3)
 """
 # the scopes of guilds with a window of their own: theirs and their seasons'
 _WINDOWED = "SELECT unnest($2::bigint[]) UNION ALL SELECT -id FROM seasons WHERE guild_id = ANY($2::bigint[])"
@@ -919,11 +921,11 @@ class PostgresStore(GroupRecorder):
         async with self._pool.acquire() as conn:
             async with conn.transaction():
                 done = await conn.execute(_PARK.format(where=f"scope NOT IN ({_WINDOWED})"), now - days * 86400,
-                                          sorted(custom))
+                                          sorted(custom), now)
                 count = int(done.split()[-1])
                 for guild_id, window in custom.items():
                     done = await conn.execute(_PARK.format(where=f"scope IN ({_WINDOWED})"), now - window * 86400,
-                                              [guild_id])
+                                              [guild_id], now)
                     count += int(done.split()[-1])
         return count
 

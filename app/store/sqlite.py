@@ -418,9 +418,11 @@ SELECT g.id, g.table_id, g.guild_id, g.channel_id, g.game, g.started_at, g.ended
 FROM games AS g WHERE g.id = ?
 """
 # park the ratings not changed since :cut (the stats_awake index finds them)
+# (an ended season's board stays as it ended: kept browsable, its ratings are not parked)
 _PARK = """
 UPDATE stats SET parked_mu = mu, parked_sigma = sigma, mu = NULL, sigma = NULL
 WHERE mu IS NOT NULL AND rated_at < :cut AND {where}
+  AND scope NOT IN (SELECT -id FROM seasons WHERE ends_at <= :now)
 """
 # the scopes of guilds with a window of their own (a JSON list): theirs and their seasons'
 _WINDOWED = "SELECT value FROM json_each(:custom) UNION ALL SELECT -id FROM seasons WHERE guild_id IN " \
@@ -1097,10 +1099,11 @@ class SqliteStore(GroupRecorder):
 
         def park(conn: sqlite3.Connection) -> int:
             count = conn.execute(_PARK.format(where=f"scope NOT IN ({_WINDOWED})"),
-                                 {"cut": now - days * 86400, "custom": json.dumps(sorted(custom))}).rowcount
+                                 {"cut": now - days * 86400, "custom": json.dumps(sorted(custom)), "now": now}).rowcount
             for guild_id, window in custom.items():
                 count += conn.execute(_PARK.format(where=f"scope IN ({_WINDOWED})"),
-                                      {"cut": now - window * 86400, "custom": json.dumps([guild_id])}).rowcount
+                                      {"cut": now - window * 86400, "custom": json.dumps([guild_id]),
+                                       "now": now}).rowcount
             return count
 
         return await self._write(park)

@@ -1030,9 +1030,10 @@ async def test_a_rating_without_a_recent_rated_game_leaves_the_board_and_comes_b
 async def test_a_servers_activity_window_holds_for_its_season_boards_too(store):
     """A server's own window takes a rating off its season's rating board as
     off its all-time one; another server's boards, its seasons' and the
-    boards of all servers (their global season too) keep the default."""
+    boards of all servers (their global season too) keep the default.  An
+    ended season's board stays as it ended (browsable after the end)."""
     mine = await store.create_season(10, "cup", 0.0)
-    theirs = await store.create_season(11, "cup", 0.0)
+    theirs = await store.create_season(11, "cup", 0.0, 1500.0)  # (ended long ago)
     world = await store.create_season(0, "w", 0.0)
     for t in range(MIN_GAMES):
         await store.record_game(_at(t, 1000.0 + t, [(1, 1, 0), (2, 2, 5)]))
@@ -1047,6 +1048,9 @@ async def test_a_servers_activity_window_holds_for_its_season_boards_too(store):
     assert await shown(11) == await shown(season=theirs) == 2
     assert await shown() == await shown(season=world) == 2
     assert (await store.profile(1, "nimmt", season=mine))["parked"]
+    assert await store.park_inactive(time.time() + 40 * 86400) == 3 * 2  # 30 days on: the rest, but the ended
+    assert await shown(11) == await shown() == await shown(season=world) == 0
+    assert await shown(season=theirs) == 2
 
 
 def test_aiosqlite_has_the_primitive_the_store_runs_its_transactions_with():
