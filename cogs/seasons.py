@@ -244,9 +244,10 @@ class SeasonsCog(commands.Cog, name="Seasons"):
             return await reply(interaction, t(lang, "faults.not_saved"))
         lines = [t(lang, f"seasons.mode_{mode.value}", start=_command(lang, "season_start"),
                    end=_command(lang, "season_end"))]
-        if running is not None and mode.value != old:
-            lines.append(t(lang, "seasons.ended_now", name=plain(running["name"])))
         where = channel or guild.get_channel((await store.guild_settings(guild.id)).get("season_channel") or 0)
+        if running is not None and mode.value != old:
+            lines.append(t(lang, "seasons.ended_now" if where is not None else "seasons.ended_now_unposted",
+                           name=plain(running["name"])))
         lines.append(t(lang, "seasons.channel_is", channel=where.mention) if where is not None
                      else t(lang, "seasons.no_channel", command=_command(lang, "season_mode")))
         if isinstance(where, discord.abc.GuildChannel):  # saved, and said now what the bot lacks there
@@ -304,10 +305,18 @@ class SeasonsCog(commands.Cog, name="Seasons"):
                 if running is None:
                     return await reply(interaction, t(lang, "seasons.none_running"))
                 await store.end_season(running["id"], self.clock())
+            where = guild.get_channel((await store.guild_settings(guild.id)).get("season_channel") or 0)
         except Exception:
             log.warning("season of server %s not ended", guild.id, exc_info=True)
             return await reply(interaction, t(lang, "faults.not_saved"))
-        await reply(interaction, t(lang, "seasons.ended", name=plain(running["name"])))
+        if where is None:  # nowhere to post the final standings: said, not promised
+            text = t(lang, "seasons.ended_unposted", name=plain(running["name"]),
+                     command=_command(lang, "season_mode"))
+        else:
+            text = "\n".join(filter(None, (t(lang, "seasons.ended", name=plain(running["name"])),
+                                            channel_problem(where, lang)
+                                            if isinstance(where, discord.abc.GuildChannel) else None)))
+        await reply(interaction, text)
         await self.tick()
 
     @season.command(name=_("role", key="commands.season_role.name"),

@@ -365,6 +365,10 @@ async def test_a_rating_leaves_the_servers_board_after_its_window_and_the_profil
         for season in (None, "Cup"):
             r = await fd.slash(ben, world.channel, "leaderboard", by="rating", **_season(season))
             assert sorted(row[1] for row in board_rows(r.message)) == ["ben", "cleo"], season
+        # no channel was chosen for the final standings: the end says so, it does not promise them
+        r = await fd.slash(admin, world.channel, "season end")
+        await r.settled(timeout=10)
+        assert text_of(r) == t("en", "seasons.ended_unposted", name="Cup", command="/season mode")
 
 
 async def test_an_admin_excludes_a_member_from_the_servers_boards_and_brings_them_back(world, tmp_path):
