@@ -948,7 +948,7 @@ async def measure(target: str, runs: int, sustained: int, scale: dict[str, int],
         results["rollover: a server's final standings read"] = _report(
             "    rollover: a server's final standings read", standings)
         results["click (page + rank) during the rollover"] = _report(
-            "click (page + rank) during the rollover", clicks)
+            f"click (page + rank) during the rollover ({len(clicks)} clicks)", clicks)
     finally:
         await store.close()
 
