@@ -1069,7 +1069,7 @@ async def test_components_v2_layouts_as_discord_documents(fake_discord: FakeDisc
         section(3, thumb), gallery(10), {"type": 14, "spacing": 2, "divider": False},
         {"type": 17, "accent_color": 0xFFFFFF, "spoiler": True, "components": [
             section(1, button("go")), {"type": 1, "components": [button("stop")]}, {"type": 14}, text()]}]}) == []
-    refused = {
+    refused: dict[str, dict[str, Any]] = {
         r"content cannot be used with IS_COMPONENTS_V2": {"flags": V2, "content": "hi", "components": [text()]},
         r"embeds cannot be used": {"flags": V2, "embeds": [{"title": "t"}], "components": [text()]},
         r"sticker_ids cannot be used": {"flags": V2, "sticker_ids": ["1"], "components": [text()]},
@@ -1113,20 +1113,18 @@ async def test_components_v2_layouts_as_discord_documents(fake_discord: FakeDisc
     guild, chan, alice, bob = make_world(fd)
     clicked: list[str] = []
 
+    class Play(discord.ui.Button["Table"]):
+        async def callback(self, interaction: discord.Interaction) -> None:
+            clicked.append(interaction.user.name)
+            await interaction.response.defer()
+
     class Table(discord.ui.LayoutView):
         def __init__(self) -> None:
             super().__init__(timeout=None)
-            play = discord.ui.Button(label="Play", custom_id="v2:play")
-
-            async def on_play(interaction: discord.Interaction) -> None:
-                clicked.append(interaction.user.name)
-                await interaction.response.defer()
-
-            play.callback = on_play  # type: ignore[method-assign]
             self.add_item(discord.ui.Container(
                 discord.ui.TextDisplay(f"Round 1 - {alice.mention}, your turn"),
                 discord.ui.MediaGallery(discord.MediaGalleryItem("attachment://table.png")),
-                discord.ui.ActionRow(play),
+                discord.ui.ActionRow(Play(label="Play", custom_id="v2:play")),
                 accent_colour=0x2ECC71))
 
     async with running_bot(fd) as bot:
