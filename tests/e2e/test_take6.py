@@ -8,7 +8,8 @@ import re
 import pytest
 
 from app.i18n.catalogue import t
-from tests.e2e import button, check_record, live_engine, open_hand, running_bot, started
+from cogs.games.take6 import render as render_take6
+from tests.e2e import button, check_record, live_engine, open_hand, panel_answer, running_bot, started
 from tests.e2e.table_state import per_table_state
 
 pytestmark = pytest.mark.timeout(300)
@@ -51,6 +52,11 @@ async def test_full_game_three_seats_with_a_computer(world, tmp_path):
         panel = await open_panel(tbl, ana)
         second = await open_panel(tbl, ana)  # an older panel, left open
         hand = engine.view(seat[ana.id])["hand"]
+        # the panel stands alone: its picture is the four rows with her hand, as her view draws them
+        [picture] = panel.attachments
+        assert picture["filename"] == "hand.png" and panel.embeds[0]["image"]["url"] == "attachment://hand.png"
+        assert picture["data"] == render_take6.render_take6_hand(engine.view(seat[ana.id]), {
+            k: t("en", f"take6.r_{k}") for k in render_take6.TAKE6_HAND_LABELS})
         cards = card_buttons(panel)
         # one button per card; its id names a place in the hand (d<deal>t<turn>i<index>), never the card
         assert [b["label"].split(" ")[0] for b in cards] == [str(c) for c in hand]
@@ -90,11 +96,11 @@ async def test_full_game_three_seats_with_a_computer(world, tmp_path):
                     await fd.wait_for(lambda: "picks the row to take" in tbl.log_text()
                                       or "picks the row" in tbl.table_message().text(), timeout=10)
                     r = await tbl.click(user, panel, rows[1]["custom_id"])
-                    assert r.ack_type == 7
+                    await panel_answer(r)  # (the rows changed: its picture is drawn anew, the click acknowledged first)
                     await fd.wait_for(lambda: f"**{user.name}** takes row B" in tbl.log_text(), timeout=10)
                 else:
                     r = await tbl.click(user, panel, card_buttons(panel)[0]["custom_id"])
-                    assert r.ack_type == 7
+                    await panel_answer(r)  # (the last card chosen reveals: new rows, a new picture)
                 acted = True
             if not acted:
                 await fd.wait_for(lambda: table.status != "playing" or any(

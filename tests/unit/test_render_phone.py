@@ -24,6 +24,7 @@ from cogs.games.garbage import render as render_garbage
 from cogs.games.nimmt import render as render_nimmt
 from cogs.games.take6 import render as render_take6
 from core import registry
+from core.games.take6.engine import ROW_LABELS, ROW_MAX, row_for
 from core.protocol import Event, to_act
 
 NAMES = ["Bartholomew Fitzgerald-Worthington III", "山田太郎の長い名前です", "Zoë 🎲🎲🎲 the Dice Queen", "Ana",
@@ -88,6 +89,10 @@ def _states() -> list[tuple[str, Callable[[str], bytes]]]:
             out.append((f"take6 table {seats} seats, {what}", lambda lang, e=engine, r=recent, n=seats:
                         render_take6.render_take6_table(e.view(None), NAMES[:n], labels(
                             "take6", lang, render_take6.TAKE6_TABLE_LABELS), r)))
+            seat = min(to_act(engine), default=0)
+            out.append((f"take6 panel {seats} seats, {what}", lambda lang, e=engine, s=seat:
+                        render_take6.render_take6_hand(e.view(s), labels("take6", lang,
+                                                                         render_take6.TAKE6_HAND_LABELS))))
     for seats in (2, 6):
         for what, until in (("chain", lambda ev: sum(e["type"] == "placed" for e in ev) >= 3),
                             ("jack", has("choose_jack")), ("hand", has("hand_won"))):
@@ -116,6 +121,33 @@ def test_the_hand_picture_keeps_its_width() -> None:
         view = {"hand": list(range(1, hand + 1)), "playable": {}, "stacks": []}
         widths.add(Image.open(io.BytesIO(render_nimmt.render_nimmt_hand(view, {}))).width)
     assert widths == {render_nimmt.HAND_W}
+
+
+def test_the_take6_panel_shows_the_rows_beside_the_hand_and_where_each_card_goes() -> None:
+    """The panel's picture stands alone: every card of the four rows and of the seat's
+    hand, each hand card with where it would go now; its width does not change."""
+    engine, _ = played("take6", 4, 3, has("reveal"))
+    seat = min(to_act(engine))
+    view = engine.view(seat)
+    marked = {"hand": "HAND", "to_row": "to {row}", "takes_row": "takes {row}", "picks_row": "picks"}
+    texts = _texts(lambda: render_take6.render_take6_hand(view, marked))
+    rows = [text for r, row in enumerate(view["rows"])
+            for text in (ROW_LABELS[r], *map(str, row), "6", str(view["row_heads"][r]))]
+    hand = [str(c) for c in view["hand"]]
+    assert texts[:texts.index("HAND")] == rows
+    after = texts[texts.index("HAND") + 1:]
+    numbers = [x for x in after if x.isdigit()]
+    assert numbers == hand
+    wheres = [x for x in after if not x.isdigit()]
+    expected = []
+    for card in view["hand"]:
+        row = row_for(card, view["rows"])
+        expected.append("picks" if row < 0 else f"takes {ROW_LABELS[row]}" if len(view["rows"][row]) >= ROW_MAX
+                        else f"to {ROW_LABELS[row]}")
+    assert wheres == expected
+    widths = {Image.open(io.BytesIO(render_take6.render_take6_hand({**view, "hand": view["hand"][:n]}, marked))).width
+              for n in (0, 1, 6, 10)}
+    assert widths == {render_take6.W}
 
 
 def _texts(draw: Callable[[], bytes]) -> list[str]:

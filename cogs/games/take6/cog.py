@@ -17,6 +17,7 @@ instead of acting.  (Before typed items the same lived in the op's argument,
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from types import ModuleType
 from typing import Any, ClassVar
 
@@ -25,7 +26,7 @@ import discord
 from app.i18n.catalogue import has, t
 from app.render import pool as render_pool
 from cogs.games.take6 import render as render_take6
-from cogs.games.take6.render import TAKE6_TABLE_LABELS
+from cogs.games.take6.render import TAKE6_HAND_LABELS, TAKE6_TABLE_LABELS
 from app.tables.manager import Table
 from app.text import plain
 from cogs.coach import hint_text
@@ -33,7 +34,7 @@ from cogs.common.ui import reply, view_of
 from cogs.tables.game_ui import BaseUI, GameCog, new_command, TableMessage, picture_names, seat_label
 from cogs.guard import BadInput, number
 from cogs.tables.lobby import Back, Rules, seat_control
-from cogs.tables.panel import HandPanels, Panel, playing_seat
+from cogs.tables.panel import HandPanels, Panel, Picture, playing_seat
 from cogs.tables.router import Click, Field, Int, TableButton
 from core.protocol import Event, GameError
 from core.games.take6 import SPEC
@@ -41,6 +42,7 @@ from core.games.take6.engine import HAND, HEADS, ROW_LABELS, ROW_MAX, ROWS, Choo
 
 KEY = "take6"
 _ARG = re.compile(r"d(?P<deal>\d+)t(?P<turn>\d+)(?P<kind>[ir])(?P<n>\d+)")
+HAND_IMAGES = 256  # panel pictures kept (~40 KB each): most panel redraws show rows and a hand that did not change
 
 
 def move_text(lang: str, action: Any) -> str:
@@ -78,6 +80,7 @@ class Take6UI(BaseUI):
     def __init__(self, bot: Any) -> None:
         super().__init__(bot)
         self.panels = HandPanels(self.panel)
+        self._hand_images: OrderedDict[tuple[Any, ...], bytes] = OrderedDict()
 
     def lobby_lines(self, table: Table, lang: str) -> list[str]:
         deals = table.options.get("deals")
@@ -172,7 +175,9 @@ class Take6UI(BaseUI):
     # ------------------------------------------------------------- hand panel
     def panel(self, table: Table, seat: int, lang: str, *, note: str | None = None) -> Panel:
         """The private panel of one seat (:class:`~cogs.tables.panel.HandPanels` shows it),
-        from that seat's view only: text and buttons, no picture."""
+        from that seat's view only: text, buttons, and the picture of the rows with the
+        hand (:func:`~cogs.games.take6.render.render_take6_hand`), so a card is chosen
+        without looking up at the table."""
         engine = table.engine
         assert engine is not None
         view = engine.view(seat)
@@ -226,7 +231,28 @@ class Take6UI(BaseUI):
         if control is not None:
             items.append(control)
         embed.description = "\n".join(lines)[:4000]
-        return Panel(embed, view_of(*items))
+        # the picture: this turn's cards (a card chosen still shows until the reveal, so
+        # choosing leaves the picture as it was and the click is answered at once)
+        mine = sorted([*hand, view["my_choice"]]) if view.get("my_choice") is not None else list(hand)
+        shown = {"hand": mine, "rows": rows, "row_heads": view["row_heads"]}
+        key = (lang, tuple(mine), tuple(map(tuple, rows)))
+        return Panel(embed, view_of(*items), Picture(self._hand_cached(key), lambda: self._draw_hand(shown, lang, key)))
+
+    async def _draw_hand(self, view: dict[str, Any], lang: str, key: tuple[Any, ...]) -> bytes:
+        """The panel's picture, drawn off the event loop before queued table pictures."""
+        labels = {k: t(lang, f"take6.r_{k}") for k in TAKE6_HAND_LABELS}
+        image = await render_pool.draw(render_take6.render_take6_hand, view, labels, urgent=True)
+        self._hand_images[key] = image
+        while len(self._hand_images) > HAND_IMAGES:
+            self._hand_images.popitem(last=False)
+        return image
+
+    def _hand_cached(self, key: tuple[Any, ...]) -> bytes | None:
+        """The panel's picture if it was drawn lately (nothing it shows changed)."""
+        image = self._hand_images.get(key)
+        if image is not None:
+            self._hand_images.move_to_end(key)
+        return image
 
     def changed(self, table: Table) -> None:
         """The table moved: its open panels redraw themselves (a reveal may ask for a row)."""

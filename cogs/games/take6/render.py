@@ -8,7 +8,7 @@ penalty pile and their total.  Every word comes from ``labels`` (keys in
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import AbstractSet, Any, Mapping, Sequence
 
 from PIL import Image, ImageDraw
 
@@ -17,7 +17,7 @@ from app.render import cards as rc
 from app.render.common import (FELT, GOLD, LINE, MUTED, ORANGE, PANEL, PANEL_HI, RED, TEXT, M, banner, legible,
                                names_for, seat_badge, serialised, table_picture)
 from app.render.base import label
-from core.games.take6.engine import HEADS
+from core.games.take6.engine import HEADS, ROW_MAX, row_for
 
 TAKE6_TABLE_LABELS: tuple[str, ...] = (
     "deal",          # {deal} {turn}            e.g. "Deal {deal} · turn {turn}/10"
@@ -39,6 +39,14 @@ TAKE6_TABLE_LABELS: tuple[str, ...] = (
 )
 """Label keys of :func:`render_take6_table`."""
 
+TAKE6_HAND_LABELS: tuple[str, ...] = (
+    "hand",          # (none)  over the hand, e.g. "Hand"
+    "to_row",        # {row}   where a card would go, e.g. "→ {row}"
+    "takes_row",     # {row}   a card that would be a row's sixth, e.g. "takes {row}"
+    "picks_row",     # (none)  a card lower than every row, e.g. "picks a row"
+)
+"""Label keys of :func:`render_take6_hand`."""
+
 ROW_LABELS = ("A", "B", "C", "D")
 W = 600  # a row of five cards and the sixth place fill it; a phone shows it at about 0.6
 MIN_TEXT = legible(W)
@@ -59,6 +67,38 @@ def last_reveal(recent: Sequence[Mapping[str, Any]]) -> tuple[list[Mapping[str, 
     after = list(recent[start:]) if start is not None else []
     deal = next((e for e in reversed(recent[start or 0:]) if e.get("type") == "deal_start"), None)
     return after, deal
+
+
+def _draw_rows(im: Image.Image, d: ImageDraw.ImageDraw, y: float, rows: Sequence[Sequence[int]],
+               row_heads: Sequence[int], placed: AbstractSet[int] = frozenset(),
+               taken: Mapping[int, int] | None = None) -> None:
+    """The four rows from ``y`` down (:data:`ROW_H` each): every card with its ox heads,
+    the sixth place (red once a row is full) and the row's ox heads; the cards in
+    ``placed`` framed orange, the card that took row ``r`` (``taken[r]``) framed red."""
+    taken = taken or {}
+    for r, cards in enumerate(rows):
+        top = y + r * ROW_H
+        d.rounded_rectangle((M, top, W - M, top + ROW_H - 6), 10, fill=PANEL,
+                            outline=RED if r in taken else None, width=3 if r in taken else 0)
+        rb.text(d, (M + 20, top + (ROW_H - 6) / 2), ROW_LABELS[r], rb.font(26), TEXT, anchor="mm", stroke=1)
+        x = M + 42
+        for card in cards:
+            if int(card) in placed or taken.get(r) == int(card):
+                d.rounded_rectangle((x - 3, top + 1, x + CW + 2, top + 6 + CH + 1), 8,
+                                    outline=RED if taken.get(r) == int(card) else ORANGE, width=3)
+            im.paste(rc.number_card(int(card), HEADS[int(card)], CW, CH, PANEL), (int(x), int(top + 4)))
+            x += CW + 6
+        for _ in range(len(cards), 5):
+            d.rounded_rectangle((x, top + 4, x + CW, top + 4 + CH), 6, outline=LINE, width=1)
+            x += CW + 6
+        d.rounded_rectangle((x, top + 4, x + CW, top + 4 + CH), 6, outline=RED if len(cards) >= 5 else LINE,
+                            width=2 if len(cards) >= 5 else 1)
+        rb.text(d, (x + CW / 2, top + 4 + CH / 2), "6", rb.font(24), RED if len(cards) >= 5 else LINE,
+                anchor="mm")
+        hx = x + CW + 8
+        rb.stamp(im, rb.ox_mask(20), (hx, top + (ROW_H - 6) / 2 - 22), TEXT)
+        rb.text(d, (hx + 10, top + (ROW_H - 6) / 2 + 12), str(row_heads[r]), rb.font(22), TEXT, anchor="mm",
+                stroke=1)
 
 
 @table_picture
@@ -116,29 +156,7 @@ def render_take6_table(view: Mapping[str, Any], names: Sequence[str], labels: Ma
     # the four rows: every card, ox heads on each; a sixth place marks where a row is taken
     placed = {c for c, (kind, _) in where.items() if kind == "placed"} if not fresh else set()
     taken = {r: c for c, (kind, r) in where.items() if kind in ("sixth", "took_row")} if not fresh else {}
-    for r, cards in enumerate(rows):
-        top = y + r * ROW_H
-        d.rounded_rectangle((M, top, W - M, top + ROW_H - 6), 10, fill=PANEL,
-                            outline=RED if r in taken else None, width=3 if r in taken else 0)
-        rb.text(d, (M + 20, top + (ROW_H - 6) / 2), ROW_LABELS[r], rb.font(26), TEXT, anchor="mm", stroke=1)
-        x = M + 42
-        for card in cards:
-            if int(card) in placed or taken.get(r) == int(card):
-                d.rounded_rectangle((x - 3, top + 1, x + CW + 2, top + 6 + CH + 1), 8,
-                                    outline=RED if taken.get(r) == int(card) else ORANGE, width=3)
-            im.paste(rc.number_card(int(card), HEADS[int(card)], CW, CH, PANEL), (int(x), int(top + 4)))
-            x += CW + 6
-        for _ in range(len(cards), 5):
-            d.rounded_rectangle((x, top + 4, x + CW, top + 4 + CH), 6, outline=LINE, width=1)
-            x += CW + 6
-        d.rounded_rectangle((x, top + 4, x + CW, top + 4 + CH), 6, outline=RED if len(cards) >= 5 else LINE,
-                            width=2 if len(cards) >= 5 else 1)
-        rb.text(d, (x + CW / 2, top + 4 + CH / 2), "6", rb.font(24), RED if len(cards) >= 5 else LINE,
-                anchor="mm")
-        heads = view["row_heads"][r]
-        hx = x + CW + 8
-        rb.stamp(im, rb.ox_mask(20), (hx, top + (ROW_H - 6) / 2 - 22), TEXT)
-        rb.text(d, (hx + 10, top + (ROW_H - 6) / 2 + 12), str(heads), rb.font(22), TEXT, anchor="mm", stroke=1)
+    _draw_rows(im, d, y, rows, view["row_heads"], placed, taken)
     y += len(rows) * ROW_H
 
     # the last reveal, in the order the cards were placed: card, player, where it went
@@ -192,4 +210,42 @@ def render_take6_table(view: Mapping[str, Any], names: Sequence[str], labels: Ma
                         GOLD if chosen else MUTED, 110, anchor="rm")
         rb.text(d, (cols[2], cy), str(view["pile_sizes"][s]), f18, TEXT, anchor="rm")
         rb.text(d, (cols[3], cy), str(view["scores"][s]), f18, TEXT, anchor="rm", stroke=1)
+    return rb.to_png(im)
+
+
+HAND_PER_LINE = 5
+HAND_LINE_H = CH + 40  # a hand card and where it would go under it
+
+
+@serialised
+def render_take6_hand(view: Mapping[str, Any], labels: Mapping[str, str]) -> bytes:
+    """A seat's private panel picture, from its own view (``Take6.view(seat)``): the four
+    rows as on the table, and the hand beside them (below, the width of a phone), each
+    card with where it would go if it were laid now (a row, a row it would take as
+    its sixth card, or a row to pick, lower than every row).  The same width whatever
+    the hand."""
+    rows = view["rows"]
+    hand = [int(c) for c in view["hand"]]
+    lines = max(1, -(-len(hand) // HAND_PER_LINE))
+    H = M + len(rows) * ROW_H + 34 + lines * HAND_LINE_H + M
+    im = Image.new("RGB", (W, H), FELT)
+    d = ImageDraw.Draw(im)
+    _draw_rows(im, d, M, rows, view["row_heads"])
+    y = M + len(rows) * ROW_H
+    rb.text_fit(d, (M, y + 14), label(labels, "hand"), 18, MUTED, W - 2 * M, anchor="lm", smallest=MIN_TEXT)
+    y += 34
+    cell = (W - 2 * M) / HAND_PER_LINE
+    for i, card in enumerate(hand):
+        line, col = divmod(i, HAND_PER_LINE)
+        cx = M + col * cell + (cell - CW) / 2
+        cy = y + line * HAND_LINE_H
+        row = row_for(card, rows)
+        if row < 0:
+            dest, colour = label(labels, "picks_row"), RED
+        elif len(rows[row]) >= ROW_MAX:
+            dest, colour = label(labels, "takes_row", row=ROW_LABELS[row]), RED
+        else:
+            dest, colour = label(labels, "to_row", row=ROW_LABELS[row]), ORANGE
+        im.paste(rc.number_card(card, HEADS[card], CW, CH, FELT), (int(cx), int(cy)))
+        rb.text_fit(d, (cx + CW / 2, cy + CH + 18), dest, 20, colour, cell - 6, anchor="mm", smallest=MIN_TEXT)
     return rb.to_png(im)
