@@ -16,7 +16,7 @@ import io
 import logging
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Self, cast
+from typing import Any, Awaitable, Callable, ClassVar, Self, cast
 
 import discord
 from discord import app_commands
@@ -32,6 +32,7 @@ from cogs.common.parts import parts
 from cogs.common.ui import TRANSIENT, defer_when_slow, given, reply, update_message, user_lang
 from cogs.guard import ID_PATTERN, BadInput, number
 from cogs.tables.game_ui import seat_label, variant_choices, variant_line
+from cogs.tables.presenter import backoff, owed, until_it_lands
 from cogs.tables.router import error_text as table_error_text
 from core import registry
 from core.protocol import to_act
@@ -39,7 +40,6 @@ from core.protocol import to_act
 log = logging.getLogger(__name__)
 
 SHOWN_ROWS = 30  # standings lines in a message (the recap image shows the top too)
-RETRIES = 3
 #: how long a night's event in the server's calendar lasts (seconds, times the time scale)
 EVENT_LENGTH = 3 * 3600.0
 LIVE_SHOWN = 20  # live tables named one by one in the standings (the rest are counted)
@@ -47,6 +47,10 @@ PROGRESS_EVERY = 3.0  # seconds: the standings follow the live tables at most th
 MENTIONS_PER_MESSAGE = 80  # a reminder's pings per message at most (also within MESSAGE_LIMIT)
 MESSAGE_LIMIT = 2000  # characters of a message's content
 EVENT_STATUS = {"active": 2, "completed": 3, "canceled": 4}
+#: after Discord refused to change a night's event (403: the bot may not edit events any
+#: more; another 4xx): seconds (times the time scale) before it is asked again, doubling
+#: with each refusal, up to the second figure; a 5xx waits as a table's messages do
+EVENT_RETRY, EVENT_RETRY_MAX = 600.0, 6 * 3600.0
 STARTS_AT = "When round 1 starts by itself: a <t:…> timestamp, a Unix time or 2026-12-05 20:00+01:00"
 
 
@@ -235,6 +239,16 @@ class EndNight(NightButton, op="end"):
 
 
 @dataclass
+class _Refusal:
+    """Discord refused to change a night's event: why (``forbidden``: 403, the bot lost
+    Manage Events; ``refused``: another 4xx; ``failed``: 5xx or no answer), how many
+    times in a row, and from when (loop time) it may be asked again."""
+    reason: str
+    tries: int
+    due: float
+
+
+@dataclass
 class _Presenter:
     signup: bool = False
     standings: bool = False
@@ -260,6 +274,8 @@ class NightCog(commands.Cog, name="Night"):
         self._tasks: set[asyncio.Task[Any]] = set()
         self._startup: asyncio.Task[None] | None = None
         self._event_locks: dict[int, asyncio.Lock] = {}  # one change of a night's event at a time
+        self._refused: dict[int, _Refusal] = {}  # nights whose event Discord refused to change
+        self._event_retries: dict[int, asyncio.Task[None]] = {}  # their next try, once it is due
         self._progress: set[int] = set()  # nights whose standings follow their live tables shortly
 
     async def cog_load(self) -> None:
@@ -603,7 +619,12 @@ class NightCog(commands.Cog, name="Night"):
         """Bring the night's event in line with the night: a new start time,
         started (active) with its first round, completed when the night ends
         after one, cancelled when it ends before.  Returns the key of what to
-        tell the organiser when Discord refused (None: in line, or no event)."""
+        tell the organiser when Discord refused (None: in line, or no event).
+
+        A refusal is remembered per night and per reason (:class:`_Refusal`): until
+        its wait is over, later changes of the night do not ask Discord again (each
+        refused request counts towards Discord's invalid-request limit); the change is
+        tried once the wait is over, or at once when the bot's roles change."""
         async with self._event_lock(night):
             shown = self.host.shown(night)
             if shown.event_id is None or shown.event_status not in ("scheduled", "active"):
@@ -625,22 +646,105 @@ class NightCog(commands.Cog, name="Night"):
             if status != shown.event_status:
                 change["status"] = EVENT_STATUS[status]
             if not change:
+                self._event_settled(night)
                 return None
+            refusal = self._refused.get(night.id)
+            if refusal is not None and asyncio.get_running_loop().time() < refusal.due:
+                return _REFUSAL_KEYS[refusal.reason]  # (known: Discord is not asked again yet)
             try:
                 await self.bot.http.edit_scheduled_event(shown.guild_id, shown.event_id, **change)
-            except discord.Forbidden:
-                log.info("night %s: its event may not be changed", night.id)
-                return "calendar_forbidden"
             except discord.NotFound:  # someone deleted it in Discord: nothing left to keep in step
+                self._event_settled(night)
                 await self.host.event_told(night, None, None, None)
                 return None
+            except discord.Forbidden:
+                log.info("night %s: its event may not be changed", night.id)
+                return self._event_refused(night, "forbidden")
             except discord.HTTPException as error:
                 log.warning("night %s: its event was not changed (%s)", night.id, error)
-                return "calendar_failed"
+                return self._event_refused(night, "failed" if error.status >= 500 else "refused")
+            except TRANSIENT as error:
+                log.warning("night %s: its event was not changed (%r)", night.id, error)
+                return self._event_refused(night, "failed")
+            self._event_settled(night)
             await self.host.event_told(night, shown.event_id, status, start)
-            if self.host.shown(night).status == ENDED:
+            if status in ("completed", "canceled"):  # (over: nothing will change it again)
                 self._event_locks.pop(night.id, None)
             return None
+
+    def _event_refused(self, night: Night, reason: str) -> str:
+        """Remember that Discord refused the night's event (the same reason again: the
+        wait doubles) and try again once the wait is over; a new reason shows on the
+        sign-up (what the bot is missing).  Returns the key of what to tell."""
+        before = self._refused.get(night.id)
+        tries = before.tries + 1 if before is not None and before.reason == reason else 1
+        if reason == "failed":
+            wait = backoff(tries)
+        else:
+            wait = min(EVENT_RETRY_MAX, EVENT_RETRY * 2 ** min(tries - 1, 16)) * self.host.tables.time_scale
+        self._refused[night.id] = _Refusal(reason, tries, asyncio.get_running_loop().time() + wait)
+        self._retry_event_in(night, wait)
+        if before is None or before.reason != reason:
+            self._redraw_signup(night)
+        return _REFUSAL_KEYS[reason]
+
+    def _event_settled(self, night: Night) -> None:
+        """The night's event is in step (or gone): nothing refused is remembered."""
+        retry = self._event_retries.pop(night.id, None)
+        if retry is not None and retry is not asyncio.current_task():
+            retry.cancel()
+        if self._refused.pop(night.id, None) is not None:
+            self._redraw_signup(night)
+
+    def _retry_event_in(self, night: Night, wait: float) -> None:
+        async def later() -> None:
+            await asyncio.sleep(wait)
+            await self.sync_event(night)
+
+        old = self._event_retries.pop(night.id, None)
+        if old is not None and old is not asyncio.current_task():
+            old.cancel()
+        task = asyncio.get_running_loop().create_task(later())
+        self._event_retries[night.id] = task
+        self._tasks.add(task)
+
+        def done(task: asyncio.Task[None]) -> None:
+            self._tasks.discard(task)
+            if self._event_retries.get(night.id) is task:
+                del self._event_retries[night.id]
+
+        task.add_done_callback(done)
+
+    def _redraw_signup(self, night: Night) -> None:
+        presenter = self.presenters.setdefault(night.id, _Presenter())
+        presenter.signup = True
+        if presenter.task is None or presenter.task.done():
+            presenter.task = asyncio.get_running_loop().create_task(self._present(night, presenter))
+
+    def calendar_refused(self, night: Night) -> bool:
+        """Whether the bot may not change the night's event any more (shown on its sign-up)."""
+        refusal = self._refused.get(night.id)
+        return refusal is not None and refusal.reason == "forbidden"
+
+    @commands.Cog.listener()
+    async def on_guild_role_update(self, before: discord.Role, after: discord.Role) -> None:
+        """A role changed: if the bot may manage events again, the events it was refused follow now."""
+        self._permissions_changed(after.guild)
+
+    @commands.Cog.listener()
+    async def on_member_update(self, before: discord.Member, after: discord.Member) -> None:
+        if self.bot.user is not None and after.id == self.bot.user.id:
+            self._permissions_changed(after.guild)
+
+    def _permissions_changed(self, guild: discord.Guild) -> None:
+        me = guild.me
+        if me is None or not (me.guild_permissions.manage_events or me.guild_permissions.create_events):
+            return
+        for night_id, refusal in list(self._refused.items()):
+            night = self.host.nights.get(night_id)
+            if night is not None and night.guild_id == guild.id and refusal.reason == "forbidden":
+                refusal.due = 0.0
+                self._spawn(self.sync_event(night))
 
     async def send_reminder(self, night: Night) -> bool:
         """The reminder before the first round: one message pinging who pressed
@@ -734,6 +838,8 @@ class NightCog(commands.Cog, name="Night"):
         if night.event_id is not None and night.event_status in ("scheduled", "active"):
             lines.append(t(lang, "nights.in_calendar",
                            link=f"https://discord.com/events/{night.guild_id}/{night.event_id}"))
+            if self.calendar_refused(night):  # (once the bot may again, its event follows and this goes)
+                lines.append(t(lang, "nights.calendar_stuck"))
         embed.description = "\n".join(lines)
         people = night.active()
         names = [escape(p.name) for p in people]
@@ -964,32 +1070,43 @@ class NightCog(commands.Cog, name="Night"):
                                                 type=discord.ChannelType.text)
 
     async def _present(self, night: Night, presenter: _Presenter) -> None:
-        failures = 0
+        """Show what the night's messages owe, one step at a time, standings first (the
+        recap follows the final standings): each step is tried until it lands, as a
+        table's messages are (:func:`~cogs.tables.presenter.until_it_lands`), drawn
+        anew from the saved night at each try."""
         while presenter.signup or presenter.standings or presenter.recap:
-            try:  # one step at a time, standings first: the recap follows the final standings
-                if presenter.standings:
-                    presenter.standings = False
-                    await self._show_standings(night)
-                elif presenter.signup:
-                    presenter.signup = False
-                    await self._show_signup(night)
-                elif presenter.recap:
-                    presenter.recap = False
-                    await self._post_recap(night)
-                failures = 0
-            except TRANSIENT as error:
-                failures += 1
-                log.warning("night %s: message update failed (%r), try %d", night.id, error, failures)
-                if failures > RETRIES:
-                    return
-                presenter.signup = presenter.standings = True
-                presenter.recap = presenter.recap or night.recap_due
-                await asyncio.sleep(0.5 * failures)
+            if presenter.standings:
+                presenter.standings = False
+                what, step = "standings", self._show_standings
+            elif presenter.signup:
+                presenter.signup = False
+                what, step = "sign-up", self._show_signup
+            else:
+                presenter.recap = False
+                what, step = "recap", self._post_recap
+            try:
+                await until_it_lands(f"night {night.id}: the {what}", lambda: step(night))
             except Exception:
                 log.exception("night %s: presenting failed", night.id)
                 return
         if night.status == ENDED and not night.recap_due and self.presenters.get(night.id) is presenter:
             del self.presenters[night.id]  # over, recap out: nothing of the night is kept
+
+    async def _post_owed(self, night: Night, key: str, kind: str,
+                         post: Callable[[str], Awaitable[discord.Message]]) -> None:
+        """Post the night's ``key`` message (its sign-up, its standings) anew, named by a
+        nonce from what is saved (:func:`~cogs.tables.presenter.owed`): a post whose
+        answer was lost, or a kill before its id was saved, is not posted twice.  One
+        that was there and is gone (deleted) is posted under the next serial, saved
+        before it is posted."""
+        serial = f"{key}#"
+        if night.messages.get(key):
+            del night.messages[key]
+            night.messages[serial] = night.messages.get(serial, 0) + 1
+            await self.host.save_messages(night)
+        sent = await post(owed(night, kind, night.messages.get(serial, 0)))
+        night.messages[key] = sent.id
+        await self.host.save_messages(night)
 
     async def _signup_exists(self, night: Night) -> bool:
         message_id = night.messages.get("signup")
@@ -1016,9 +1133,8 @@ class NightCog(commands.Cog, name="Night"):
             log.info("night %s: the sign-up message is gone; posting it again", night.id)
         if night.status == ENDED:
             return  # nothing left to control: the standings and the recap say the rest
-        sent = await self.where(night).send(embed=embed, view=given(view))
-        night.messages["signup"] = sent.id
-        await self.host.save_messages(night)
+        await self._post_owed(night, "signup", "j", lambda nonce: self.where(night).send(
+            embed=embed, view=given(view), nonce=nonce))
 
     def standings_view(self, night: Night) -> discord.ui.View | None:
         """*Watch* under the standings while the night runs: every live table, round after round."""
@@ -1038,12 +1154,8 @@ class NightCog(commands.Cog, name="Night"):
                 return
             except discord.NotFound:
                 pass
-        if view is None:  # (over: nothing to click)
-            sent = await self.where(night).send(embed=embed)
-        else:
-            sent = await self.where(night).send(embed=embed, view=view)
-        night.messages["standings"] = sent.id
-        await self.host.save_messages(night)
+        await self._post_owed(night, "standings", "s", lambda nonce: self.where(night).send(
+            embed=embed, view=given(view), nonce=nonce))
 
     async def _post_recap(self, night: Night) -> None:
         if "recap" in night.messages or not night.recap_due:
@@ -1111,19 +1223,22 @@ class NightCog(commands.Cog, name="Night"):
         lang = night.locale
         mentions = " ".join(f"<@{u}>" for u in nt.seats if u is not None)
         content = t(lang, "nights.table_intro", round=nt.round, number=nt.number, players=mentions)
-        sent = await self.where(night).send(
-            content=content, embed=lobby.lobby_embed(table),
+        sent = await self.where(night).send(  # (once across kills: named by its table)
+            content=content, embed=lobby.lobby_embed(table), nonce=owed(table, "a", nt.round),
             allowed_mentions=discord.AllowedMentions(users=True, everyone=False, roles=False))
         self.bot.tables.set_message(table, "lobby", sent.id)
         await self.bot.tables.save_messages(table)
 
     async def _launch(self, night: Night) -> None:
         async def announce(table: Table, nt: NightTable) -> None:
-            for attempt in range(RETRIES):
+            async def attempt() -> None:
                 try:
-                    return await self._announce(night, table, nt)
-                except TRANSIENT:
-                    await asyncio.sleep(0.5 * (attempt + 1))
+                    await self._announce(night, table, nt)
+                except discord.Forbidden:  # no later try would do better: the table starts, its thread says the rest
+                    log.warning("night %s: table %s may not be announced in the channel", night.id, table.id)
+
+            # until it lands: the round's tables start once their announcement (with its pings) shows
+            await until_it_lands(f"night {night.id}: table {table.id}'s announcement", attempt)
 
         await self.host.launch(night, announce)
         self.on_night_change(night, "round")  # the thread links in the standings
@@ -1137,12 +1252,15 @@ class NightCog(commands.Cog, name="Night"):
             try:
                 async with self.host.lock(night):
                     await self.host.reconcile(night)
-                if night.status == PLAYING:
-                    await self._launch(night)
+                if night.status == PLAYING:  # (apart: a night waiting on Discord does not hold up the others)
+                    self._spawn(self._launch(night))
                 self.on_night_change(night, "ended" if night.status == ENDED else "resume")
             except Exception:
                 log.exception("night %s could not be resumed", night.id)
         self.host.start_timers()  # the countdowns to next rounds, from their saved times
+
+
+_REFUSAL_KEYS = {"forbidden": "calendar_forbidden", "refused": "calendar_failed", "failed": "calendar_failed"}
 
 
 def _iso(timestamp: float) -> str:

@@ -21,7 +21,7 @@ import logging
 import secrets
 import time
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
 
 import discord
 
@@ -35,6 +35,9 @@ from cogs.common.adapter import ORIGINAL
 from cogs.common.ui import NO_PINGS, TRANSIENT, given, view_of
 from cogs.tables.game_ui import GameUI, TableExtra, TableMessage, variant_line
 from cogs.tables.lobby import Lobby, PlayAgain, Watch, pinging
+
+if TYPE_CHECKING:
+    from app.nights.night import Night
 
 log = logging.getLogger(__name__)
 
@@ -143,18 +146,19 @@ def _chunk_items(items: Sequence[_Item], limit: int = 1900) -> list[list[_Item]]
     return out
 
 
-def owed(table: Table, kind: str, serial: int) -> str:
-    """The nonce of a message the bot owes the players: ``kind`` and ``serial`` say
-    which one, from what is saved, so every try of it, after a restart too, names it
-    alike.  discord.py sends it with ``enforce_nonce``: Discord posts a message once
-    per nonce and author (for a few minutes) and answers a repeat with the message
-    posted first, so a try whose answer was lost, or a kill between posting and
-    saving that it was posted, does not post it twice.
+def owed(owner: Table | Night, kind: str, serial: int) -> str:
+    """The nonce of a message the bot owes the players of a table (or of a game
+    night): ``kind`` and ``serial`` say which one, from what is saved, so every try
+    of it, after a restart too, names it alike.  discord.py sends it with
+    ``enforce_nonce``: Discord posts a message once per nonce and author (for a few
+    minutes) and answers a repeat with the message posted first, so a try whose
+    answer was lost, or a kill between posting and saving that it was posted, does
+    not post it twice.
 
     >>> owed(Table(7, 1, 2, "game", 3, 4, {}), "l", 12)
     't7l12'
     """
-    nonce = f"t{table.id}{kind}{serial}"
+    nonce = f"{'t' if isinstance(owner, Table) else 'n'}{owner.id}{kind}{serial}"
     assert len(nonce) <= 25, nonce  # Discord's limit
     return nonce
 
@@ -167,6 +171,24 @@ def backoff(failures: int) -> float:
     [0.5, 1.0, 2.0, 30.0, 30.0]
     """
     return min(RETRY_MAX, RETRY_DELAY * 2 ** min(failures - 1, 16))
+
+
+async def until_it_lands(what: str, attempt: Callable[[], Awaitable[Any]]) -> bool:
+    """``attempt`` (a message the players are owed: posted or edited) again and again
+    after Discord errors, waiting longer each time (:func:`backoff`), until it lands
+    (True) or its message or channel is gone (False)."""
+    failures = 0
+    while True:
+        try:
+            await attempt()
+            return True
+        except discord.NotFound:
+            log.info("%s is gone; not shown", what)
+            return False
+        except TRANSIENT as error:
+            failures += 1
+            log.warning("%s failed (%r), try %d", what, error, failures)
+            await asyncio.sleep(backoff(failures))
 
 
 def _forget(show: Any, name: str) -> Any:
@@ -834,20 +856,8 @@ class Presenter:
         await self.manager.ended(table)
 
     async def _until_it_lands(self, table: Table, what: str, attempt: Callable[[Table], Awaitable[None]]) -> None:
-        """``attempt`` (an edit the players are owed) again and again after Discord errors,
-        waiting longer each time (:func:`backoff`), until it lands or its message is gone."""
-        failures = 0
-        while True:
-            try:
-                await attempt(table)
-                return
-            except discord.NotFound:
-                log.info("table %s: %s is gone; not shown", table.id, what)
-                return
-            except TRANSIENT as error:
-                failures += 1
-                log.warning("table %s: %s failed (%r), try %d", table.id, what, error, failures)
-                await asyncio.sleep(backoff(failures))
+        """``attempt`` (an edit the players are owed) until it lands (:func:`until_it_lands`)."""
+        await until_it_lands(f"table {table.id}: {what}", lambda: attempt(table))
 
     async def _show_standings(self, table: Table) -> None:
         lobby = table.messages.get("lobby")

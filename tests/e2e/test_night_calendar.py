@@ -301,3 +301,42 @@ async def test_a_first_round_that_cannot_start_at_its_time_shows_the_night_on_an
         assert (await fd.click(ana, signup, f"night:{night_id}:end")).ack_type == 7
         await fd.wait_for(lambda: fd.scheduled_events(world.guild)[0]["status"] == 3, timeout=10)
         assert len([m for m in fd.messages(world.channel) if why in m.text()]) == 1  # told once
+
+
+async def test_an_event_the_bot_may_no_longer_edit_is_not_asked_again_at_every_change(world, tmp_path):
+    """The bot lost Manage Events: its first refused change of the night's event (the round
+    starting) is remembered, so the night's later changes (people joining) do not ask
+    Discord again (each refusal counts towards its invalid-request limit); the sign-up
+    says what the bot is missing.  Given the permission back, the event catches up at once
+    and the line goes."""
+    fd = world.fd
+    fd.set_role_permissions(world.guild.bot_role, MANAGE_EVENTS)
+    ana, ben, cleo, dan, eve = (world.person(n) for n in ("ana", "ben", "cleo", "dan", "eve"))
+    stuck = t("en", "nights.calendar_stuck")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, **FAST):
+        signup = (await fd.slash(ana, world.channel, "night start", game="nimmt", table_size=2, rounds=1,
+                                 turn_time=600, starts_in=60)).message
+        night_id = night_id_of(signup)
+        [event] = await fd.wait_for(lambda: fd.scheduled_events(world.guild))
+        assert (await fd.click(ben, signup, f"night:{night_id}:join")).ack_type == 7
+        route = rf"/guilds/{world.guild.id}/scheduled-events/{event['id']}"
+
+        def edits() -> list[int]:
+            return [r.status for r in fd.requests if r.method == "PATCH" and re.fullmatch(route, r.path)]
+
+        fd.set_role_permissions(world.guild.bot_role, DEFAULT_BOT_PERMISSIONS)
+        assert (await fd.click(ana, signup, f"night:{night_id}:start")).ack_type == 7
+        await fd.wait_for(lambda: stuck in signup.text(), timeout=10)
+        assert edits() == [403]
+        for person in (cleo, dan, eve):  # the night changes again and again
+            assert (await fd.click(person, signup, f"night:{night_id}:join")).ack_type == 7
+        await fd.wait_for(lambda: all(p.name in signup.text() for p in (cleo, dan, eve)), timeout=10)
+        assert (await fd.click(dan, signup, f"night:{night_id}:leave")).ack_type == 7
+        await fd.wait_for(lambda: dan.name not in signup.text(), timeout=10)
+        assert edits() == [403]  # not asked again
+        assert fd.scheduled_events(world.guild)[0]["status"] == 1
+
+        fd.set_role_permissions(world.guild.bot_role, MANAGE_EVENTS)
+        await fd.wait_for(lambda: fd.scheduled_events(world.guild)[0]["status"] == 2, timeout=10)
+        await fd.wait_for(lambda: stuck not in signup.text(), timeout=10)
+        assert edits() == [403, 200]

@@ -1,0 +1,87 @@
+"""A game night's own messages (a round's table announcements with their pings, the
+night's standings) are owed like a table's: tried until they land, and named by a
+nonce from what is saved, so Discord's 5xx errors, answers lost on the way back and
+SIGKILLs neither lose nor double them."""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from app.i18n.catalogue import t
+from tests.e2e import running_bot
+from tests.e2e.test_night import FAST, GAME, FastBotProcess, round_tables, signed_up_night, standings_message
+
+pytestmark = pytest.mark.timeout(240)
+
+
+def standings_messages(fd: Any, channel: Any) -> list[Any]:
+    title = t("en", "nights.standings_title", game=GAME)
+    return [m for m in fd.messages(channel) if any(e.get("title") == title for e in m.embeds)]
+
+
+def announcements(fd: Any, channel: Any) -> list[Any]:
+    return [m for m in fd.messages(channel) if (m.content or "").startswith("Game night, round 1, table ")]
+
+
+def recaps(fd: Any, channel: Any) -> list[Any]:
+    return [m for m in fd.messages(channel) if any(a.get("filename") == "night.png" for a in m.attachments)]
+
+
+async def test_a_rounds_announcement_and_standings_land_once_through_discord_errors(world, tmp_path):
+    """Discord fails the round's first messages in the channel: twice outright (503, which
+    discord.py does not try again), then twice after it posted them (the answer is lost).
+    The table is announced once, pinging its players, its thread opens from that
+    announcement, and the standings show once."""
+    fd = world.fd
+    ana, ben = world.person("ana"), world.person("ben")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, **FAST):
+        signup, night_id = await signed_up_night(fd, world, ana, [ben], game="nimmt", table_size=2, rounds=1,
+                                                 turn_time=1)
+        posts = rf"/channels/{world.channel.id}/messages$"
+        fd.fail_next("POST", posts, status=503, times=2)
+        fd.fail_next("POST", posts, status=503, times=2, after=True)
+        assert (await fd.click(ana, signup, f"night:{night_id}:start")).ack_type == 7
+        await fd.wait_for(lambda: recaps(fd, world.channel), timeout=90)
+        assert not fd.clear_failures()  # every failure met a message
+        [announced] = announcements(fd, world.channel)
+        assert sorted(announced.pinged) == sorted([ana.id, ben.id])
+        [(message, _)] = round_tables(fd, world.channel, 1).values()
+        assert message.id == announced.id
+        assert any(th.id == announced.id for th in fd.threads(world.channel))  # its thread opens from it
+        moved = t("en", "table.moved", table=0).split("#")[0]
+        assert not [m for m in fd.messages(world.channel) if (m.content or "").startswith(moved)]
+        [board] = standings_messages(fd, world.channel)
+        await fd.wait_for(lambda: "games: 1" in board.text(), timeout=20)  # it followed the game to its end
+    fd.assert_clean()
+
+
+async def test_a_rounds_announcement_and_standings_posted_just_before_a_kill_show_once(world, tmp_path):
+    """Discord posts the round's announcement and the night's standings but every answer
+    is lost (a 503 after the work), and the bot is SIGKILLed before it could save them.
+    Once it runs again the table is announced once, the standings show once (kept up
+    to date), and the night ends with its recap."""
+    fd = world.fd
+    ana, ben = world.person("ana"), world.person("ben")
+    bot = FastBotProcess(fd, world.guild, tmp_path / "kill.db", tmp_path / "kill.log")
+    posts = rf"/channels/{world.channel.id}/messages$"
+    try:
+        await bot.start()
+        signup, night_id = await signed_up_night(fd, world, ana, [ben], game="nimmt", table_size=2, rounds=1,
+                                                 turn_time=1)
+        fd.fail_next("POST", posts, status=503, times=1000, after=True)
+        assert (await fd.click(ana, signup, f"night:{night_id}:start")).ack_type == 7
+        await fd.wait_for(lambda: announcements(fd, world.channel) and standings_messages(fd, world.channel),
+                          timeout=30, interval=0.005)
+        await bot.kill()
+        assert fd.clear_failures()  # (the bot was still trying)
+        await bot.start()
+        await fd.wait_for(lambda: recaps(fd, world.channel), timeout=90)
+        assert len(announcements(fd, world.channel)) == 1
+        assert len(recaps(fd, world.channel)) == 1
+        [board] = standings_messages(fd, world.channel)
+        await fd.wait_for(lambda: "games: 1" in board.text(), timeout=20)  # the one standings message followed the game
+        await bot.stop()
+    finally:
+        bot.finalize()
+    fd.assert_clean()
