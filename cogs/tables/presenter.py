@@ -146,21 +146,37 @@ def _chunk_items(items: Sequence[_Item], limit: int = 1900) -> list[list[_Item]]
     return out
 
 
-def owed(owner: Table | Night, kind: str, serial: int) -> str:
+def owed(owner: Table | Night, kind: str, serial: int, replaces: int | None = None) -> str:
     """The nonce of a message the bot owes the players of a table (or of a game
     night): ``kind`` and ``serial`` say which one, from what is saved, so every try
     of it, after a restart too, names it alike.  discord.py sends it with
     ``enforce_nonce``: Discord posts a message once per nonce and author (for a few
     minutes) and answers a repeat with the message posted first, so a try whose
     answer was lost, or a kill between posting and saving that it was posted, does
-    not post it twice.
+    not post it twice.  ``replaces``: the saved id of the message it replaces (a live
+    table posted anew), so a repost showing the same state as a message posted
+    earlier (after that one was deleted, or to bring it below a record) is a message
+    of its own, not Discord's answer with the earlier one.
 
     >>> owed(Table(7, 1, 2, "game", 3, 4, {}), "l", 12)
     't7l12'
+    >>> owed(Table(7, 1, 2, "game", 3, 4, {}), "v", 12, replaces=1578568861614211118)
+    't7v12rqkwf1q'
     """
     nonce = f"{'t' if isinstance(owner, Table) else 'n'}{owner.id}{kind}{serial}"
+    if replaces:
+        nonce += "r" + _base36(replaces % 36 ** 6)
     assert len(nonce) <= 25, nonce  # Discord's limit
     return nonce
+
+
+def _base36(n: int) -> str:
+    digits = ""
+    while True:
+        n, digit = divmod(n, 36)
+        digits = "0123456789abcdefghijklmnopqrstuvwxyz"[digit] + digits
+        if not n:
+            return digits
 
 
 def backoff(failures: int) -> float:
@@ -816,8 +832,9 @@ class Presenter:
                 return
             except discord.NotFound:
                 pass  # deleted: post it again below
-        # named by the version it shows (a live table posted just before a kill is not posted twice)
-        nonce = owed(table, "v", table.version if version is None else version)
+        # named by the version it shows and the message it replaces, both saved: a live table
+        # posted just before a kill is not posted twice, and a repost is not the earlier post
+        nonce = owed(table, "v", table.version if version is None else version, replaces=old)
         try:
             sent = await messageable.send(content=message.content, embed=message.embed, files=files(),
                                           view=given(message.view), allowed_mentions=mentions, nonce=nonce)

@@ -232,3 +232,79 @@ async def test_a_deploy_stop_lets_the_answers_to_an_acknowledged_move_land(world
     assert "Session is closed" not in log and "Traceback" not in log, log[-3000:]
     await bot.stop()
     fd.assert_clean()
+
+
+class RepostKill:
+    """From the ``at``-th move of a person on: Discord posts the thread's next messages
+    but loses every answer (a 503 after the work; the bot tries again later, under the
+    same nonce); as soon as the move has reposted the live table at the bottom (the next
+    person's turn, pinged), the bot is SIGKILLed, before it could save that it did.  A
+    move after which the live table was only edited (a computer's turn) tries the next."""
+
+    def __init__(self, at: int = 3) -> None:
+        self.at = at
+        self.moves = 0
+        self.reposted: Any = None  # the live table posted just before the kill
+        self.replaced: Any = None  # the live table it replaced
+
+    async def __call__(self, run: Run, event: str, payload: Any) -> Any:
+        if event != "click" or self.reposted is not None:
+            return None
+        user, panel, (kind, custom_id, values) = payload
+        if action_of(custom_id, values) is None:
+            return None
+        self.moves += 1
+        if self.moves < self.at:
+            return None
+        fd = run.fd
+        live = run.table_message()
+        before = len(fd.messages(run.thread))
+        fd.fail_next("POST", rf"/channels/{run.thread.id}/messages$", status=503, times=1000, after=True)
+        shown = await panel_answer(await run.interact(user, panel, kind, custom_id, values))
+
+        def reposted() -> Any:
+            return next((m for m in fd.messages(run.thread)[before:] if m.attachments), None)
+
+        try:
+            self.reposted = await fd.wait_for(reposted, timeout=3, interval=0.005)
+        except TimeoutError:  # no repost at this move: the next one
+            fd.clear_failures()
+            return shown
+        await run.bot.kill()
+        fd.clear_failures()
+        self.replaced = live
+        await run.bot.start()
+        return shown
+
+
+async def test_a_live_table_reposted_just_before_a_kill_is_posted_once(world, bots, tmp_path):
+    """The live table was posted anew at the bottom (pinging the next person) but the bot
+    died before it saved that: after the restart it is that message, still the newest
+    one and the only live table, not a second post; the one it replaced is gone; the
+    ping is not sent twice and the game goes on to its end."""
+    fd = world.fd
+    bot = bots(fd, world.guild, tmp_path / "repost.db", tmp_path / "repost.log")
+    await bot.start()
+    plan = RepostKill()
+
+    class Checked(Run):
+        async def mover(self) -> Any | None:
+            if plan.reposted is not None and not getattr(self, "checked", False):
+                self.checked = True
+                # the restarted bot settles on the message posted before the kill
+                await fd.wait_for(lambda: fd.message(plan.replaced.id).deleted, timeout=20)
+                lives = [m for m in fd.messages(run.thread) if m.attachments]
+                assert [m.id for m in lives] == [plan.reposted.id]
+                assert fd.messages(run.thread)[-1].id == plan.reposted.id
+            return await super().mover()
+
+    run = Checked(world, bot, people_of(world), hook=plan)
+    await run.open("repost")
+    await run.start()
+    await run.play()
+    await run.finish_shown()
+    assert plan.reposted is not None and bot.kills == 1
+    assert sum(1 for m in fd.messages(run.thread) if m.attachments) == 1
+    assert told_twice(run) == []
+    await bot.stop()
+    fd.assert_clean()
