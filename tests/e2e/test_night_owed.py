@@ -10,7 +10,7 @@ import pytest
 
 from app.i18n.catalogue import t
 from tests.e2e import running_bot
-from tests.e2e.test_night import FAST, GAME, FastBotProcess, round_tables, signed_up_night, standings_message
+from tests.e2e.test_night import FAST, GAME, FastBotProcess, round_tables, signed_up_night
 
 pytestmark = pytest.mark.timeout(240)
 
