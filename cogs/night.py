@@ -1122,15 +1122,16 @@ class NightCog(commands.Cog, name="Night"):
 
     async def _show_signup(self, night: Night) -> None:
         message_id = night.messages.get("signup")
-        if not message_id:
-            return
+        if not message_id and "signup#" not in night.messages:
+            return  # (none yet: the command's answer posts it)
         shown = self.host.shown(night)
         embed, view = self.signup_embed(shown), self.signup_view(shown)
-        try:
-            await self.where(night).get_partial_message(message_id).edit(embed=embed, view=view)
-            return
-        except discord.NotFound:
-            log.info("night %s: the sign-up message is gone; posting it again", night.id)
+        if message_id:  # (else it was deleted and its repost has not landed yet)
+            try:
+                await self.where(night).get_partial_message(message_id).edit(embed=embed, view=view)
+                return
+            except discord.NotFound:
+                log.info("night %s: the sign-up message is gone; posting it again", night.id)
         if night.status == ENDED:
             return  # nothing left to control: the standings and the recap say the rest
         await self._post_owed(night, "signup", "j", lambda nonce: self.where(night).send(

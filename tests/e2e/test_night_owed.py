@@ -85,3 +85,29 @@ async def test_a_rounds_announcement_and_standings_posted_just_before_a_kill_sho
     finally:
         bot.finalize()
     fd.assert_clean()
+
+
+async def test_a_deleted_sign_up_comes_back_once_through_discord_errors(world, tmp_path):
+    """The sign-up (the night's controls) is deleted during round 1; when the round ends the
+    night posts it again, and Discord fails that post three times: it lands after them,
+    once, and shows the break between the rounds."""
+    fd = world.fd
+    ana, ben = world.person("ana"), world.person("ben")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, **FAST):
+        signup, night_id = await signed_up_night(fd, world, ana, [ben], game="nimmt", table_size=2, rounds=2,
+                                                 turn_time=1)
+        assert (await fd.click(ana, signup, f"night:{night_id}:start")).ack_type == 7
+        await fd.wait_for(lambda: announcements(fd, world.channel) and standings_messages(fd, world.channel),
+                          timeout=20)
+        fd.delete_message(signup)
+        fd.fail_next("POST", rf"/channels/{world.channel.id}/messages$", status=503, times=3)
+
+        def reposted() -> list[Any]:
+            return [m for m in fd.messages(world.channel)
+                    if any(b["custom_id"] == f"night:{night_id}:end" for b in m.buttons())]
+
+        [again] = await fd.wait_for(reposted, timeout=90)
+        await fd.wait_for(lambda: t("en", "nights.status_between", round=1) in again.text(), timeout=30)
+        assert not fd.clear_failures()  # the three failures met it
+        assert reposted() == [again]
+    fd.assert_clean()
