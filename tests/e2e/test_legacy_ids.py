@@ -123,7 +123,8 @@ async def test_controls_posted_before_typed_items_work_after_the_upgrade(world, 
         six_live = bot.tables.get(six.table_id)
         card = next(b for b in six_panel.buttons() if b["custom_id"].startswith(f"table:{six.table_id}:sixcard:"))
         r = await six.click(ana, six_panel, card["custom_id"])
-        assert r.ack_type == 7 and six_live.engine.view(None)["chosen"][six_live.seat_of(ana.id)]
+        await panel_answer(r)  # (after a start its picture is drawn anew: acknowledged, then edited)
+        assert six_live.engine.view(None)["chosen"][six_live.seat_of(ana.id)]
 
         # Garbage: a Draw clicked on the table message before its redraw draws.
         trash_live = bot.tables.get(trash.table_id)

@@ -21,7 +21,7 @@ from app.i18n.catalogue import t as tr
 from cogs.games.garbage.cog import card_name
 from core import registry
 from core.games.garbage.engine import SLOTS_OF, TEXT
-from tests.e2e import button, live_engine, open_hand, play_nimmt, private_answer, running_bot, started
+from tests.e2e import button, live_engine, open_hand, panel_answer, play_nimmt, private_answer, running_bot, started
 from tests.e2e.test_garbage import play_garbage
 
 pytestmark = pytest.mark.timeout(600)
@@ -184,7 +184,7 @@ async def play_take6(t: Any, table: Any, people: list[Any]) -> None:
             panel = await open_hand(t, user, "take6")
             choice = button(panel, r"take6\.row:.*") or button(panel, r"take6\.card:.*")
             if choice is not None:
-                assert (await t.click(user, panel, choice["custom_id"])).ack_type == 7
+                await panel_answer(await t.click(user, panel, choice["custom_id"]))  # (new rows: a new picture)
     raise AssertionError("the game did not end")
 
 
