@@ -241,8 +241,8 @@ class Table:
 
 async def open_table(fd: Any, host: Any, channel: Any, command: str, **options: Any) -> Table:
     result = await fd.slash(host, channel, command, **options)
-    assert result.ack_type == 4 and not result.ephemeral, result
-    lobby = result.message
+    lobby = await posted(result)
+    assert not result.ephemeral, result
     match = re.match(r"table.join:(\d+)", lobby.buttons()[0]["custom_id"])
     assert match, lobby.buttons()
     table = Table(fd, channel, lobby, int(match.group(1)))
@@ -256,15 +256,13 @@ async def seat_players(table: Table, host: Any, players: list[Any], computers: i
     level: the lobby's level menu)."""
     for user in players:
         r = await table.click(user, table.lobby, f"table.join:{table.table_id}")
-        assert r.ack_type == 7
-        table.lobby = r.message
+        table.lobby = await updated(r)
     for _ in range(computers):
         if level == "normal":
             r = await table.click(host, table.lobby, f"table.cpu:{table.table_id}")
         else:
             r = await table.choose(host, table.lobby, f"table.level:{table.table_id}", [level])
-        assert r.ack_type == 7
-        table.lobby = r.message
+        table.lobby = await updated(r)
 
 
 async def start_table(fd: Any, channel: Any, host: Any, guests: list[Any], command: str = "nimmt new",
@@ -275,8 +273,7 @@ async def start_table(fd: Any, channel: Any, host: Any, guests: list[Any], comma
     options.setdefault("seats", 1 + len(guests) + computers)
     table = await open_table(fd, host, channel, command, **options)
     await seat_players(table, host, guests, computers)
-    r = await table.click(host, table.lobby, f"table.start:{table.table_id}")
-    assert r.ack_type == 7, r
+    await updated(await table.click(host, table.lobby, f"table.start:{table.table_id}"))
     await table.wait_thread()
     await fd.wait_for(table.table_message, timeout=10)
     return table
@@ -287,6 +284,17 @@ async def started(world: Any, bot: Any, people: list[Any], command: str = "nimmt
     """:func:`start_table` in the world's channel, hosted by ``people[0]``, and the bot's live table."""
     table = await start_table(world.fd, world.channel, people[0], people[1:], command, computers, **options)
     return table, bot.tables.get(table.table_id)
+
+
+async def posted(r: Any, timeout: float = 10) -> Any:
+    """The message a command answered with: in the answer itself (type 4), or, when a
+    save slower than the bot waits before acknowledging made it answer "thinking" first
+    (type 5, a busy machine's database), that message once edited."""
+    assert r.ack_type in (4, 5), r
+    if r.ack_type == 5:
+        await r.settled(timeout)
+    assert r.message is not None, r
+    return r.message
 
 
 async def updated(r: Any, timeout: float = 10) -> Any:

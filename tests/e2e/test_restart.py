@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import pytest
 
-from tests.e2e import button, panel_answer, private_answer, select
+from tests.e2e import button, panel_answer, posted, private_answer, select, updated
 from tests.e2e.processes import SEED, BotProcess, connect, table_row
 from tests.fakediscord import NoAcknowledgement
 
@@ -119,18 +119,18 @@ class Run:
         self.channel = fd.add_channel(self.world.guild, channel_name)
         host = self.people[0]
         r = await fd.slash(host, self.channel, "nimmt new", seats=SEATS, rounds=1, turn_time=0)
-        assert r.ack_type == 4 and not r.ephemeral, r
-        self.lobby = r.message
+        self.lobby = await posted(r)
+        assert not r.ephemeral, r
         self.table_id = int(re.match(r"table.join:(\d+)", self.lobby.buttons()[0]["custom_id"]).group(1))
         for user in self.people[1:]:
             r = await fd.click(user, self.lobby, f"table.join:{self.table_id}")
-            assert r.ack_type == 7, r
+            await updated(r)
         r = await fd.click(host, self.lobby, f"table.cpu:{self.table_id}")
-        assert r.ack_type == 7, r
+        await updated(r)
 
     async def start(self) -> None:
         r = await self.fd.click(self.people[0], self.lobby, f"table.start:{self.table_id}")
-        assert r.ack_type == 7, r
+        await updated(r)
         await self.wait_thread()
 
     async def wait_thread(self) -> None:
@@ -394,12 +394,14 @@ async def test_lobby_survives_kills(world, bots, tmp_path):
     run.table_id = int(re.match(r"table.join:(\d+)", run.lobby.buttons()[0]["custom_id"]).group(1))
     await bot.restart()
     r = await fd.click(ben, run.lobby, f"table.join:{run.table_id}")
-    assert r.ack_type == 7 and "Seats taken: 2/3" in r.message.text(), r
+    await updated(r)
+    assert "Seats taken: 2/3" in r.message.text(), r
     await bot.restart()
     r = await fd.click(ben, run.lobby, f"table.join:{run.table_id}")
     assert r.ack_type == 4 and r.ephemeral, r  # already seated: the join was kept
     r = await fd.click(ana, run.lobby, f"table.cpu:{run.table_id}")
-    assert r.ack_type == 7 and "Seats taken: 3/3" in r.message.text(), r
+    await updated(r)
+    assert "Seats taken: 3/3" in r.message.text(), r
     await run.start()
     status, meta, _ = run.state()
     assert status == "playing"
@@ -424,7 +426,7 @@ async def test_kill_between_start_and_thread(world, bots, tmp_path):
     # Discord fails the thread creation once: discord.py waits a second before retrying.
     fd.fail_next("POST", r"/channels/\d+/messages/\d+/threads$", status=500)
     r = await fd.click(ana, run.lobby, f"table.start:{run.table_id}")
-    assert r.ack_type == 7, r
+    await updated(r)
     await bot.kill()
     assert not fd.threads(run.channel), "the thread was opened before the kill"
     await bot.start()
@@ -525,11 +527,12 @@ async def test_kill_between_lobby_saved_and_posted(world, bots, tmp_path):
     fd.take_violations(r"not acknowledged within")
     await bot.start()
     r = await fd.slash(ana, channel, "nimmt new", seats=2, rounds=1, turn_time=0)
-    assert r.ack_type == 4 and not r.ephemeral, r.message.text()
-    run = Run(world, bot, [ana, ben], channel=channel, lobby=r.message)
+    run = Run(world, bot, [ana, ben], channel=channel, lobby=await posted(r))
+    assert not r.ephemeral, r.message.text()
     run.table_id = int(re.match(r"table.join:(\d+)", run.lobby.buttons()[0]["custom_id"]).group(1))
     r = await fd.click(ben, run.lobby, f"table.join:{run.table_id}")
-    assert r.ack_type == 7 and "Seats taken: 2/2" in r.message.text(), r
+    await updated(r)
+    assert "Seats taken: 2/2" in r.message.text(), r
     await run.start()
     await bot.stop()
     state = final_state(bot.database, run.table_id)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from app.i18n.catalogue import t
-from tests.e2e import LAST_MOVES
+from tests.e2e import LAST_MOVES, posted, updated
 from tests.e2e.processes import BotProcess, table_row
 
 pytestmark = pytest.mark.timeout(240)
@@ -37,12 +37,12 @@ async def open_game(fd: Any, world: Any, people: list[Any], name: str, *, fail_f
     thread's messages, every try, until the test clears the failures."""
     channel = fd.add_channel(world.guild, name)
     r = await fd.slash(people[0], channel, "nimmt new", seats=2, rounds=2, turn_time=60)
-    lobby = r.message
+    lobby = await posted(r)
     table_id = int(re.match(r"table.join:(\d+)", lobby.buttons()[0]["custom_id"])[1])
-    assert (await fd.click(people[1], lobby, f"table.join:{table_id}")).ack_type == 7
+    await updated(await fd.click(people[1], lobby, f"table.join:{table_id}"))
     if fail_first:  # (every message but those in the channel: the thread's)
         fd.fail_next("POST", rf"/channels/(?!{channel.id}/)\d+/messages$", status=500, times=1000)
-    assert (await fd.click(people[0], lobby, f"table.start:{table_id}")).ack_type == 7
+    await updated(await fd.click(people[0], lobby, f"table.start:{table_id}"))
     thread = (await fd.wait_for(lambda: fd.threads(channel), timeout=15))[-1]
     if not fail_first:
         await fd.wait_for(lambda: any(m.mentions for m in fd.messages(thread)), timeout=15)  # the first ping
@@ -62,8 +62,13 @@ def lines(fd: Any, thread: Any) -> list[str]:
 
 
 def fail_narration(fd: Any, thread: Any) -> None:
-    """The thread's next two messages fail (500): the bot tries again 1 s, then 3 s later."""
-    fd.fail_next("POST", rf"/channels/{thread.id}/messages$", status=500, times=2)
+    """Discord fails (500) every try of a message in the thread and of an edit of one
+    (the live table tells the round's moves; a click's token may redraw it) until the
+    test clears the failures at the kill: nothing reaches the thread before it, however
+    slow the machine and whatever else the bot tells meanwhile (a turn timer's move)."""
+    fd.fail_next("POST", rf"/channels/{thread.id}/messages$", status=500, times=1000)
+    fd.fail_next("PATCH", rf"/channels/{thread.id}/messages/\d+$", status=500, times=1000)
+    fd.fail_next("PATCH", r"/webhooks/\d+/[^/]+/messages/@original$", status=500, times=1000)
 
 
 async def test_time_ran_out_lines_saved_before_a_kill_are_told_after_it_once(world, tmp_path):
@@ -130,6 +135,7 @@ async def test_im_back_saved_before_a_kill_is_told_after_it_once(world, tmp_path
         back = t("en", "table.back", name="ana")
         assert back not in lines(fd, thread)
         await bot.kill()
+        fd.clear_failures()
         await bot.start()
         await fd.wait_for(lambda: back in lines(fd, thread), timeout=20)
         told = lines(fd, thread)
@@ -152,10 +158,10 @@ async def test_a_stop_saved_before_a_kill_is_told_in_the_thread_and_on_the_lobby
     try:
         await bot.start()
         r = await fd.slash(ana, world.channel, "nimmt new", seats=2, rounds=1, turn_time=0)
-        lobby = r.message
+        lobby = await posted(r)
         table_id = int(re.match(r"table.join:(\d+)", lobby.buttons()[0]["custom_id"])[1])
-        assert (await fd.click(ben, lobby, f"table.join:{table_id}")).ack_type == 7
-        assert (await fd.click(ana, lobby, f"table.start:{table_id}")).ack_type == 7
+        await updated(await fd.click(ben, lobby, f"table.join:{table_id}"))
+        await updated(await fd.click(ana, lobby, f"table.start:{table_id}"))
         thread = (await fd.wait_for(lambda: fd.threads(world.channel), timeout=15))[-1]
         await fd.wait_for(lambda: any(m.mentions for m in fd.messages(thread)), timeout=15)
         await fd.wait_for(lambda: f"<#{thread.id}>" in lobby.text(), timeout=15)
@@ -197,7 +203,7 @@ async def test_a_join_saved_before_a_kill_shows_on_the_lobby_after_it(world, tmp
     try:
         await bot.start()
         r = await fd.slash(ana, world.channel, "nimmt new", seats=3, rounds=1, turn_time=0)
-        lobby = r.message
+        lobby = await posted(r)
         table_id = int(re.match(r"table.join:(\d+)", lobby.buttons()[0]["custom_id"])[1])
         # the answer fails past Discord's 3 s (discord.py tries again after 1, 3, 5 s)
         fd.fail_next("POST", r"/interactions/\d+/[^/]+/callback$", status=500, times=3)
@@ -238,6 +244,7 @@ async def test_a_step_away_saved_before_a_kill_is_told_after_it_once(world, tmp_
         away = t("en", "table.stepped_away", name="ben", back=t("en", "table.im_back"))
         assert away not in lines(fd, thread)
         await bot.kill()
+        fd.clear_failures()
         await bot.start()
         await fd.wait_for(lambda: away in lines(fd, thread), timeout=20)
         assert lines(fd, thread).count(away) == 1 and seat(ben)["away"]

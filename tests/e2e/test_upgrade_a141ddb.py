@@ -39,7 +39,7 @@ from app.store import open_store
 from app.store.sqlite_migrations import LATEST
 from tests.conftest import World
 from tests.fakediscord import FakeDiscord
-from tests.e2e import Table, button, description, nimmt_turn, private_answer, running_bot
+from tests.e2e import Table, button, description, nimmt_turn, private_answer, running_bot, updated
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -222,7 +222,7 @@ async def test_tables_lobbies_nights_and_stats_of_a141ddb_work_after_the_upgrade
         # -- the lobby: Join on the old lobby message seats the newcomer
         message = fd.message(SAVED["lobby"]["message_id"])
         r = await fd.click(person["ana"], message, f"table.join:{lobby.id}")
-        assert r.ack_type == 7, r
+        await updated(r)
         assert [s.user_id for s in bot.tables.get(lobby.id).seats] == [person["kim"].id, person["ana"].id]
         assert "ana" in r.message.text()
 
@@ -232,7 +232,7 @@ async def test_tables_lobbies_nights_and_stats_of_a141ddb_work_after_the_upgrade
         night = SAVED["night"]
         signup = fd.message(night["signup"])
         r = await fd.click(person["eve"], signup, f"night:{night['id']}:join")
-        assert r.ack_type == 7, r
+        await updated(r)
         assert "eve" in signup.text()
 
         # -- /stats and /leaderboard show the games the old version recorded (round 1)
