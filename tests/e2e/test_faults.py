@@ -342,8 +342,7 @@ async def test_opening_and_cancelling_tables_does_not_grow_memory(world, tmp_pat
             t = await open_table(fd, ana, world.channel, "nimmt new", seats=2)
             r = await t.click(ana, t.lobby, f"table.cancel:{t.table_id}")
             assert r.ack_type == 7 and "cancelled" in r.message.text()
-        await asyncio.sleep(0.2)
-        assert bot.tables.tables == {} and presenter.shows == {}
+        await fd.wait_for(lambda: bot.tables.tables == {} and presenter.shows == {}, timeout=10)
 
 
 def test_a_read_only_database_at_start_up_is_one_clear_line(tmp_path):
@@ -434,7 +433,10 @@ async def test_a_kill_while_a_save_waits_for_another_process_loses_only_what_nob
     try:
         await bot.start()
         t = await started(fd, world, [ana, ben])
-        await asyncio.sleep(0.5)  # the start's narration and table message are out
+        # the start's narration and the table message that pings the first mover are out
+        begun = translate("en", "table.game_started", game=translate("en", "nimmt.title"))
+        await fd.wait_for(lambda: begun in t.log_text() and any(m.mentions for m in fd.messages(t.thread)),
+                          timeout=15)
         _, meta, saved = table_row(db, t.table_id)
         mover = ana if meta["seats"][meta["turn_seat"]]["user_id"] == ana.id else ben
         narration = t.log_text()
