@@ -20,6 +20,7 @@ from app.tables.manager import Table
 from app.text import plain
 from cogs.common.parts import parts
 from cogs.common.translator import command_str
+from cogs.tables.panel import HandPanels
 from core import registry
 from core.protocol import Event
 from core.spec import GameSpec
@@ -104,10 +105,19 @@ class TableExtra(Protocol):
 
 class BaseUI:
     """What a game's UI does unless it says otherwise: no lobby lines of its
-    own, and a seat's cards in a replay shown as its ``hand``."""
+    own, a seat's cards in a replay shown as its ``hand``, and its private
+    panels (``panels``, if it has any) following their players down the thread."""
+
+    panels: HandPanels | None = None
 
     def __init__(self, bot: Any) -> None:
         self.bot = bot
+
+    def follow(self, table: Table, users: list[int]) -> None:
+        """The live table just pinged ``users`` (the presenter says so): their open private
+        panels come afresh below the ping (:meth:`HandPanels.follow`)."""
+        if self.panels is not None:
+            self.panels.follow(table, users)
 
     def lobby_lines(self, table: Table, lang: str) -> list[str]:
         return []

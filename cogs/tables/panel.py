@@ -14,6 +14,11 @@
   end of the game it shows the game is over, once, and is let go.
 - A picture not drawn yet is drawn off the loop while the click is
   acknowledged in time (:data:`ANSWER_WITHIN`).
+- A panel follows its player down the thread (:meth:`HandPanels.follow`):
+  when the live table pings them, a fresh panel is sent through the same
+  token as a new ephemeral followup, right below the ping (the move is one
+  click), and the one before it is deleted.  Without a live token (none
+  opened, too old, or the bot restarted) the ping's *My hand* opens one.
 """
 from __future__ import annotations
 
@@ -22,8 +27,9 @@ import io
 import logging
 import time
 import weakref
+from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Sequence
 
 import aiohttp
 import discord
@@ -39,6 +45,7 @@ PANEL_LIFETIME = 14 * 60  # seconds a panel keeps itself current (an interaction
 PANEL_DEBOUNCE = 0.3  # seconds a redraw waits: a computer's moves come in bursts, drawn once
 ANSWER_WITHIN = 2.0  # seconds after a click: a new panel not drawn by then is deferred (Discord allows 3)
 PICTURE = "hand.png"
+REPLACED = 1024  # panels replaced below a ping whose clicks are answered anew (the latest ones)
 
 Key = tuple[int, int]  # (table id, user id): one panel per player and table
 
@@ -84,6 +91,7 @@ class _Open:
     #: the panel's message when it is a followup (opened by *My hand*, whose click answered
     #: as an update of the table message); None: the interaction's ``@original``
     message: int | None = None
+    shown: int | None = None  # the panel's message id, when known (a click on it, or a followup)
 
 
 def playing_seat(table: Table, interaction: discord.Interaction) -> int:
@@ -109,6 +117,9 @@ class HandPanels:
         self.answer_within = ANSWER_WITHIN
         self.open: dict[Key, _Open] = {}
         self._refreshers: dict[Key, asyncio.Task[None]] = {}
+        self._following: set[asyncio.Task[None]] = set()  # panels being sent below a ping
+        #: messages of panels a fresh one replaced below a ping (deleted), the latest few
+        self._replaced: OrderedDict[int, None] = OrderedDict()
         #: one lock per panel, kept while someone holds or waits for it
         self._locks: weakref.WeakValueDictionary[Key, asyncio.Lock] = weakref.WeakValueDictionary()
 
@@ -125,7 +136,9 @@ class HandPanels:
         the clicked panel redrawn."""
         lang = user_lang(interaction)
         key = (table.id, interaction.user.id)
-        new = new or not on_own_private_message(interaction)
+        # (a click on a panel that came down below a ping meanwhile, deleted: answered anew)
+        new = new or not on_own_private_message(interaction) or (
+            interaction.message is not None and interaction.message.id in self._replaced)
         async with self._lock(key):
             version = table.version
             panel = self.draw(table, seat, lang, note=note, **looking)
@@ -153,7 +166,8 @@ class HandPanels:
             # It keeps itself current while its interaction token lives (and the game goes on:
             # the end was told to every panel open then, this one shows it already).
             if table.status == "playing":
-                self.open[key] = _Open(interaction.followup, time.monotonic(), lang, version, looking, message)
+                shown = message if new else interaction.message.id if interaction.message is not None else None
+                self.open[key] = _Open(interaction.followup, time.monotonic(), lang, version, looking, message, shown)
 
     async def _picture(self, interaction: discord.Interaction, picture: Picture | None, new: bool) -> bytes | None:
         """The panel's picture; while one is drawn anew, the click is acknowledged in time."""
@@ -170,6 +184,60 @@ class HandPanels:
             # the machine is busy: say "thinking" in time, then answer
             await interaction.response.defer(ephemeral=True, thinking=True)
         return await drawing
+
+    def follow(self, table: Table, users: Sequence[int]) -> None:
+        """The live table just pinged ``users``: each whose panel at this table is open
+        through a token that still lives gets it afresh below the ping (:meth:`_follow`)."""
+        now = time.monotonic()
+        for user in users:
+            key = (table.id, user)
+            panel = self.open.get(key)
+            if panel is None:
+                continue
+            if now - panel.opened > PANEL_LIFETIME:
+                del self.open[key]  # too old to send with: the ping's My hand opens a new one
+                continue
+            task = asyncio.get_running_loop().create_task(self._follow(table, key, panel))
+            self._following.add(task)
+            task.add_done_callback(self._following.discard)
+
+    async def _follow(self, table: Table, key: Key, panel: _Open) -> None:
+        """Send the seat's panel afresh through ``panel``'s token (a new ephemeral message,
+        at the bottom of the thread), then delete the one it replaces through the same
+        token.  Nothing is sent when the player opened or clicked a panel meanwhile (it is
+        theirs to use) or has left the seat."""
+        seat = table.seat_of(key[1])
+        if seat is None or table.status != "playing":
+            return
+        version = table.version
+        drawn = self.draw(table, seat, panel.lang)
+        file = MISSING
+        if drawn.picture is not None:  # (drawn before the panel is held: a click on it is answered meanwhile)
+            drawn.embed.set_image(url=f"attachment://{PICTURE}")
+            file = _file(await drawn.picture.drawn())
+        async with self._lock(key):
+            if self.open.get(key) is not panel or table.status != "playing":
+                return  # a click on it was answered meanwhile (that panel is theirs to use)
+            try:
+                sent = await panel.webhook.send(embed=drawn.embed, view=drawn.view, file=file, ephemeral=True,
+                                                wait=True)
+            except (discord.HTTPException, aiohttp.ClientError, OSError, RuntimeError):
+                # Expired, Discord trouble or shutting down: the ping's My hand opens a panel.
+                log.debug("panel %s could not follow its player", key, exc_info=True)
+                if self.open.get(key) is panel:
+                    del self.open[key]
+                return
+            self.open[key] = _Open(panel.webhook, panel.opened, panel.lang, version, {}, sent.id, sent.id)
+            if panel.shown is not None:
+                self._replaced[panel.shown] = None
+                while len(self._replaced) > REPLACED:
+                    self._replaced.popitem(last=False)
+            try:  # one live panel: the one above goes (a click on one left behind answers as stale)
+                await panel.webhook.delete_message(panel.message or ORIGINAL)
+            except (discord.HTTPException, aiohttp.ClientError, OSError, RuntimeError):
+                log.debug("panel %s: the one it replaced could not be deleted", key, exc_info=True)
+        if table.version != version:
+            self.changed(table)  # the game moved on while it was drawn: the new panel shows it
 
     def changed(self, table: Table) -> None:
         """The table moved: redraw every open panel at it (the mover's own too, unless its

@@ -559,15 +559,15 @@ class Presenter:
             if show.repost and sender is not None and not sender.done() and (
                     show.recording or any(item.boundary for item in show.lines)):
                 await asyncio.wait({sender})  # a round's record first: the live table goes below it
-            ping = show.ping
-            seats = self._ping_now(table, show, ping) if ping is not None else []
-            if ping is not None and not seats:
-                show.ping = ping = None  # its turn passed (or was pinged): the live table is edited
+            ping, seats = self._due_ping(table, show)
             answer = None if show.repost else self._answer(table, show)
             if spend is not None and answer is None and not seats:
                 # The picture is drawn only once its request may go: while the bot's
-                # requests are spent, moves made meanwhile join this one redraw.
+                # requests are spent, moves made meanwhile join this one redraw (a turn
+                # that began meanwhile too: its ping goes with it).
                 await spend.prepay()
+                ping, seats = self._due_ping(table, show)
+                answer = None if show.repost else self._answer(table, show)
             show.table_dirty = False
             repost, show.repost = show.repost, False
             try:
@@ -683,6 +683,15 @@ class Presenter:
         assert item.ping is not None
         seats = [seat for seat in item.ping if seat in self._ping_seats(table)]
         return seats if item.turn == show.turn and show.pinged != item.turn else []
+
+    def _due_ping(self, table: Table, show: _Show) -> tuple[_Item | None, list[int]]:
+        """The turn's ping to send now and the seats it calls; a ping whose turn passed (or
+        was pinged) is dropped: the live table is edited instead."""
+        ping = show.ping
+        seats = self._ping_now(table, show, ping) if ping is not None else []
+        if ping is not None and not seats:
+            show.ping = ping = None
+        return ping, seats
 
     async def _send(self, table: Table, show: _Show, items: list[_Item], *, closed: bool) -> list[_Item]:
         """Gather narration into the record of the round going on; once a round ends

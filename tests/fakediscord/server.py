@@ -291,6 +291,7 @@ class _Interaction:
         self.name = name
         loop = asyncio.get_running_loop()
         self.dispatched_at = loop.time()
+        self.aged = 0.0  # seconds added to the token's age (:meth:`FakeDiscord.age_tokens`)
         self.ack_type: Optional[int] = None
         self.ack_flags = 0
         self.ack_time: Optional[float] = None
@@ -798,6 +799,13 @@ class FakeDiscord:
         viol = "; ".join(self.violations[-5:]) or "none"
         return (f"\n  gateway: {len(self._conns)} connection(s), identify={self.identify_count}, resume={self.resume_count}"
                 f"\n  last requests: {reqs}\n  violations: {viol}")
+
+    def age_tokens(self, seconds: float) -> None:
+        """As if ``seconds`` had passed for every interaction token issued so far (their
+        followups and edits are refused once older than ``token_lifetime``, as Discord
+        does): what a bot does with expired tokens, without waiting 15 minutes."""
+        for rec in self._by_token.values():
+            rec.aged += seconds
 
     async def wait_for(self, predicate: Callable[[], Any], timeout: float = 10, *, interval: float = 0.02,
                        what: Optional[str] = None) -> Any:
@@ -3209,7 +3217,7 @@ class FakeDiscord:
         if int(app_id) != self.application_id:
             raise ApiError(404, 10015, "Unknown Webhook")
         rec = self._by_token.get(token)
-        if rec is None or asyncio.get_running_loop().time() - rec.dispatched_at > self.token_lifetime:
+        if rec is None or asyncio.get_running_loop().time() - rec.dispatched_at + rec.aged > self.token_lifetime:
             raise ApiError(401, 50027, "Invalid Webhook Token")  # (Discord's answer to an expired token too)
         if rec.ack_type is None:
             raise ApiError(404, 10015, "Unknown Webhook",
