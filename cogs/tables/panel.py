@@ -92,6 +92,7 @@ class _Open:
     #: as an update of the table message); None: the interaction's ``@original``
     message: int | None = None
     shown: int | None = None  # the panel's message id, when known (a click on it, or a followup)
+    where: int | None = None  # the channel (the game's thread) its token sends to
 
 
 def playing_seat(table: Table, interaction: discord.Interaction) -> int:
@@ -167,7 +168,8 @@ class HandPanels:
             # the end was told to every panel open then, this one shows it already).
             if table.status == "playing":
                 shown = message if new else interaction.message.id if interaction.message is not None else None
-                self.open[key] = _Open(interaction.followup, time.monotonic(), lang, version, looking, message, shown)
+                self.open[key] = _Open(interaction.followup, time.monotonic(), lang, version, looking, message, shown,
+                                       interaction.channel_id)
 
     async def _picture(self, interaction: discord.Interaction, picture: Picture | None, new: bool) -> bytes | None:
         """The panel's picture; while one is drawn anew, the click is acknowledged in time."""
@@ -197,6 +199,8 @@ class HandPanels:
             if now - panel.opened > PANEL_LIFETIME:
                 del self.open[key]  # too old to send with: the ping's My hand opens a new one
                 continue
+            if panel.where != (table.thread_id or table.channel_id):
+                continue  # (its token sends to where it was opened: the game moved to a new thread since)
             task = asyncio.get_running_loop().create_task(self._follow(table, key, panel))
             self._following.add(task)
             task.add_done_callback(self._following.discard)
@@ -216,8 +220,9 @@ class HandPanels:
             drawn.embed.set_image(url=f"attachment://{PICTURE}")
             file = _file(await drawn.picture.drawn())
         async with self._lock(key):
-            if self.open.get(key) is not panel or table.status != "playing":
-                return  # a click on it was answered meanwhile (that panel is theirs to use)
+            if self.open.get(key) is not panel or table.status != "playing" or (
+                    panel.where != (table.thread_id or table.channel_id)):
+                return  # a click on it was answered meanwhile (that panel is theirs to use), or the thread is gone
             try:
                 sent = await panel.webhook.send(embed=drawn.embed, view=drawn.view, file=file, ephemeral=True,
                                                 wait=True)
@@ -227,7 +232,7 @@ class HandPanels:
                 if self.open.get(key) is panel:
                     del self.open[key]
                 return
-            self.open[key] = _Open(panel.webhook, panel.opened, panel.lang, version, {}, sent.id, sent.id)
+            self.open[key] = _Open(panel.webhook, panel.opened, panel.lang, version, {}, sent.id, sent.id, panel.where)
             if panel.shown is not None:
                 self._replaced[panel.shown] = None
                 while len(self._replaced) > REPLACED:

@@ -173,6 +173,21 @@ async def open_hand(t: "Table", user: Any, game: str = "nimmt") -> Any:
     return panel
 
 
+async def followed_panel(t: "Table", user: Any, game: str = "nimmt") -> Any:
+    """The player's panel that came down right below the live table pinging them (a panel
+    follows its player while its interaction token lives), once it is there."""
+    refresh = rf"{game}\.refresh:{t.table_id}"
+
+    def below() -> Any:
+        live = t.table_message()
+        if live is None or user.id not in live.pinged:
+            return None
+        panels = [m for m in t.fd.ephemerals(user, t.thread) if m.id > live.id and button(m, refresh)]
+        return panels[-1] if panels else None
+
+    return await t.fd.wait_for(below, timeout=10, what=f"{user.name}'s panel below the ping")
+
+
 #: the live table's field with the moves of the round going on, in every language
 LAST_MOVES = {translate(lang, "table.last_moves") for lang in ("en", "es", "de")}
 

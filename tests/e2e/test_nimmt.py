@@ -8,9 +8,9 @@ import pytest
 
 from app.i18n.catalogue import t as t_
 from tests.e2e.table_state import per_table_state
-from tests.e2e import (button, check_pings, check_record, ephemeral_text, nimmt_turn, open_hand, open_table,
-                       panel_answer, play_nimmt,
-                       private_answer, running_bot, seat_players, select, started)
+from tests.e2e import (button, check_pings, check_record, ephemeral_text, followed_panel, nimmt_turn, open_hand,
+                       open_table, panel_answer, play_nimmt, private_answer, running_bot, seat_players, select,
+                       started)
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -213,10 +213,11 @@ async def test_deleted_messages_and_discord_errors_do_not_lose_the_game(world, t
         await fd.wait_for(lambda: t.table_message() is not None and t.table_message().id != old.id, timeout=10)
         await fd.wait_for(shows_mover, timeout=10)
 
-        # Discord fails the next table message (503; a turn that pings is a new message): it is posted again.
+        # Discord fails the next table message (503; a turn that pings is a new message): it is posted
+        # again, and the mover's panel comes down below it.
         fd.fail_next("POST", rf"/channels/{t.thread.id}/messages$", status=503, times=1)
         mover = people[table.engine.to_move]
-        await nimmt_turn(t, mover, panels[mover.id])
+        await nimmt_turn(t, mover, await followed_panel(t, mover))
         await fd.wait_for(shows_mover, timeout=10)
         assert any(req.status == 503 for req in fd.requests)
 
@@ -400,11 +401,14 @@ async def test_an_open_panel_shows_your_turn_by_itself(world, tmp_path):
         panel = await open_hand(t, waiter)
         assert "Waiting for" in panel.text() and not panel.selects()
         await nimmt_turn(t, mover)
-        # Without a click, the waiting player's panel now offers their turn.
-        await fd.wait_for(lambda: select(panel, r"nimmt\.(stack|steal|open):\d+:.*"), timeout=10)
-        assert "Waiting for" not in panel.text()
-        assert panel.ephemeral_to == waiter.id
-        await nimmt_turn(t, waiter, panel)  # and it works
+        # Without a click, the waiting player's panel comes down right below the ping of their
+        # turn, offering it; the one above is gone (one live panel).
+        below = await followed_panel(t, waiter)
+        await fd.wait_for(lambda: select(below, r"nimmt\.(stack|steal|open):\d+:.*"), timeout=10)
+        assert "Waiting for" not in below.text()
+        assert below.ephemeral_to == waiter.id
+        await fd.wait_for(lambda: fd.message(panel.id).deleted, timeout=10)
+        await nimmt_turn(t, waiter, below)  # and it works
         assert table.engine.to_move == table.seat_of(mover.id) or table.status != "playing"
 
 
