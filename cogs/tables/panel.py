@@ -137,10 +137,13 @@ class HandPanels:
         the clicked panel redrawn."""
         lang = user_lang(interaction)
         key = (table.id, interaction.user.id)
-        # (a click on a panel that came down below a ping meanwhile, deleted: answered anew)
-        new = new or not on_own_private_message(interaction) or (
-            interaction.message is not None and interaction.message.id in self._replaced)
+        new = new or not on_own_private_message(interaction)
         async with self._lock(key):
+            # A click on a panel that came down below a ping meanwhile (deleted) is answered
+            # anew, and the panel that came down goes: one live panel.
+            replaced = interaction.message is not None and interaction.message.id in self._replaced
+            new = new or replaced
+            before = self.open.get(key)
             version = table.version
             panel = self.draw(table, seat, lang, note=note, **looking)
             picture = await self._picture(interaction, panel.picture, new)
@@ -152,24 +155,28 @@ class HandPanels:
                 file = _file(picture)
                 attachments = [file]
             message: int | None = None
+            shown = interaction.message.id if interaction.message is not None and not new else None
             if interaction.response.is_done():
                 if new:
                     sent = await interaction.followup.send(embed=embed, view=view, file=file, ephemeral=True,
                                                            wait=True)
+                    shown = sent.id
                     if interaction.response.type == discord.InteractionResponseType.deferred_message_update:
                         message = sent.id  # (the click's @original is the table message)
                 else:
                     await interaction.edit_original_response(embed=embed, view=view, attachments=attachments)
             elif new:
-                await interaction.response.send_message(embed=embed, view=view, file=file, ephemeral=True)
+                answer = await interaction.response.send_message(embed=embed, view=view, file=file, ephemeral=True)
+                shown = answer.message_id
             else:
                 await interaction.response.edit_message(embed=embed, view=view, attachments=attachments)
             # It keeps itself current while its interaction token lives (and the game goes on:
             # the end was told to every panel open then, this one shows it already).
             if table.status == "playing":
-                shown = message if new else interaction.message.id if interaction.message is not None else None
                 self.open[key] = _Open(interaction.followup, time.monotonic(), lang, version, looking, message, shown,
                                        interaction.channel_id)
+            if replaced and before is not None:
+                await self._replace(key, before)
 
     async def _picture(self, interaction: discord.Interaction, picture: Picture | None, new: bool) -> bytes | None:
         """The panel's picture; while one is drawn anew, the click is acknowledged in time."""
@@ -233,16 +240,21 @@ class HandPanels:
                     del self.open[key]
                 return
             self.open[key] = _Open(panel.webhook, panel.opened, panel.lang, version, {}, sent.id, sent.id, panel.where)
-            if panel.shown is not None:
-                self._replaced[panel.shown] = None
-                while len(self._replaced) > REPLACED:
-                    self._replaced.popitem(last=False)
-            try:  # one live panel: the one above goes (a click on one left behind answers as stale)
-                await panel.webhook.delete_message(panel.message or ORIGINAL)
-            except (discord.HTTPException, aiohttp.ClientError, OSError, RuntimeError):
-                log.debug("panel %s: the one it replaced could not be deleted", key, exc_info=True)
+            await self._replace(key, panel)  # one live panel: the one above goes
         if table.version != version:
             self.changed(table)  # the game moved on while it was drawn: the new panel shows it
+
+    async def _replace(self, key: Key, panel: _Open) -> None:
+        """A panel another one replaced is deleted through its own token (a click on it that
+        was on its way is answered anew: :meth:`show`; one left behind answers as stale)."""
+        if panel.shown is not None:
+            self._replaced[panel.shown] = None
+            while len(self._replaced) > REPLACED:
+                self._replaced.popitem(last=False)
+        try:
+            await panel.webhook.delete_message(panel.message or ORIGINAL)
+        except (discord.HTTPException, aiohttp.ClientError, OSError, RuntimeError):
+            log.debug("panel %s: the one it replaced could not be deleted", key, exc_info=True)
 
     def changed(self, table: Table) -> None:
         """The table moved: redraw every open panel at it (the mover's own too, unless its

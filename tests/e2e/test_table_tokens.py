@@ -9,7 +9,8 @@ import re
 import pytest
 
 from app.i18n.catalogue import t as translate
-from tests.e2e import button, nimmt_turn, open_hand, panel_answer, private_answer, running_bot, select, started
+from tests.e2e import (button, followed_panel, nimmt_turn, open_hand, panel_answer, private_answer, running_bot, select,
+                       started)
 from tests.e2e.test_take6 import card_buttons, summary_line
 
 pytestmark = pytest.mark.timeout(300)
@@ -79,22 +80,28 @@ async def test_my_hand_is_private_and_its_token_redraws_the_table(world, tmp_pat
 
 
 async def test_a_panel_opened_by_my_hand_keeps_itself_current(world, tmp_path):
-    """The panel is a followup of the My hand click: it is redrawn by its own id when
-    another player moves, and works from there."""
+    """The panel is a followup of the My hand click, known by its own id: when another
+    player's move makes it its owner's turn, the panel comes down below the ping as a new
+    followup of that click, the one above is deleted by its id through the same token,
+    and the new one works from there."""
     fd = world.fd
     people = [world.person("ana"), world.person("ben")]
     async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
         t, table = await started(world, bot, people, rounds=1, turn_time=0)
         mover = people[table.engine.to_move]
         waiter = people[1 - table.engine.to_move]
-        panel = await open_hand(t, waiter)
+        r = await t.click(waiter, t.table_message(), f"nimmt.hand:{t.table_id}")
+        panel = await private_answer(r)
         assert translate("en", "nimmt.panel_waiting", name=mover.name) in panel.text()
         since = len(fd.requests)
         await nimmt_turn(t, mover)
-        await fd.wait_for(lambda: select(panel, r"nimmt\.(stack|steal|open):\d+:.*"), timeout=10)
-        assert panel.ephemeral_to == waiter.id and "webhook" in panel.edited_by
-        assert any(r.method == "PATCH" and r.path.endswith(f"/messages/{panel.id}") for r in fd.requests[since:])
-        await nimmt_turn(t, waiter, panel)
+        below = await followed_panel(t, waiter)
+        await fd.wait_for(lambda: select(below, r"nimmt\.(stack|steal|open):\d+:.*"), timeout=10)
+        assert below.ephemeral_to == waiter.id and below in r.followups
+        await fd.wait_for(lambda: fd.message(panel.id).deleted, timeout=10)
+        token = r.interaction.token
+        assert any(q.method == "DELETE" and q.path.endswith(f"{token}/messages/{panel.id}") for q in fd.requests[since:])
+        await nimmt_turn(t, waiter, below)
         assert table.engine.to_move == table.seat_of(mover.id) or table.status != "playing"
     fd.assert_clean()
 
