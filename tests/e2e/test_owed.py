@@ -170,10 +170,12 @@ async def test_the_end_is_shown_once_discord_errors_clear(world, bots, tmp_path)
 
 
 class Deploy:
-    """At the ``at``-th move of a person: Discord fails the first tries of the edits the
-    move causes (its panel, the table message: discord.py tries each again 1 s, then
-    3 s later); the bot gets SIGTERM as soon as both are under way, after the move was
-    acknowledged, and must let them land before it exits."""
+    """At the ``at``-th move of the person seated before the computer (the turn then goes
+    to the computer: the live table is edited in place, and the other person's panel,
+    no ping bringing it down, is redrawn where it is): Discord fails the first tries of
+    the edits the move causes (its panel, the table message: discord.py tries each again
+    1 s, then 3 s later); the bot gets SIGTERM as soon as both are under way, after the
+    move was acknowledged, and must let them land before it exits."""
 
     def __init__(self, at: int = 3) -> None:
         self.at = at
@@ -184,7 +186,7 @@ class Deploy:
         if event != "click" or self.done:
             return None
         user, panel, (kind, custom_id, values) = payload
-        if action_of(custom_id, values) is None:
+        if action_of(custom_id, values) is None or user is not run.people[-1]:
             return None
         self.moves += 1
         if self.moves < self.at:

@@ -176,9 +176,15 @@ class Run:
             return await self.fd.click(user, message, custom_id)
         return await self.fd.select(user, message, custom_id, values)
 
+    def newest_panel(self, user: Any) -> Any | None:
+        """The newest of the person's panels still there: while the bot knows its token, a
+        panel follows its player below each ping of theirs (the one above is deleted)."""
+        panels = [m for m in self.fd.ephemerals(user, self.thread) if button(m, rf"nimmt.refresh:{self.table_id}")]
+        return panels[-1] if panels else None
+
     async def step(self, user: Any) -> None:
         """One interaction of ``user``: open the hand, or the next control of the script."""
-        panel = self.panels.get(user.id)
+        panel = self.newest_panel(user) if user.id in self.panels else None
         choice = decide(panel) if panel is not None else None
         if choice is None:
             if self.hook:
@@ -200,7 +206,16 @@ class Run:
             if replaced is not None:
                 self.panels[user.id] = replaced
                 return
-        r = await self.interact(user, panel, kind, custom_id, values)
+        try:
+            r = await self.interact(user, panel, kind, custom_id, values)
+        except LookupError:  # it was deleted just then: a new one came below the ping (the next step takes it)
+            if not self.fd.message(panel.id).deleted:
+                raise
+            self.log.append(f"{user.name}: the panel moved down")
+            return
+        if r.ack_type == 4:  # (clicked just as it was replaced below the ping: answered anew)
+            self.panels[user.id] = r.message
+            return
         assert r.ack_type in (6, 7), (r, self.log[-5:])
         self.panels[user.id] = await panel_answer(r)
 
