@@ -208,28 +208,31 @@ class HandPanels:
                 continue
             if panel.where != (table.thread_id or table.channel_id):
                 continue  # (its token sends to where it was opened: the game moved to a new thread since)
-            task = asyncio.get_running_loop().create_task(self._follow(table, key, panel))
+            task = asyncio.get_running_loop().create_task(self._follow(table, key, panel.lang, table.messages.get("table")))
             self._following.add(task)
             task.add_done_callback(self._following.discard)
 
-    async def _follow(self, table: Table, key: Key, panel: _Open) -> None:
-        """Send the seat's panel afresh through ``panel``'s token (a new ephemeral message,
-        at the bottom of the thread), then delete the one it replaces through the same
-        token.  Nothing is sent when the player opened or clicked a panel meanwhile (it is
-        theirs to use) or has left the seat."""
+    async def _follow(self, table: Table, key: Key, lang: str, ping: int | None) -> None:
+        """Send the seat's panel afresh through its token (a new ephemeral message, at the
+        bottom of the thread, below the ``ping`` message), then delete the one it replaces
+        through the same token.  Nothing is sent when the player opened a panel below the
+        ping meanwhile (it is theirs to use) or has left the seat; a click answered on the
+        panel above meanwhile (its token is fresher) is followed with."""
         seat = table.seat_of(key[1])
         if seat is None or table.status != "playing":
             return
         version = table.version
-        drawn = self.draw(table, seat, panel.lang)
+        drawn = self.draw(table, seat, lang)
         file = MISSING
         if drawn.picture is not None:  # (drawn before the panel is held: a click on it is answered meanwhile)
             drawn.embed.set_image(url=f"attachment://{PICTURE}")
             file = _file(await drawn.picture.drawn())
         async with self._lock(key):
-            if self.open.get(key) is not panel or table.status != "playing" or (
-                    panel.where != (table.thread_id or table.channel_id)):
-                return  # a click on it was answered meanwhile (that panel is theirs to use), or the thread is gone
+            panel = self.open.get(key)  # (a click may have been answered on it meanwhile: a fresher token)
+            if panel is None or table.status != "playing" or panel.where != (table.thread_id or table.channel_id):
+                return  # let go of, or the thread is gone
+            if panel.shown is not None and ping is not None and panel.shown > ping:
+                return  # opened below the ping meanwhile (My hand on it): theirs to use
             try:
                 sent = await panel.webhook.send(embed=drawn.embed, view=drawn.view, file=file, ephemeral=True,
                                                 wait=True)
