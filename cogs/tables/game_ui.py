@@ -108,16 +108,15 @@ class BaseUI:
     own, a seat's cards in a replay shown as its ``hand``, and its private
     panels (``panels``, if it has any) following their players down the thread."""
 
-    panels: HandPanels | None = None
-
     def __init__(self, bot: Any) -> None:
         self.bot = bot
 
     def follow(self, table: Table, users: list[int]) -> None:
         """The live table just pinged ``users`` (the presenter says so): their open private
         panels come afresh below the ping (:meth:`HandPanels.follow`)."""
-        if self.panels is not None:
-            self.panels.follow(table, users)
+        panels = getattr(self, "panels", None)
+        if isinstance(panels, HandPanels):
+            panels.follow(table, users)
 
     def lobby_lines(self, table: Table, lang: str) -> list[str]:
         return []
