@@ -185,8 +185,7 @@ class AfterCog(commands.Cog, name="After"):
             text = t(lang, "after.footer_revealed", short=verify.short(digest), seed=table.seed)
         else:
             text = t(lang, "after.footer_commitment", short=verify.short(digest))
-        footer = message.embed.footer.text if message.embed.footer else None
-        message.embed.set_footer(text=f"{footer} · {text}" if footer else text)
+        message.footer.append(text)
         if table.status != "playing":
             return  # the final table message keeps no buttons; the standings carry Verify
         if message.view is None:
@@ -354,7 +353,7 @@ class AfterCog(commands.Cog, name="After"):
             fake = self.table_like(recorded.record, recorded.seats, recorded.log[:frame.step], lang, frame.engine)
             ui = self.ui(recorded.record.game)
             drawn = await ui.table_message(fake, lang)
-            embed = self.replay_embed(recorded, frame, fake, ui, drawn.embed.description or "", lang)
+            embed = self.replay_embed(recorded, frame, fake, ui, drawn.summary, lang)
             view = self.replay_view(game_id, frame, starts, lang)
         except Exception:
             log.exception("replay of game %s failed", game_id)

@@ -169,12 +169,15 @@ def view_registries(bot: Any) -> tuple[Mapping[Any, Mapping[tuple[int, str], Any
 
 # ----------------------------------------------------------------------------- reference cycles
 def _unlink(view: Any) -> None:
-    """Drop the items' references back to their view (``item._view``): the view keeps its items."""
+    """Drop the items' references back to their view (``item._view``) and, in a layout,
+    to the container or row that holds them (``item._parent``): the view keeps its items."""
     for item in view.walk_children():
         item._view = None
+        item._parent = None
         inner = getattr(item, "item", None)  # a dynamic item's button or select
         if inner is not None and hasattr(inner, "_view"):
             inner._view = None
+            inner._parent = None
 
 
 def _fully_dynamic(view: Any) -> bool:
@@ -190,7 +193,8 @@ def break_cycles() -> None:
     - ``discord.File.close`` puts the stream's own bound ``close`` back into the
       stream's ``__dict__``: a cycle through every picture sent (its PNG bytes
       included).  Here the stub is deleted instead, which uncovers the same method.
-    - A view and its items refer to each other (``item._view``).  A view of dynamic
+    - A view and its items refer to each other (``item._view``; in a layout, a
+      container or row and its items too: ``item._parent``).  A view of dynamic
       items only (every table message and panel) is not dispatched through once it
       is sent: discord.py does not store it (nor start the 15-minute timeout task it
       gives every ephemeral answer with a view, which held each such view, a private

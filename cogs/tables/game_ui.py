@@ -7,7 +7,8 @@ subclasses); :class:`GameCog` registers them and the game's UI.
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from enum import IntEnum
 from types import ModuleType
 from typing import Any, Callable, ClassVar, Mapping, Optional, Protocol
 
@@ -65,14 +66,91 @@ def picture_names(table: Table, lang: str) -> list[str]:
     return [seat_label(table, seat, lang, picture=True) for seat in range(len(table.seats))]
 
 
+#: the live table's picture, as its message attaches it
+TABLE_PICTURE = "table.png"
+#: what Discord lets a Components V2 message hold: characters of text display in all
+LAYOUT_TEXT = 4000
+NOTE_TEXT = 1024  # at most, a note's text (the last moves, who watches)
+ROW_WIDTH = 5  # buttons in an action row; a select fills one
+
+
+class Part(IntEnum):
+    """The ``id`` of each text of the live table's layout (Discord keeps a component's ``id``
+    and says it is there to find non-interactive components by): a reader finds the
+    summary or a note without knowing the layout's order. Notes take ``NOTES + i``."""
+
+    HEADING = 1
+    PICTURE = 2
+    SUMMARY = 3
+    FOOTER = 4
+    NOTES = 10
+
+
 @dataclass
 class TableMessage:
-    """What a game wants the public table message to show."""
+    """What the public live table shows, as pieces: a game supplies its title, its
+    colour, the table as text (``summary``: round, rows, players and scores), its
+    picture and its controls (``view``: rows as a View lays them out); the table
+    machinery adds the whose-turn line (``heading``: the ping), notes (the last
+    moves, who watches) and the footer's small print; :meth:`layout` puts them in a
+    Components V2 message."""
 
-    content: str
-    embed: discord.Embed
+    title: str
+    summary: str
+    colour: discord.Colour
     image: bytes | None
     view: discord.ui.View | None
+    heading: str = ""
+    notes: list[tuple[str, str]] = field(default_factory=list)
+    footer: list[str] = field(default_factory=list)
+
+    def note(self, title: str, text: str) -> None:
+        """A titled block of text under the summary (its end kept when it is long)."""
+        self.notes.append((title, text[-NOTE_TEXT:]))
+
+    def layout(self, with_picture: bool) -> discord.ui.LayoutView:
+        """The message: one container in the game's colour holding the title and the
+        whose-turn line, the picture (``attachment://``, sent along), the summary and the
+        notes as real text, the controls in action rows, then the small print. Without
+        the picture (no Attach Files) the text carries the game alone. The texts share
+        Discord's 4,000 characters: the summary gives way first."""
+        heading = f"### {self.title}" + (f"\n{self.heading}" if self.heading else "")
+        notes = [f"**{title}**\n{text}" for title, text in self.notes]
+        footer = "\n".join(f"-# {line}" for line in self.footer)
+        room = LAYOUT_TEXT - len(heading) - sum(map(len, notes)) - len(footer)
+        summary = self.summary if len(self.summary) <= room else self.summary[:max(room - 1, 0)] + "…"
+        box: discord.ui.Container[Any] = discord.ui.Container(accent_colour=self.colour)
+        box.add_item(discord.ui.TextDisplay(heading, id=Part.HEADING))
+        if with_picture and self.image is not None:
+            box.add_item(discord.ui.MediaGallery(
+                discord.MediaGalleryItem(f"attachment://{TABLE_PICTURE}", description=self.title[:1024]),
+                id=Part.PICTURE))
+        if summary:
+            box.add_item(discord.ui.TextDisplay(summary, id=Part.SUMMARY))
+        for i, note in enumerate(notes):
+            box.add_item(discord.ui.TextDisplay(note, id=Part.NOTES + i))
+        for row in action_rows(self.view):
+            box.add_item(row)
+        if footer:
+            box.add_item(discord.ui.TextDisplay(footer, id=Part.FOOTER))
+        view = discord.ui.LayoutView(timeout=None)
+        view.add_item(box)
+        return view
+
+
+def action_rows(view: discord.ui.View | None) -> list[discord.ui.ActionRow[Any]]:
+    """A View's items as the action rows it would show: an item asking for a row goes
+    there, the others fill the first row with room, as discord.py lays out a View."""
+    rows: dict[int, list[discord.ui.Item[Any]]] = {}
+    loose: list[discord.ui.Item[Any]] = []
+    for item in view.children if view is not None else ():
+        (rows.setdefault(item.row, []) if item.row is not None else loose).append(item)
+    width = {n: sum(item.width for item in items) for n, items in rows.items()}
+    for item in loose:
+        n = next(n for n in range(len(rows) + len(loose) + 1) if width.get(n, 0) + item.width <= ROW_WIDTH)
+        rows.setdefault(n, []).append(item)
+        width[n] = width.get(n, 0) + item.width
+    return [discord.ui.ActionRow(*rows[n]) for n in sorted(rows)]
 
 
 class GameUI(Protocol):

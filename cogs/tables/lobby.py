@@ -530,6 +530,18 @@ class Back(TableButton, kind="table.back"):
         await reply(click.interaction, with_notes(click.lang, t(click.lang, "table.welcome_back"), notes))
 
 
+def hand_controls(table: Table, lang: str, hand: discord.ui.Item[Any]) -> discord.ui.View | None:
+    """The live table's controls in a game its players play from private hands: the
+    game's ``hand`` button (which opens one), *Rules*, and *I'm back* while a seat is
+    away; none once it is over."""
+    if table.status != "playing":
+        return None
+    items = [hand, Rules.make(table.id, t(lang, "table.rules"), emoji="📖")]
+    if any(seat.away for seat in table.seats):
+        items.append(Back.make(table.id, t(lang, "table.im_back")))
+    return view_of(*items)
+
+
 class StepAway(TableButton, kind="table.away"):
     """*Step away* (in a player's panel, or on a table message everyone plays
     from): as ``/leave`` in a game, a computer plays the seat until *I'm

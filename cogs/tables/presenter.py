@@ -32,8 +32,8 @@ from app.text import plain
 from core import registry
 from core.protocol import Event, to_act
 from cogs.common.adapter import ORIGINAL
-from cogs.common.ui import NO_PINGS, TRANSIENT, given, view_of
-from cogs.tables.game_ui import GameUI, TableExtra, TableMessage, variant_line
+from cogs.common.ui import NO_PINGS, TRANSIENT, view_of
+from cogs.tables.game_ui import TABLE_PICTURE, GameUI, TableExtra, TableMessage, variant_line
 from cogs.tables.lobby import Lobby, PlayAgain, Watch, pinging
 
 if TYPE_CHECKING:
@@ -104,6 +104,10 @@ class _Show:
 SHOWN_WATCHERS = 5  # watchers named on a table message; past that, a count
 LAST_MOVES = 5  # lines of the round going on that the live table shows
 NO_NOTES = 1 << 62  # ``notes_told`` of a replay without the table's notes
+#: what an edit into the live table's Components V2 layout clears: a live table an
+#: earlier version posted has content and an embed, which a V2 message cannot keep
+#: (discord.py's typing offers neither beside a LayoutView; the edit sends them empty)
+LEGACY_CLEARED: dict[str, Any] = {"content": None, "embed": None}
 
 
 def show_watchers(table: Table, message: TableMessage, lang: str) -> None:
@@ -114,8 +118,7 @@ def show_watchers(table: Table, message: TableMessage, lang: str) -> None:
         more = len(table.watchers) - len(names)
         if more > 0:
             names.append(t(lang, "table.watching_more", count=more))
-        message.embed.add_field(name=t(lang, "table.watching", count=len(table.watchers)),
-                                value=", ".join(names)[:1024], inline=False)
+        message.note(t(lang, "table.watching", count=len(table.watchers)), ", ".join(names))
     if table.status != "playing":
         return
     if message.view is None:
@@ -773,13 +776,13 @@ class Presenter:
         mentions = NO_PINGS
         turn = ping or self._ping_seats(table)
         if turn:  # whose turn it is, named on the live table while it lasts (only a new message pings)
-            message.content = (message.content + "\n" if message.content else "") + self.ping_line(table, turn)
+            message.heading = self.ping_line(table, turn)
         if ping:
             mentions = pinging([table.seats[seat].user_id for seat in ping])
         show_watchers(table, message, table.locale)
         variant = variant_line(table.game, table.options, table.locale)
         if variant:  # the table's variant, above the game's own summary
-            message.embed.description = f"{variant}\n{message.embed.description or ''}"[:4096]
+            message.summary = f"{variant}\n{message.summary}"
         for extra in self.extras:
             extra.table_message(table, message, table.locale)
         try:
@@ -790,7 +793,6 @@ class Presenter:
                 raise
             # The bot may no longer attach files here: the text summary carries the game.
             log.warning("table %s: image refused (missing Attach Files?); posting text only", table.id)
-            message.embed.set_image(url=None)
             await self._post_table_message(table, message, repost, with_image=False, mentions=mentions,
                                            version=version)
 
@@ -802,8 +804,7 @@ class Presenter:
             return
         lines = [item.text for item in (*show.record, *show.lines) if item.text][-LAST_MOVES:]
         if lines:
-            message.embed.add_field(name=t(table.locale, "table.last_moves"), value="\n".join(lines)[-1024:],
-                                    inline=False)
+            message.note(t(table.locale, "table.last_moves"), "\n".join(lines))
 
     def _pinged(self, table: Table, seats: Sequence[int]) -> None:
         """After a turn's ping: the game's UI may bring the pinged players' private panels
@@ -817,16 +818,14 @@ class Presenter:
                                   mentions: discord.AllowedMentions = NO_PINGS, version: int | None = None) -> None:
         def files() -> list[discord.File]:
             image = message.image if with_image else None
-            return [discord.File(io.BytesIO(image), filename="table.png")] if image is not None else []
+            return [discord.File(io.BytesIO(image), filename=TABLE_PICTURE)] if image is not None else []
 
-        if with_image:
-            message.embed.set_image(url="attachment://table.png")
+        layout = message.layout(with_image)
         messageable = self.where(table)
         old = table.messages.get("table")
         if old and not repost and answer is not None:
             try:  # through a click's token: not counted against the bot's global limit
-                await answer.edit_message(ORIGINAL, content=message.content, embed=message.embed,
-                                          attachments=files(), view=message.view)
+                await answer.edit_message(ORIGINAL, attachments=files(), view=layout, **LEGACY_CLEARED)
                 return
             except (discord.HTTPException, *TRANSIENT):
                 # expired, or Discord trouble: the bot's own edit below (which finds a deleted message too)
@@ -836,8 +835,7 @@ class Presenter:
                     show.answer = None
         if old and not repost:
             try:
-                await messageable.get_partial_message(old).edit(
-                    content=message.content, embed=message.embed, attachments=files(), view=message.view)
+                await messageable.get_partial_message(old).edit(attachments=files(), view=layout, **LEGACY_CLEARED)
                 return
             except discord.NotFound:
                 pass  # deleted: post it again below
@@ -845,13 +843,11 @@ class Presenter:
         # posted just before a kill is not posted twice, and a repost is not the earlier post
         nonce = owed(table, "v", table.version if version is None else version, replaces=old)
         try:
-            sent = await messageable.send(content=message.content, embed=message.embed, files=files(),
-                                          view=given(message.view), allowed_mentions=mentions, nonce=nonce)
+            sent = await messageable.send(files=files(), view=layout, allowed_mentions=mentions, nonce=nonce)
         except discord.NotFound:  # the thread is gone: open a new one
             await self._open_thread(table, again=True)
             messageable = self.where(table)
-            sent = await messageable.send(content=message.content, embed=message.embed, files=files(),
-                                          view=given(message.view), allowed_mentions=mentions, nonce=nonce)
+            sent = await messageable.send(files=files(), view=layout, allowed_mentions=mentions, nonce=nonce)
         # Record the new message before the old one goes: the deletion event may
         # arrive before Discord's answer, and must not be taken for a user's.
         self.manager.set_message(table, "table", sent.id)

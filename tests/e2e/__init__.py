@@ -19,6 +19,7 @@ from typing import Any, AsyncIterator
 from app.config import Config
 from app.i18n.catalogue import t as translate
 from bot import CardBot
+from cogs.tables.game_ui import Part
 
 
 class LogWatch(logging.Handler):
@@ -140,14 +141,52 @@ async def ephemeral_text(result: Any) -> str:
     return message.text()
 
 
+def parts(components: Any) -> dict[int, str]:
+    """The text displays of a Components V2 layout by ``id`` (the live table's
+    :class:`~cogs.tables.game_ui.Part`)."""
+    from tests.fakediscord.models import walk_components
+
+    return {c["id"]: c["content"] for c in walk_components(components) if c.get("type") == 10 and "id" in c}
+
+
 def description(message: Any) -> str:
-    """The description of a message's first embed."""
-    return message.embeds[0].get("description") or ""
+    """The description of a message's first embed; of a live table, its summary."""
+    if message.embeds:
+        return message.embeds[0].get("description") or ""
+    return parts(message.components).get(Part.SUMMARY, "")
 
 
 def footer(message: Any) -> str:
-    """The footer of a message's first embed ("" without an embed)."""
-    return (message.embeds[0].get("footer") or {}).get("text", "") if message.embeds else ""
+    """The footer of a message's first embed ("" without one); of a live table, its small print."""
+    if message.embeds:
+        return (message.embeds[0].get("footer") or {}).get("text", "")
+    small = parts(message.components).get(Part.FOOTER, "")
+    return " · ".join(line.removeprefix("-# ") for line in small.splitlines())
+
+
+def title(message: Any) -> str:
+    """The title of a message's first embed; of a live table, its heading's first line."""
+    if message.embeds:
+        return message.embeds[0].get("title") or ""
+    return parts(message.components).get(Part.HEADING, "").split("\n")[0].removeprefix("### ")
+
+
+def fields(message: Any) -> dict[str, str]:
+    """A message's embed fields, name to value; of a live table, its notes (the last moves,
+    who watches), title to text."""
+    if message.embeds:
+        return {f["name"]: f["value"] for e in message.embeds for f in e.get("fields") or ()}
+    notes = (text.split("\n", 1) for n, text in parts(message.components).items() if n >= Part.NOTES)
+    return {head.strip("*"): rest for head, rest in notes}
+
+
+def said(version: dict[str, Any]) -> str:
+    """What a message (or one of its versions, as ``Message.history`` keeps them) says
+    in its own words: its content, or a live table's whose-turn line (under its title)."""
+    heading = parts(version["components"]).get(Part.HEADING)
+    if heading is None:
+        return version["content"] or ""
+    return "\n".join([version["content"] or "", *heading.split("\n")[1:]]).strip("\n")
 
 
 async def open_hand(t: "Table", user: Any, game: str = "nimmt") -> Any:
@@ -240,11 +279,10 @@ class Table:
         """What the thread tells: its messages' text (the rounds' records, the live table's
         whose-turn line) and the moves of the round going on, which the live table shows."""
         where = self.thread or self.channel
-        parts = [m.content for m in self.fd.messages(where) if m.content]
+        told = [said(m.snapshot()) for m in self.fd.messages(where)]
         live = self.table_message()
-        parts += [f["value"] for f in (field for e in (live.embeds if live is not None else ())
-                                       for field in e.get("fields") or ()) if f.get("name") in LAST_MOVES]
-        return "\n".join(parts)
+        told += [text for name, text in (fields(live) if live is not None else {}).items() if name in LAST_MOVES]
+        return "\n".join(text for text in told if text)
 
     def record_lines(self) -> list[str]:
         """The thread's record: the lines of every message but the live table's."""
@@ -424,8 +462,8 @@ def versions(message: Any) -> list[str]:
     """The text of a message as shown now and before each of its edits."""
     from tests.fakediscord.models import embed_text
 
-    old = ["\n".join([v["content"] or "", *(p for e in v["embeds"] for p in embed_text(e))])
-           for v in message.history]
+    old = ["\n".join([v["content"] or "", *(p for e in v["embeds"] for p in embed_text(e)),
+                      *parts(v["components"]).values()]) for v in message.history]
     return [message.text(), *old]
 
 
@@ -465,7 +503,7 @@ def check_pings(fd: Any, t: Any, table: Any, options: dict[str, Any], game: str)
     assert all(u in users for _, u in pings), "somebody not at the table was pinged"
     assert all(m.channel_id == t.thread.id for m, _ in pings)
     for m, u in pings:
-        posted = m.history[0]["content"] if m.history else m.content  # as it pinged (edits never do)
+        posted = said(m.history[0] if m.history else m.snapshot())  # as it pinged (edits never do)
         assert any(line.startswith(f"<@{u}>, it's your turn.") for line in posted.splitlines()), posted
         assert m.pinged == [u]
         from tests.fakediscord.models import walk_components

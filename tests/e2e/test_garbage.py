@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e import button, check_pings, check_record, open_table, running_bot, seat_players
+from tests.e2e import button, check_pings, check_record, description, open_table, running_bot, said, seat_players
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -36,7 +36,7 @@ def button_version(custom_id: str) -> int:
 
 
 def summary(message: Any) -> str:
-    return message.embeds[0].get("description") or ""
+    return description(message)
 
 
 def mover_name(message: Any) -> str | None:
@@ -79,7 +79,8 @@ def check_table_message(message: Any, table: Any) -> None:
     """The table message is the whole game: image and summary agree with the engine."""
     assert any(a.get("filename") == "table.png" and a["data"][:8] == b"\x89PNG\r\n\x1a\n"
                for a in message.attachments), message.attachments
-    assert message.embeds and message.embeds[0].get("image", {}).get("url") == "attachment://table.png"
+    assert [item["media"]["url"] for c in message.all_components() if c["type"] == 12
+            for item in c["items"]] == ["attachment://table.png"]  # shown in the layout
     view = table.engine.view(None)
     text = summary(message)
     assert f"Hand {view['hand_no']} · stock {view['stock']} · discard {shown(view['discard_top'])}" in text, text
@@ -396,7 +397,7 @@ async def test_a_move_is_shown_through_the_click_that_made_it(world, tmp_path):
         assert "**CPU 1**: " in ping.text()
         assert t.table_message() is ping and fd.messages(t.thread)[-1] is ping
         check_table_message(ping, table)
-        assert game_buttons(ping) and ping.content.splitlines()[-1].startswith(f"<@{ana.id}>, it's your turn.")
+        assert game_buttons(ping) and said(ping.snapshot()).splitlines()[-1].startswith(f"<@{ana.id}>, it's your turn.")
         assert ping.pinged == [ana.id]
         assert by_token() >= tokens + 2 and by_token("DELETE") == 1  # ana's Jack; the old table, deleted
         assert own_edits() == edits, "the table message was edited or deleted by the bot's own request"

@@ -10,7 +10,7 @@ import pytest
 
 from app.i18n.catalogue import t
 from app.i18n.rules import rules_pages
-from tests.e2e import open_table, private_answer, running_bot
+from tests.e2e import open_table, private_answer, running_bot, title
 from tests.e2e.test_stats import answer, final_standings, full_game
 
 pytestmark = pytest.mark.timeout(600)
@@ -85,7 +85,7 @@ async def test_each_player_sees_their_language_the_table_the_servers(world, tmp_
             over = t(lang, "nimmt.game_over", names="", count=1).split("!")[0] in log
             assert said == over == (lang == "en"), (lang, log)
         table_msg = game.table_message()
-        assert table_msg.embeds[0]["title"] == t("en", "nimmt.table_title", table=game.table_id)
+        assert title(table_msg) == t("en", "nimmt.table_title", table=game.table_id)
         # ... even when the last table message is gone after the end, the lobby is English
         assert t("en", "table.finished") in game.lobby.text()
         assert game.thread.name == t("en", "table.thread_name", game="11 nimmt!", table=game.table_id)

@@ -481,3 +481,40 @@ async def test_step_away_and_back_from_the_hand_panel(world, tmp_path):
         assert not table.seats[seat].away
         panel = await open_hand(t, ana)  # ana's own panel: her own way out, nobody else's
         assert button(panel, rf"table.away:{t.table_id}:ask") is not None
+
+
+async def test_the_live_table_reads_top_to_bottom(world, tmp_path):
+    """The live table is one Components V2 block in the game's colour: the game and whose
+    turn (the ping, in text), the picture, the table and the last moves as real text, the
+    controls in it; no content, no embed. Without Attach Files the same block, no picture."""
+    import discord
+
+    fd = world.fd
+    ana, ben = world.person("ana"), world.person("ben")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        t, table = await started(world, bot, [ana, ben], computers=1, rounds=1, turn_time=0)
+        live = await fd.wait_for(lambda: (lambda m: m if m is not None and fd.pings(t.thread) else None)(
+            t.table_message()), timeout=10)
+        assert live.flags & (1 << 15) and live.content == "" and live.embeds == []
+        [box] = live.components
+        assert box["type"] == 17 and box["accent_color"] == discord.Colour.orange().value
+        kinds = [c["type"] for c in box["components"]]
+        assert kinds[:4] == [10, 12, 10, 10] and set(kinds[4:]) <= {1, 10}, kinds  # texts, picture, rows
+        heading, gallery, summary, moves = box["components"][:4]
+        mover = table.seats[table.engine.to_move]
+        assert heading["content"].splitlines() == [f"### {t_('en', 'nimmt.table_title', table=t.table_id)}",
+                                                   f"<@{mover.user_id}>, it's your turn."]
+        assert [(p.id, u) for p, u in fd.pings(t.thread)] == [(live.id, mover.user_id)]  # the text's mention pinged
+        assert [item["media"]["url"] for item in gallery["items"]] == ["attachment://table.png"]
+        assert "Stacks:" in summary["content"] and all(name in summary["content"] for name in ("ana", "ben"))
+        assert moves["content"].startswith(f"**{t_('en', 'table.last_moves')}**\n")
+        assert button(live, rf"nimmt\.hand:{t.table_id}") in [b for c in box["components"] if c["type"] == 1
+                                                             for b in live.buttons() if b["raw"] in c["components"]]
+
+        # Attach Files taken away: the next live table is the same block without the picture
+        fd.set_channel_overwrite(world.channel, world.guild.bot_role, deny=discord.Permissions(attach_files=True))
+        await nimmt_turn(t, fd.users[mover.user_id])
+        after = await fd.wait_for(lambda: (lambda m: m if m is not None and m.id != live.id
+                                           and not m.attachments else None)(t.table_message()), timeout=15)
+        assert [c["type"] for c in after.components[0]["components"]][:2] == [10, 10]
+        assert "Stacks:" in after.text() and after.buttons()

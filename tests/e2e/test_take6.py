@@ -9,14 +9,14 @@ import pytest
 
 from app.i18n.catalogue import t
 from cogs.games.take6 import render as render_take6
-from tests.e2e import button, check_record, live_engine, open_hand, panel_answer, running_bot, started
+from tests.e2e import button, check_record, description, live_engine, open_hand, panel_answer, running_bot, started
 from tests.e2e.table_state import per_table_state
 
 pytestmark = pytest.mark.timeout(300)
 
 
 def summary_line(message, name: str) -> str:
-    text = message.embeds[0]["description"]
+    text = description(message)
     return next(line for line in text.splitlines() if re.match(rf"(▶ )?{name}: ", line))
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from core.games.nimmt.engine import Nimmt
-from tests.e2e import (MOVE, as_read, check_pings, everything_shown, nimmt_turn, open_hand, open_table, panel_answer,
+from tests.e2e import (MOVE, as_read, check_pings, description, everything_shown, nimmt_turn, open_hand, open_table, panel_answer,
                        play_nimmt, private_answer, running_bot, seat_players, started, versions)
 
 pytestmark = pytest.mark.timeout(600)
@@ -94,7 +94,7 @@ async def test_nimmt_pings_once_per_turn(world, tmp_path, humans, computers, rou
         # Words agree with their numbers: no "up to 0 stacks", no "1 cards, 1 bulls, 1 points".
         panels = [x for u in people for m in fd.ephemerals(u) for x in versions(m)]
         assert panels and not any("up to 0" in x for x in panels)
-        summaries = [x for m in fd.messages(t.thread, include_deleted=True) if m.embeds for x in versions(m)]
+        summaries = [x for m in fd.messages(t.thread, include_deleted=True) if description(m) for x in versions(m)]
         assert any(" 0 bulls, 0 points" in x for x in summaries)
         assert not any(re.search(r"\b1 (cards|bulls|points)\b", x) for x in summaries)
 

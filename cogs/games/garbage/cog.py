@@ -78,9 +78,8 @@ class GarbageUI(BaseUI):
         names = picture_names(table, lang)
         labels = {k: t(lang, f"render.{k}") for k in render_garbage.GARBAGE_TABLE_LABELS}
         image = await render_pool.draw(render_garbage.render_garbage_table, view, names, labels, list(table.recent))
-        embed = discord.Embed(title=t(lang, "garbage.table_title", table=table.id),
-                              description=self.summary(table, view, lang), colour=discord.Colour.dark_green())
-        return TableMessage(content="", embed=embed, image=image, view=self.buttons(table, view, lang, version))
+        return TableMessage(title=t(lang, "garbage.table_title", table=table.id), summary=self.summary(table, view, lang),
+                            colour=discord.Colour.dark_green(), image=image, view=self.buttons(table, view, lang, version))
 
     def progress(self, table: Table, lang: str) -> tuple[str, list[int]]:
         """How far the game is, and each seat's score so far (lower leads): a night's standings show it."""

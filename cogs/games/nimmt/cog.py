@@ -20,7 +20,7 @@ from app.tables.manager import Table, TableError
 from cogs.coach import hint_text
 from cogs.common.ui import view_of
 from cogs.tables.game_ui import BaseUI, GameCog, new_command, TableMessage, picture_names, seat_label
-from cogs.tables.lobby import Back, Rules, seat_control
+from cogs.tables.lobby import hand_controls, seat_control
 from cogs.tables.panel import HandPanels, Panel, Picture, playing_seat
 from cogs.tables.router import Click, Field, Int, TableButton, TableItem, TableSelect, legacy_page
 from core.games.nimmt import SPEC
@@ -90,16 +90,9 @@ class NimmtUI(BaseUI):
         view = table.view(None)
         image = await render_pool.draw(render_nimmt.render_nimmt_table, view, picture_names(table, lang),
                                        labels(lang, render_nimmt.NIMMT_TABLE_LABELS), list(table.recent))
-        embed = discord.Embed(title=t(lang, "nimmt.table_title", table=table.id),
-                              description=self.summary(table, view, lang), colour=discord.Colour.orange())
-        items: list[discord.ui.Item] = []
-        if table.status == "playing":
-            items.append(Hand.make(table.id, t(lang, "nimmt.my_hand"), style=discord.ButtonStyle.primary,
-                                   emoji="🃏"))
-            items.append(Rules.make(table.id, t(lang, "table.rules"), emoji="📖"))
-            if any(seat.away for seat in table.seats):
-                items.append(Back.make(table.id, t(lang, "table.im_back")))
-        return TableMessage(content="", embed=embed, image=image, view=view_of(*items) if items else None)
+        return TableMessage(title=t(lang, "nimmt.table_title", table=table.id), summary=self.summary(table, view, lang),
+                            colour=discord.Colour.orange(), image=image, view=hand_controls(table, lang, Hand.make(
+                                table.id, t(lang, "nimmt.my_hand"), style=discord.ButtonStyle.primary, emoji="🃏")))
 
     def progress(self, table: Table, lang: str) -> tuple[str, list[int]]:
         """How far the game is, and each seat's score so far (lower leads): a night's standings show it."""

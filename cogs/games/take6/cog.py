@@ -33,7 +33,7 @@ from cogs.coach import hint_text
 from cogs.common.ui import reply, view_of
 from cogs.tables.game_ui import BaseUI, GameCog, new_command, TableMessage, picture_names, seat_label
 from cogs.guard import BadInput, number
-from cogs.tables.lobby import Back, Rules, seat_control
+from cogs.tables.lobby import hand_controls, seat_control
 from cogs.tables.panel import HandPanels, Panel, Picture, playing_seat
 from cogs.tables.router import Click, Field, Int, TableButton
 from core.protocol import Event, GameError
@@ -98,16 +98,9 @@ class Take6UI(BaseUI):
         names = picture_names(table, lang)
         image = await render_pool.draw(render_take6.render_take6_table, view, names, labels,
                                        list(table.recent))  # the table pictures' process
-        embed = discord.Embed(title=t(lang, "take6.table_title", table=table.id),
-                              description=self.summary(table, view, lang), colour=discord.Colour.orange())
-        items: list[discord.ui.Item] = []
-        if table.status == "playing":
-            items.append(Hand.make(table.id, t(lang, "take6.my_hand"), style=discord.ButtonStyle.primary,
-                                   emoji="🃏"))
-            items.append(Rules.make(table.id, t(lang, "table.rules"), emoji="📖"))
-            if any(seat.away for seat in table.seats):
-                items.append(Back.make(table.id, t(lang, "table.im_back")))
-        return TableMessage(content="", embed=embed, image=image, view=view_of(*items) if items else None)
+        return TableMessage(title=t(lang, "take6.table_title", table=table.id), summary=self.summary(table, view, lang),
+                            colour=discord.Colour.orange(), image=image, view=hand_controls(table, lang, Hand.make(
+                                table.id, t(lang, "take6.my_hand"), style=discord.ButtonStyle.primary, emoji="🃏")))
 
     def progress(self, table: Table, lang: str) -> tuple[str, list[int]]:
         """How far the game is, and each seat's score so far (lower leads): a night's standings show it."""

@@ -33,15 +33,15 @@ class HighCardUI(BaseUI):
             marker = "▶ " if seat == view["to_move"] else ""
             lines.append(marker + t(lang, "highcard.seat_line", name=seat_label(table, seat, lang),
                                     count=view["cards"][seat], tricks=tricks))
-        embed = discord.Embed(title=t(lang, "highcard.table_title", table=table.id), description="\n".join(lines),
-                              colour=discord.Colour.from_rgb(*SPEC.colour))
         items: list[discord.ui.Item[Any]] = []
         if table.status == "playing" and view["to_move"] is not None:
             items.append(HandButton.make(table.id, t(lang, "highcard.hand"), style=discord.ButtonStyle.primary))
             items.append(Rules.make(table.id, t(lang, "table.rules"), emoji="📖"))
             if any(s.user_id is not None and not s.away for s in table.seats):
                 items.append(step_away_button(table, lang, row=0))
-        return TableMessage(content="", embed=embed, image=None, view=view_of(*items) if items else None)
+        return TableMessage(title=t(lang, "highcard.table_title", table=table.id), summary="\n".join(lines),
+                            colour=discord.Colour.from_rgb(*SPEC.colour), image=None,
+                            view=view_of(*items) if items else None)
 
     def progress(self, table: Table, lang: str) -> tuple[str, list[int]]:
         """The trick being played, and each seat's tricks behind the leader (0 leads)."""
