@@ -1054,11 +1054,16 @@ class NightCog(commands.Cog, name="Night"):
         lang = night.locale
         text = t(lang, "nights.first_missed", organiser=f"<@{night.organiser_id}>",
                  why=t(lang, f"nights.error_{error.code}", **error.params), start=t(lang, "nights.start_round"))
-        try:
-            await self.where(night).send(content=text, allowed_mentions=discord.AllowedMentions(
-                everyone=False, roles=False, users=[discord.Object(night.organiser_id)]))
-        except discord.HTTPException:
-            log.warning("night %s: the organiser was not told that the first round did not start", night.id)
+        nonce = owed(night, "m", int(self.host.clock()))  # (one nonce for every try: told once)
+
+        async def attempt() -> None:
+            try:
+                await self.where(night).send(content=text, nonce=nonce, allowed_mentions=discord.AllowedMentions(
+                    everyone=False, roles=False, users=[discord.Object(night.organiser_id)]))
+            except discord.Forbidden:  # no later try would do better
+                log.warning("night %s: the organiser may not be told that the first round did not start", night.id)
+
+        await until_it_lands(f"night {night.id}: why its first round did not start", attempt)
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)

@@ -4,6 +4,7 @@ nonce from what is saved, so Discord's 5xx errors, answers lost on the way back 
 SIGKILLs neither lose nor double them."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -110,4 +111,30 @@ async def test_a_deleted_sign_up_comes_back_once_through_discord_errors(world, t
         await fd.wait_for(lambda: t("en", "nights.status_between", round=1) in again.text(), timeout=30)
         assert not fd.clear_failures()  # the three failures met it
         assert reposted() == [again]
+    fd.assert_clean()
+
+
+async def test_the_organiser_is_told_once_why_the_first_round_did_not_start_through_discord_errors(world, tmp_path):
+    """The first round's time comes with too few signed up; Discord fails the note to the
+    organiser twice, then posts it but loses the answer: it shows once, pinging them."""
+    fd = world.fd
+    ana = world.person("ana")
+    why = t("en", "nights.error_too_few", min=2)
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, **FAST):
+        posts = rf"/channels/{world.channel.id}/messages$"
+        fd.fail_next("POST", posts, status=503, times=2)
+        fd.fail_next("POST", posts, status=503, times=1, after=True)
+        r = await fd.slash(ana, world.channel, "night start", game="nimmt", starts_in=1)
+        assert r.ack_type == 4 and not r.ephemeral
+
+        def told() -> list[Any]:
+            return [m for m in fd.messages(world.channel) if why in m.text()]
+
+        [note] = await fd.wait_for(told, timeout=30)
+        assert note.pinged == [ana.id]
+        # the try after the lost answer lands (Discord answers with the note already posted)
+        await fd.wait_for(lambda: any(q.method == "POST" and re.search(posts, q.path) and q.status == 200
+                                      for q in fd.requests), timeout=20)
+        assert not fd.clear_failures()
+        assert len(told()) == 1
     fd.assert_clean()
