@@ -16,7 +16,7 @@ from app.i18n.catalogue import t
 from app.store import GameRecord, PlayerResult
 from core.games.garbage.engine import TEXT, Garbage
 from core.games.nimmt.engine import Nimmt
-from tests.e2e import button, description, footer, play_nimmt, running_bot, start_table, started
+from tests.e2e import button, description, footer, panel_answer, play_nimmt, running_bot, start_table, started
 from tests.e2e.test_garbage import play_garbage
 
 pytestmark = pytest.mark.timeout(600)
@@ -328,7 +328,7 @@ async def play_take6_out(fd, tbl, table, person, before_last_turn=None) -> None:
                 await before_last_turn()
             panel = await open_panel(tbl, person)
             choice = (row_buttons(panel) or card_buttons(panel))[0]
-            assert (await tbl.click(person, panel, choice["custom_id"])).ack_type == 7
+            await panel_answer(await tbl.click(person, panel, choice["custom_id"]))  # (new rows: a new picture)
         else:
             await fd.wait_for(lambda: table.status != "playing" or seat in table.engine.to_act, timeout=10)
 
