@@ -46,6 +46,12 @@ runs of at most ``GROUP_MAX`` (``lo -> cnt`` entries, ``nb`` buckets), so
 that a rank or a numbered page sums a few dozen group rows and at most
 ``GROUP_MAX`` bucket rows, not all ~1,900 buckets of a board of a million
 entries (see the comment above ``_V3``).
+
+Version 7 (after seasons, 4; the activity window, 5; exclusions, 6) splits
+overfull buckets without scanning ``buckets`` and ``bucket_groups``: the
+recording names the buckets it overfilled (``record_games_v4``) and
+``split_buckets_at`` looks up only those (see the comment above
+``_SPLIT_WITHOUT_SCAN``).
 """
 from __future__ import annotations
 
@@ -874,8 +880,156 @@ _EXCLUDED = (
     "CREATE TRIGGER stats_hide BEFORE INSERT ON stats FOR EACH ROW EXECUTE FUNCTION stats_hide()",
 )
 
+# Version 7: a split without a scan.  split_buckets (version 3) looked for
+# an overfull bucket, and then for an overfull group, by scanning every row
+# of ``buckets`` and of ``bucket_groups`` (no index on the counts: one would
+# make every count update a non-HOT one), twice at least, all while holding
+# the record lock alone, so that every recording of every process waited for
+# the scans (at a million players, ~100,000 rows each).  ``record_games_v4``
+# is record_games_v3 that returns the buckets it left overfull, by key;
+# ``split_buckets_at`` splits exactly those (and any half still overfull),
+# then the groups holding them that went past group_max(), each found by its
+# key.  record_games_v3 and split_buckets stay for a process of the old code
+# running beside the new.
+
+
+def _replaced(text: str, *pairs: tuple[str, str]) -> str:
+    """*text* with each (old, new) of *pairs* replaced, each old found exactly once."""
+    for old, new in pairs:
+        if text.count(old) != 1:
+            raise ValueError(f"expected one {old!r}")
+        text = text.replace(old, new)
+    return text
+
+
+def _record_games_v4() -> str:
+    """record_games_v3 returning its overfull buckets' keys instead of a flag."""
+    return _replaced(
+        _record_games_v3(),
+        ("CREATE FUNCTION record_games_v3(", "CREATE FUNCTION record_games_v4("),
+        ("OUT ids bigint[], OUT split boolean, OUT missed text",
+         "OUT ids bigint[], OUT missed text, OUT split_game integer[], OUT split_scope bigint[],"
+         " OUT split_board smallint[], OUT split_lo text[]"),
+        ("        split := false;\n", ""),
+        ("RETURNING t.cnt", "RETURNING t.game, t.scope, t.board, t.lo, t.cnt"),
+        ("SELECT coalesce(max(cnt) > bucket_max(), false) INTO split FROM done;",
+         "SELECT array_agg(game), array_agg(scope), array_agg(board), array_agg(lo)"
+         " INTO split_game, split_scope, split_board, split_lo FROM done WHERE cnt > bucket_max();"),
+    )
+
+
+def _split_into_blocks() -> str:
+    """plpgsql: bucket (g, sc, bd, b_lo) of b_cnt entries cut into *pieces*
+    buckets of *piece* entries (the last one the rest), the new ones' bounds
+    into new_los."""
+    out = []
+    for board, (_, col) in BOARDS.items():
+        out.append(f"""{'IF' if board == 0 else 'ELSIF'} bd = {board} THEN
+                WITH ins AS (
+                    INSERT INTO buckets (game, scope, board, lo, cnt)
+                    SELECT g, sc, bd, k, CASE WHEN pos / piece = pieces - 1 THEN b_cnt - pos ELSE piece END
+                    FROM (SELECT {col} AS k, row_number() OVER (ORDER BY {col}) - 1 AS pos FROM (
+                              SELECT {col} FROM stats
+                              WHERE game = g AND scope = sc AND {col} IS NOT NULL AND {col} >= b_lo
+                              ORDER BY {col} LIMIT b_cnt) AS e) AS x
+                    WHERE pos > 0 AND pos % piece = 0 AND pos / piece < pieces
+                    RETURNING lo)
+                SELECT array_agg(lo) INTO new_los FROM ins;""")
+    return "\n            ".join(out) + "\n            END IF;"
+
+
+_SPLIT_AT = f"""
+    CREATE FUNCTION split_buckets_at(lock_key bigint, lock_wait text, q_game integer[], q_scope bigint[],
+                                     q_board smallint[], q_lo text[]) RETURNS integer LANGUAGE plpgsql AS $fn$
+    DECLARE
+        n integer := 0;
+        i integer := 1;
+        g integer;
+        sc bigint;
+        bd smallint;
+        b_lo text COLLATE "C";
+        b_cnt integer;
+        pieces integer;
+        piece integer;
+        new_los text[];
+        mid text COLLATE "C";
+        g_lo text COLLATE "C";
+        g_hi text COLLATE "C";
+        g_nb integer;
+        up bigint;
+        r_game integer[] := '{{}}';
+        r_scope bigint[] := '{{}}';
+        r_board smallint[] := '{{}}';
+        r_lo text[] := '{{}}';
+    BEGIN
+        -- another process's split got there first (read without the lock): nothing to wait for
+        IF NOT EXISTS (SELECT 1 FROM buckets AS b JOIN unnest(q_game, q_scope, q_board, q_lo) AS q (g, sc, bd, lo)
+                         ON b.game = q.g AND b.scope = q.sc AND b.board = q.bd AND b.lo = q.lo
+                       WHERE b.cnt > bucket_max()) THEN
+            RETURN 0;
+        END IF;
+        PERFORM set_config('lock_timeout', lock_wait, true);
+        PERFORM pg_advisory_xact_lock(lock_key);
+        -- each bucket given, while overfull, cut into buckets of about an eighth of
+        -- bucket_max() entries (a region of the board that many keys move into splits
+        -- seldom; the pieces queued again, as a limit of a test can be tiny)
+        WHILE i <= coalesce(array_length(q_game, 1), 0) LOOP
+            g := q_game[i]; sc := q_scope[i]; bd := q_board[i]; b_lo := q_lo[i];
+            i := i + 1;
+            SELECT cnt INTO b_cnt FROM buckets WHERE game = g AND scope = sc AND board = bd AND lo = b_lo;
+            CONTINUE WHEN NOT FOUND OR b_cnt <= bucket_max();
+            pieces := greatest(2, b_cnt / greatest(1, bucket_max() / 8));
+            piece := b_cnt / pieces;
+            {_split_into_blocks()}
+            UPDATE buckets SET cnt = piece WHERE game = g AND scope = sc AND board = bd AND lo = b_lo;
+            UPDATE bucket_groups SET nb = nb + coalesce(array_length(new_los, 1), 0)  -- (same count)
+            WHERE game = g AND scope = sc AND board = bd
+              AND lo = (SELECT max(lo) FROM bucket_groups WHERE game = g AND scope = sc AND board = bd AND lo <= b_lo)
+            RETURNING lo INTO g_lo;
+            r_game := r_game || g; r_scope := r_scope || sc; r_board := r_board || bd; r_lo := r_lo || g_lo::text;
+            q_game := q_game || g; q_scope := q_scope || sc; q_board := q_board || bd; q_lo := q_lo || b_lo::text;
+            FOR j IN 1 .. coalesce(array_length(new_los, 1), 0) LOOP
+                q_game := q_game || g; q_scope := q_scope || sc; q_board := q_board || bd; q_lo := q_lo || new_los[j];
+            END LOOP;
+            n := n + 1;
+        END LOOP;
+        -- the groups of the buckets split, each past group_max() buckets split at its middle bucket
+        -- (both halves queued again)
+        i := 1;
+        WHILE i <= coalesce(array_length(r_game, 1), 0) LOOP
+            g := r_game[i]; sc := r_scope[i]; bd := r_board[i]; g_lo := r_lo[i];
+            i := i + 1;
+            CONTINUE WHEN g_lo IS NULL;
+            SELECT nb INTO g_nb FROM bucket_groups WHERE game = g AND scope = sc AND board = bd AND lo = g_lo;
+            CONTINUE WHEN NOT FOUND OR g_nb <= group_max();
+            SELECT min(lo) INTO g_hi FROM bucket_groups WHERE game = g AND scope = sc AND board = bd AND lo > g_lo;
+            SELECT count(*) INTO g_nb FROM buckets
+            WHERE game = g AND scope = sc AND board = bd AND lo >= g_lo AND (g_hi IS NULL OR lo < g_hi);
+            IF g_nb > group_max() THEN
+                SELECT lo INTO mid FROM buckets WHERE game = g AND scope = sc AND board = bd AND lo >= g_lo
+                ORDER BY lo OFFSET g_nb / 2 LIMIT 1;
+                SELECT coalesce(sum(cnt), 0) INTO up FROM buckets
+                WHERE game = g AND scope = sc AND board = bd AND lo >= mid AND (g_hi IS NULL OR lo < g_hi);
+                INSERT INTO bucket_groups (game, scope, board, lo, cnt, nb) VALUES (g, sc, bd, mid, up, g_nb - g_nb / 2);
+                UPDATE bucket_groups SET cnt = cnt - up, nb = g_nb / 2
+                WHERE game = g AND scope = sc AND board = bd AND lo = g_lo;
+                r_game := r_game || g || g; r_scope := r_scope || sc || sc; r_board := r_board || bd || bd;
+                r_lo := r_lo || g_lo::text || mid::text;
+                n := n + 1;
+            ELSE
+                UPDATE bucket_groups SET nb = g_nb WHERE game = g AND scope = sc AND board = bd AND lo = g_lo;
+            END IF;
+        END LOOP;
+        RETURN n;
+    END
+    $fn$
+    """
+
+_SPLIT_WITHOUT_SCAN = (_record_games_v4(), _SPLIT_AT)
+
 #: MIGRATIONS[k] brings version k to k + 1.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _SEASONS, _ACTIVITY, _EXCLUDED)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _SEASONS, _ACTIVITY, _EXCLUDED,
+                                            _SPLIT_WITHOUT_SCAN)
 LATEST = len(MIGRATIONS)
 #: the tables of the schema, parents before children (``--copy-db`` order)
 TABLES = ("tables", "table_actions", "guild_settings", "players", "games", "game_players", "stats",

@@ -14,7 +14,7 @@ two processes creating at once get one :class:`ChannelBusy` / LookupError.
 
 Recording.  A game, or a group of games (group commit: the games handed
 to ``record_game`` while a recording is in flight), is one lock-free read
-and one statement, ``record_games_v3`` (pg migrations 2 and 3): the stats
+and one statement, ``record_games_v4`` (pg migrations 2, 3 and 7): the stats
 rows of its players are read (or taken as this process last wrote them,
 ``KNOWN_ROWS``), the new rows (ratings in order) computed here, and the
 function writes games, players, results, stats and bucket counts in one
@@ -29,7 +29,8 @@ any process; of two games with a player in common the one with the lower
 id is rated first, so a serial run in id order gives the same boards.  The
 bucket counts are moved by one statement in key order; a bucket past its
 limit splits after the commit with ``RECORD_LOCK`` held alone (no
-recording runs then), as does :meth:`PostgresStore.rebuild_boards`.  Every
+recording runs then: the function names the buckets, so the split looks
+up only those), as does :meth:`PostgresStore.rebuild_boards`.  Every
 lock is taken in that one order, so no deadlock is expected (one is
 retried).  A game already recorded for its table (by any process) makes
 ``record_game`` return None.
@@ -132,7 +133,7 @@ UNION ALL
 SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, table_id FROM games WHERE table_id = ANY($4::bigint[])
 """
 _RECORD_GAMES = (
-    "SELECT * FROM record_games_v3($1, $2, $3::bigint[], $4::bigint[], $5::bigint[], $6::text[], $7::float8[], $8::float8[],"
+    "SELECT * FROM record_games_v4($1, $2, $3::bigint[], $4::bigint[], $5::bigint[], $6::text[], $7::float8[], $8::float8[],"
     " $9::bigint[], $10::int[], $11::boolean[], $12::boolean[], $13::int[], $14::bigint[], $15::text[],"
     " $16::int[], $17::int[], $18::bigint[], $19::text[], $20::int[], $21::int[], $22::text[],"
     " $23::int[], $24::bigint[], $25::bigint[], $26::int[], $27::int[], $28::int[], $29::bigint[], $30::text[],"
@@ -144,7 +145,8 @@ SELECT set_config('lock_timeout', $1, true), pg_advisory_xact_lock_shared($2),
        (SELECT count(*) FROM (SELECT pg_advisory_xact_lock(u) FROM unnest($3::bigint[]) WITH ORDINALITY AS x (u, n)
                               ORDER BY n) AS l)
 """
-_SPLIT_BUCKETS = "SELECT split_buckets($1, $2)"
+# the buckets a recording left overfull, by key (pg migration 7: no scan under the lock)
+_SPLIT_BUCKETS = "SELECT split_buckets_at($1, $2, $3::int[], $4::bigint[], $5::smallint[], $6::text[])"
 # seasons (app.store.base.record_scopes picks those holding each game's end)
 _SEASONS_AT = """
 SELECT id, guild_id, starts_at, ends_at FROM seasons
@@ -232,6 +234,12 @@ RECORD_ATTEMPTS = 3
 #: stats rows a process remembers as it last wrote them (least recently used
 #: dropped first): a group whose rows are all known is sent without a read
 KNOWN_ROWS = 50_000
+#: how long the buckets a recording overfilled wait for their split (s),
+#: with those overfilled meanwhile: a split holds the record lock alone, so
+#: every process's recordings wait for the ones in flight to end and then for
+#: it; an overfull bucket only makes its ranks count more index entries (its
+#: counts stay exact), and each recording that adds to it names it again
+SPLIT_EVERY = 2.0
 
 
 def _board_sql(board: int) -> dict[str, str]:
@@ -483,6 +491,10 @@ class PostgresStore(GroupRecorder):
         # (game code, scope, user id) -> the stats row as this process last wrote it:
         # (games, wins, score_sum, counters, rated_games, mu, sigma)
         self._known: collections.OrderedDict[tuple[int, int, int], tuple] = collections.OrderedDict()
+        # buckets overfilled by this process's recordings, not split yet (game, scope, board, lower
+        # bound), and since when (time.monotonic() of the first; due SPLIT_EVERY after it)
+        self._to_split: dict[tuple[int, int, int, str], None] = {}
+        self._split_since: float | None = None
 
     # -- lifecycle -----------------------------------------------------------
 
@@ -602,8 +614,8 @@ class PostgresStore(GroupRecorder):
         return out
 
     async def _record_group(self, records: list[GameRecord]) -> list[Any]:
-        """Record *records* with one call of ``record_games_v3`` (pg migration
-        3), after one lock-free read of their stats rows unless this process
+        """Record *records* with one call of ``record_games_v4`` (pg migrations
+        3 and 7), after one lock-free read of their stats rows unless this process
         knows them all (it wrote them last): the new rows (ratings in id
         order, as one game after the other would) are computed here, and the
         function writes them only if nothing they were computed from changed
@@ -670,8 +682,22 @@ class PostgresStore(GroupRecorder):
                 known.move_to_end(key)
             while len(known) > KNOWN_ROWS:
                 known.popitem(last=False)
-            if split:  # a bucket outgrew its limit: split it, with the record lock held alone
-                await conn.fetchval(_SPLIT_BUCKETS, RECORD_LOCK, str(RECORD_LOCK_WAIT_MS))
+            if split:  # buckets outgrew their limit: split soon, with the ones overfilled meanwhile
+                self._to_split.update(dict.fromkeys(zip(*split)))
+                if self._split_since is None:
+                    self._split_since = time.monotonic()
+            if self._split_since is not None and time.monotonic() - self._split_since >= SPLIT_EVERY:
+                overfull, self._split_since = list(self._to_split), None
+                self._to_split.clear()
+                try:  # with the record lock held alone (split_buckets_at: unless another process split them)
+                    await conn.fetchval(_SPLIT_BUCKETS, RECORD_LOCK, str(RECORD_LOCK_WAIT_MS),
+                                        *[list(column) for column in zip(*overfull)])
+                except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, asyncio.TimeoutError):
+                    # the games are saved: the split waits for the next recording
+                    log.warning("splitting %d overfull buckets failed; again after the next recording", len(overfull),
+                                exc_info=True)
+                    self._to_split.update(dict.fromkeys(overfull))
+                    self._split_since = time.monotonic()
         return [ids.get(r.table_id) if first[r.table_id] == i else None for i, r in enumerate(records)]
 
     @staticmethod
@@ -700,15 +726,17 @@ class PostgresStore(GroupRecorder):
 
     @staticmethod
     async def _try_group(conn: asyncpg.Connection, fresh: list[GameRecord], current: dict, recorded: set[int],
-                         key_args: list, scopes: dict[int, list[int]]) -> tuple[dict[int, int], bool, dict] | str:
-        """One ``record_games_v3`` from the rows *current* (not changed by
-        this call): table id -> game id of the games written, whether a
-        bucket is to split and the stats rows written; or, when the function
-        found a row or a table changed since, its JSON of the current rows."""
+                         key_args: list, scopes: dict[int, list[int]]
+                         ) -> tuple[dict[int, int], tuple[list, ...] | None, dict] | str:
+        """One ``record_games_v4`` from the rows *current* (not changed by
+        this call): table id -> game id of the games written, the buckets
+        to split (game, scope, board and lower bound columns; None: none)
+        and the stats rows written; or, when the function found a row or a
+        table changed since, its JSON of the current rows."""
         current = dict(current)
         done = [g for g in fresh if g.table_id not in recorded]  # in id order
         if not done:
-            return {}, False, {}
+            return {}, None, {}
         before = {key: v[0] for key, v in current.items()}
         names: dict[int, str] = {}
         for g in done:
@@ -753,12 +781,13 @@ class PostgresStore(GroupRecorder):
             (g.table_id, g.guild_id, g.channel_id, g.game, float(g.started_at), float(g.ended_at), g.seed,
              g.rounds, bool(g.has_bots), bool(g.rated), len(g.players)) for g in done))]
         result_columns = [list(col) for col in zip(*results)] if results else [[] for _ in range(7)]
-        ids, split, missed = await conn.fetchrow(
+        ids, missed, *split = await conn.fetchrow(
             _RECORD_GAMES, RECORD_LOCK, str(RECORD_LOCK_WAIT_MS), *games, users, [names[u] for u in users],
             *result_columns, *columns, *key_args)
         if ids is None:
             return missed
-        return {g.table_id: int(game_id) for g, game_id in zip(done, ids)}, split, written
+        return ({g.table_id: int(game_id) for g, game_id in zip(done, ids)}, tuple(split) if split[0] else None,
+                written)
 
     async def profile(self, user_id: int, game: str, guild_id: int | None = None, *,
                       season: int | None = None) -> dict[str, Any] | None:

@@ -690,15 +690,16 @@ async def _same_boards(a, b, users, scopes=(None, 10, 11)):
             assert await a.profile(user, "nimmt", guild) == await b.profile(user, "nimmt", guild)
 
 
-async def test_postgresql_buckets_split_and_agree_with_sqlite(pg_dsn, tmp_path):
+async def test_postgresql_buckets_split_and_agree_with_sqlite(pg_dsn, tmp_path, monkeypatch):
     """PostgreSQL's order-statistic buckets and their groups
     (app.store.pg_migrations) with tiny split limits: a league recorded
     through record_game, one at a time and concurrently, splits them many
     times; the counts stay exact and
     every board, page, cursor, rank and profile equals the SQLite store's
     after the same games in the same order; again after a rebuild."""
-    from app.store import pg_migrations
+    from app.store import pg_migrations, postgres
 
+    monkeypatch.setattr(postgres, "SPLIT_EVERY", 0.0)  # each overfull bucket split after the recording
     pg = await open_store(pg_dsn)
     lite = await open_store(str(tmp_path / "same.db"), checkpoint_interval=None)
     try:
@@ -739,6 +740,85 @@ async def test_postgresql_buckets_split_and_agree_with_sqlite(pg_dsn, tmp_path):
     finally:
         await pg.close()
         await lite.close()
+
+
+async def test_postgresql_overfull_buckets_wait_for_their_split_and_stay_exact(pg_dsn, tmp_path, monkeypatch):
+    """The buckets PostgreSQL recordings overfill are split together once
+    ``SPLIT_EVERY`` has passed since the first (a split stops every
+    recording): until then the boards read exactly as SQLite's; the next
+    recording after it splits every one of them."""
+    from app.store import pg_migrations, postgres
+
+    monkeypatch.setattr(postgres, "SPLIT_EVERY", 3600.0)
+    pg = await open_store(pg_dsn)
+    lite = await open_store(str(tmp_path / "same.db"), checkpoint_interval=None)
+    try:
+        await pg._pool.execute(pg_migrations.bucket_max_function(4))
+        await pg._pool.execute(pg_migrations.group_max_function(3))
+        rnd = random.Random(12)
+        games = [nimmt_game(t, [(u, p, rnd.randint(0, 20)) for u, p in zip(rnd.sample(range(1, 60), 4), [1, 2, 3, 4])],
+                            guild_id=rnd.choice([10, 11])) for t in range(120)]
+        for g in games:
+            await pg.record_game(g)
+            await lite.record_game(g)
+        overfull = "SELECT count(*) FROM buckets WHERE cnt > 4"
+        assert await pg._pool.fetchval(overfull) > 0  # not split yet
+        assert await pg.integrity_check() == ["ok"]
+        await _same_boards(pg, lite, range(1, 61))
+        monkeypatch.setattr(postgres, "SPLIT_EVERY", 0.0)  # due now: the next recording splits them all
+        last = nimmt_game(500, [(60, 1, 0), (61, 2, 5)], guild_id=10)
+        await pg.record_game(last)
+        await lite.record_game(last)
+        assert await pg._pool.fetchval(overfull) == 0
+        assert await pg._pool.fetchval("SELECT count(*) FROM bucket_groups WHERE nb > 3") == 0
+        assert await pg.integrity_check() == ["ok"]
+        await _same_boards(pg, lite, range(1, 62))
+    finally:
+        await pg.close()
+        await lite.close()
+
+
+async def test_postgresql_split_migration_keeps_the_old_functions_and_the_counts(pg_dsn, monkeypatch):
+    """PostgreSQL's version 7 (record_games_v4 and split_buckets_at): boards
+    recorded at version 6, their buckets overfull once the limit is lowered,
+    keep exact counts; a recording of the new code splits the buckets it
+    overfills; version 3's split_buckets, as a process of the old code still
+    calls it, splits the rest."""
+    from app.store import pg_migrations, postgres
+
+    monkeypatch.setattr(postgres, "SPLIT_EVERY", 0.0)
+    conn = await asyncpg.connect(pg_dsn)
+    try:
+        await pg_migrations.migrate(conn, target=6)
+        await conn.execute("INSERT INTO players (user_id, name) SELECT u, 'user' || u FROM generate_series(1, 30) AS u")
+        for scope in (10, 11):
+            for u in range(1, 31):  # one row a statement, one bucket a board (the limit is 1,024 yet)
+                await conn.execute("INSERT INTO stats (game, scope, user_id, games, wins, rated_games, mu, sigma)"
+                                   " VALUES ($1, $2, $3, $4, $5, $4, $6, 3)", NIMMT, scope, u, 5 + u % 3, u % 4,
+                                   20.0 + u % 7)
+        await conn.execute(pg_migrations.bucket_max_function(4))  # now every board's bucket is overfull
+        await conn.execute(pg_migrations.group_max_function(3))
+        assert await conn.fetchval("SELECT min(cnt) FROM buckets") == 30
+    finally:
+        await conn.close()
+    store = await open_store(pg_dsn)  # migrates to the latest version
+    try:
+        assert await store.integrity_check() == ["ok"]
+        # a newcomer (one game: on the wins and games boards only) grows those boards' bucket
+        await store.record_game(nimmt_game(1, [(31, 1, 0), (2, 2, 5), (3, 3, 9)], guild_id=10))
+        async with store._pool.acquire() as conn:
+            await _pg_buckets_exact(conn, 10)
+            overfull = "SELECT count(*) FROM buckets WHERE scope = $1 AND board = ANY($2::smallint[]) AND cnt > 4"
+            assert await conn.fetchval(overfull, 10, [1, 3]) == 0  # split (in pieces)
+            assert await conn.fetchval("SELECT count(*) FROM buckets WHERE scope = 10 AND board = 1") > 2
+            assert await conn.fetchval(overfull, 10, [0, 2]) == 2  # not grown: not split
+            assert await conn.fetchval(overfull, 11, [0, 1, 2, 3]) == 4
+            assert await conn.fetchval("SELECT split_buckets($1, '2000')", pg_migrations.RECORD_LOCK) > 0
+            assert await conn.fetchval("SELECT max(cnt) FROM buckets") <= 4
+            await _pg_buckets_exact(conn, 11)
+        assert await store.integrity_check() == ["ok"]
+    finally:
+        await store.close()
 
 
 async def test_versus_from_either_side(store):

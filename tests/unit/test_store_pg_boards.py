@@ -8,7 +8,7 @@ import random
 
 import asyncpg
 
-from app.store import GameRecord, PlayerResult, open_store
+from app.store import GameRecord, PlayerResult, open_store, postgres
 from app.store.pg_migrations import BUCKET_FILL, BUCKET_MAX
 from tests.pg import fresh_database
 
@@ -109,7 +109,8 @@ async def check_boards(store) -> None:
                 assert (await store.profile(some, "nimmt", guild))["rank"] == shared[some]
 
 
-async def test_ranks_and_far_pages_exact_while_buckets_split():
+async def test_ranks_and_far_pages_exact_while_buckets_split(monkeypatch):
+    monkeypatch.setattr(postgres, "SPLIT_EVERY", 0.0)  # each overfull bucket split after the recording
     dsn = fresh_database()
     store = await open_store(dsn, max_size=4)
     try:
