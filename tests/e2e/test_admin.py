@@ -6,7 +6,7 @@ import discord
 import pytest
 
 from app.i18n.catalogue import t
-from tests.e2e import open_table, running_bot
+from tests.e2e import open_table, running_bot, updated
 from tests.e2e.test_stats import answer
 
 pytestmark = pytest.mark.timeout(300)
@@ -58,7 +58,7 @@ async def test_missing_permissions_open_no_table(world, tmp_path):
         r = await fd.slash(ana, other, "nimmt new", seats=2)
         assert r.ephemeral and r.message.text() == t("en", "errors.missing_permissions", permissions="Embed Links")
         r = await table.click(ana, table.lobby, f"table.cancel:{table.table_id}")
-        assert r.ack_type == 7
+        await updated(r)
 
 
 async def test_settings_need_manage_server(world, tmp_path):
@@ -105,7 +105,8 @@ async def test_settings_need_manage_server(world, tmp_path):
                                                      t("de", "admin.show_excluded_none")]
         # the table already open keeps its language; the next one speaks Spanish
         r = await table.click(mod, table.lobby, f"table.cancel:{table.table_id}")
-        assert r.ack_type == 7 and t("en", "table.cancelled") in r.message.text()
+        await updated(r)
+        assert t("en", "table.cancelled") in r.message.text()
         table = await open_table(fd, mod, world.channel, "nimmt new", seats=2)
         assert table.lobby.buttons()[0]["label"] == t("es", "table.join")
 

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from tests.e2e import (button, ephemeral_text, open_hand, open_table, panel_answer, play_nimmt, running_bot,
-                       seat_players)
+                       seat_players, updated)
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -28,7 +28,7 @@ async def test_a_hard_computer_from_the_lobby_plays_a_whole_game(world, tmp_path
         table = bot.tables.get(t.table_id)
         assert [s.level for s in table.seats[1:]] == ["hard", "easy"]
         r = await t.click(ana, t.lobby, f"table.start:{t.table_id}")
-        assert r.ack_type == 7
+        await updated(r)
         await t.wait_thread()
         await fd.wait_for(t.table_message, timeout=10)
         # the table message says which seats are computers, and at what level
@@ -67,7 +67,8 @@ async def test_hints_only_at_unrated_tables_that_turned_them_on(world, tmp_path)
         r = await t.click(ben, t.lobby, button(t.lobby, r"table.hints:\d+:on")["custom_id"])
         assert await ephemeral_text(r) == "Das kann nur der Gastgeber."  # in the clicker's language
         r = await t.click(ana, t.lobby, button(t.lobby, r"table.hints:\d+:on")["custom_id"])
-        assert r.ack_type == 7 and "Hints are on: this game is not rated." in r.message.text()
+        await updated(r)
+        assert "Hints are on: this game is not rated." in r.message.text()
         t.lobby = r.message
         table = bot.tables.get(t.table_id)
         r = await t.click(ana, t.lobby, f"table.start:{t.table_id}")

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import make_world
-from tests.e2e import expected_pings, open_table, play_nimmt, running_bot, seat_players
+from tests.e2e import expected_pings, open_table, play_nimmt, running_bot, seat_players, updated
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -85,7 +85,7 @@ async def test_a_night_round_start_stays_under_each_channels_limit(world, tmp_pa
         signup, night_id = await signed_up_night(fd, world, people[0], people[1:], game="nimmt", table_size=2,
                                                  rounds=1, turn_time=60)
         r = await fd.click(people[0], signup, f"night:{night_id}:start")
-        assert r.ack_type == 7, r
+        await updated(r)
         await fd.wait_for(lambda: len(round_tables(fd, world.channel, 1)) == 4, timeout=30)
         threads = await fd.wait_for(lambda: (lambda th: th if len(th) == 4 else None)(fd.threads(world.channel)),
                                     timeout=30)

@@ -21,7 +21,7 @@ from typing import Any
 import discord
 import pytest
 
-from tests.e2e import nimmt_turn, open_hand, open_table, running_bot, seat_players
+from tests.e2e import nimmt_turn, open_hand, open_table, running_bot, seat_players, updated
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -66,7 +66,7 @@ async def test_moves_lobbies_and_lookups_leave_no_cycles_of_ours(world, tmp_path
             channel = fd.add_channel(world.guild, command.split()[0])
             t = await open_table(fd, ana, channel, command, seats=3, turn_time=0)
             await seat_players(t, ana, [ben], computers=1)
-            assert (await t.click(ana, t.lobby, f"table.start:{t.table_id}")).ack_type == 7
+            await updated(await t.click(ana, t.lobby, f"table.start:{t.table_id}"))
             await t.wait_thread()
             await fd.wait_for(t.table_message, timeout=10)
             return t
@@ -101,7 +101,7 @@ async def test_moves_lobbies_and_lookups_leave_no_cycles_of_ours(world, tmp_path
             lobbies = fd.add_channel(world.guild, "lobbies")
             for _ in range(2):
                 t = await open_table(fd, cleo, lobbies, "garbage new", seats=3)
-                assert (await t.click(cleo, t.lobby, f"table.cancel:{t.table_id}")).ack_type == 7
+                await updated(await t.click(cleo, t.lobby, f"table.cancel:{t.table_id}"))
             for command, options in (("leaderboard", {"by": "games"}), ("stats", {"user": ana})):
                 r = await fd.slash(cleo, world.channel, command, **options)
                 await r.settled(timeout=10)
@@ -126,7 +126,7 @@ async def test_private_panels_and_answers_are_not_held_for_fifteen_minutes(world
     async with running_bot(fd, tmp_path / "bot.db", world.guild, table_seed=3):
         t = await open_table(fd, ana, world.channel, "nimmt new", seats=3, turn_time=0)
         await seat_players(t, ana, [ben], computers=1)
-        assert (await t.click(ana, t.lobby, f"table.start:{t.table_id}")).ack_type == 7
+        await updated(await t.click(ana, t.lobby, f"table.start:{t.table_id}"))
         await t.wait_thread()
         await fd.wait_for(t.table_message, timeout=10)
         panels = [await open_hand(t, user) for user in (ana, ben)]

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e import button, check_pings, check_record, description, open_table, running_bot, said, seat_players
+from tests.e2e import button, check_pings, check_record, description, open_table, running_bot, said, seat_players, updated
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -238,7 +238,7 @@ async def test_full_game(fast_world, tmp_path, seats, seed, take_discard, situat
         t = await open_table(fd, people[0], world.channel, "garbage new", seats=seats, turn_time=0)
         await seat_players(t, people[0], people[1:], computers=seats - 2)
         r = await t.click(people[0], t.lobby, f"table.start:{t.table_id}")
-        assert r.ack_type == 7
+        await updated(r)
         await t.wait_thread()
         table = bot.tables.get(t.table_id)
         assert table.engine.decks == {2: 1, 4: 2, 6: 3}[seats]
@@ -312,7 +312,7 @@ async def start_two(world: Any, bot: Any, seed_people: tuple[str, ...] = ("ana",
     t = await open_table(fd, people[0], world.channel, "garbage new", seats=2, turn_time=0)
     await seat_players(t, people[0], people[1:])
     r = await t.click(people[0], t.lobby, f"table.start:{t.table_id}")
-    assert r.ack_type == 7
+    await updated(r)
     await t.wait_thread()
     return t, bot.tables.get(t.table_id), people
 
@@ -364,7 +364,7 @@ async def test_a_move_is_shown_through_the_click_that_made_it(world, tmp_path):
         ana = world.person("ana")
         t = await open_table(fd, ana, world.channel, "garbage new", seats=2, turn_time=0)
         await t.click(ana, t.lobby, f"table.cpu:{t.table_id}")
-        assert (await t.click(ana, t.lobby, f"table.start:{t.table_id}")).ack_type == 7
+        await updated(await t.click(ana, t.lobby, f"table.start:{t.table_id}"))
         await t.wait_thread()
         table = bot.tables.get(t.table_id)
         message = await current_message(t, table)
@@ -421,7 +421,7 @@ async def test_the_table_picture_shows_the_chain_just_played(world, tmp_path):
         ana = world.person("ana")
         t = await open_table(fd, ana, world.channel, "garbage new", seats=2, turn_time=0)
         await t.click(ana, t.lobby, f"table.cpu:{t.table_id}")
-        assert (await t.click(ana, t.lobby, f"table.start:{t.table_id}")).ack_type == 7
+        await updated(await t.click(ana, t.lobby, f"table.start:{t.table_id}"))
         await t.wait_thread()
         table = bot.tables.get(t.table_id)
         message = await current_message(t, table)
@@ -549,8 +549,8 @@ async def test_step_away_from_the_garbage_table_message(world, tmp_path):
         r = await world.fd.forge(eve, message, f"table.away:{t.table_id}:now")  # a forged "yes": not her seat
         assert r.ephemeral and r.message.text() == tr("en", "errors.not_seated")
         r = await t.click(ben, sure, f"table.away:{t.table_id}:now")
-        assert r.ack_type == 7 and sure.text() == tr("en", "slash.stepped_away", table=t.table_id,
-                                                     back=tr("en", "table.im_back"))
+        await updated(r)
+        assert sure.text() == tr("en", "slash.stepped_away", table=t.table_id, back=tr("en", "table.im_back"))
         assert table.seats[table.seat_of(ben.id)].away and not table.seats[table.seat_of(ana.id)].away
         message = await world.fd.wait_for(lambda: (lambda m: m if m is not None and button(
             m, rf"table.back:{t.table_id}") else None)(t.table_message()), timeout=15)

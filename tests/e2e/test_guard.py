@@ -14,7 +14,7 @@ import pytest
 
 from app.i18n.catalogue import t
 from tests.e2e import (LogWatch, button, open_hand, open_table, nimmt_turn, private_answer, running_bot, seat_players,
-                       select, start_table)
+                       select, start_table, updated)
 from tests.e2e.test_stats import Seeder, answer
 
 pytestmark = pytest.mark.timeout(300)
@@ -39,7 +39,7 @@ async def test_forged_clicks_at_a_table_are_answered_and_change_nothing(world, t
         table = await open_table(fd, ana, world.channel, "nimmt new", seats=2, rounds=1, turn_time=0)
         await seat_players(table, ana, [ben])
         r = await table.click(ana, table.lobby, f"table.start:{table.table_id}")
-        assert r.ack_type == 7
+        await updated(r)
         await table.wait_thread()
         message = await fd.wait_for(table.table_message, timeout=10)
         live = bot.tables.get(table.table_id)
@@ -282,7 +282,8 @@ async def test_join_start_and_leave_as_slash_commands(world, tmp_path):
         assert bot.tables.get(tid).seat_of(cara.id) is None
         # the lobby's buttons and the commands act on the same seats
         r = await table.click(cara, table.lobby, f"table.join:{tid}")
-        assert r.ack_type == 7 and "cara" in players()
+        await updated(r)
+        assert "cara" in players()
         r = await fd.slash(cara, world.channel, "leave")
         await fd.wait_for(lambda: "cara" not in players())
         r = await fd.slash(ben, world.channel, "start")
@@ -361,7 +362,7 @@ async def test_table_list_shows_where_to_join_and_where_the_games_are(world, tmp
         lobby = await open_table(fd, ana, world.channel, "nimmt new", seats=4)
         game = await open_table(fd, ben, games, "take6 new", seats=2, turn_time=0)
         await seat_players(game, ben, [cara])
-        assert (await game.click(ben, game.lobby, f"table.start:{game.table_id}")).ack_type == 7
+        await updated(await game.click(ben, game.lobby, f"table.start:{game.table_id}"))
         thread = await game.wait_thread()
         await open_table(fd, dora, secret, "garbage new", seats=2)
 
@@ -402,7 +403,7 @@ async def test_table_list_shows_where_to_join_and_where_the_games_are(world, tmp
         r = await fd.slash(ana, world.channel, "table list")
         assert fields(ana)[t("en", "nights.list_title")] == night_line(t("en", "nights.list_signup"), 2)
         await fd.click(ana, signup, f"night:{night_id}:join")
-        assert (await fd.click(cara, signup, f"night:{night_id}:start")).ack_type == 7
+        await updated(await fd.click(cara, signup, f"night:{night_id}:start"))
         r = await fd.slash(ana, world.channel, "table list")
         assert fields(ana)[t("en", "nights.list_title")] == night_line(t("en", "nights.list_playing", round=1), 3)
         r = await fd.slash(dora, world.channel, "table list")
@@ -423,7 +424,7 @@ async def test_a_host_who_leaves_the_lobby_hands_it_to_the_next_person(world, tm
         assert r.ephemeral and r.message.text() == t("en", "errors.host_alone")
         await seat_players(table, ana, [ben, cleo])
         r = await table.click(ana, table.lobby, f"table.leave:{tid}")  # the lobby's button
-        assert r.ack_type == 7
+        await updated(r)
         assert t("en", "table.lobby_host", host=f"<@{ben.id}>") in r.message.text() and "ana" not in r.message.text()
         assert bot.tables.get(tid).host_id == ben.id
         r = await fd.slash(ben, world.channel, "leave")  # the command, and the next one hosts

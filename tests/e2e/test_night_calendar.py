@@ -18,7 +18,7 @@ import pytest
 
 from app.i18n.catalogue import t
 from app.nights.host import REMIND_BEFORE
-from tests.e2e import running_bot
+from tests.e2e import running_bot, updated
 from tests.e2e.test_night import text_of
 from tests.fakediscord.server import DEFAULT_BOT_PERMISSIONS
 
@@ -64,7 +64,7 @@ async def test_a_night_on_the_calendar_reminds_who_asked_once_across_a_restart(w
             time.strftime("%Y-%m-%dT%H:%M", time.gmtime(night.next_at)))
         await fd.wait_for(lambda: f"https://discord.com/events/{world.guild.id}/{event['id']}" in signup.text())
         # sign-up is open from the moment the night is announced
-        assert (await fd.click(ben, signup, f"night:{night_id}:join")).ack_type == 7
+        await updated(await fd.click(ben, signup, f"night:{night_id}:join"))
         r = await fd.click(ana, signup, f"night:{night_id}:remind")
         assert t("en", "nights.remind_on", minutes=15, when="X").split("(")[0] in text_of(r)
         r = await fd.click(eve := bystander, signup, f"night:{night_id}:remind")
@@ -88,7 +88,7 @@ async def test_a_night_on_the_calendar_reminds_who_asked_once_across_a_restart(w
         r = await fd.forge(ana, signup, f"night:{night_id}:remind")
         assert t("en", "nights.error_reminded_already") in text_of(r)
         # the organiser starts the round early: the event is active; the night ends: completed
-        assert (await fd.click(ana, signup, f"night:{night_id}:start")).ack_type == 7
+        await updated(await fd.click(ana, signup, f"night:{night_id}:start"))
         await fd.wait_for(lambda: fd.scheduled_events(world.guild)[0]["status"] == 2, timeout=10)
         await fd.wait_for(lambda: t("en", "nights.status_ended") in signup.text(), timeout=90)
         await fd.wait_for(lambda: fd.scheduled_events(world.guild)[0]["status"] == 3, timeout=10)
@@ -108,7 +108,7 @@ async def test_without_manage_events_the_night_works_and_says_which_permission_a
         assert note.ephemeral_to == ana.id and t("en", "nights.calendar_missing") in note.text()
         assert "Manage Events" in note.text()
         assert not fd.scheduled_events(world.guild)
-        assert (await fd.click(ben, signup, f"night:{night_id}:join")).ack_type == 7
+        await updated(await fd.click(ben, signup, f"night:{night_id}:join"))
         assert "ben" in signup.text()
         r = await fd.click(ben, signup, f"night:{night_id}:remind")  # reminders work without the event
         assert r.ephemeral
@@ -157,7 +157,7 @@ async def test_moving_and_cancelling_a_night_keeps_its_event_in_step(world, tmp_
 
         # cancelled before it began: the event is cancelled; a late Remind me is told the night is over
         r = await fd.click(ana, signup, f"night:{night_id}:end")
-        assert r.ack_type == 7
+        await updated(r)
         await fd.wait_for(lambda: fd.scheduled_events(world.guild)[0]["status"] == 4, timeout=10)
         r = await fd.forge(ben, signup, f"night:{night_id}:remind")
         assert t("en", "nights.error_ended") in text_of(r)
@@ -226,7 +226,7 @@ async def test_a_night_set_for_a_time_is_on_the_calendar_reminds_and_starts_then
         moved = fd.scheduled_events(world.guild)[0]
         assert datetime.datetime.fromisoformat(moved["scheduled_start_time"]).timestamp() == soon
         await fd.wait_for(lambda: f"<t:{soon}:F>" in signup.text())
-        assert (await fd.click(ben, signup, f"night:{night_id}:join")).ack_type == 7
+        await updated(await fd.click(ben, signup, f"night:{night_id}:join"))
         r = await fd.click(ben, signup, f"night:{night_id}:remind")
         assert f"<t:{soon}:R>" in text_of(r)
         [reminder] = await fd.wait_for(lambda: reminders(fd, world.channel), timeout=30)
@@ -268,7 +268,7 @@ async def test_a_reminder_for_more_people_than_one_message_pings_them_all_and_a_
 
         fd.set_role_permissions(world.guild.bot_role, DEFAULT_BOT_PERMISSIONS)
         r = await fd.click(ana, signup, f"night:{night_id}:end")
-        assert r.ack_type == 7
+        await updated(r)
         [note] = await fd.wait_for(lambda: r.followups, timeout=10)
         assert note.ephemeral_to == ana.id and t("en", "nights.calendar_forbidden") in note.text()
         await fd.wait_for(lambda: t("en", "nights.status_ended") in signup.text())
@@ -298,7 +298,7 @@ async def test_a_first_round_that_cannot_start_at_its_time_shows_the_night_on_an
         await fd.wait_for(lambda: fd.scheduled_events(world.guild)[0]["status"] == 2, timeout=10)
         night = bot.nights.nights[night_id]
         assert night.round == 0 and night.next_at is None and night.event_status == "active"
-        assert (await fd.click(ana, signup, f"night:{night_id}:end")).ack_type == 7
+        await updated(await fd.click(ana, signup, f"night:{night_id}:end"))
         await fd.wait_for(lambda: fd.scheduled_events(world.guild)[0]["status"] == 3, timeout=10)
         assert len([m for m in fd.messages(world.channel) if why in m.text()]) == 1  # told once
 
@@ -318,20 +318,20 @@ async def test_an_event_the_bot_may_no_longer_edit_is_not_asked_again_at_every_c
                                  turn_time=600, starts_in=60)).message
         night_id = night_id_of(signup)
         [event] = await fd.wait_for(lambda: fd.scheduled_events(world.guild))
-        assert (await fd.click(ben, signup, f"night:{night_id}:join")).ack_type == 7
+        await updated(await fd.click(ben, signup, f"night:{night_id}:join"))
         route = rf"/guilds/{world.guild.id}/scheduled-events/{event['id']}"
 
         def edits() -> list[int]:
             return [r.status for r in fd.requests if r.method == "PATCH" and re.fullmatch(route, r.path)]
 
         fd.set_role_permissions(world.guild.bot_role, DEFAULT_BOT_PERMISSIONS)
-        assert (await fd.click(ana, signup, f"night:{night_id}:start")).ack_type == 7
+        await updated(await fd.click(ana, signup, f"night:{night_id}:start"))
         await fd.wait_for(lambda: stuck in signup.text(), timeout=10)
         assert edits() == [403]
         for person in (cleo, dan, eve):  # the night changes again and again
-            assert (await fd.click(person, signup, f"night:{night_id}:join")).ack_type == 7
+            await updated(await fd.click(person, signup, f"night:{night_id}:join"))
         await fd.wait_for(lambda: all(p.name in signup.text() for p in (cleo, dan, eve)), timeout=10)
-        assert (await fd.click(dan, signup, f"night:{night_id}:leave")).ack_type == 7
+        await updated(await fd.click(dan, signup, f"night:{night_id}:leave"))
         await fd.wait_for(lambda: dan.name not in signup.text(), timeout=10)
         assert edits() == [403]  # not asked again
         assert fd.scheduled_events(world.guild)[0]["status"] == 1

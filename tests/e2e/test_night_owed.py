@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from app.i18n.catalogue import t
-from tests.e2e import running_bot
+from tests.e2e import running_bot, updated
 from tests.e2e.test_night import FAST, GAME, FastBotProcess, round_tables, signed_up_night
 
 pytestmark = pytest.mark.timeout(240)
@@ -42,7 +42,7 @@ async def test_a_rounds_announcement_and_standings_land_once_through_discord_err
         posts = rf"/channels/{world.channel.id}/messages$"
         fd.fail_next("POST", posts, status=503, times=2)
         fd.fail_next("POST", posts, status=503, times=2, after=True)
-        assert (await fd.click(ana, signup, f"night:{night_id}:start")).ack_type == 7
+        await updated(await fd.click(ana, signup, f"night:{night_id}:start"))
         await fd.wait_for(lambda: recaps(fd, world.channel), timeout=90)
         assert not fd.clear_failures()  # every failure met a message
         [announced] = announcements(fd, world.channel)
@@ -71,7 +71,7 @@ async def test_a_rounds_announcement_and_standings_posted_just_before_a_kill_sho
         signup, night_id = await signed_up_night(fd, world, ana, [ben], game="nimmt", table_size=2, rounds=1,
                                                  turn_time=1)
         fd.fail_next("POST", posts, status=503, times=1000, after=True)
-        assert (await fd.click(ana, signup, f"night:{night_id}:start")).ack_type == 7
+        await updated(await fd.click(ana, signup, f"night:{night_id}:start"))
         await fd.wait_for(lambda: announcements(fd, world.channel) and standings_messages(fd, world.channel),
                           timeout=30, interval=0.005)
         await bot.kill()
@@ -97,7 +97,7 @@ async def test_a_deleted_sign_up_comes_back_once_through_discord_errors(world, t
     async with running_bot(fd, tmp_path / "bot.db", world.guild, **FAST):
         signup, night_id = await signed_up_night(fd, world, ana, [ben], game="nimmt", table_size=2, rounds=2,
                                                  turn_time=1)
-        assert (await fd.click(ana, signup, f"night:{night_id}:start")).ack_type == 7
+        await updated(await fd.click(ana, signup, f"night:{night_id}:start"))
         await fd.wait_for(lambda: announcements(fd, world.channel) and standings_messages(fd, world.channel),
                           timeout=20)
         fd.delete_message(signup)

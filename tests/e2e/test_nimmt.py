@@ -10,7 +10,7 @@ from app.i18n.catalogue import t as t_
 from tests.e2e.table_state import per_table_state
 from tests.e2e import (button, check_pings, check_record, ephemeral_text, followed_panel, nimmt_turn, open_hand,
                        open_table, panel_answer, play_nimmt, private_answer, running_bot, seat_players, select,
-                       started)
+                       started, updated)
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -25,7 +25,7 @@ async def test_full_game(world, tmp_path, humans, computers, rounds):
         t = await open_table(fd, people[0], world.channel, "nimmt new", seats=seats, rounds=rounds, turn_time=0)
         await seat_players(t, people[0], people[1:], computers)
         r = await t.click(people[0], t.lobby, f"table.start:{t.table_id}")
-        assert r.ack_type == 7
+        await updated(r)
         await t.wait_thread()
         await fd.wait_for(t.table_message, timeout=10)
         table = bot.tables.get(t.table_id)
@@ -82,7 +82,8 @@ async def test_lobby_refusals_are_private_and_change_nothing(world, tmp_path):
         assert "This table is full" in await ephemeral_text(r)
         assert "ana" in t.lobby.text() and "ben" in t.lobby.text() and "mod" not in t.lobby.text()
         r = await t.click(mod, t.lobby, f"table.cancel:{t.table_id}")  # a moderator may
-        assert r.ack_type == 7 and "cancelled" in r.message.text()
+        await updated(r)
+        assert "cancelled" in r.message.text()
         r = await t.click(ben, fd.message(t.lobby.id), f"table.join:{t.table_id}") if fd.message(t.lobby.id).buttons() else None
         assert r is None  # the lobby lost its buttons
         assert not fd.threads(world.channel)
@@ -123,9 +124,9 @@ async def test_the_host_takes_a_seat_out_of_the_lobby(world, tmp_path):
         await seat_players(t, ana, [], computers=1)  # the free name again
         assert [s.name for s in bot.tables.get(t.table_id).seats] == ["ana", "ben", "CPU 2", "CPU 1"]
         r = await t.click(cleo, t.lobby, f"table.join:{t.table_id}")  # taken out is not banned
-        assert r.ack_type == 7
+        await updated(r)
         r = await t.click(ana, r.message, f"table.start:{t.table_id}")
-        assert r.ack_type == 7
+        await updated(r)
         table = bot.tables.get(t.table_id)
         assert table.status == "playing" and [s.name for s in table.seats] == ["ana", "ben", "CPU 2", "CPU 1", "cleo"]
 
@@ -326,7 +327,7 @@ async def test_without_attach_files_the_table_goes_on_as_text(world, tmp_path):
         # A moderator takes Attach Files away from the bot after the lobby opened.
         fd.set_channel_overwrite(world.channel, world.guild.bot_role, deny=discord.Permissions(attach_files=True))
         r = await t.click(people[0], t.lobby, f"table.start:{t.table_id}")
-        assert r.ack_type == 7
+        await updated(r)
         await t.wait_thread()
         table = bot.tables.get(t.table_id)
         current = await fd.wait_for(t.table_message, timeout=10)
@@ -368,7 +369,8 @@ async def test_rules_at_the_table_and_play_again(world, tmp_path):
         assert new.host_id == ben.id and new.max_seats == 3 and new.options["rounds"] == 1
         assert [s.computer for s in new.seats] == [False, True]
         r = await t.click(ana, new_lobby, f"table.join:{new_id}")
-        assert r.ack_type == 7 and len(new.seats) == 3
+        await updated(r)
+        assert len(new.seats) == 3
         # One table per channel still holds: another rematch click is refused.
         r = await t.click(ana, lobby, again["custom_id"])
         assert "already a table in this channel" in await ephemeral_text(r)
@@ -467,7 +469,8 @@ async def test_step_away_and_back_from_the_hand_panel(world, tmp_path):
         assert not table.seats[seat].away
         sure = r.message
         r = await t.click(ben, sure, button(sure, rf"table.away:{t.table_id}:now")["custom_id"])
-        assert r.ack_type == 7 and not sure.buttons()
+        await updated(r)
+        assert not sure.buttons()
         assert sure.text() == t_("en", "slash.stepped_away", table=t.table_id, back=t_("en", "table.im_back"))
         assert table.seats[seat].away
         await fd.wait_for(lambda: t_("en", "table.stepped_away", name="ben", back=t_("en", "table.im_back"))

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from app.i18n.catalogue import t
-from tests.e2e import description, open_table, running_bot, seat_players
+from tests.e2e import description, open_table, running_bot, seat_players, updated
 from tests.e2e.test_stats import answer, board_rows, full_game, final_standings
 
 pytestmark = pytest.mark.timeout(300)
@@ -42,9 +42,9 @@ async def test_a_bot_on_postgresql_plays_records_and_resumes(world, tmp_path, pg
         (table,) = bot.tables.tables.values()
         assert table.id == lobby.table_id and [s.name for s in table.seats] == ["ana", "ben"]
         r = await lobby.click(cid, lobby.lobby, f"table.join:{lobby.table_id}")  # the old button works
-        assert r.ack_type == 7, r
+        await updated(r)
         r = await lobby.click(ana, lobby.lobby, f"table.start:{lobby.table_id}")
-        assert r.ack_type == 7, r
+        await updated(r)
         assert (await bot.store.table(lobby.table_id)).status == "playing"
         # the game recorded before the restart is still there, once
         r = await fd.slash(ben, world.channel, "history")

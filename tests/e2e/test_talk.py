@@ -12,7 +12,7 @@ import pytest
 
 from core.games.nimmt.engine import Nimmt
 from tests.e2e import (MOVE, as_read, check_pings, description, everything_shown, nimmt_turn, open_hand, open_table, panel_answer,
-                       play_nimmt, private_answer, running_bot, seat_players, started, versions)
+                       play_nimmt, private_answer, running_bot, seat_players, started, versions, updated)
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -31,7 +31,7 @@ async def test_a_name_with_a_mention_and_a_link_neither_pings_nor_links(world, t
         t = await open_table(fd, mallory, world.channel, "nimmt new", seats=3, rounds=1, turn_time=0)
         await seat_players(t, mallory, [ana], computers=1)
         r = await t.click(mallory, t.lobby, f"table.start:{t.table_id}")
-        assert r.ack_type == 7
+        await updated(r)
         await t.wait_thread()
         table = bot.tables.get(t.table_id)
         assert table.seats[0].name == hostile
@@ -80,7 +80,7 @@ async def test_nimmt_pings_once_per_turn(world, tmp_path, humans, computers, rou
                              rounds=rounds, turn_time=0)
         await seat_players(t, people[0], people[1:], computers)
         r = await t.click(people[0], t.lobby, f"table.start:{t.table_id}")
-        assert r.ack_type == 7
+        await updated(r)
         await t.wait_thread()
         table = bot.tables.get(t.table_id)
         await fd.wait_for(t.table_message, timeout=10)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from app.i18n.catalogue import t
-from tests.e2e import button, open_table, running_bot, seat_players
+from tests.e2e import button, open_table, running_bot, seat_players, updated
 from tests.e2e.test_after import game_id_from_history
 from tests.e2e.test_night import signed_up_night
 
@@ -32,7 +32,7 @@ async def test_a_tactical_6_nimmt_table_from_lobby_to_verify(world, tmp_path):
                                  variant="tactical")
         assert TACTICAL in table.lobby.text()
         await seat_players(table, ana, [], computers=2)
-        assert (await table.click(ana, table.lobby, f"table.start:{table.table_id}")).ack_type == 7
+        await updated(await table.click(ana, table.lobby, f"table.start:{table.table_id}"))
         live = bot.tables.get(table.table_id)
         assert live.engine.cards == 34 and live.engine.options["variant"] == "tactical"
         await table.wait_thread()
@@ -73,7 +73,7 @@ async def test_a_night_plays_its_variant_and_refuses_one_its_game_lacks(world, t
         signup, night_id = await signed_up_night(fd, world, ana, [ben], game="garbage", variant="short",
                                                  turn_time=0)
         assert short in signup.text()
-        assert (await fd.click(ana, signup, f"night:{night_id}:start")).ack_type == 7
+        await updated(await fd.click(ana, signup, f"night:{night_id}:start"))
         night = bot.nights.nights[night_id]
         await fd.wait_for(lambda: night.playing_tables() and all(
             (tb := bot.tables.get(nt.table_id)) is not None and tb.engine is not None
@@ -107,7 +107,7 @@ async def test_the_host_picks_the_variant_in_the_lobby(world, tmp_path):
             r = await fd.forge(ana, table.lobby, f"table.variant:{table.table_id}:{forged}")
             assert r.ephemeral and bot.tables.get(table.table_id).options["variant"] == "short"
         await seat_players(table, ana, [ben])
-        assert (await table.click(ana, table.lobby, f"table.start:{table.table_id}")).ack_type == 7
+        await updated(await table.click(ana, table.lobby, f"table.start:{table.table_id}"))
         assert bot.tables.get(table.table_id).engine.slots == [5, 5]
 
 
@@ -122,7 +122,7 @@ async def test_a_server_that_opts_in_rates_its_variant_games(world, tmp_path):
         table = await open_table(fd, ana, world.channel, "take6 new", seats=3, deals=1, turn_time=1,
                                  variant="tactical")
         await seat_players(table, ana, [], computers=2)
-        assert (await table.click(ana, table.lobby, f"table.start:{table.table_id}")).ack_type == 7
+        await updated(await table.click(ana, table.lobby, f"table.start:{table.table_id}"))
         await fd.wait_for(lambda: t("en", "table.finished") in fd.message(table.lobby.id).text(), timeout=120)
         return await fd.wait_for(lambda: recorded(bot, table.table_id), timeout=20)
 

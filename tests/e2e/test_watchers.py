@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from app.i18n.catalogue import t as tr
-from tests.e2e import fields, play_nimmt, private_answer, running_bot, started
+from tests.e2e import fields, play_nimmt, private_answer, running_bot, started, updated
 from tests.e2e.test_night import signed_up_night, standings_message
 
 pytestmark = pytest.mark.timeout(300)
@@ -78,7 +78,7 @@ async def test_watchers_follow_a_table_see_no_hand_and_are_offered_the_free_seat
         new_id = int(re.match(r"table.join:(\d+)", new_lobby.buttons()[0]["custom_id"]).group(1))
         assert [s.user_id for s in bot.tables.get(new_id).seats] == [ben.id]
         r = await fd.click(eve, new_lobby, f"table.join:{new_id}")
-        assert r.ack_type == 7
+        await updated(r)
         # and a lobby has nothing to watch yet: a forged Watch on it is answered privately
         r = await fd.forge(late, new_lobby, f"table.watch:{new_id}")
         assert tr("en", "table.watch_not_playing") in await answer_text(r)
@@ -102,7 +102,7 @@ async def test_a_night_is_watched_from_its_standings_which_show_every_live_table
     async with running_bot(fd, tmp_path / "bot.db", world.guild, computer_delay=0.01, table_seed=7) as bot:
         signup, night_id = await signed_up_night(fd, world, ana, [ben, cleo, dan], game="nimmt", table_size=2,
                                                  rounds=1, turn_time=0)
-        assert (await fd.click(ana, signup, f"night:{night_id}:start")).ack_type == 7
+        await updated(await fd.click(ana, signup, f"night:{night_id}:start"))
         await fd.wait_for(lambda: len(table_messages(fd, world.channel)) == 2, timeout=20)
         threads = list(table_messages(fd, world.channel))
         night = bot.nights.nights[night_id]
@@ -136,7 +136,7 @@ async def test_a_night_is_watched_from_its_standings_which_show_every_live_table
         await fd.wait_for(lambda: not any(table.watchers for table in tables))
         await fd.wait_for(lambda: not any("fan" in m.text() for m in table_messages(fd, world.channel).values()))
 
-        assert (await fd.click(ana, signup, f"night:{night_id}:end")).ack_type == 7
+        await updated(await fd.click(ana, signup, f"night:{night_id}:end"))
         await fd.wait_for(lambda: not standings_message(fd, world.channel).buttons(), timeout=20)
         r = await fd.forge(fan, standings, f"night:{night_id}:watch")
         assert tr("en", "nights.error_ended") in await answer_text(r)
