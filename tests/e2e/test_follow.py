@@ -183,8 +183,9 @@ class Players:
         def mean(some: list[Turn]) -> str:
             return f"{sum(turn.clicks for turn in some) / len(some):.2f}" if some else "-"
 
+        ones = sum(turn.clicks == 1 for turn in followed)
         return (f"{len(turns)} turns after a ping: {len(followed)} with the panel below the ping "
-                f"({mean(followed)} clicks each), {len(fallback)} through My hand ({mean(fallback)} clicks each), "
+                f"({mean(followed)} clicks each, {ones} in one click), {len(fallback)} through My hand ({mean(fallback)} clicks each), "
                 f"{mean(turns)} clicks per turn in all; messages between ping and controls: "
                 f"max {max((turn.between for turn in turns), default=0)}")
 

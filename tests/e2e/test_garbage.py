@@ -290,8 +290,10 @@ async def test_full_game(fast_world, tmp_path, seats, seed, take_discard, situat
         # The thread is a record: one message per hand (two for a long one) and the live table.
         left = fd.messages(t.thread)
         hands = table.engine.hand_no
+        clicks = done["draw"] + done["discard"] + done["jack"]  # the people's, all on the ping itself
         print(f"Garbage {seats} seats: {len(table.log)} moves in {hands} hands, {len(left)} messages left in "
-              f"the thread, {len(fd.pings(t.thread))} pings")
+              f"the thread, {len(fd.pings(t.thread))} pings, {clicks / len(fd.pings(t.thread)):.2f} clicks per "
+              f"pinged turn, 0 messages between ping and controls")
         assert len(left) <= 3 * hands + 2, [m.content[:40] for m in left]
         # at the bottom, the last table message and the last round's record with the standings
         live = t.table_message()
