@@ -24,7 +24,8 @@ For each N of ``--tables``:
 2. For ``--seconds`` the players play at human pace: the player pinged in a
    thread thinks (exponential, mean ``--think`` s), then clicks (0.3-1 s
    between the clicks of one turn); 11 nimmt! players open *My hand* or use
-   their open panel (which the bot keeps current); bystanders look up
+   their open panel (which the bot keeps current, and sends afresh below the
+   ping of their turn); bystanders look up
    ``/leaderboard`` and ``/stats`` and open panels off turn.
 3. Games take minutes to end, so for "does a closed table give its memory
    back" the hosts open N lobbies in spare channels and cancel them: tables
@@ -582,8 +583,11 @@ class Bench:
             return
         now = time.perf_counter()
         if m.ephemeral_to is not None:
-            if kind == "edit" and m.ephemeral_to in spec.waiting_panels:
+            # (an open panel is redrawn where it is, or comes afresh below the ping of its player's turn)
+            if kind != "delete" and m.ephemeral_to in spec.waiting_panels:
                 self.other_panel_times.append(now - spec.waiting_panels.pop(m.ephemeral_to))
+            if kind == "create" and any((b.get("custom_id") or "").startswith("nimmt.refresh:") for b in m.buttons()):
+                spec.panels[m.ephemeral_to] = m  # the player's newest panel (it follows them below each ping)
             return
         if channel.is_thread:
             spec.thread_id = channel.id
