@@ -340,3 +340,24 @@ async def test_an_event_the_bot_may_no_longer_edit_is_not_asked_again_at_every_c
         await fd.wait_for(lambda: fd.scheduled_events(world.guild)[0]["status"] == 2, timeout=10)
         await fd.wait_for(lambda: stuck not in signup.text(), timeout=10)
         assert edits() == [403, 200]
+
+
+async def test_an_event_change_discord_failed_is_tried_again_by_itself(world, tmp_path):
+    """Discord fails the round's start on the night's event four times (503): the bot tries it
+    again by itself, waiting longer each time, and the event shows the night happening
+    without waiting for the night's next change."""
+    fd = world.fd
+    fd.set_role_permissions(world.guild.bot_role, MANAGE_EVENTS)
+    ana, ben = world.person("ana"), world.person("ben")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, **FAST):
+        signup = (await fd.slash(ana, world.channel, "night start", game="nimmt", table_size=2, rounds=1,
+                                 turn_time=600, starts_in=60)).message
+        night_id = night_id_of(signup)
+        [event] = await fd.wait_for(lambda: fd.scheduled_events(world.guild))
+        assert (await fd.click(ben, signup, f"night:{night_id}:join")).ack_type == 7
+        route = rf"/guilds/{world.guild.id}/scheduled-events/{event['id']}"
+        fd.fail_next("PATCH", route + "$", status=503, times=4)
+        assert (await fd.click(ana, signup, f"night:{night_id}:start")).ack_type == 7
+        await fd.wait_for(lambda: fd.scheduled_events(world.guild)[0]["status"] == 2, timeout=30)
+        assert [r.status for r in fd.requests if r.method == "PATCH" and re.fullmatch(route, r.path)] == [503] * 4 + [200]
+        assert t("en", "nights.calendar_stuck") not in signup.text()  # (a 5xx is not the bot's permission)
