@@ -22,7 +22,8 @@ used here.  What and why:
   instead of) discord.py's own parser (the game nights' "Interested", the gate of
   interactions while tables are restored at a start).
 - :func:`break_cycles`: the reference cycles discord.py makes on every move, broken
-  where they end (tests/e2e/test_cycles.py; figures in bench/README.md).
+  where they end (tests/e2e/test_cycles.py; figures in bench/README.md); :func:`let_go`
+  for a view drawn and not sent.
 - :func:`view_registries`: what discord.py's dispatch will route (cogs/guard.py).
 """
 from __future__ import annotations
@@ -178,6 +179,12 @@ def _unlink(view: Any) -> None:
         if inner is not None and hasattr(inner, "_view"):
             inner._view = None
             inner._parent = None
+
+
+def let_go(view: Any) -> None:
+    """A view drawn and then not sent (its message was not needed after all): its items'
+    references back to it are dropped, as they are for a view that is sent (:func:`break_cycles`)."""
+    _unlink(view)
 
 
 def _fully_dynamic(view: Any) -> bool:

@@ -36,7 +36,7 @@ import discord
 from discord.utils import MISSING
 
 from app.tables.manager import Table, TableError
-from cogs.common.adapter import ORIGINAL
+from cogs.common.adapter import ORIGINAL, let_go
 from cogs.common.ui import on_own_private_message, user_lang
 
 log = logging.getLogger(__name__)
@@ -229,16 +229,19 @@ class HandPanels:
             file = _file(await drawn.picture.drawn())
         async with self._lock(key):
             panel = self.open.get(key)  # (a click may have been answered on it meanwhile: a fresher token)
-            if panel is None or table.status != "playing" or panel.where != (table.thread_id or table.channel_id):
-                return  # let go of, or the thread is gone
-            if panel.shown is not None and ping is not None and panel.shown > ping:
-                return  # opened below the ping meanwhile (My hand on it): theirs to use
+            if panel is None or table.status != "playing" or panel.where != (table.thread_id or table.channel_id) or (
+                    panel.shown is not None and ping is not None and panel.shown > ping):
+                # let go of, the thread is gone, or a panel was opened below the ping meanwhile
+                # (My hand on it): theirs to use
+                let_go(drawn.view)
+                return
             try:
                 sent = await panel.webhook.send(embed=drawn.embed, view=drawn.view, file=file, ephemeral=True,
                                                 wait=True)
             except (discord.HTTPException, aiohttp.ClientError, OSError, RuntimeError):
                 # Expired, Discord trouble or shutting down: the ping's My hand opens a panel.
                 log.debug("panel %s could not follow its player", key, exc_info=True)
+                let_go(drawn.view)
                 if self.open.get(key) is panel:
                     del self.open[key]
                 return

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import time
+from typing import Any
 
 import pytest
 
@@ -160,6 +161,12 @@ async def test_take6_hard_computers_and_the_coach_for_everyone_who_chooses(world
 
         bot.tables.players.think = counted
         seat = {ana.id: table.seat_of(ana.id), ben.id: table.seat_of(ben.id)}
+
+        def pings_of(user: Any) -> list[Any]:
+            return [m for m, u in fd.pings(t.thread) if u == user.id]
+
+        # Ana answers the ping of the first turn (a panel opened before it would come down below it)
+        await fd.wait_for(lambda: pings_of(ana), timeout=10)
         panel = await open_hand(t, ana, "take6")
         hint = button(panel, r"take6\.hint:\d+:\d+:\d+")
         assert hint is not None
@@ -178,6 +185,13 @@ async def test_take6_hard_computers_and_the_coach_for_everyone_who_chooses(world
         assert button(r.message, r"take6\.hint:.*") is None  # chosen: no hint now
         r = await t.click(ana, older, button(older, r"take6\.hint:.*")["custom_id"])  # the older panel's Hint
         assert await ephemeral_text(r) == "A hint is for your own move: wait for your turn."
+        # then each plays on the ping of each turn of theirs: on the panel that comes down below it
+        # (it follows its player), or through My hand on it while they have none
+        handled = {ana.id: len(pings_of(ana)), ben.id: 0}
+
+        def moves(message: Any) -> list[str]:
+            return [b["custom_id"] for b in message.buttons() if re.match(r"take6\.(card|row):", b["custom_id"])]
+
         for _ in range(200):
             await fd.wait_for(lambda: table.status != "playing" or set(seat.values()) & table.engine.to_act,
                               timeout=20)
@@ -186,9 +200,14 @@ async def test_take6_hard_computers_and_the_coach_for_everyone_who_chooses(world
             for user in (ana, ben):
                 if seat[user.id] not in table.engine.to_act:
                     continue
-                panel = await open_hand(t, user, "take6")
-                ids = [b["custom_id"] for b in panel.buttons() if re.match(r"take6\.(card|row):", b["custom_id"])]
-                await panel_answer(await t.click(user, panel, ids[0]))  # (a new row: its picture drawn after)
+                ping = (await fd.wait_for(lambda: pings_of(user)[handled[user.id]:], timeout=10))[-1]
+                handled[user.id] = len(pings_of(user))
+                if fd.ephemerals(user, t.thread):
+                    panel = (await fd.wait_for(lambda: [m for m in fd.ephemerals(user, t.thread)
+                                                        if m.id > ping.id and moves(m)], timeout=10))[-1]
+                else:
+                    panel = await open_hand(t, user, "take6")
+                await panel_answer(await t.click(user, panel, moves(panel)[0]))  # (a new row: its picture drawn after)
         assert table.status == "finished" and table.engine.result is not None
         # each hard seat searched its own choice in every turn after the first
         cpus = {s for s, p in enumerate(table.seats) if p.computer}
