@@ -802,7 +802,12 @@ class Presenter:
         show = self.shows.get(table.id)
         if show is None or table.status != "playing":
             return
-        lines = [item.text for item in (*show.record, *show.lines) if item.text][-LAST_MOVES:]
+        # what the extras add at a start (the shuffle's full commitment) stays in the record:
+        # the live table shows it in its own small print
+        at_start = {line for extra in self.extras
+                    for line in extra.narrate(table, [{"type": "started"}], table.locale)}
+        lines = [item.text for item in (*show.record, *show.lines)
+                 if item.text and item.text not in at_start][-LAST_MOVES:]
         if lines:
             message.note(t(table.locale, "table.last_moves"), "\n".join(lines))
 
