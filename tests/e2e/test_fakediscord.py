@@ -10,7 +10,7 @@ import re
 import subprocess
 import sys
 import time
-from typing import Any, Optional, cast
+from typing import Any, Dict, Optional, cast
 
 import aiohttp
 import discord
@@ -90,7 +90,7 @@ class BoardView(discord.ui.View):
 
 
 class RenameModal(discord.ui.Modal, title="Rename table"):
-    name = discord.ui.TextInput(label="New name", custom_id="rename:name", max_length=30)
+    name: discord.ui.TextInput[RenameModal] = discord.ui.TextInput(label="New name", custom_id="rename:name", max_length=30)
 
     async def on_submit(self, interaction: discord.Interaction) -> None:
         await interaction.response.send_message(f"renamed to {self.name.value}")
@@ -233,7 +233,7 @@ def make_world(fd: FakeDiscord):
 
 
 @contextlib.asynccontextmanager
-async def running_bot(fd: FakeDiscord, bot: Optional[GameBot] = None, *, identifies: int = 1):
+async def running_bot(fd: FakeDiscord, bot: Optional[commands.Bot] = None, *, identifies: int = 1):
     bot = bot or GameBot()
     task = asyncio.create_task(bot.start(fd.token))
     try:
@@ -263,6 +263,7 @@ async def test_full_flow(fake_discord: FakeDiscord) -> None:
 
         # slash with options, a USER option, an embed, dynamic buttons and a thread from the message
         r = await fd.slash(alice, chan, "nimmt new", seats=3, rounds=2, rival=bob)
+        assert r.latency is not None
         assert r.ack_type == 4 and not r.ephemeral and r.latency < 1
         table_msg = r.message
         assert table_msg in fd.messages(chan)
@@ -285,6 +286,7 @@ async def test_full_flow(fake_discord: FakeDiscord) -> None:
 
         # subcommand group, boolean option
         r = await fd.slash(bob, chan, "nimmt admin reset", confirm=True)
+        assert r.message is not None
         assert r.ephemeral and r.message.content == "reset confirm=True"
         with pytest.raises(TypeError):
             await fd.slash(bob, chan, "nimmt admin reset")  # missing required option
@@ -294,11 +296,13 @@ async def test_full_flow(fake_discord: FakeDiscord) -> None:
         # ephemeral reply with a persistent view; click on the ephemeral
         r = await fd.slash(alice, chan, "nimmt hand")
         hand = r.message
+        assert hand is not None
         assert r.ephemeral and hand.ephemeral_to == alice.id
         assert hand in fd.ephemerals(alice) and hand not in fd.messages(chan) and hand not in fd.ephemerals(bob)
         with pytest.raises(PermissionError):
             await fd.click(bob, hand, "hand:play")
         r_sel = await fd.select(alice, hand, "hand:pick", ["3", "55"])
+        assert r_sel.message is not None
         assert r_sel.ack_type == 4 and r_sel.ephemeral and r_sel.message.content == "picked 3,55"
         with pytest.raises(ValueError):
             await fd.select(alice, hand, "hand:pick", ["4"])
@@ -307,6 +311,7 @@ async def test_full_flow(fake_discord: FakeDiscord) -> None:
 
         # deferred reply + followups: the first followup replaces the "thinking" message
         r = await fd.slash(alice, chan, "nimmt slow")
+        assert r.message is not None
         assert r.ack_type == 5 and r.message.loading
         await r.settled(5)
         assert r.message.content == "done slow" and not r.message.loading
@@ -317,17 +322,21 @@ async def test_full_flow(fake_discord: FakeDiscord) -> None:
         # ephemeral defer + edit_original_response
         r = await fd.slash(bob, chan, "nimmt quiet")
         await r.settled(5)
+        assert r.message is not None
         assert r.ephemeral and r.message.content == "quiet result" and r.message in fd.ephemerals(bob)
 
         # file upload
         r = await fd.slash(alice, chan, "nimmt upload")
+        assert r.message is not None
         assert r.message.attachments[0]["filename"] == "table.png"
         assert r.message.attachments[0]["data"] == b"\x89PNG-fake"
 
         # modal
         r = await fd.slash(alice, chan, "nimmt rename")
+        assert r.modal is not None
         assert r.ack_type == 9 and r.modal["title"] == "Rename table"
         r2 = await fd.submit_modal(alice, r, {"rename:name": "High rollers"})
+        assert r2.message is not None
         assert r2.message.content == "renamed to High rollers"
 
         # autocomplete
@@ -356,6 +365,7 @@ async def test_deferred_update_then_ephemeral_followup(fake_discord: FakeDiscord
     guild, chan, alice, bob = make_world(fd)
     async with running_bot(fd) as bot:
         board = (await fd.slash(alice, chan, "nimmt board")).message
+        assert board is not None
         r = await fd.click(bob, board, "board:peek")
         assert r.ack_type == 6 and r.message is board
         await r.settled(5)
@@ -397,6 +407,7 @@ async def test_permissions_reported(fake_discord: FakeDiscord) -> None:
     fd.set_channel_overwrite(chan, deny=discord.Permissions(send_messages=True, embed_links=True))
     async with running_bot(fd) as bot:
         r = await fd.slash(alice, chan, "nimmt check")
+        assert r.message is not None
         assert r.message.content == "missing: send_messages, embed_links"
         r = await fd.slash(alice, chan, "nimmt say", text="hello")
         await r.settled(5)
@@ -415,6 +426,7 @@ async def test_violations_detected(fake_discord: FakeDiscord) -> None:
         # acknowledged twice
         r = await fd.slash(alice, chan, "nimmt twice")
         await fd.wait_for(lambda: bot.errors)
+        assert r.message is not None
         assert bot.errors == [40060] and r.message.content == "first"
         assert fd.take_violations("acknowledged twice")
 
@@ -459,20 +471,22 @@ async def test_violations_detected(fake_discord: FakeDiscord) -> None:
         assert fd.take_violations("mention added by edit")
 
         # ephemeral message ids are not reachable through channel routes, nor through another user's token
-        r = await fd.slash(alice, chan, "nimmt hand")
+        hand = (await fd.slash(alice, chan, "nimmt hand")).message
+        assert hand is not None
         with pytest.raises(discord.NotFound):
-            await bot.get_channel(chan.id).fetch_message(r.message.id)
+            await bot.get_channel(chan.id).fetch_message(hand.id)
         assert fd.take_violations("ephemeral message .* channel route")
         r_bob = await fd.slash(bob, chan, "nimmt upload")
         wh = discord.Webhook.partial(fd.application_id, r_bob.interaction.token, client=bot)
         with pytest.raises(discord.NotFound):
-            await wh.edit_message(r.message.id, content="peek")
+            await wh.edit_message(hand.id, content="peek")
         assert fd.take_violations("ephemeral message .* of user alice accessed through the interaction of bob")
 
         # an ephemeral followup after a public defer is shown publicly
         r = await fd.slash(alice, chan, "nimmt leak")
         await r.settled(5)
         assert fd.take_violations("ephemeral followup after a public defer")
+        assert r.message is not None
         assert r.message.content == "secret hand" and r.message in fd.messages(chan)
 
         # sending to a deleted thread
@@ -529,6 +543,7 @@ async def test_rest_failures_and_rate_limits(fake_discord: FakeDiscord) -> None:
         # interaction callback 500: the webhook adapter retries within the 3 s window
         fd.fail_next("POST", r"/callback$", 500)
         r = await fd.slash(alice, chan, "nimmt hand")
+        assert r.latency is not None
         assert r.ack_type == 4 and 0.9 < r.latency < 3
 
         # per-channel edit bucket: 5 quick edits with a 2-per-0.6 s bucket are spaced out by discord.py
@@ -540,7 +555,8 @@ async def test_rest_failures_and_rate_limits(fake_discord: FakeDiscord) -> None:
         # concurrent edits hit a real 429 (recorded in requests, not a violation) and still all land
         m2 = await channel.send("race")
         await asyncio.gather(*(m2.edit(content=f"race {i}") for i in range(4)))
-        assert fd.message(m2.id).edit_count == 4
+        raced = fd.message(m2.id)
+        assert raced is not None and raced.edit_count == 4
         edit_statuses = [x.status for x in fd.requests if x.method == "PATCH"]
         assert set(edit_statuses) <= {200, 429}
         limited = [x for x in fd.requests if x.status == 429]
@@ -581,6 +597,7 @@ async def test_reconnect_resume_and_restart() -> None:
             async with running_bot(fd):
                 r = await fd.slash(alice, chan, "nimmt new", seats=2)
                 table_msg = r.message
+                assert table_msg is not None
                 # dropped socket: discord.py resumes on the resume_gateway_url
                 fd.drop_gateway()
                 await fd.wait_for(lambda: fd.resume_count == 1)
@@ -617,6 +634,7 @@ async def test_heartbeat_gap_detected() -> None:
                 assert fd.heartbeats >= 2 and not fd.violations
                 bot.block_seconds = 1.2
                 r = await fd.slash(alice, chan, "nimmt block")
+                assert r.message is not None
                 assert r.message.content == "unblocked"
         assert fd.take_violations("heartbeat gap")
         fd.assert_clean()
@@ -633,8 +651,10 @@ async def test_launcher_subprocess(fake_discord: FakeDiscord) -> None:
         await fd.wait_commands(timeout=20)
         await fd.wait_ready(timeout=20)
         r = await fd.slash(alice, chan, "ping", text="hi")
+        assert r.message is not None
         assert r.message.content == "pong: hi"
         r2 = await fd.click_label(alice, r.message, "Again")
+        assert r2.message is not None
         assert r2.ack_type == 7 and r2.message.content == "pong again"
     finally:
         proc.terminate()
@@ -652,20 +672,23 @@ class ExtrasBot(commands.Bot):
         class Board(discord.ui.LayoutView):
             def __init__(self) -> None:
                 super().__init__(timeout=None)
-                container = discord.ui.Container()
+                container: discord.ui.Container[Board] = discord.ui.Container()
                 container.add_item(discord.ui.TextDisplay("Scoreboard"))
-                row = discord.ui.ActionRow()
-                button = discord.ui.Button(label="Refresh", custom_id="board:refresh")
-
-                async def refresh(interaction: discord.Interaction) -> None:
-                    await interaction.response.defer()
-                    await asyncio.sleep(0.05)
-                    await interaction.message.edit(view=self)  # channel route, after the ack
-
-                button.callback = refresh
-                row.add_item(button)
+                row: discord.ui.ActionRow[Board] = discord.ui.ActionRow()
+                row.add_item(Refresh(self))
                 container.add_item(row)
                 self.add_item(container)
+
+        class Refresh(discord.ui.Button[Board]):
+            def __init__(self, board: Board) -> None:
+                super().__init__(label="Refresh", custom_id="board:refresh")
+                self.board = board
+
+            async def callback(self, interaction: discord.Interaction) -> None:
+                await interaction.response.defer()
+                await asyncio.sleep(0.05)
+                assert interaction.message is not None
+                await interaction.message.edit(view=self.board)  # channel route, after the ack
 
         @self.tree.command(name="board", description="Components v2 board")
         async def board(interaction: discord.Interaction) -> None:
@@ -690,6 +713,7 @@ class ExtrasBot(commands.Bot):
 
         @self.tree.command(name="where", description="Where am I")
         async def where(interaction: discord.Interaction) -> None:
+            assert isinstance(interaction.channel, (discord.TextChannel, discord.Thread))
             await interaction.response.send_message(f"in {interaction.channel.name} ({interaction.channel.type})")
 
         guild = discord.Object(self.guild_id)
@@ -710,6 +734,7 @@ async def test_more_surfaces(fake_discord: FakeDiscord) -> None:
         assert fd.commands() == [] and {c["name"] for c in fd.commands(guild)} == {"board", "dm", "readfile", "Inspect", "where"}
         r = await fd.slash(alice, chan, "board")
         board = r.message
+        assert board is not None
         assert board.flags & (1 << 15) and board.text() == "Scoreboard" and board.buttons()[0]["custom_id"] == "board:refresh"
         r2 = await fd.click(alice, board, "board:refresh")
         assert r2.ack_type == 6
@@ -717,14 +742,18 @@ async def test_more_surfaces(fake_discord: FakeDiscord) -> None:
         assert board.edit_count == 1
 
         r = await fd.slash(alice, chan, "dm", who=bob)
+        assert r.message is not None
         assert r.message.content == "sent" and [m.content for m in fd.dms(bob)] == ["psst"]
         r = await fd.slash(alice, chan, "dm", who=carol)
+        assert r.message is not None
         assert r.message.content == "closed 50007"
 
         r = await fd.slash(alice, chan, "readfile", f=("notes.txt", b"12345"))
+        assert r.message is not None
         assert r.message.content == "read 5 bytes of notes.txt"
 
         r = await fd.context_menu(alice, chan, "Inspect", bob)
+        assert r.message is not None
         assert r.ephemeral and r.message.content == "inspect bob"
 
         fd.send(alice, chan, "!hi")
@@ -733,6 +762,7 @@ async def test_more_surfaces(fake_discord: FakeDiscord) -> None:
 
         thread = fd.add_thread(chan, "side room", owner=alice)
         r = await fd.slash(alice, thread, "where")
+        assert r.message is not None
         assert r.message.content == "in side room (public_thread)" and r.message in fd.messages(thread)
         assert fd.messages(chan)[-1].type == 18  # "alice started a thread"
 
@@ -784,6 +814,13 @@ class VoiceBot(commands.Bot):
         self.updates.append((member.id, before.channel and before.channel.id, after.channel and after.channel.id))
 
 
+def in_voice(guild: discord.Guild, channel_id: int) -> Dict[int, discord.VoiceState]:
+    """Who the bot's cache has in voice channel ``channel_id``, by user id."""
+    channel = guild.get_channel(channel_id)
+    assert isinstance(channel, discord.VoiceChannel)
+    return channel.voice_states
+
+
 async def test_voice_states(fake_discord: FakeDiscord) -> None:
     fd = fake_discord
     guild = fd.add_guild("Voice Guild")
@@ -803,22 +840,25 @@ async def test_voice_states(fake_discord: FakeDiscord) -> None:
         await fd.wait_ready()
         await fd.wait_for(lambda: bot.get_guild(guild.id) and deaf.get_guild(guild.id))
         g = bot.get_guild(guild.id)
-        assert isinstance(g.get_channel(lounge.id), discord.VoiceChannel)
-        assert set(g.get_channel(lounge.id).voice_states) == {early.id}
+        assert g is not None
+        assert set(in_voice(g, lounge.id)) == {early.id}
         assert g.get_member(early.id) is not None  # members in voice come without the members intent
         assert g.get_member(quiet.id) is None
         fd.join_voice(late, lounge)
         await fd.wait_for(lambda: (late.id, None, lounge.id) in bot.updates)
-        assert set(g.get_channel(lounge.id).voice_states) == {early.id, late.id}
-        assert g.get_member(late.id).display_name == "late"
+        assert set(in_voice(g, lounge.id)) == {early.id, late.id}
+        late_member = g.get_member(late.id)
+        assert late_member is not None and late_member.display_name == "late"
         fd.join_voice(early, den)
         await fd.wait_for(lambda: (early.id, lounge.id, den.id) in bot.updates)
         fd.leave_voice(late, guild)
         await fd.wait_for(lambda: (late.id, lounge.id, None) in bot.updates)
-        assert set(g.get_channel(lounge.id).voice_states) == set()
-        assert set(g.get_channel(den.id).voice_states) == {early.id}
+        assert set(in_voice(g, lounge.id)) == set()
+        assert set(in_voice(g, den.id)) == {early.id}
         # without the intent a bot hears nothing of it
-        assert not deaf.updates and not deaf.get_guild(guild.id).get_channel(den.id).voice_states
+        deaf_guild = deaf.get_guild(guild.id)
+        assert deaf_guild is not None
+        assert not deaf.updates and not in_voice(deaf_guild, den.id)
     finally:
         for b in (bot, deaf):
             await b.close()
@@ -960,17 +1000,22 @@ async def test_guild_scheduled_events(fake_discord: FakeDiscord) -> None:
         await fd.wait_ready()
         await fd.wait_for(lambda: bot.get_guild(guild.id) and deaf.get_guild(guild.id))
         g = bot.get_guild(guild.id)
+        assert g is not None and guild.bot_role is not None
         start = discord.utils.utcnow() + datetime.timedelta(hours=1)
-        external = dict(name="Game night", start_time=start, end_time=start + datetime.timedelta(hours=3),
-                        entity_type=discord.EntityType.external, location="#games",
-                        privacy_level=discord.PrivacyLevel.guild_only)
+
+        async def external() -> discord.ScheduledEvent:
+            assert g is not None
+            return await g.create_scheduled_event(
+                name="Game night", start_time=start, end_time=start + datetime.timedelta(hours=3),
+                entity_type=discord.EntityType.external, location="#games", privacy_level=discord.PrivacyLevel.guild_only)
+
         with pytest.raises(discord.Forbidden) as refused:
-            await g.create_scheduled_event(**external)
+            await external()
         assert refused.value.code == 50013 and not fd.scheduled_events(guild)
         fd.set_role_permissions(guild.bot_role, discord.Permissions(view_channel=True, manage_events=True))
         raw = bot.http
-        bad = {"name": "x", "privacy_level": 2, "entity_type": 3, "scheduled_start_time": start.isoformat(),
-               "entity_metadata": {"location": "#games"}}
+        bad: Dict[str, Any] = {"name": "x", "privacy_level": 2, "entity_type": 3, "scheduled_start_time": start.isoformat(),
+                               "entity_metadata": {"location": "#games"}}
         with pytest.raises(discord.HTTPException) as no_end:  # an external event needs its end
             await raw.create_guild_scheduled_event(guild.id, **bad)
         assert no_end.value.code == 50035
@@ -979,7 +1024,7 @@ async def test_guild_scheduled_events(fake_discord: FakeDiscord) -> None:
         with pytest.raises(discord.HTTPException):
             await raw.create_guild_scheduled_event(guild.id, **past)
         assert len(fd.take_violations("scheduled event refused")) == 2
-        event = await g.create_scheduled_event(**external)
+        event = await external()
         assert event.status is discord.EventStatus.scheduled and event.location == "#games"
         await fd.wait_for(lambda: "GUILD_SCHEDULED_EVENT_CREATE" in bot.seen)
         fd.mark_interested(ann, event.id)
@@ -1003,7 +1048,7 @@ async def test_guild_scheduled_events(fake_discord: FakeDiscord) -> None:
         assert finished.value.code == 180000 and fd.take_violations("changed after it finished")
         with pytest.raises(ValueError):
             fd.mark_interested(bea, event.id)
-        second = await g.create_scheduled_event(**external)
+        second = await external()
         await raw.edit_scheduled_event(guild.id, second.id, status=4)  # SCHEDULED -> CANCELED
         await raw.delete_scheduled_event(guild.id, second.id)
         with pytest.raises(discord.NotFound):
@@ -1145,8 +1190,9 @@ async def test_components_v2_layouts_as_discord_documents(fake_discord: FakeDisc
         # an edit cannot take the flag off, nor put content on it
         route = discord.http.Route("PATCH", "/channels/{channel_id}/messages/{message_id}",
                                    channel_id=chan.id, message_id=m.id)
-        for pattern, payload in {r"cannot be removed": {"flags": 0, "components": [text()]},
-                                 r"content cannot be used": {"content": "now in content"}}.items():
+        refused_edits: Dict[str, Dict[str, Any]] = {r"cannot be removed": {"flags": 0, "components": [text()]},
+                                                    r"content cannot be used": {"content": "now in content"}}
+        for pattern, payload in refused_edits.items():
             with pytest.raises(discord.HTTPException) as ei:
                 await bot.http.request(route, json=payload)
             assert (ei.value.status, ei.value.code) == (400, 50035), pattern

@@ -26,6 +26,7 @@ class ShardBot(commands.AutoShardedBot):
 
         @self.tree.command(name="where", description="Which process answers")
         async def where(interaction: discord.Interaction) -> None:
+            assert interaction.guild is not None
             await interaction.response.send_message(f"{self.name} shard {interaction.guild.shard_id}")
 
     async def before_identify_hook(self, shard_id, *, initial=False):  # the stand-in allows them all at once

@@ -36,10 +36,11 @@ def main(argv: Optional[List[str]] = None) -> object:
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     sys.argv = [target, *argv[1:]]
-    module = importlib.import_module(module_name)
-    func = module
+    func: object = importlib.import_module(module_name)
     for part in func_name.split("."):
         func = getattr(func, part)
+    if not callable(func):
+        raise SystemExit(f"{target} is not callable")
     return func()
 
 

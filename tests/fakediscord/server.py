@@ -17,7 +17,7 @@ import urllib.parse
 import uuid
 import zlib
 from collections import deque, namedtuple
-from typing import Any, Awaitable, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Awaitable, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import discord
 import yarl
@@ -141,6 +141,8 @@ class ApiError(Exception):
         self.violation = violation
         self.errors = errors
         self.headers = headers or {}
+        #: the whole JSON body to answer with instead of {"message", "code", "errors"} (an injected fault's own body)
+        self.body: Any = None
 
 
 #: one parameter of a header's value: ``; key=token`` or ``; key="quoted \\"string\\""``
@@ -622,7 +624,9 @@ class FakeDiscord:
         as Discord sends it to bots with the GUILD_VOICE_STATES intent."""
         if channel.type not in (2, 13):
             raise ValueError(f"{channel!r} is not a voice channel")
-        guild = self.guilds[channel.guild_id]
+        guild = self.guild_of(channel)
+        if guild is None:
+            raise ValueError(f"{channel!r} is not in a server")
         if user.id not in guild.members:
             raise PermissionError(f"{user.name} is not a member of {guild.name}")
         guild.voice[user.id] = channel.id
@@ -654,6 +658,8 @@ class FakeDiscord:
         """Set a permission overwrite on ``channel`` (for threads: on the parent).  target None = @everyone."""
         ch = self._perm_channel(channel)
         if target is None or isinstance(target, Guild):
+            if ch.guild_id is None:
+                raise ValueError(f"{channel!r} is not in a server: it has no permission overwrites")
             tid, ttype = ch.guild_id, 0
         elif isinstance(target, Role):
             tid, ttype = target.id, 0
@@ -1314,17 +1320,19 @@ class FakeDiscord:
 
             def mark_ready(s: _Session = s) -> None:
                 s.ready = True
-                self._ready_event.set()
+                if self._ready_event is not None:
+                    self._ready_event.set()
 
             conn.queue.put_nowait(mark_ready)
         elif op == 6:
             if not isinstance(d, dict) or d.get("token") != self.token:
                 await self._close_conn(conn, 4004)
                 return
-            s = self._sessions.get(str(d.get("session_id")))
-            if s is None or s.invalidated:
+            resumed = self._sessions.get(str(d.get("session_id")))
+            if resumed is None or resumed.invalidated:
                 conn.send_op(9, False)
                 return
+            s = resumed
             if s.conn is not None and s.conn is not conn:
                 await self._close_conn(s.conn, 4000)
             s.conn = conn
@@ -1338,12 +1346,15 @@ class FakeDiscord:
             s.send_dispatch("RESUMED", {"_trace": ["fakediscord"]})
             s.ready = True
         elif op == 8:
-            s = conn.session
-            if s is None:
+            if conn.session is None:
                 return
-            gid = int(d.get("guild_id"))
-            g = self.guilds.get(gid)
-            members = list(g.members.values()) if g else []
+            s = conn.session
+            if not isinstance(d, dict) or d.get("guild_id") is None:
+                self.violation(f"Request Guild Members (op 8) without a guild_id: {d!r}")
+                return
+            gid = int(d["guild_id"])
+            guild = self.guilds.get(gid)
+            members = list(guild.members.values()) if guild else []
             if d.get("user_ids"):
                 ids = {int(x) for x in (d["user_ids"] if isinstance(d["user_ids"], list) else [d["user_ids"]])}
                 members = [m for m in members if m.user.id in ids]
@@ -1507,7 +1518,7 @@ class FakeDiscord:
             body: Dict[str, Any] = {"message": e.message, "code": e.code}
             if e.errors is not None:
                 body["errors"] = e.errors
-            if getattr(e, "body", None) is not None:
+            if e.body is not None:
                 body = e.body
             resp = _json_response(body, e.status, e.headers)
         except ConnectionResetError as e:
@@ -1665,7 +1676,7 @@ class FakeDiscord:
         if not image.startswith("data:image/"):
             raise ApiError(400, 50035, "Invalid Form Body", violation=f"application emoji {name!r}: image is not a data URI")
         eid = self._next_id()
-        e = {"id": str(eid), "name": name, "roles": [], "user": self.owner.payload(), "require_colons": True,
+        e: Dict[str, Any] = {"id": str(eid), "name": name, "roles": [], "user": self.owner.payload(), "require_colons": True,
              "managed": False, "animated": image.startswith("data:image/gif"), "available": True}
         self.app_emojis[eid] = e
         return _json_response(e, 201)
@@ -1812,7 +1823,8 @@ class FakeDiscord:
                               files: Any) -> web.Response:
         self._check_app(app_id)
         out = self._store_commands(self._cmd_list(guild_id), list(body or []), guild_id)
-        self._commands_event.set()
+        if self._commands_event is not None:
+            self._commands_event.set()
         return _json_response(out)
 
     async def _r_post_command(self, request: web.Request, app_id: str, guild_id: Optional[str] = None, *, body: Any,
@@ -1830,7 +1842,8 @@ class FakeDiscord:
             lst[lst.index(prev)] = rec
         else:
             lst.append(rec)
-        self._commands_event.set()
+        if self._commands_event is not None:
+            self._commands_event.set()
         return _json_response(rec, 200 if prev else 201)
 
     def _find_command_by_id(self, guild_id: Optional[str], cid: str) -> Tuple[List[Dict[str, Any]], Dict[str, Any]]:
@@ -2569,6 +2582,8 @@ class FakeDiscord:
     # ------------------------------------------------------------------ threads
     def _create_thread(self, parent: Channel, name: str, owner: User, *, type_: int, starter: Optional[Message],
                        auto_archive_duration: int = 1440, id: Optional[int] = None) -> Channel:
+        if parent.guild_id is None:
+            raise ValueError(f"{parent!r} is not in a server: it cannot have threads")
         tid = starter.id if starter is not None else (self._next_id() if id is None else id)
         t = Channel(id=tid, type=type_, name=name, guild_id=parent.guild_id, parent_id=parent.id, owner_id=owner.id,
                     auto_archive_duration=auto_archive_duration, starter_message_id=starter.id if starter else None)
@@ -2938,7 +2953,7 @@ class FakeDiscord:
             resolved["messages"] = {str(target.id): self._message_payload(target)}
         else:
             resolved["users"] = {str(target.id): target.payload()}
-            if target.id in guild.members:
+            if guild is not None and target.id in guild.members:
                 resolved["members"] = {str(target.id): guild.members[target.id].payload(with_user=False)}
         data = {"id": cmd["id"], "name": cmd["name"], "type": ctype, "target_id": str(target.id), "resolved": resolved}
         if cmd.get("guild_id"):
@@ -3051,8 +3066,10 @@ class FakeDiscord:
             m.tokens.add(rec.token)
         return await self._run_interaction(rec)
 
-    async def submit_modal(self, user: User, result: InteractionResult, values: Dict[str, str]) -> InteractionResult:
-        """Fill in the modal the bot opened (``result.ack_type == 9``) with {custom_id: text} and submit it."""
+    async def submit_modal(self, user: User, result: InteractionResult,
+                           values: Mapping[str, Union[str, Sequence[str]]]) -> InteractionResult:
+        """Fill in the modal the bot opened (``result.ack_type == 9``) with {custom_id: text} and submit it
+        (a select menu in a label takes a list of the values picked)."""
         src = result.interaction
         modal = src.modal
         if modal is None:
@@ -3066,13 +3083,13 @@ class FakeDiscord:
                     comps.append({"type": 1, "components": [{"type": c.get("type", 4), "custom_id": c.get("custom_id"),
                                                              "value": values.get(c.get("custom_id"), "")}]})
             elif row.get("type") == 18:
-                c = row.get("component") or {}
-                ids.append(c.get("custom_id"))
-                entry: Dict[str, Any] = {"type": c.get("type", 4), "custom_id": c.get("custom_id")}
-                if c.get("type", 4) == 4:
-                    entry["value"] = values.get(c.get("custom_id"), "")
+                label: Dict[str, Any] = row.get("component") or {}
+                ids.append(label.get("custom_id"))
+                entry: Dict[str, Any] = {"type": label.get("type", 4), "custom_id": label.get("custom_id")}
+                if label.get("type", 4) == 4:
+                    entry["value"] = values.get(label.get("custom_id", ""), "")
                 else:
-                    v = values.get(c.get("custom_id"), [])
+                    v = values.get(label.get("custom_id", ""), [])
                     entry["values"] = list(v) if isinstance(v, (list, tuple)) else [v]
                 comps.append({"type": 18, "component": entry})
             elif row.get("type") == 10:
@@ -3144,6 +3161,7 @@ class FakeDiscord:
                                         msg_type=self._response_type(rec), extra_flags=FLAG_LOADING)
         elif cb == 7:
             m = rec.message
+            assert m is not None, "checked above: a component or modal-from-a-message interaction has its message"
             if m.deleted:
                 raise ApiError(404, 10008, "Unknown Message")
             self._validate(data, files, partial=True, where=where, flags=data.get("flags", m.flags), message=m)

@@ -86,7 +86,7 @@ def _check_button(c: Dict[str, Any], where: str, seen: Dict[str, str], problems:
     style = c.get("style")
     label = c.get("label")
     if _len(label) > MAX_LABEL:
-        problems.append(f"{where}: button label > {MAX_LABEL} chars ({len(label)})")
+        problems.append(f"{where}: button label > {MAX_LABEL} chars ({_len(label)})")
     if style == 5:
         if not c.get("url"):
             problems.append(f"{where}: link button without url")
@@ -384,7 +384,7 @@ def check_modal(data: Dict[str, Any]) -> List[str]:
         problems.append(f"modal must have 1-5 components ({len(comps)})")
     seen: Dict[str, str] = {}
     for i, c in enumerate(comps):
-        inner = []
+        inner: List[Any] = []
         if c.get("type") == 1:
             inner = c.get("components") or []
         elif c.get("type") == 18:
