@@ -468,10 +468,11 @@ def versions(message: Any) -> list[str]:
 
 
 def everything_shown(fd: Any, channels: list[Any], users: list[Any]) -> list[Any]:
-    """Every message any of these people can see: public ones and their own ephemerals."""
-    seen = [m for channel in channels for m in fd.messages(channel)]
+    """Every message any of these people could see: public ones and their own ephemerals,
+    those deleted since included (a replaced live table, a panel that came down below a ping)."""
+    seen = [m for channel in channels for m in fd.messages(channel, include_deleted=True)]
     for user in users:
-        seen += fd.ephemerals(user)
+        seen += fd.ephemerals(user, include_deleted=True)
     return seen
 
 

@@ -725,10 +725,12 @@ class FakeDiscord:
         return [m for m in self._channel_messages.get(channel.id, [])
                 if m.ephemeral_to is None and (include_deleted or not m.deleted)]
 
-    def ephemerals(self, user: User, channel: Optional[Channel] = None) -> List[Message]:
+    def ephemerals(self, user: User, channel: Optional[Channel] = None, *,
+                   include_deleted: bool = False) -> List[Message]:
         """Ephemeral messages only ``user`` can see (optionally only in ``channel``), oldest first."""
         return [m for m in self._messages.values()
-                if m.ephemeral_to == user.id and not m.deleted and (channel is None or m.channel_id == channel.id)]
+                if m.ephemeral_to == user.id and (include_deleted or not m.deleted)
+                and (channel is None or m.channel_id == channel.id)]
 
     def visible_messages(self, user: User, channel: Channel) -> List[Message]:
         """What ``user`` sees in ``channel``: public messages plus their own ephemerals, in order."""
