@@ -396,7 +396,7 @@ async def nimmt_turn(t: Table, user: Any, panel: Any = None, lang: str = "en") -
         elif cards:
             values = [o["value"] for o in cards["options"]][: cards["max_values"]]
             r = await t.choose(user, panel, cards["custom_id"], values)
-        elif fitting and not take:
+        elif stacks and fitting and not take:
             r = await t.choose(user, panel, stacks["custom_id"], [fitting[0]["value"]])
         elif end:
             r = await t.click(user, panel, end["custom_id"])

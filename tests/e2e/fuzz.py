@@ -45,7 +45,7 @@ OLD_OPS = ("join", "leave", "cpu", "start", "cancel", "hand", "nrefresh", "npage
 WORDS = ("on", "off", "ask", "now", "g", "games", "wins", "rating", "win_rate", "en", "es", "de", "nimmt", "take6",
          "garbage", "join", "o", "f", "x", "", "-1", "1e3", "٣", "\u200b", "<@1>", "../", "%s", "None")
 #: read-only commands a player may run at any time, with valid options
-SAFE_COMMANDS = (("rules", {}), ("help", {}), ("leaderboard", {}), ("table list", {}), ("stats", {}))
+SAFE_COMMANDS: tuple[tuple[str, dict[str, Any]], ...] = (("rules", {}), ("help", {}), ("leaderboard", {}), ("table list", {}), ("stats", {}))
 
 
 @dataclass
@@ -176,7 +176,7 @@ class Fuzzer:
             schema = sub.get("options") or []
             subs = [o for o in schema if o["type"] in (1, 2)]
         if rng.random() < 0.1:  # the raw list: anything at all
-            raw = [{"name": rng.choice(("seats", "game", "x", "")), "type": rng.choice((3, 4, 5, 10, 99)),
+            raw: list[dict[str, Any]] = [{"name": rng.choice(("seats", "game", "x", "")), "type": rng.choice((3, 4, 5, 10, 99)),
                     "value": rng.choice((None, "", [], {}, 1.5, "9" * 40))} for _ in range(rng.randrange(0, 3))]
             return " ".join(path), {}, raw
         options: dict[str, Any] = {}

@@ -91,8 +91,8 @@ class BotProcess:
         """SIGTERM: the bot's own graceful shutdown."""
         self._signal(signal.SIGTERM)
         await self._reap(15)
-        assert self.proc is not None and self.proc.returncode == 0, \
-            f"exit code {self.proc.returncode}\n{self.log_tail()}"
+        assert self.proc is not None, "the bot was never started"
+        assert self.proc.returncode == 0, f"exit code {self.proc.returncode}\n{self.log_tail()}"
 
     async def restart(self) -> None:
         await self.kill()

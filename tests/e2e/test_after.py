@@ -43,10 +43,11 @@ def thread_story(fd: Any, t_: Any, game: str) -> list[str]:
 
 
 def revealed(lobby_text: str) -> tuple[int, str, str]:
-    seed = int(re.search(r"Seed: (\d+)", lobby_text).group(1))
-    nonce = re.search(r"Nonce: ([0-9a-f]{32})", lobby_text).group(1)
-    sha = re.search(r"\(SHA-256\): ([0-9a-f]{64})", lobby_text).group(1)
-    return seed, nonce, sha
+    seed = re.search(r"Seed: (\d+)", lobby_text)
+    nonce = re.search(r"Nonce: ([0-9a-f]{32})", lobby_text)
+    sha = re.search(r"\(SHA-256\): ([0-9a-f]{64})", lobby_text)
+    assert seed and nonce and sha, lobby_text
+    return int(seed.group(1)), nonce.group(1), sha.group(1)
 
 
 def sha256_of(game: str, table_id: int, seed: int, nonce: str) -> str:
@@ -58,10 +59,14 @@ async def check_commitment_during_play(fd: Any, world: Any, t_: Any, user: Any, 
     """The table message shows the short commitment; its button and /verify
     show the full one, and nothing reveals the seed while the game is on."""
     message = await fd.wait_for(lambda: (m := t_.table_message()) and SHORT.search(footer(m)) and m, timeout=10)
-    short = SHORT.search(footer(message)).group(1)
+    short_match = SHORT.search(footer(message))
+    assert short_match, footer(message)
+    short = short_match.group(1)
     r = await fd.click(user, message, f"shuf:{t_.table_id}")
     assert r.ack_type == 4 and r.ephemeral, r
-    full = FULL.search(r.message.text()).group(1)
+    full_match = FULL.search(r.message.text())
+    assert full_match, r.message.text()
+    full = full_match.group(1)
     assert full.startswith(short)
     assert t("en", "after.commitment_pending") in r.message.text()
     r = await fd.slash(user, t_.thread, "verify")  # in the table's thread: this table
@@ -111,15 +116,20 @@ async def page_through(fd: Any, user: Any, t_: Any, engine: Any, seats: int, see
             for stack in table["stacks"]:
                 assert f"**{stack['label']}** {stack['top']} " in summary, (step, summary)
         if step < len(log):
-            r = await fd.click(user, page, button(page, rf"rply:\d+:{step + 1}:n")["custom_id"])
+            next_step = button(page, rf"rply:\d+:{step + 1}:n")
+            assert next_step, step
+            r = await fd.click(user, page, next_step["custom_id"])
             assert r.ack_type == 7, r
             page = r.message
     assert game.over
     assert button(page, r"rply:\d+:\d+:n") is None  # Next is disabled on the last step
     # The other buttons: back to the first step, and round jumps forward.
-    r = await fd.click(user, page, button(page, r"rply:\d+:0:f")["custom_id"])
+    first = button(page, r"rply:\d+:0:f")
+    assert first
+    r = await fd.click(user, page, first["custom_id"])
     assert footer(r.message) == t("en", "after.replay_footer", step=0, count=len(log))
     jump = button(r.message, r"rply:\d+:\d+:s")
+    assert jump
     r = await fd.click(user, r.message, jump["custom_id"])
     assert footer(r.message) == t("en", "after.replay_footer", step=int(jump["custom_id"].split(":")[2]),
                                   count=len(log))

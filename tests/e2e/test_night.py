@@ -62,14 +62,18 @@ def round_tables(fd: Any, channel: Any, round_no: int) -> dict[int, tuple[Any, l
 
 
 def table_id_of(message: Any) -> int:
-    return int(re.search(r"table #(\d+)", message.text())[1])
+    number = re.search(r"table #(\d+)", message.text())
+    assert number, message.text()
+    return int(number[1])
 
 
 async def signed_up_night(fd: Any, world: Any, organiser: Any, people: list[Any], **options: Any) -> tuple[Any, int]:
     """``/night start`` by ``organiser`` in the world's channel, everyone in
     ``people`` joins: the sign-up message and the night's id."""
     signup = (await fd.slash(organiser, world.channel, "night start", **options)).message
-    night_id = int(re.match(r"night:(\d+):join", signup.buttons()[0]["custom_id"])[1])
+    join = re.match(r"night:(\d+):join", signup.buttons()[0]["custom_id"])
+    assert join, signup.buttons()
+    night_id = int(join[1])
     for user in people:
         await updated(await fd.click(user, signup, f"night:{night_id}:join"))
     return signup, night_id

@@ -32,7 +32,9 @@ MANAGE_EVENTS = DEFAULT_BOT_PERMISSIONS | discord.Permissions(manage_events=True
 
 
 def night_id_of(signup: Any) -> int:
-    return int(re.match(r"night:(\d+):join", signup.buttons()[0]["custom_id"])[1])
+    join = re.match(r"night:(\d+):join", signup.buttons()[0]["custom_id"])
+    assert join, signup.buttons()
+    return int(join[1])
 
 
 def reminders(fd: Any, channel: Any) -> list[Any]:

@@ -113,6 +113,7 @@ def ends_the_game(run: Run, custom_id: str, values: list[str]) -> bool:
     finally:
         con.close()
     game = Nimmt.replay(SEATS, run.bot.seed, {"rounds": 1}, log)
+    assert game.to_move is not None, "the game was over already"
     game.apply(game.to_move, action)
     return bool(game.over)
 
@@ -194,6 +195,7 @@ class Deploy:
         self.done = True
         fd = run.fd
         table = run.table_message()
+        assert table is not None
         edits = table.edit_count
         before = panel.text()
         start = len(fd.requests)
@@ -211,6 +213,7 @@ class Deploy:
         shown = fd.message(r.message.id)
         assert shown.text() != before, "the panel still shows the move as not made"
         newest = run.table_message()
+        assert newest is not None
         assert newest.id != table.id or newest.edit_count > edits, "the table message was not redrawn"
         await run.bot.start()
         return shown

@@ -121,7 +121,9 @@ class Run:
         r = await fd.slash(host, self.channel, "nimmt new", seats=SEATS, rounds=1, turn_time=0)
         self.lobby = await posted(r)
         assert not r.ephemeral, r
-        self.table_id = int(re.match(r"table.join:(\d+)", self.lobby.buttons()[0]["custom_id"]).group(1))
+        join = re.match(r"table.join:(\d+)", self.lobby.buttons()[0]["custom_id"])
+        assert join, self.lobby.buttons()
+        self.table_id = int(join.group(1))
         for user in self.people[1:]:
             r = await fd.click(user, self.lobby, f"table.join:{self.table_id}")
             await updated(r)
@@ -199,6 +201,7 @@ class Run:
             assert decide(shown) is not None, f"{user.name}'s turn, but no controls:\n{shown.text()}"
             return
         kind, custom_id, values = choice
+        assert panel is not None  # (a choice is decided on a panel)
         if custom_id.startswith("nimmt.pass:"):
             self.end_turns += 1
         if self.hook:
@@ -209,7 +212,8 @@ class Run:
         try:
             r = await self.interact(user, panel, kind, custom_id, values)
         except LookupError:  # it was deleted just then: a new one came below the ping (the next step takes it)
-            if not self.fd.message(panel.id).deleted:
+            gone = self.fd.message(panel.id)
+            if gone is None or not gone.deleted:
                 raise
             self.log.append(f"{user.name}: the panel moved down")
             return
@@ -560,7 +564,9 @@ def action_of(custom_id: str, values: list[str]) -> Any:
     """The engine action a panel control stands for (None: not an action)."""
     from core.games.nimmt.engine import Open, Pass, Play, Steal, Take
 
-    op, arg = re.fullmatch(r"nimmt\.([a-z]+):\d+(?::\d+)?(?::(\d+))?", custom_id).groups()
+    control = re.fullmatch(r"nimmt\.([a-z]+):\d+(?::\d+)?(?::(\d+))?", custom_id)
+    assert control, custom_id
+    op, arg = control.groups()
     return {"cards": lambda: Play(int(arg), tuple(int(v) for v in values)), "take": lambda: Take(int(arg)),
             "pass": lambda: Pass(), "steal": lambda: Steal(int(values[0])),
             "open": lambda: Open(int(values[0]))}.get(op, lambda: None)()
@@ -589,6 +595,7 @@ async def test_kill_after_the_last_move_was_acknowledged(world, bots, tmp_path):
         finally:
             con.close()
         game = Nimmt.replay(SEATS, run.bot.seed, {"rounds": 1}, log)
+        assert game.to_move is not None, "the game was over already"
         game.apply(game.to_move, action)
         if not game.over:
             return None

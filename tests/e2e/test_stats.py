@@ -163,7 +163,7 @@ async def test_stats_history_and_boards(world, tmp_path):
                         if line.startswith((f"**{name}** receives a bull card", f"**{name}** takes a bull card")))
             out = re.search(r"Round 1 is over: \*\*(\w+)\*\*", log)
             return {"place": place, "score": score, "bulls": bulls,
-                    "rounds_won": int(bool(out) and out.group(1) == name)}
+                    "rounds_won": int(out is not None and out.group(1) == name)}
 
         for user in (ana, ben):
             f = figures(user.name)
@@ -373,7 +373,7 @@ async def test_stats_history_and_boards(world, tmp_path):
 
 async def _all_games(bot: Any) -> list[dict[str, Any]]:
     """Every recorded game with its standings (verification only)."""
-    out = []
+    out: list[dict[str, Any]] = []
     game_id = 1
     while True:
         detail = await bot.store.game_detail(game_id)

@@ -11,12 +11,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.games.garbage.engine import JACK, QUEEN, RANK, SLOTS_OF, Discard, Draw, Garbage, Jack, greedy_player, random_player
+from core.games.garbage.engine import (JACK, QUEEN, RANK, SLOTS_OF, Action, Discard, Draw, Garbage, Jack, greedy_player,
+                                       random_player)
 from core.protocol import IllegalAction, places_from_scores
 
 # A generous bound: a full 6-seat 10-slot game takes ~1000 decisions.
 MAX_DECISIONS = 20_000
-UNIVERSE = [Draw(), Discard(), *(Jack(k) for k in range(0, 12))]
+UNIVERSE: list[Action] = [Draw(), Discard(), *(Jack(k) for k in range(0, 12))]
 END_EVENTS = {"turn", "choose_jack", "game_over"}
 
 games = st.tuples(
@@ -49,9 +50,10 @@ def check_invariants(g: Garbage) -> None:
     assert sum(g.hands_won) == g.hand_no - (0 if g.over else 1)
     if g.over:
         assert g.phase == "over" and g.to_move is None and g.in_hand is None
-        assert g.slots[g.winner] == 0
+        assert g.winner is not None and g.slots[g.winner] == 0
     elif g.phase == "jack":
         assert g.in_hand is not None and RANK[g.in_hand] == JACK
+        assert g.to_move is not None
         assert len(SLOTS_OF[g.down[g.to_move]]) >= 2  # one slot left: placed automatically
     else:
         assert g.phase == "source" and g.in_hand is None
@@ -85,6 +87,7 @@ def check_actions(g: Garbage, rng: random.Random) -> None:
         for a in UNIVERSE:
             assert g.is_legal(s, a) == (a in legal), (s, a, legal)
     seat = g.to_move
+    assert seat is not None
     legal = g.legal_actions(seat)
     assert legal
     for a in legal:
@@ -134,7 +137,7 @@ def play(seats, seed, slots, kind, deep=True):
 
 def check_final(g: Garbage) -> None:
     r = g.result
-    assert r is not None
+    assert r is not None and g.winner is not None
     assert r.scores == tuple(g.slots) and r.scores[g.winner] == 0
     assert r.winners == (g.winner,) and r.places == places_from_scores(r.scores)
     assert r.rounds == g.hand_no == sum(s["hands_won"] for s in r.stats)

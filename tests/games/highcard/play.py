@@ -19,6 +19,7 @@ from pathlib import Path
 
 from core import registry
 from tests.games.highcard import SPEC
+from tests.games.highcard.engine import HighCard
 
 registry.use((SPEC,))
 
@@ -56,10 +57,17 @@ async def play(folder: Path) -> None:
             assert r.ack_type in (6, 7), r
             await table.wait_thread()
             live = bot.tables.get(table.table_id)
+            assert live is not None
             seat = live.seat_of(ana.id)
+            assert seat is not None
+
+            def game() -> HighCard:
+                assert live is not None and isinstance(live.engine, HighCard), live
+                return live.engine
+
             for _ in range(10):  # three cards, one a trick
-                await fd.wait_for(lambda: live.engine.over or live.engine.to_move == seat, timeout=10)
-                if live.engine.over:
+                await fd.wait_for(lambda: game().over or game().to_move == seat, timeout=10)
+                if game().over:
                     break
                 message = await fd.wait_for(
                     lambda: (m := table.table_message()) and button(m, rf"highcard\.hand:{table.table_id}") and m,
@@ -71,8 +79,9 @@ async def play(folder: Path) -> None:
                 played = await table.click(ana, r.message, cards[-1]["custom_id"])
                 assert played.ack_type == 7, played
                 assert played.message.content == t("en", "highcard.you_played", card=cards[-1]["label"])
-            assert live.engine.over, "the game did not end"
-            result = live.engine.result
+            assert game().over, "the game did not end"
+            result = game().result
+            assert result is not None
             standing = t("en", "highcard.standing", place=result.places[seat], name="**ana**", count=result.scores[seat])
             await fd.wait_for(lambda: standing in table.log_text(), timeout=10)  # the thread tells the standings
 
@@ -82,16 +91,18 @@ async def play(folder: Path) -> None:
             r = await fd.slash(ana, world.channel, "stats")
             if r.ack_type == 5:  # "thinking...": the profile card follows
                 await r.settled(15)
-            line = t("en", "highcard.stats_line", tricks=live.engine.tricks[seat])
+            line = t("en", "highcard.stats_line", tricks=game().tricks[seat])
             assert line in text_of(r.message), text_of(r.message)
             print("stats:", line)
 
             # the replay, page by page from the deal to the last card
             record = await bot.store.table(table.table_id)
+            assert record is not None
             moves = len(list(record.actions))
             r = await fd.click(ana, table.lobby, replay["custom_id"])
             assert r.ephemeral and footer(r.message) == t("en", "after.replay_footer", step=0, count=moves), r
             last = button(r.message, rf"rply:{game_id}:{moves}:l")
+            assert r.message is not None and last is not None, r
             r = await fd.click(ana, r.message, last["custom_id"])
             assert footer(r.message) == t("en", "after.replay_footer", step=moves, count=moves)
             print("replay:", moves, "moves")
