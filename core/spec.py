@@ -187,7 +187,7 @@ class GameSpec:
     def title_key(self) -> str:
         return f"{self.key}.title"
 
-    def engine(self) -> type:
+    def engine(self) -> type[Game]:
         return self.game
 
     def computer(self, level: str | None = None) -> Computer:

@@ -207,14 +207,16 @@ def _scan(path: Path):
             arg = node.args[0]
         if arg is None:
             continue
-        if _literal(arg) is not None:
+        if (literal := _literal(arg)) is not None:
             claimed.add(id(arg))
-            yield node.lineno, name, arg.value, node
+            yield node.lineno, name, literal, node
         elif (pattern := _fstring_pattern(arg)) is not None:
             yield node.lineno, "pattern", pattern, node
     for node in ast.walk(tree):
+        if not isinstance(node, ast.Constant) or id(node) in claimed:
+            continue
         text = _literal(node)
-        if text is None or id(node) in claimed:
+        if text is None:
             continue
         if not looks_like_key.fullmatch(text) or file_suffix.search(text) or text.endswith(("_", ".")):
             continue

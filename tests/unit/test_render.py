@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import random
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -44,7 +45,7 @@ def nimmt_view(stacks: int = 4, seats: int = 4, hand: int | None = 10, phase: st
                played: int = 0, seed: int = 0, seat: int | None = 0, to_move: int | None = 0,
                playable_keys: type = str) -> dict:
     rnd = random.Random(seed)
-    st = [{"id": i + 3, "label": _letters(i + 3), "top": rnd.randint(1, 100)} for i in range(stacks)]
+    st: list[dict[str, Any]] = [{"id": i + 3, "label": _letters(i + 3), "top": rnd.randint(1, 100)} for i in range(stacks)]
     for s in st:
         s["heads"] = render_nimmt.heads(s["top"])
     v = {
@@ -74,7 +75,7 @@ def garbage_view(players: int = 4, slots: list[int] | None = None, face: str = "
     rnd = random.Random(seed)
     slots = slots or [10] * players
     ranks = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10"]
-    ps = []
+    ps: list[dict[str, Any]] = []
     for n in slots:
         lay: list = []
         for k in range(n):
@@ -583,8 +584,9 @@ def test_cjk_and_emoji_names_are_drawn_with_real_glyphs():
         assert render_base.clean(text) == text
 
     def drawn(s: str) -> bytes:
-        im = Image.new("L", (200, 40), 0)
-        render_base.text(ImageDraw.Draw(im), (4, 20), render_base.clean(s), render_base.font(24), 255, anchor="lm")
+        im = Image.new("RGB", (200, 40), (0, 0, 0))
+        render_base.text(ImageDraw.Draw(im), (4, 20), render_base.clean(s), render_base.font(24), (255, 255, 255),
+                         anchor="lm")
         return im.tobytes()
 
     cjk = ImageFont.truetype(render_base.FALLBACK_FONTS[0], 24)

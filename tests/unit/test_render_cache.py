@@ -13,7 +13,8 @@ import importlib.util
 import random
 import struct
 import zlib
-from typing import Any, Callable
+from functools import partial
+from typing import Any, Callable, Iterator
 
 import pytest
 from PIL import Image, ImageDraw
@@ -61,7 +62,7 @@ def _pillow_png(im: Image.Image) -> bytes:
 
 
 @pytest.fixture
-def straight(monkeypatch: pytest.MonkeyPatch) -> Callable[[Callable[[], Any]], Any]:
+def straight(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[Callable[[], Any]], Any]]:
     """``straight(fn)``: ``fn()`` with every text cache off."""
     def run(fn: Callable[[], Any]) -> Any:
         rb.set_text_caches(False)
@@ -116,15 +117,15 @@ def redraws() -> list[Callable[[], bytes]]:
         table = _labels(lang, "render.", render_nimmt.NIMMT_TABLE_LABELS)
         hand = _labels(lang, "render.", render_nimmt.NIMMT_HAND_LABELS)
         for v in played("nimmt", seats, seed, 30):
-            out.append(lambda v=v, table=table: render_nimmt.render_nimmt_table(v, NAMES, table))
+            out.append(partial(render_nimmt.render_nimmt_table, v, NAMES, table))
             if v["seat"] is not None:
-                out.append(lambda v=v, hand=hand: render_nimmt.render_nimmt_hand(v, hand))
+                out.append(partial(render_nimmt.render_nimmt_hand, v, hand))
         labels = _labels(lang, "render.", render_garbage.GARBAGE_TABLE_LABELS)
         for v in played("garbage", min(seats, 6), seed, 30):
-            out.append(lambda v=v, labels=labels: render_garbage.render_garbage_table(v, NAMES, labels))
+            out.append(partial(render_garbage.render_garbage_table, v, NAMES, labels))
         labels = _labels(lang, "take6.r_", render_take6.TAKE6_TABLE_LABELS)
         for v in played("take6", seats, seed, 30):
-            out.append(lambda v=v, labels=labels: render_take6.render_take6_table(v, NAMES, labels))
+            out.append(partial(render_take6.render_take6_table, v, NAMES, labels))
     return out
 
 

@@ -76,30 +76,40 @@ def _states() -> list[tuple[str, Callable[[str], bytes]]]:
         for what, until in (("take", has("took")), ("batch", lambda ev: any(
                 e["type"] == "played" and len(e["cards"]) > 1 for e in ev)), ("round", has("round_start"))):
             engine, recent = played("nimmt", seats, seats, until)
-            out.append((f"nimmt table {seats} seats, {what}", lambda lang, e=engine, r=recent, n=seats:
-                        render_nimmt.render_nimmt_table(e.view(None), NAMES[:n], labels(
-                            "nimmt", lang, render_nimmt.NIMMT_TABLE_LABELS), r)))
-            seat = engine.to_move if engine.to_move is not None else 0
-            out.append((f"nimmt hand {seats} seats, {what}", lambda lang, e=engine, s=seat:
-                        render_nimmt.render_nimmt_hand(e.view(s), labels("nimmt", lang,
-                                                                         render_nimmt.NIMMT_HAND_LABELS))))
+
+            def nimmt_table(lang: str, e: Any = engine, r: list[Event] = recent, n: int = seats) -> bytes:
+                return render_nimmt.render_nimmt_table(e.view(None), NAMES[:n], labels(
+                    "nimmt", lang, render_nimmt.NIMMT_TABLE_LABELS), r)
+
+            def nimmt_hand(lang: str, e: Any = engine, s: int = engine.to_move if engine.to_move is not None else 0
+                           ) -> bytes:
+                return render_nimmt.render_nimmt_hand(e.view(s), labels("nimmt", lang, render_nimmt.NIMMT_HAND_LABELS))
+
+            out.append((f"nimmt table {seats} seats, {what}", nimmt_table))
+            out.append((f"nimmt hand {seats} seats, {what}", nimmt_hand))
     for seats in (2, 10):
         for what, until in (("reveal", has("reveal")), ("row choice", has("row_choice")), ("deal", has("deal_start"))):
             engine, recent = played("take6", seats, seats, until)
-            out.append((f"take6 table {seats} seats, {what}", lambda lang, e=engine, r=recent, n=seats:
-                        render_take6.render_take6_table(e.view(None), NAMES[:n], labels(
-                            "take6", lang, render_take6.TAKE6_TABLE_LABELS), r)))
-            seat = min(to_act(engine), default=0)
-            out.append((f"take6 panel {seats} seats, {what}", lambda lang, e=engine, s=seat:
-                        render_take6.render_take6_hand(e.view(s), labels("take6", lang,
-                                                                         render_take6.TAKE6_HAND_LABELS))))
+
+            def take6_table(lang: str, e: Any = engine, r: list[Event] = recent, n: int = seats) -> bytes:
+                return render_take6.render_take6_table(e.view(None), NAMES[:n], labels(
+                    "take6", lang, render_take6.TAKE6_TABLE_LABELS), r)
+
+            def take6_panel(lang: str, e: Any = engine, s: int = min(to_act(engine), default=0)) -> bytes:
+                return render_take6.render_take6_hand(e.view(s), labels("take6", lang, render_take6.TAKE6_HAND_LABELS))
+
+            out.append((f"take6 table {seats} seats, {what}", take6_table))
+            out.append((f"take6 panel {seats} seats, {what}", take6_panel))
     for seats in (2, 6):
         for what, until in (("chain", lambda ev: sum(e["type"] == "placed" for e in ev) >= 3),
                             ("jack", has("choose_jack")), ("hand", has("hand_won"))):
             engine, recent = played("garbage", seats, seats, until)
-            out.append((f"garbage table {seats} seats, {what}", lambda lang, e=engine, r=recent, n=seats:
-                        render_garbage.render_garbage_table(e.view(None), NAMES[:n], labels(
-                            "garbage", lang, render_garbage.GARBAGE_TABLE_LABELS), r)))
+
+            def garbage_table(lang: str, e: Any = engine, r: list[Event] = recent, n: int = seats) -> bytes:
+                return render_garbage.render_garbage_table(e.view(None), NAMES[:n], labels(
+                    "garbage", lang, render_garbage.GARBAGE_TABLE_LABELS), r)
+
+            out.append((f"garbage table {seats} seats, {what}", garbage_table))
     return out
 
 
@@ -198,8 +208,11 @@ def test_a_new_round_or_deal_is_announced() -> None:
             ("take6", "deal_start", render_take6.TAKE6_TABLE_LABELS, render_take6.render_take6_table, ("deal_start",)),
             ("garbage", "hand_start", render_garbage.GARBAGE_TABLE_LABELS, render_garbage.render_garbage_table,
              ("hand_won", "hand_start"))):
-        engine, recent = played(game, 3, 2, lambda ev, k=kind: any(e["type"] == k and e.get(
-            "round", e.get("deal", e.get("hand", 1))) > 1 for e in ev))
+
+        def later(ev: list[Event], k: str = kind) -> bool:
+            return any(e["type"] == k and next((e[n] for n in ("round", "deal", "hand") if n in e), 1) > 1 for e in ev)
+
+        engine, recent = played(game, 3, 2, later)
         marked = {**{k: "" for k in keys}, **{k: "NEW ROUND" for k in key}}
         texts = _texts(lambda: draw(engine.view(None), NAMES[:3], marked, recent))
         assert "NEW ROUND" in texts, game

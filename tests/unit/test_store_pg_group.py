@@ -26,7 +26,7 @@ def burst(n: int = 200, seed: int = 1) -> list[GameRecord]:
     computer seat now and then, two games, global-only and two servers, one
     table recorded twice."""
     rnd = random.Random(seed)
-    games = [game(t, rnd.sample(range(1, 30), 3) + [None if t % 5 == 0 else 100 + t], rnd,
+    games = [game(t, [*rnd.sample(range(1, 30), 3), None if t % 5 == 0 else 100 + t], rnd,
                   rnd.choice(["nimmt", "garbage"]), rnd.choice([None, 10, 11])) for t in range(n)]
     games.insert(50, games[10])
     return games

@@ -12,6 +12,7 @@ import multiprocessing
 import random
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import pytest
@@ -68,7 +69,7 @@ def worker(path: str, order_seed: int, barrier, out: str) -> None:  # runs in it
 
 
 async def everything(store: Store) -> dict:
-    seen = {}
+    seen: dict[str, Any] = {}
     for guild in (None, *GUILDS):
         for by in BOARDS:
             page = await store.leaderboard("nimmt", guild, by=by, page=0, page_size=50, min_games=1)

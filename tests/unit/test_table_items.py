@@ -23,7 +23,8 @@ TEMPLATES = [cls.__discord_ui_compiled_template__ for cls in (*ITEMS, router.Leg
 
 def widest(cls: type[router.TableItem]) -> str:
     """The longest id of this item: every number at its largest."""
-    fields = {name: field.high if isinstance(field, router.Int) else max(field.words, key=len)
+    fields = {name: field.high if isinstance(field, router.Int) else
+              max(field.words, key=len) if isinstance(field, router.Word) else ("u", INT64_MAX)
               for name, field in cls.fields.items()}
     return cls.custom_id_for(INT64_MAX, INT64_MAX if cls.versioned else None, **fields)
 
