@@ -104,8 +104,10 @@ class RequestBudget:
         self._pump: asyncio.Task[None] | None = None
         self._sent: collections.deque[float] = collections.deque()  # when the last requests went
         self.ceiling = int(rate + burst)
-        #: channel id -> when its last message edits went (within CHANNEL_WINDOW)
-        self._channels: dict[int, collections.deque[float]] = {}
+        #: channel id -> when its last message edits went (within CHANNEL_WINDOW, at most
+        #: CHANNEL_LIMIT: a short list), for the channels edited lately
+        self._channels: dict[int, list[float]] = {}
+        self._swept = clock()  # when channels quiet for a window were last forgotten
         self.taken = 0  # tokens handed out (for the benchmark's figures)
         self.held = 0  # requests the ceiling held back (tests/unit/test_budget.py reads it)
         self.paced = 0  # times an edit waited for its channel's turn
@@ -191,12 +193,13 @@ class RequestBudget:
             now = self._clock()
             sent = self._channels.get(key)
             if sent is None:
-                if len(self._channels) > 1000:  # channels quiet for a window are forgotten
+                if now - self._swept >= CHANNEL_WINDOW:  # channels quiet for a window are forgotten
+                    self._swept = now
                     for old in [k for k, d in self._channels.items() if not d or d[-1] <= now - CHANNEL_WINDOW]:
                         del self._channels[old]
-                sent = self._channels[key] = collections.deque()
+                sent = self._channels[key] = []
             while sent and sent[0] <= now - CHANNEL_WINDOW:
-                sent.popleft()
+                del sent[0]
             if len(sent) < CHANNEL_LIMIT:
                 sent.append(now)
                 return
