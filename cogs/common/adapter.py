@@ -88,8 +88,8 @@ def wrap_parser(client: discord.Client, event: str,
     return restore
 
 
-IDLE = 30.0  # seconds a bucket must be idle before it is let go
-EVERY = 10.0  # seconds between scans
+IDLE = 5.0  # seconds a bucket must be idle before it is let go
+EVERY = 5.0  # seconds between scans
 
 
 def trim_ratelimits(http: Any, *, idle: float = IDLE, every: float = EVERY) -> None:
