@@ -158,7 +158,7 @@ class TableError(Exception):
         self.params = params
 
 
-@dataclass
+@dataclass(slots=True)
 class Seat:
     user_id: int | None  # None: a computer player
     name: str

@@ -47,7 +47,7 @@ ANSWER_LIFETIME = 14 * 60  # seconds an interaction token may edit its message (
 ANSWER_WAIT = 3.0  # seconds a redraw waits for the acknowledgement of the click that caused it
 
 
-@dataclass
+@dataclass(slots=True)
 class _Item:
     """One thing the thread is told: a narration line, or the ping of a turn.
 
@@ -69,7 +69,7 @@ class _Item:
     boundary: bool = False
 
 
-@dataclass
+@dataclass(slots=True)
 class _Show:
     """What is being shown of one table: narration goes out in order; the table message is redrawn
     apart from it, coalescing changes, so a rate-limited edit never holds
