@@ -105,6 +105,12 @@ def playing_seat(table: Table, interaction: discord.Interaction) -> int:
     return seat
 
 
+def _elsewhere(table: Table, panel: _Open) -> bool:
+    """Whether the panel was opened where the game no longer is (its thread deleted:
+    Discord refuses what its token would send there)."""
+    return panel.where is not None and panel.where != (table.thread_id or table.channel_id)
+
+
 def _file(picture: bytes) -> discord.File:
     return discord.File(io.BytesIO(picture), filename=PICTURE)
 
@@ -206,7 +212,7 @@ class HandPanels:
             if now - panel.opened > PANEL_LIFETIME:
                 del self.open[key]  # too old to send with: the ping's My hand opens a new one
                 continue
-            if panel.where != (table.thread_id or table.channel_id):
+            if _elsewhere(table, panel):
                 continue  # (its token sends to where it was opened: the game moved to a new thread since)
             task = asyncio.get_running_loop().create_task(self._follow(table, key, panel.lang, table.messages.get("table")))
             self._following.add(task)
@@ -270,8 +276,9 @@ class HandPanels:
         for key, panel in list(self.open.items()):
             if key[0] != table.id:
                 continue
-            if now - panel.opened > PANEL_LIFETIME or (table.status != "playing" and panel.version == table.version):
-                del self.open[key]
+            if now - panel.opened > PANEL_LIFETIME or (table.status != "playing" and panel.version == table.version) \
+                    or _elsewhere(table, panel):
+                del self.open[key]  # too old, shown its last, or in a thread that is gone
                 continue
             task = self._refreshers.get(key)
             if task is None or task.done():
@@ -291,8 +298,8 @@ class HandPanels:
             while True:
                 panel = self.open.get(key)
                 seat = table.seat_of(key[1])
-                if panel is None or seat is None or panel.version == table.version:
-                    if panel is not None and (seat is None or table.status != "playing"):
+                if panel is None or seat is None or panel.version == table.version or _elsewhere(table, panel):
+                    if panel is not None and (seat is None or table.status != "playing" or _elsewhere(table, panel)):
                         del self.open[key]  # nothing will change on it any more
                     return
                 version = table.version

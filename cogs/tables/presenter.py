@@ -533,6 +533,9 @@ class Presenter:
         for table in list(self.manager.tables.values()):
             if table.thread_id == thread_id and table.status == "playing":
                 log.info("thread of table %s was deleted; opening a new one", table.id)
+                show = self.shows.get(table.id)
+                if show is not None:  # a click's token there sends nowhere now
+                    show.answer = None
                 self.manager.set_message(table, "thread", None)
                 self.redraw(table, new_thread=True)
 

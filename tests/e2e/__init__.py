@@ -365,8 +365,10 @@ async def updated(r: Any, timeout: float = 10) -> Any:
 async def panel_answer(r: Any, timeout: float = 10) -> Any:
     """The 11 nimmt! panel after a click on it, as its player sees it: updated in the
     answer itself (type 7, its picture drawn already), or, for a move whose new picture
-    is still being drawn, acknowledged at once (type 6) and edited right after."""
-    message = await updated(r, timeout)
+    is still being drawn, acknowledged at once (type 6) and edited right after; or, when
+    the panel clicked had just been replaced by one that followed its player below a
+    ping, answered anew (type 4) with the fresh panel, the click not played."""
+    message = await posted(r, timeout) if r.ack_type in (4, 5) else await updated(r, timeout)
     assert message.ephemeral_to is not None, r
     return message
 

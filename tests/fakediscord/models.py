@@ -143,6 +143,7 @@ class Channel:
     # target id -> (type 0 role / 1 member, allow, deny)
     overwrites: Dict[int, tuple] = field(default_factory=dict)
     deleted: bool = False
+    deleted_at: Optional[float] = None  # the stand-in's loop time of the deletion
     last_message_id: Optional[int] = None
     # thread fields
     owner_id: Optional[int] = None

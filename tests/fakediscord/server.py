@@ -45,6 +45,9 @@ log = logging.getLogger("fakediscord")
 
 API_PREFIX = "/api/v10"
 DISCORD_EPOCH_MS = 1420070400000
+#: seconds after a channel's deletion within which a request through an interaction token
+#: there is taken as already on its way (Discord's 404 only), not as a bot ignoring the news
+DELETION_NEWS = 1.0
 
 # gateway intents
 INTENT_GUILDS = 1 << 0
@@ -893,6 +896,7 @@ class FakeDiscord:
         for t in self.threads(channel):
             self.delete_channel(t)
         channel.deleted = True
+        channel.deleted_at = asyncio.get_running_loop().time()
         if channel.is_thread:
             self._dispatch("THREAD_DELETE", {"id": str(channel.id), "guild_id": str(channel.guild_id),
                                              "parent_id": str(channel.parent_id), "type": channel.type},
@@ -3243,8 +3247,13 @@ class FakeDiscord:
             raise ApiError(404, 10015, "Unknown Webhook",
                            violation=f"followup/edit through the token of {rec.describe()} before it was acknowledged")
         if rec.channel.deleted:
+            # Discord only answers 404; a bot that goes on using the token once told of the
+            # deletion is at fault, not one whose request was on its way when it happened
+            told = rec.channel.deleted_at is None or (
+                asyncio.get_running_loop().time() - rec.channel.deleted_at > DELETION_NEWS)
             raise ApiError(404, 10003, "Unknown Channel",
-                           violation=f"followup/edit for {rec.describe()} in deleted channel #{rec.channel.name}")
+                           violation=f"followup/edit for {rec.describe()} in deleted channel #{rec.channel.name}"
+                           if told else None)
         return rec
 
     def _webhook_message(self, rec: _Interaction, mid: str) -> Message:
