@@ -196,6 +196,12 @@ class BaseUI:
         if isinstance(panels, HandPanels):
             panels.follow(table, users)
 
+    def tokens(self, table: Table) -> list[tuple[discord.Webhook, float]]:
+        """The living interaction tokens of the table's private panels in its thread, with
+        the time.monotonic() each is too old from (:meth:`HandPanels.tokens`)."""
+        panels = getattr(self, "panels", None)
+        return panels.tokens(table) if isinstance(panels, HandPanels) else []
+
     def lobby_lines(self, table: Table, lang: str) -> list[str]:
         return []
 

@@ -218,6 +218,14 @@ class HandPanels:
             self._following.add(task)
             task.add_done_callback(self._following.discard)
 
+    def tokens(self, table: Table) -> list[tuple[discord.Webhook, float]]:
+        """The living tokens of this table's open panels in its thread (or channel), each
+        with the time.monotonic() it is too old from: a public followup through one lands
+        there, outside the bot's global limit (the presenter posts the live table so)."""
+        where = table.thread_id or table.channel_id
+        return [(panel.webhook, panel.opened + PANEL_LIFETIME) for (table_id, _), panel in self.open.items()
+                if table_id == table.id and panel.where == where]
+
     async def _follow(self, table: Table, key: Key, lang: str, ping: int | None) -> None:
         """Send the seat's panel afresh through its token (a new ephemeral message, at the
         bottom of the thread, below the ``ping`` message), then delete the one it replaces

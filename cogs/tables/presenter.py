@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
 
+import aiohttp
 import discord
 
 from app import budget
@@ -93,16 +94,32 @@ class _Show:
     #: edits that message as ``@original`` for 15 minutes, outside Discord's global limit
     answer: discord.Webhook | None = None
     answer_message: int | None = None  # the table message that click was on
+    #: which message of that token the table message is: ``@original`` (the clicked message), or
+    #: the id of the live table it posted itself as a followup (:meth:`Presenter._post_by_token`)
+    answer_target: int = ORIGINAL
+    answer_where: int | None = None  # the channel of that click (where its followups land)
     answer_until: float = 0.0  # time.monotonic() when the token is too old
     answering: asyncio.Future[None] | None = None  # such clicks are being acknowledged now
     expecting: int = 0  # how many
     #: the change that ended the game reached the presenter: it is saved and recorded
     #: (``table.status`` turns "finished" before the result is recorded and told)
     ended: bool = False
+    #: a live table posted through a token may have landed unsaved (a kill, a lost answer):
+    #: looked for in the thread before the table is shown again (:meth:`Presenter._adopt`)
+    adopt: bool = False
+    adopt_ping: bool = False  # ... and that post pinged (its answer was lost: ``ping`` was not saved)
 
 
 SHOWN_WATCHERS = 5  # watchers named on a table message; past that, a count
 LAST_MOVES = 5  # lines of the round going on that the live table shows
+#: messages of the thread looked through for a live table posted through a token whose id
+#: was not saved (:meth:`Presenter._adopt`): the records of a round and the live table
+ADOPT_LOOKBACK = 10
+#: ``table.messages`` key: the version of a live table being posted through a token (a
+#: followup carries no nonce), saved before the post and dropped once its id is saved
+POSTING = "followup"
+#: a post through a token that may have landed (its answer was lost), unlike a refusal
+UNCERTAIN = (discord.DiscordServerError, aiohttp.ClientError, OSError, asyncio.TimeoutError)
 NO_NOTES = 1 << 62  # ``notes_told`` of a replay without the table's notes
 #: what an edit into the live table's Components V2 layout clears: a live table an
 #: earlier version posted has content and an embed, which a V2 message cannot keep
@@ -382,7 +399,25 @@ class Presenter:
     def _keep(show: _Show, interaction: discord.Interaction) -> None:
         show.answer = interaction.followup
         show.answer_message = interaction.message.id if interaction.message is not None else None
+        show.answer_target = ORIGINAL
+        show.answer_where = interaction.channel_id
         show.answer_until = time.monotonic() + ANSWER_LIFETIME
+
+    def _poster(self, table: Table, show: _Show | None) -> tuple[discord.Webhook, float] | None:
+        """The freshest living token of a click at this table in its thread (on the live
+        table, or on a player's private panel there), with the time.monotonic() it is too
+        old from: a public followup through it lands in the thread, outside the bot's
+        global limit.  None when no token lives (none yet, too old, after a restart)."""
+        now = time.monotonic()
+        where = table.thread_id or table.channel_id
+        best: tuple[discord.Webhook, float] | None = None
+        if show is not None and show.answer is not None and now < show.answer_until and show.answer_where == where:
+            best = (show.answer, show.answer_until)
+        tokens = getattr(self.uis[table.game], "tokens", None)
+        for webhook, until in tokens(table) if tokens is not None else ():
+            if until > now and (best is None or until > best[1]):
+                best = (webhook, until)
+        return best
 
     @staticmethod
     def _answer(table: Table, show: _Show) -> discord.Webhook | None:
@@ -423,6 +458,11 @@ class Presenter:
         if missed:
             self.on_table_change(table, missed)
         pinged = table.messages.get("ping")
+        if POSTING in table.messages:
+            # a live table was being posted through a token: whether it (and its ping) landed is
+            # looked for in the thread first (:meth:`_adopt`)
+            show.adopt = True
+            pinged = None if pinged == table.messages[POSTING] else pinged
         if pinged is not None and not any(
                 starts_turn(table.game, e) or e.get("type") in ("started", "back")
                 for e in self.manager.replay_events(table, min(pinged, table.version), notes_told=NO_NOTES)):
@@ -561,13 +601,21 @@ class Presenter:
                     await asyncio.wait_for(asyncio.shield(show.answering), ANSWER_WAIT)
                 except asyncio.TimeoutError:
                     pass
+            if show.adopt:
+                try:
+                    await self._adopt(table, show)
+                except TRANSIENT as error:
+                    failures += 1
+                    log.warning("table %s: looking for its live table failed (%r), try %d", table.id, error, failures)
+                    await asyncio.sleep(backoff(failures))
+                    continue
             sender = show.sender
             if show.repost and sender is not None and not sender.done() and (
                     show.recording or any(item.boundary for item in show.lines)):
                 await asyncio.wait({sender})  # a round's record first: the live table goes below it
             ping, seats = self._due_ping(table, show)
             answer = None if show.repost else self._answer(table, show)
-            if spend is not None and answer is None and not seats:
+            if spend is not None and answer is None and not seats and not (show.repost and self._poster(table, show)):
                 # The picture is drawn only once its request may go: while the bot's
                 # requests are spent, moves made meanwhile join this one redraw (a turn
                 # that began meanwhile too: its ping goes with it).
@@ -833,7 +881,9 @@ class Presenter:
         old = table.messages.get("table")
         if old and not repost and answer is not None:
             try:  # through a click's token: not counted against the bot's global limit
-                await answer.edit_message(ORIGINAL, attachments=files(), view=layout, **LEGACY_CLEARED)
+                show = self.shows.get(table.id)
+                target = show.answer_target if show is not None else ORIGINAL
+                await answer.edit_message(target, attachments=files(), view=layout, **LEGACY_CLEARED)
                 return
             except (discord.HTTPException, *TRANSIENT):
                 # expired, or Discord trouble: the bot's own edit below (which finds a deleted message too)
@@ -847,38 +897,120 @@ class Presenter:
                 return
             except discord.NotFound:
                 pass  # deleted: post it again below
-        # named by the version it shows and the message it replaces, both saved: a live table
-        # posted just before a kill is not posted twice, and a repost is not the earlier post
-        nonce = owed(table, "v", table.version if version is None else version, replaces=old)
-        try:
-            sent = await messageable.send(files=files(), view=layout, allowed_mentions=mentions, nonce=nonce)
-        except discord.NotFound:  # the thread is gone: open a new one
-            await self._open_thread(table, again=True)
-            messageable = self.where(table)
-            sent = await messageable.send(files=files(), view=layout, allowed_mentions=mentions, nonce=nonce)
+        show = self.shows.get(table.id)
+        # the live table before goes through a click's token on it while one lives
+        deleter = (show.answer, show.answer_target) if show is not None and show.answer is not None and (
+            show.answer_message == old and time.monotonic() < show.answer_until) else None
+        shown = table.version if version is None else version
+        sent = await self._post_by_token(table, show, shown, files, layout, mentions)
+        if sent is None:
+            # named by the version it shows and the message it replaces, both saved: a live table
+            # posted just before a kill is not posted twice, and a repost is not the earlier post
+            nonce = owed(table, "v", shown, replaces=old)
+            try:
+                sent = await messageable.send(files=files(), view=layout, allowed_mentions=mentions, nonce=nonce)
+            except discord.NotFound:  # the thread is gone: open a new one
+                await self._open_thread(table, again=True)
+                messageable = self.where(table)
+                sent = await messageable.send(files=files(), view=layout, allowed_mentions=mentions, nonce=nonce)
         # Record the new message before the old one goes: the deletion event may
         # arrive before Discord's answer, and must not be taken for a user's.
         self.manager.set_message(table, "table", sent.id)
+        self.manager.set_message(table, POSTING, None)
         await self.manager.save_messages(table)
         if old and repost and old != sent.id:  # (the same: a post after a kill, found by its nonce)
-            self._deleting.add(old)
-            try:
-                # the live table before goes: through a click's token on it while one lives
-                # (not counted against the bot's global limit), else the bot's own delete
-                show = self.shows.get(table.id)
-                token = show.answer if show is not None and show.answer_message == old and (
-                    time.monotonic() < show.answer_until) else None
-                if token is not None:
-                    try:
-                        await token.delete_message(ORIGINAL)
-                        return
-                    except (discord.HTTPException, *TRANSIENT):
-                        log.info("table %s: deleting the old table through a click's token failed", table.id)
-                await messageable.get_partial_message(old).delete()
-            except discord.HTTPException:
-                pass
-            finally:
-                asyncio.get_running_loop().call_later(60, self._deleting.discard, old)
+            await self._delete_old(table, old, deleter)
+
+    async def _delete_old(self, table: Table, old: int, token: tuple[discord.Webhook, int] | None) -> None:
+        """The live table before a new one goes: through a click's ``token`` on it (the
+        webhook and which of its messages it is) while one lives (not counted against the
+        bot's global limit), else the bot's own delete."""
+        self._deleting.add(old)
+        try:
+            if token is not None:
+                try:
+                    await token[0].delete_message(token[1])
+                    return
+                except (discord.HTTPException, *TRANSIENT):
+                    log.info("table %s: deleting the old table through a click's token failed", table.id)
+            await self.where(table).get_partial_message(old).delete()
+        except discord.HTTPException:
+            pass
+        finally:
+            asyncio.get_running_loop().call_later(60, self._deleting.discard, old)
+
+    async def _post_by_token(self, table: Table, show: _Show | None, version: int,
+                             files: Callable[[], list[discord.File]], layout: discord.ui.LayoutView,
+                             mentions: discord.AllowedMentions) -> discord.Message | None:
+        """Post the live table as a public followup through the freshest living token of a
+        click in the thread (:meth:`_poster`): Discord does not count it against the bot's
+        global limit, and the token edits and deletes it later.  None: no token lives, or
+        Discord refused it (the bot's own post follows, with its nonce).
+
+        A followup carries no nonce: the version being posted is saved first (``POSTING``),
+        so a post that landed unsaved (a kill, an answer lost) is found in the thread and
+        taken as the live table (:meth:`_adopt`) rather than posted twice."""
+        poster = self._poster(table, show)
+        if poster is None or show is None:
+            return None
+        webhook, until = poster
+        self.manager.set_message(table, POSTING, version)
+        await self.manager.save_messages(table)
+        try:
+            sent = await webhook.send(files=files(), view=layout, allowed_mentions=mentions, ephemeral=False, wait=True)
+        except UNCERTAIN:
+            show.adopt = True  # it may have landed: looked for before it is posted again
+            show.adopt_ping = mentions is not NO_PINGS
+            raise
+        except discord.HTTPException:
+            # expired or refused (e.g. the thread is gone): the bot's own post
+            log.info("table %s: posting the live table through a token failed", table.id, exc_info=True)
+            self.manager.set_message(table, POSTING, None)
+            if show.answer is webhook:
+                show.answer = None
+            return None
+        show.answer, show.answer_message, show.answer_target = webhook, sent.id, sent.id
+        show.answer_where, show.answer_until = table.thread_id or table.channel_id, until
+        return sent
+
+    async def _adopt(self, table: Table, show: _Show) -> None:
+        """A live table posted through a token may have landed without its id saved (a
+        kill between the post and the save, or its answer lost): the bot's newest message
+        in the thread that is an interaction's followup with controls, newer than the saved
+        live table, is that one; it becomes the live table (the one before goes) and its
+        ping counts as sent.  Found nothing: it is posted (and pings) again."""
+        pinging, show.adopt, show.adopt_ping = show.adopt_ping, False, False
+        version = table.messages.get(POSTING)
+        if version is None:
+            return
+        old = table.messages.get("table")
+        me = self.bot.user.id if self.bot.user is not None else None
+        found: discord.Message | None = None
+        try:
+            async for message in self.where(table).history(limit=ADOPT_LOOKBACK):
+                if message.id <= (old or 0):
+                    break
+                if message.author.id == me and message.webhook_id is not None and message.components:
+                    found = message
+                    break
+        except discord.NotFound:
+            pass  # the thread is gone: a new one comes with the post
+        except BaseException:
+            show.adopt, show.adopt_ping = True, pinging
+            raise
+        self.manager.set_message(table, POSTING, None)
+        if found is None:
+            return
+        log.info("table %s: the live table posted through a token before is adopted", table.id)
+        self.manager.set_message(table, "table", found.id)
+        if (pinging or table.messages.get("ping") == version) and show.ping is not None:
+            show.pinged, show.ping = show.ping.turn, None  # its ping went out with it
+            self.manager.set_message(table, "ping", version)
+        show.repost = table.messages.get("record", 0) > found.id
+        show.table_dirty = True
+        await self.manager.save_messages(table)
+        if old:
+            await self._delete_old(table, old, None)
 
     async def _finish(self, table: Table) -> None:
         """Show the standings, then close the table: until then a restart shows them again."""

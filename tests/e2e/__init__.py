@@ -129,9 +129,11 @@ async def private_answer(result: Any) -> Any:
     if result.ack_type in (4, 5, 7):
         return result.message
     assert result.ack_type == 6, result
-    # (the table message may be redrawn through the click's token before the followup comes)
-    await result.interaction.fd.wait_for(lambda: result.followups, timeout=10)
-    return result.followups[-1]
+    # (the table message may be redrawn through the click's token before the followup comes, and a
+    # turn's new live table may be posted through it, publicly: the private answer is the ephemeral one)
+    private = await result.interaction.fd.wait_for(
+        lambda: [m for m in result.followups if m.ephemeral_to is not None], timeout=10)
+    return private[-1]
 
 
 async def ephemeral_text(result: Any) -> str:

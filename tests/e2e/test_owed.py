@@ -64,7 +64,9 @@ class LostAnswer:
             return None
         fd = run.fd
         before = len(fd.messages(run.thread))
-        fd.fail_next("POST", rf"/channels/{run.thread.id}/messages$", status=502, times=20, after=True)
+        # (the thread's messages: the bot's own posts, and a live table posted through a click's token)
+        fd.fail_next("POST", rf"(/channels/{run.thread.id}/messages|/webhooks/\d+/[^/]+)$", status=502, times=20,
+                     after=True)
         shown = await panel_answer(await run.interact(user, panel, kind, custom_id, values))
         await fd.wait_for(lambda: len(fd.messages(run.thread)) > before, timeout=10, interval=0.005)
         await run.bot.kill()

@@ -3288,6 +3288,10 @@ class FakeDiscord:
         target = rec.channel
         if request.query.get("thread_id"):
             target = self._channel(request.query["thread_id"], for_send=True, what="followup sent to")
+        if files and not flags & FLAG_EPHEMERAL and target.guild_id:
+            # Discord (since July 2022): a bot answering an interaction has its own permissions in
+            # the channel, overrides included: a public followup's files need Attach Files
+            self._require(target, ATTACH_FILES, "attach files")
         rec.touch()
         if rec.ack_type == 5 and rec.response_message is not None and rec.response_message.loading \
                 and not rec.original_replaced and not rec.response_message.deleted:

@@ -1,0 +1,175 @@
+"""A turn's new live table is posted through the token of a click at the table in its
+thread, as a public followup (Discord does not count it against the bot's global
+limit), while one lives; without one (nobody clicked yet, or the bot restarted) the
+bot posts it itself.  A followup has no nonce: a kill after it landed and before its
+id was saved does not leave two live tables, and one that never landed is posted
+again, pinging once."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from tests.e2e import nimmt_turn, panel_answer, running_bot, started
+from tests.e2e.processes import connect
+from tests.e2e.test_owed import told_twice
+from tests.e2e.test_restart import SEATS, Run, action_of, people_of
+
+pytestmark = pytest.mark.timeout(240)
+
+FOLLOWUP = re.compile(r"/webhooks/\d+/[^/]+")
+
+
+def posts(fd: Any, thread: Any, since: int) -> tuple[list[Any], list[Any]]:
+    """The bot's own posts in ``thread`` and the followups sent through tokens, since request ``since``."""
+    own = [r for r in fd.requests[since:] if r.method == "POST" and r.path == f"/channels/{thread.id}/messages"]
+    followups = [r for r in fd.requests[since:] if r.method == "POST" and FOLLOWUP.fullmatch(r.path)]
+    return own, followups
+
+
+async def test_a_turns_live_table_goes_through_a_token_while_one_lives(world, tmp_path):
+    fd = world.fd
+    people = [world.person("ana"), world.person("ben")]
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        t, table = await started(world, bot, people, rounds=1, turn_time=0)
+        first = t.table_message()
+        assert first.webhook_id is None  # nobody clicked yet: the bot posted it
+        mover = people[table.engine.to_move]
+        waiter = people[1 - table.engine.to_move]
+        since = len(fd.requests)
+        await nimmt_turn(t, mover)  # My hand on the live table, then the move on the panel
+        current = await fd.wait_for(lambda: (m := t.table_message()) is not None and m is not first and m,
+                                    timeout=10)
+        # the waiter's turn: a public followup of the mover's click, in the thread, that pings
+        assert current.webhook_id is not None and current.ephemeral_to is None
+        assert current in fd.messages(t.thread) and current in fd.visible_messages(waiter, t.thread)
+        assert fd.pings(t.thread)[-1] == (current, waiter.id)
+        own, followups = posts(fd, t.thread, since)
+        assert not own, own
+        assert followups
+        await fd.wait_for(lambda: first.deleted, timeout=10)
+        # the new live table works, and the next one goes through a token too
+        await nimmt_turn(t, waiter)
+        after = await fd.wait_for(lambda: (m := t.table_message()) is not None and m is not current and m,
+                                  timeout=10)
+        if table.status == "playing":
+            assert after.webhook_id is not None and fd.pings(t.thread)[-1] == (after, mover.id)
+            await fd.wait_for(lambda: current.deleted, timeout=10)
+        assert not posts(fd, t.thread, since)[0]
+    fd.assert_clean()
+
+
+def passes_the_turn(run: Run, custom_id: str, values: list[str]) -> bool:
+    """Whether this control of a person's panel ends their turn with the game going on (the
+    next person's turn then pings them with a new live table)."""
+    from core.games.nimmt.engine import Nimmt
+
+    action = action_of(custom_id, values)
+    if action is None:
+        return False
+    con = connect(run.bot.database)
+    try:
+        log = con.execute("SELECT seat, action FROM table_actions WHERE table_id = ? ORDER BY idx",
+                          (run.table_id,)).fetchall()
+    finally:
+        con.close()
+    game = Nimmt.replay(SEATS, run.bot.seed, {"rounds": 1}, log)
+    seat = game.to_move
+    game.apply(seat, action)
+    return not game.over and game.to_move != seat
+
+
+class KilledPost:
+    """At the ``at``-th move of a person that ends their turn: the live table of the turn
+    that follows goes through a token, and the bot is SIGKILLed before it saved its id:
+    ``landed``, Discord posted it and only its answer was lost (a 502 after the work);
+    else it never arrived (the connection dropped).  Then the bot starts again."""
+
+    def __init__(self, landed: bool, at: int = 3) -> None:
+        self.landed = landed
+        self.at = at
+        self.moves = 0
+        self.done = False
+        self.before: Any = None  # the live table before the kill
+        self.posted: Any = None  # the live table posted while its answer was lost (landed)
+        self.restarted = 0  # the first request after the restart
+
+    async def __call__(self, run: Run, event: str, payload: Any) -> Any:
+        if event != "click" or self.done:
+            return None
+        user, panel, (kind, custom_id, values) = payload
+        if not passes_the_turn(run, custom_id, values):
+            return None
+        self.moves += 1
+        if self.moves < self.at:
+            return None
+        self.done = True
+        fd = run.fd
+        since = len(fd.requests)
+        self.before = run.table_message()
+        fd.fail_next("POST", FOLLOWUP.pattern + "$", status=502 if self.landed else 0, times=20, after=self.landed)
+        shown = await panel_answer(await run.interact(user, panel, kind, custom_id, values))
+        if self.landed:
+            self.posted = await fd.wait_for(
+                lambda: (m := run.table_message()) is not None and m is not self.before and m, timeout=10,
+                interval=0.005)
+        else:
+            await fd.wait_for(lambda: any(r.method == "POST" and FOLLOWUP.fullmatch(r.path)
+                                          for r in fd.requests[since:]), timeout=10, interval=0.005)
+        await run.bot.kill()
+        fd.clear_failures()
+        self.restarted = len(fd.requests)
+        await run.bot.start()
+        return shown
+
+
+@pytest.mark.parametrize("landed", [True, False])
+async def test_a_live_table_posted_through_a_token_and_a_kill(world, bots, tmp_path, landed):
+    """``landed``: after the restart the live table Discord posted is found in the thread and
+    taken as the live table (its ping counted), not posted again; else the bot posts it
+    itself (tokens are unknown after a restart), pinging once."""
+    fd = world.fd
+    bot = bots(fd, world.guild, tmp_path / "kill.db", tmp_path / "kill.log")
+    await bot.start()
+    plan = KilledPost(landed)
+    run = Run(world, bot, people_of(world), hook=plan)
+    await run.open("kill")
+    await run.start()
+
+    original = run.step
+
+    async def step(user: Any) -> None:
+        await original(user)
+        if plan.done and plan.restarted and not getattr(step, "checked", False):
+            step.checked = True  # type: ignore[attr-defined]
+            await after_restart()
+
+    async def after_restart() -> None:
+        def saved_live() -> int | None:
+            messages = run.state()[1].get("messages", {})
+            return None if "followup" in messages else messages.get("table")
+
+        if landed:
+            assert plan.posted is not None and plan.posted.webhook_id is not None
+            await fd.wait_for(lambda: saved_live() == plan.posted.id, timeout=20)
+        else:
+            await fd.wait_for(lambda: saved_live() not in (None, plan.before.id), timeout=20)
+            live = fd.message(saved_live())
+            # posted by the bot itself after the restart, and it pings
+            assert live.webhook_id is None
+            assert any(r.method == "POST" and r.path == f"/channels/{run.thread.id}/messages"
+                       for r in fd.requests[plan.restarted:])
+            assert any(m is live for m, _ in fd.pings(run.thread))
+        tables = [m for m in fd.messages(run.thread) if any(a.get("filename") == "table.png" for a in m.attachments)]
+        assert len(tables) == 1, tables
+
+    run.step = step  # type: ignore[method-assign]
+    await run.play()
+    await run.finish_shown()
+    assert plan.done and bot.kills == 1
+    assert getattr(step, "checked", False), "the game ended before the check after the restart"
+    assert sum(1 for m in fd.messages(run.thread) if m.attachments) == 1
+    assert told_twice(run) == []
+    await bot.stop()
+    fd.assert_clean()
