@@ -119,6 +119,9 @@ ADOPT_LOOKBACK = 10
 #: followup carries no nonce), saved before the post and dropped once its id is saved
 POSTING = "followup"
 #: a post through a token that may have landed (its answer was lost), unlike a refusal
+#: ``table.messages`` key: the live table a new one replaced, saved with the new one's id until it
+#: is deleted: a kill between the two does not leave it in the thread (:meth:`Presenter.resume`)
+STALE = "replaced"
 UNCERTAIN = (discord.DiscordServerError, aiohttp.ClientError, OSError, asyncio.TimeoutError)
 NO_NOTES = 1 << 62  # ``notes_told`` of a replay without the table's notes
 #: what an edit into the live table's Components V2 layout clears: a live table an
@@ -457,6 +460,11 @@ class Presenter:
         show = self._show_of(table)
         if missed:
             self.on_table_change(table, missed)
+        stale = table.messages.pop(STALE, None)
+        if stale and stale != table.messages.get("table"):  # replaced just before a stop, not deleted
+            task = asyncio.get_running_loop().create_task(self._delete_old(table, stale, None))
+            self._edits.add(task)
+            task.add_done_callback(self._edits.discard)
         pinged = table.messages.get("ping")
         if POSTING in table.messages:
             # a live table was being posted through a token: whether it (and its ping) landed is
@@ -917,9 +925,13 @@ class Presenter:
         # arrive before Discord's answer, and must not be taken for a user's.
         self.manager.set_message(table, "table", sent.id)
         self.manager.set_message(table, POSTING, None)
+        stale = old if old and repost and old != sent.id else None  # (the same: a post after a kill, found by its nonce)
+        self.manager.set_message(table, STALE, stale)
         await self.manager.save_messages(table)
-        if old and repost and old != sent.id:  # (the same: a post after a kill, found by its nonce)
-            await self._delete_old(table, old, deleter)
+        if stale:
+            await self._delete_old(table, stale, deleter)
+            if table.messages.get(STALE) == stale:
+                self.manager.set_message(table, STALE, None)  # (saved with the next change)
 
     async def _delete_old(self, table: Table, old: int, token: tuple[discord.Webhook, int] | None) -> None:
         """The live table before a new one goes: through a click's ``token`` on it (the
