@@ -76,6 +76,7 @@ def passes_the_turn(run: Run, custom_id: str, values: list[str]) -> bool:
         con.close()
     game = Nimmt.replay(SEATS, run.bot.seed, {"rounds": 1}, log)
     seat = game.to_move
+    assert seat is not None, "the game was over already"
     game.apply(seat, action)
     return not game.over and game.to_move != seat
 
@@ -164,7 +165,7 @@ async def test_a_live_table_posted_through_a_token_and_a_kill(world, bots, tmp_p
         tables = [m for m in fd.messages(run.thread) if any(a.get("filename") == "table.png" for a in m.attachments)]
         assert len(tables) == 1, tables
 
-    run.step = step  # type: ignore[method-assign]
+    run.step = step
     await run.play()
     await run.finish_shown()
     assert plan.done and bot.kills == 1
