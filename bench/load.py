@@ -59,10 +59,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import contextlib
 import json
 import os
 import random
+import re
 import signal
 import statistics
 import subprocess
@@ -1029,6 +1031,13 @@ async def run_load(args: argparse.Namespace, n: int) -> dict[str, Any]:
     return report
 
 
+def _routes_429(fd: Any) -> str:
+    """The routes that drew a 429, with their counts (a path's ids as ``{id}``)."""
+    seen = collections.Counter(f"{r.method} {re.sub(r'/[0-9]+', '/{id}', r.path.split('?')[0])}"
+                               for r in fd.requests if r.status == 429)
+    return ", ".join(f"{route} {n}" for route, n in seen.most_common())
+
+
 def _routes(requests: list[Any], seconds: float) -> list[tuple[str, float]]:
     """REST calls per second by route ('PATCH /channels/{id}/messages/{id}': 12.5), most first."""
     import re
@@ -1260,6 +1269,7 @@ async def run_restart(args: argparse.Namespace, count: int) -> dict[str, Any]:
         report["unanswered"] = fd.unanswered
         report["violations"] = list(fd.violations)
         report["429"] = sum(1 for r in fd.requests if r.status == 429)
+        report["429_routes"] = _routes_429(fd)
         report["load_end"] = os.getloadavg()
     finally:
         await bench.close()
@@ -1323,6 +1333,8 @@ def print_restart(args: argparse.Namespace, r: dict[str, Any]) -> None:
     check = r["check"]
     print(f"   wrong: {r['unanswered']} unanswered, {len(r['violations'])} violations, {r['429']} 429s, "
           f"{len(check['differ'])} of {check['tables']} tables differ from a replay of their saved log")
+    if r["429_routes"]:
+        print(f"   429s by route: {r['429_routes']}")
     for v in r["violations"][:5]:
         print(f"   violation: {v}")
 
