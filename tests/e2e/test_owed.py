@@ -13,8 +13,7 @@ from typing import Any
 import pytest
 
 from tests.e2e import panel_answer
-from tests.e2e.processes import connect
-from tests.e2e.test_restart import SEATS, Run, action_of, people_of
+from tests.e2e.test_restart import Run, action_of, people_of
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -103,21 +102,8 @@ async def test_a_move_posted_but_not_saved_as_told_before_a_kill_is_told_once(wo
 
 def ends_the_game(run: Run, custom_id: str, values: list[str]) -> bool:
     """Whether this control of a person's panel makes the game's last move."""
-    from core.games.nimmt.engine import Nimmt
-
-    action = action_of(custom_id, values)
-    if action is None:
-        return False
-    con = connect(run.bot.database)
-    try:
-        log = con.execute("SELECT seat, action FROM table_actions WHERE table_id = ? ORDER BY idx",
-                          (run.table_id,)).fetchall()
-    finally:
-        con.close()
-    game = Nimmt.replay(SEATS, run.bot.seed, {"rounds": 1}, log)
-    assert game.to_move is not None, "the game was over already"
-    game.apply(game.to_move, action)
-    return bool(game.over)
+    moved = run.after(custom_id, values)
+    return moved is not None and bool(moved[1].over)
 
 
 class FailingEnd:

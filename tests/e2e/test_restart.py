@@ -114,6 +114,26 @@ class Run:
     def fd(self) -> Any:
         return self.world.fd
 
+    def after(self, custom_id: str, values: list[str]) -> tuple[int, Any] | None:
+        """The seat to move and the game as the saved log leaves it with this panel
+        control applied by that seat (None: the control is no move)."""
+        from core.games.nimmt.engine import Nimmt
+
+        action = action_of(custom_id, values)
+        if action is None:
+            return None
+        con = connect(self.bot.database)
+        try:
+            log = con.execute("SELECT seat, action FROM table_actions WHERE table_id = ? ORDER BY idx",
+                              (self.table_id,)).fetchall()
+        finally:
+            con.close()
+        game = Nimmt.replay(SEATS, self.bot.seed, {"rounds": 1}, log)
+        seat = game.to_move
+        assert seat is not None, "the game was over already"
+        game.apply(seat, action)
+        return seat, game
+
     async def open(self, channel_name: str) -> None:
         fd = self.fd
         self.channel = fd.add_channel(self.world.guild, channel_name)
@@ -573,8 +593,6 @@ def action_of(custom_id: str, values: list[str]) -> Any:
 
 
 async def test_kill_after_the_last_move_was_acknowledged(world, bots, tmp_path):
-    from core.games.nimmt.engine import Nimmt
-
     fd = world.fd
     people = people_of(world)
     bot = bots(fd, world.guild, tmp_path / "last.db", tmp_path / "last.log", seed=2)  # a person moves last
@@ -585,19 +603,8 @@ async def test_kill_after_the_last_move_was_acknowledged(world, bots, tmp_path):
         if event != "click":
             return None
         user, panel, (kind, custom_id, values) = payload
-        action = action_of(custom_id, values)
-        if action is None:
-            return None
-        con = connect(run.bot.database)
-        try:
-            log = con.execute("SELECT seat, action FROM table_actions WHERE table_id = ? ORDER BY idx",
-                              (run.table_id,)).fetchall()
-        finally:
-            con.close()
-        game = Nimmt.replay(SEATS, run.bot.seed, {"rounds": 1}, log)
-        assert game.to_move is not None, "the game was over already"
-        game.apply(game.to_move, action)
-        if not game.over:
+        moved = run.after(custom_id, values)
+        if moved is None or not moved[1].over:
             return None
         # The last move: its narration fails once (discord.py waits a second), the bot dies meanwhile.
         fd.fail_next("POST", rf"/channels/{run.thread.id}/messages$", status=500)

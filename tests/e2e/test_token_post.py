@@ -12,9 +12,8 @@ from typing import Any
 import pytest
 
 from tests.e2e import nimmt_turn, panel_answer, running_bot, started
-from tests.e2e.processes import connect
 from tests.e2e.test_owed import told_twice
-from tests.e2e.test_restart import SEATS, Run, action_of, people_of
+from tests.e2e.test_restart import Run, people_of
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -63,21 +62,10 @@ async def test_a_turns_live_table_goes_through_a_token_while_one_lives(world, tm
 def passes_the_turn(run: Run, custom_id: str, values: list[str]) -> bool:
     """Whether this control of a person's panel ends their turn with the game going on (the
     next person's turn then pings them with a new live table)."""
-    from core.games.nimmt.engine import Nimmt
-
-    action = action_of(custom_id, values)
-    if action is None:
+    moved = run.after(custom_id, values)
+    if moved is None:
         return False
-    con = connect(run.bot.database)
-    try:
-        log = con.execute("SELECT seat, action FROM table_actions WHERE table_id = ? ORDER BY idx",
-                          (run.table_id,)).fetchall()
-    finally:
-        con.close()
-    game = Nimmt.replay(SEATS, run.bot.seed, {"rounds": 1}, log)
-    seat = game.to_move
-    assert seat is not None, "the game was over already"
-    game.apply(seat, action)
+    seat, game = moved
     return not game.over and game.to_move != seat
 
 
