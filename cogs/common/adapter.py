@@ -6,6 +6,8 @@ The bot is written against discord.py 2.7 (``requirements.txt`` pins it);
 used here.  What and why:
 
 - :data:`ORIGINAL`: editing an interaction's own message through its followup webhook.
+- :func:`sent_once`: a webhook message (a followup: no nonce) sent once, not again
+  after a 5xx as discord.py's webhook adapter does (it may have landed).
 - :func:`pace_requests`: every REST request through the bot's request budget
   (``HTTPClient.request``, see app/budget.py).
 - :func:`trim_ratelimits`: ``HTTPClient`` keeps one ``Ratelimit`` (~1.1 KB) per
@@ -29,14 +31,19 @@ used here.  What and why:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import functools
 import logging
 import re
-from typing import Any, Awaitable, Callable, Mapping, cast
+from types import TracebackType
+from typing import Any, Awaitable, Callable, Iterator, Mapping, cast
 
+import aiohttp
 import discord
+from discord.http import json_or_text
 from discord.ui import view as view_module
+from discord.webhook import async_ as webhook_module
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +67,76 @@ def check_version() -> bool:
 #: ``/webhooks/{application.id}/{interaction.token}/messages/@original``; discord.py
 #: declares the id an int and puts it into the path as it is.
 ORIGINAL = cast(int, "@original")
+
+
+class _FirstAnswer:
+    """The aiohttp session of one webhook request, as discord.py's webhook adapter uses it
+    (``async with session.request(...) as response``): a 5xx answer raises
+    :class:`discord.DiscordServerError` at once instead of coming back to the adapter,
+    which would send the request again; so does a connection reset the adapter would
+    send again (``errno`` 54 or 10054: macOS, Windows), as an :class:`aiohttp.ClientConnectionError`."""
+
+    def __init__(self, session: aiohttp.ClientSession) -> None:
+        self._session = session
+
+    def request(self, *args: Any, **kwargs: Any) -> "_Answer":
+        return _Answer(self._session.request(*args, **kwargs))
+
+
+class _Answer:
+    def __init__(self, pending: Any) -> None:
+        self._pending = pending  # aiohttp's request context manager
+
+    async def __aenter__(self) -> aiohttp.ClientResponse:
+        try:
+            response: aiohttp.ClientResponse = await self._pending.__aenter__()
+        except OSError as error:
+            if error.errno in (54, 10054):
+                raise aiohttp.ClientConnectionError(str(error)) from error
+            raise
+        if response.status >= 500:
+            try:
+                data = await json_or_text(response)
+            finally:
+                await self._pending.__aexit__(None, None, None)
+            raise discord.DiscordServerError(response, data)
+        return response
+
+    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                        trace: TracebackType | None) -> None:
+        await self._pending.__aexit__(kind, error, trace)
+
+
+class _OnceAdapter(webhook_module.AsyncWebhookAdapter):
+    """discord.py's webhook adapter, each request sent once whatever Discord answers
+    (a 429 is waited out and sent again: Discord did not carry it out)."""
+
+    def __init__(self, buckets: Any) -> None:
+        super().__init__()
+        self._locks = buckets  # the default adapter's: one rate limit bucket per webhook, as before
+
+    async def request(self, route: Any, session: Any, **kwargs: Any) -> Any:
+        return await super().request(route, cast(aiohttp.ClientSession, _FirstAnswer(session)), **kwargs)
+
+
+_ONCE: _OnceAdapter | None = None
+
+
+@contextlib.contextmanager
+def sent_once() -> Iterator[None]:
+    """Webhook requests made within (in this task) are sent once: discord.py sends a
+    webhook request again after a 500, 502 or 504 answer (up to 5 times), but a followup
+    carries no nonce and may have landed before Discord's edge failed, so a message
+    sent again would show twice.  Here the 5xx (or a dropped connection) reaches the
+    caller, who looks for what landed."""
+    global _ONCE
+    if _ONCE is None:
+        _ONCE = _OnceAdapter(webhook_module.async_context.get()._locks)
+    token = webhook_module.async_context.set(_ONCE)
+    try:
+        yield
+    finally:
+        webhook_module.async_context.reset(token)
 
 
 def pace_requests(client: discord.Client, wrap: Callable[[Callable[..., Awaitable[Any]]], Callable[..., Awaitable[Any]]]

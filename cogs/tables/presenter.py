@@ -32,7 +32,7 @@ from app.tables.manager import Table, TableManager, starts_turn
 from app.text import plain
 from core import registry
 from core.protocol import Event, to_act
-from cogs.common.adapter import ORIGINAL
+from cogs.common.adapter import ORIGINAL, sent_once
 from cogs.common.ui import NO_PINGS, TRANSIENT, view_of
 from cogs.tables.game_ui import TABLE_PICTURE, GameUI, TableExtra, TableMessage, variant_line
 from cogs.tables.lobby import Lobby, PlayAgain, Watch, pinging
@@ -118,10 +118,10 @@ ADOPT_LOOKBACK = 10
 #: ``table.messages`` key: the version of a live table being posted through a token (a
 #: followup carries no nonce), saved before the post and dropped once its id is saved
 POSTING = "followup"
-#: a post through a token that may have landed (its answer was lost), unlike a refusal
 #: ``table.messages`` key: the live table a new one replaced, saved with the new one's id until it
 #: is deleted: a kill between the two does not leave it in the thread (:meth:`Presenter.resume`)
 STALE = "replaced"
+#: a post through a token that may have landed (its answer was lost), unlike a refusal
 UNCERTAIN = (discord.DiscordServerError, aiohttp.ClientError, OSError, asyncio.TimeoutError)
 NO_NOTES = 1 << 62  # ``notes_told`` of a replay without the table's notes
 #: what an edit into the live table's Components V2 layout clears: a live table an
@@ -959,9 +959,10 @@ class Presenter:
         global limit, and the token edits and deletes it later.  None: no token lives, or
         Discord refused it (the bot's own post follows, with its nonce).
 
-        A followup carries no nonce: the version being posted is saved first (``POSTING``),
-        so a post that landed unsaved (a kill, an answer lost) is found in the thread and
-        taken as the live table (:meth:`_adopt`) rather than posted twice."""
+        A followup carries no nonce: it is sent once (:func:`~cogs.common.adapter.sent_once`),
+        and the version being posted is saved first (``POSTING``), so a post that landed
+        unsaved (a kill, an answer lost: a 5xx, a dropped connection) is found in the thread
+        and taken as the live table (:meth:`_adopt`) rather than posted twice."""
         poster = self._poster(table, show)
         if poster is None or show is None:
             return None
@@ -969,7 +970,9 @@ class Presenter:
         self.manager.set_message(table, POSTING, version)
         await self.manager.save_messages(table)
         try:
-            sent = await webhook.send(files=files(), view=layout, allowed_mentions=mentions, ephemeral=False, wait=True)
+            with sent_once():  # (not sent again by discord.py after a 5xx: it may have landed)
+                sent = await webhook.send(files=files(), view=layout, allowed_mentions=mentions, ephemeral=False,
+                                          wait=True)
         except UNCERTAIN:
             show.adopt = True  # it may have landed: looked for before it is posted again
             show.adopt_ping = mentions is not NO_PINGS

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e import nimmt_turn, panel_answer, running_bot, started
+from tests.e2e import nimmt_turn, open_hand, panel_answer, running_bot, started
 from tests.e2e.test_owed import told_twice
 from tests.e2e.test_restart import Run, people_of
 
@@ -166,4 +166,43 @@ async def test_a_live_table_posted_through_a_token_and_a_kill(world, bots, tmp_p
     assert sum(1 for m in fd.messages(run.thread) if m.attachments) == 1
     assert told_twice(run) == []
     await bot.stop()
+    fd.assert_clean()
+
+
+@pytest.mark.parametrize("status", [502, 0])
+async def test_a_live_table_whose_followup_answer_failed_is_posted_once(world, tmp_path, status):
+    """Discord posts the live table through a click's token and only its answer fails (a 502
+    of its edge, or the connection dropped on the way back): the bot does not send it again
+    (a followup has no nonce: discord.py would post it again after the 502), it finds it in
+    the thread and takes it as the live table; its ping counts, and the game goes on from it."""
+    fd = world.fd
+    people = [world.person("ana"), world.person("ben")]
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        t, table = await started(world, bot, people, rounds=1, turn_time=0)
+        first = t.table_message()
+        mover = people[table.engine.to_move]
+        waiter = people[1 - table.engine.to_move]
+        panel = await open_hand(t, mover)  # (its private answer is a followup too: before the failure)
+        since = len(fd.requests)
+        fd.fail_next("POST", FOLLOWUP.pattern + "$", status=status, after=True)
+        await nimmt_turn(t, mover, panel)
+        current = await fd.wait_for(lambda: (m := t.table_message()) is not None and m is not first and m,
+                                    timeout=10)
+        assert current.webhook_id is not None
+        await fd.wait_for(lambda: first.deleted, timeout=10)
+        # posted once: the one post through the token is the one whose answer failed
+        own, followups = posts(fd, t.thread, since)
+        assert not own, own
+        assert [r.status for r in followups] == [status], followups
+        assert [m for m in fd.messages(t.thread) if m.attachments] == [current]
+        assert [(m, u) for m, u in fd.pings(t.thread) if u == waiter.id] == [(current, waiter.id)]
+        await fd.wait_for(lambda: bot.tables.get(t.table_id).messages.get("table") == current.id, timeout=10)
+        # the game goes on from the live table found: the waiter plays on it
+        await nimmt_turn(t, waiter)
+        after = await fd.wait_for(lambda: (m := t.table_message()) is not None and m is not current and m,
+                                  timeout=10)
+        if table.status == "playing":
+            assert fd.pings(t.thread)[-1] == (after, mover.id)
+        await fd.wait_for(lambda: current.deleted, timeout=10)
+        assert [m for m in fd.messages(t.thread) if m.attachments] == [after]
     fd.assert_clean()

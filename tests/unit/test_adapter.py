@@ -75,6 +75,26 @@ def test_the_classes_break_cycles_patches_have_what_it_relies_on():
     assert hasattr(Item().item, "_view")
 
 
+def test_what_sent_once_swaps_is_there():
+    """sent_once puts its adapter into discord.py's webhook context variable; the adapter
+    hands its session's ``request`` to discord.py's own, and shares its buckets' locks."""
+    import contextvars
+    import inspect
+
+    from discord.webhook import async_ as webhook_module
+
+    assert isinstance(webhook_module.async_context, contextvars.ContextVar)
+    default = webhook_module.async_context.get()
+    assert isinstance(default, webhook_module.AsyncWebhookAdapter)
+    assert hasattr(default, "_locks")
+    assert list(inspect.signature(webhook_module.AsyncWebhookAdapter.request).parameters)[:3] == [
+        "self", "route", "session"]
+    with adapter.sent_once():
+        inside = webhook_module.async_context.get()
+        assert inside is not default and inside._locks is default._locks
+    assert webhook_module.async_context.get() is default
+
+
 def _private_discord_reads(path):
     """Names of discord.py's private attributes a module reads (``x._name`` where
     ``_name`` is an attribute discord.py's own classes define)."""
