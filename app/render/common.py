@@ -108,6 +108,36 @@ def banner(im: Image.Image, d: ImageDraw.ImageDraw, x: float, y: float, w: float
     rb.text_fit(d, (x + w / 2, y + h / 2), s, size, ink, w - 16, anchor="mm", smallest=smallest)
 
 
+def wrap(parts: Sequence[str], f: Any, max_w: float, first: float = 0, sep: str = " · ") -> list[str]:
+    """``parts`` (cleaned) joined by ``sep`` into lines of at most ``max_w``
+    pixels (the first line starts ``first`` pixels in); a part too wide alone is cut."""
+    lines: list[str] = []
+    cur = ""
+    for part in (rb.clean(p) for p in parts):
+        room = max_w - (first if not lines else 0)
+        cand = cur + sep + part if cur else part
+        if f.getlength(cand) <= room:
+            cur = cand
+            continue
+        if cur:
+            lines.append(cur)
+        room = max_w - (first if not lines else 0)
+        cur = rb.fit(part, f, room)
+    if cur:
+        lines.append(cur)
+    return lines
+
+
+def lines_under(text: str, f: Any, max_w: float, most: int = 2) -> list[str]:
+    """``text`` (cleaned) word by word in at most ``most`` lines of ``max_w``
+    pixels, the last cut only if the rest does not fit: a short label under a
+    card ("picks a row", "wählt Reihe") stays whole rather than losing its end."""
+    words = wrap(text.split(), f, max_w, sep=" ")
+    if len(words) <= most:
+        return words
+    return [*words[:most - 1], rb.fit(" ".join(words[most - 1:]), f, max_w)]
+
+
 def marker(im: Image.Image, x: float, cy: float, s: int, color: Color = GOLD) -> None:
     """The triangle that points at the seat to move."""
     rb.stamp(im, rb.triangle_mask(s), (x, cy - s / 2), color)

@@ -124,6 +124,29 @@ def test_no_text_under_8_px_on_a_phone(name: str, draw: Callable[[str], bytes], 
     assert im.width <= 2 * PHONE_WIDTH
 
 
+def _cut_name(text: str) -> bool:
+    """``text`` ends with a player's name cut short (names are long on purpose)."""
+    body = text[:-len(rb.ellipsis())]
+    return any(body.endswith(name[:k]) and (len(body) == k or body[-k - 1] == " ")
+               for name in map(rb.clean, NAMES) for k in range(1, len(name)))
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("name,draw", STATES, ids=[name for name, _ in STATES])
+def test_nothing_but_a_long_name_is_cut(name: str, draw: Callable[[str], bytes], lang: str) -> None:
+    """What a picture says of the table and the last move (the bull supply's count, where a
+    revealed card went or that it picks a row, a chain's discard) is never cut short in any
+    language; only a long name may be, at its end."""
+    game = name.split()[0]
+    whole = {rb.clean(t(lang, f"{prefix}{key}")) for prefix, keys in (
+        ("render.", render_nimmt.NIMMT_TABLE_LABELS + render_garbage.GARBAGE_TABLE_LABELS),
+        ("take6.r_", render_take6.TAKE6_TABLE_LABELS)) for key in keys}  # ("choosing…" is whole)
+    with rb.recording() as drawn:
+        draw(lang)
+    cut = [text for _, text in drawn if text.endswith(rb.ellipsis()) and text not in whole and not _cut_name(text)]
+    assert not cut, f"{name} ({lang}, {game}): cut short: {cut}"
+
+
 def test_the_hand_picture_keeps_its_width() -> None:
     """From one turn to the next the panel's picture does not change width."""
     widths = set()
@@ -216,3 +239,23 @@ def test_a_new_round_or_deal_is_announced() -> None:
         marked = {**{k: "" for k in keys}, **{k: "NEW ROUND" for k in key}}
         texts = _texts(lambda: draw(engine.view(None), NAMES[:3], marked, recent))
         assert "NEW ROUND" in texts, game
+
+
+def test_a_new_hand_marks_no_slot_of_the_hand_before() -> None:
+    """Once a Garbage hand is won the layouts are dealt afresh: the banner and the chain that
+    won it are shown, and no slot of the new layouts is framed as if that chain had filled it."""
+    def won(ev: list[Event]) -> bool:
+        return any(e["type"] == "hand_start" and e["hand"] > 1 for e in ev)
+
+    engine, recent = played("garbage", 3, 2, won)
+    start = next(i for i, e in enumerate(recent) if e["type"] == "hand_won")
+    draw = render_garbage.render_garbage_table
+    labelled = labels("garbage", "en", render_garbage.GARBAGE_TABLE_LABELS)
+    with_chain = Image.open(io.BytesIO(draw(engine.view(None), NAMES[:3], labelled, recent)))
+    without = Image.open(io.BytesIO(draw(engine.view(None), NAMES[:3], labelled, recent[start:])))
+    texts = _texts(lambda: draw(engine.view(None), NAMES[:3], labelled, recent))
+    assert any(text.startswith("→") for text in texts)  # the chain that won is shown
+    assert with_chain.height > without.height
+    panels = 2 * (render_garbage._PANEL_H + 14)  # the players' layouts, at the bottom of both
+    assert (with_chain.crop((0, with_chain.height - panels, with_chain.width, with_chain.height)).tobytes()
+            == without.crop((0, without.height - panels, without.width, without.height)).tobytes())

@@ -30,7 +30,7 @@ GARBAGE_TABLE_LABELS: tuple[str, ...] = (
     "chain_slot",    # {slot}                    e.g. "→ {slot}" (under a card of the last chain: where it went)
     "chain_discard",  # (none)                   e.g. "discarded" (the card that ended the chain)
     "chain_choose",  # (none)                    e.g. "Jack: ?" (a Jack waiting for its slot)
-    "hand_won",      # {name} {hand} {count}     e.g. "{name} wins hand {hand}: {count} slots next"
+    "hand_won",      # {name} {hand} {count}     e.g. "{name} wins hand {hand} · slots next hand: {count}"
     "hand_start",    # {hand} {name}             e.g. "Hand {hand} starts: {name} begins"
 )
 """Label keys of :func:`render_garbage_table`."""
@@ -50,8 +50,9 @@ _CCW, _CCH = 40, 56  # a card of the last chain
 def last_chain(recent: Sequence[Mapping[str, Any]]) -> tuple[int | None, list[tuple[str, str]], frozenset[int],
                                                              Mapping[str, Any] | None]:
     """The latest turn's chain: who, each card with where it went (``("slot", "7")``,
-    ``("discard", "")``, ``("choose", "")``), the slots it filled, and a hand
-    won or started since (the banner).
+    ``("discard", "")``, ``("choose", "")``), the slots it filled (none once a
+    hand was won or started since: the layouts are dealt afresh, face down), and
+    a hand won or started since (the banner).
 
     >>> last_chain([{"type": "drew", "seat": 1, "source": "stock", "card": "7H"},
     ...             {"type": "placed", "seat": 1, "slot": 7, "card": "7H", "uncovered": "3S"},
@@ -83,7 +84,7 @@ def last_chain(recent: Sequence[Mapping[str, Any]]) -> tuple[int | None, list[tu
             break
         elif kind in ("discarded", "hand_won", "turn"):
             break
-    return (seat if isinstance(seat, int) else None), chips, frozenset(filled), hand
+    return (seat if isinstance(seat, int) else None), chips, frozenset(filled if hand is None else ()), hand
 
 
 def _garbage_panel(im: Image.Image, d: ImageDraw.ImageDraw, x: float, y: float, seat: int, player: Mapping[str, Any],
@@ -161,7 +162,13 @@ def render_garbage_table(view: Mapping[str, Any], names: Sequence[str], labels: 
     pgap = 14
     mid_h = 150
     actor, chips, filled, hand_news = last_chain(recent)
-    chain_w = _CCW + 12
+    fc = rb.font(MIN_TEXT)
+    caps = [label(labels, "chain_slot", slot=where.partition(":")[2]) if where.startswith("slot:") else
+            label(labels, "chain_discard") if where.startswith("discard:") else label(labels, "chain_choose")
+            for _, where in chips]
+    # (a chip is as wide as its widest caption: "descarte", "¿hueco?" stay whole)
+    chain_w = int(max([_CCW + 12, *(fc.getlength(rb.clean(cap)) + 6 for cap in caps)]))
+    chain_w = min(chain_w, (W - 2 * M) // 4)
     per_line = max(1, (W - 2 * M) // chain_w)
     chain_h = (28 + -(-len(chips) // per_line) * (_CCH + 26)) if chips else 0
     banner_h = 40 if hand_news is not None else 0
@@ -196,7 +203,6 @@ def render_garbage_table(view: Mapping[str, Any], names: Sequence[str], labels: 
         banner(im, d, M, y, W - 2 * M, 32, news, 20, MIN_TEXT)
         y += banner_h
     if chips:  # the last chain: who, each card and where it went
-        fc = rb.font(MIN_TEXT)
         rb.text_fit(d, (M, y + 11), name_of(nm, actor) + ":", 18, ORANGE, W - 2 * M, anchor="lm", stroke=1,
                     smallest=MIN_TEXT)
         y += 28
@@ -205,10 +211,8 @@ def render_garbage_table(view: Mapping[str, Any], names: Sequence[str], labels: 
             cx: float = M + col * chain_w
             cy = y + line * (_CCH + 26)
             im.paste(rc.playing_card(card, _CCW, _CCH, FELT), (int(cx), int(cy)))
-            what, _, slot = where.partition(":")
-            cap = (label(labels, "chain_slot", slot=slot) if what == "slot" else
-                   label(labels, "chain_discard") if what == "discard" else label(labels, "chain_choose"))
-            rb.text(d, (cx + _CCW / 2, cy + _CCH + 3), rb.fit(cap, fc, chain_w - 2), fc,
+            what = where.partition(":")[0]
+            rb.text(d, (cx + _CCW / 2, cy + _CCH + 3), rb.fit(caps[i], fc, chain_w - 2), fc,
                     ORANGE if what == "slot" else MUTED if what == "discard" else GOLD, anchor="ma")
         y += chain_h - 28
     hline(d, y, M, W - M)

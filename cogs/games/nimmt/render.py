@@ -13,7 +13,7 @@ from app.render import base as rb
 from app.render import cards as rc
 from app.render.base import Color, label
 from app.render.common import (BLUE, FELT, GOLD, LINE, M, MUTED, ORANGE, PANEL, PANEL_HI, RED, TEXT, hline,
-                               banner, legible, marker, name_of, names_for, seat_badge, serialised, table_picture)
+                               banner, legible, marker, name_of, names_for, seat_badge, serialised, table_picture, wrap)
 from core.games.nimmt.engine import HEADS
 
 NIMMT_TABLE_LABELS: tuple[str, ...] = (
@@ -135,26 +135,6 @@ def _caption(events: Sequence[Mapping[str, Any]], nm: list[str], labels: Mapping
     return who, parts
 
 
-def wrap(parts: Sequence[str], f: Any, max_w: float, first: float = 0, sep: str = " · ") -> list[str]:
-    """``parts`` (cleaned) joined by ``sep`` into lines of at most ``max_w``
-    pixels (the first line starts ``first`` pixels in); a part too wide alone is cut."""
-    lines: list[str] = []
-    cur = ""
-    for part in (rb.clean(p) for p in parts):
-        room = max_w - (first if not lines else 0)
-        cand = cur + sep + part if cur else part
-        if f.getlength(cand) <= room:
-            cur = cand
-            continue
-        if cur:
-            lines.append(cur)
-        room = max_w - (first if not lines else 0)
-        cur = rb.fit(part, f, room)
-    if cur:
-        lines.append(cur)
-    return lines
-
-
 @table_picture
 @serialised
 def render_nimmt_table(view: Mapping[str, Any], names: Sequence[str], labels: Mapping[str, str],
@@ -217,16 +197,16 @@ def render_nimmt_table(view: Mapping[str, Any], names: Sequence[str], labels: Ma
     # header: round, bull supply, draw pile
     y = M
     right = W - M
-    f20 = rb.font(20)
-    pile_txt = rb.fit(label(labels, "draw_pile", count=view["draw_pile"]), f20, 200)
-    tw = f20.getlength(pile_txt)
-    rb.text(d, (right, y + 16), pile_txt, f20, TEXT, anchor="rm")
+    # (the counts shrink before they are cut: "Toros en reserva: 10" kept its number)
+    pile_txt, fp = rb.shrink(label(labels, "draw_pile", count=view["draw_pile"]), 20, 240, MIN_TEXT)
+    tw = fp.getlength(pile_txt)
+    rb.text(d, (right, y + 16), pile_txt, fp, TEXT, anchor="rm")
     bx = right - tw - 8 - 20
     im.paste(rc.card_back(20, 28, FELT), (int(bx), y + 2))
-    sup_txt = rb.fit(label(labels, "supply", count=view["supply"]), f20, 200)
-    tw2 = f20.getlength(sup_txt)
+    sup_txt, fs = rb.shrink(label(labels, "supply", count=view["supply"]), 20, 240, MIN_TEXT)
+    tw2 = fs.getlength(sup_txt)
     sx = bx - 18
-    rb.text(d, (sx, y + 16), sup_txt, f20, TEXT, anchor="rm")
+    rb.text(d, (sx, y + 16), sup_txt, fs, TEXT, anchor="rm")
     im.paste(rc.bull_icon(20, 28, FELT), (int(sx - tw2 - 8 - 20), y + 2))
     title_w = sx - tw2 - 8 - 20 - 12 - M
     rb.text_fit(d, (M, y + 16), label(labels, "round", round=view["round"], rounds=view["rounds"]),

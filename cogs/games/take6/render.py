@@ -15,14 +15,14 @@ from PIL import Image, ImageDraw
 from app.render import base as rb
 from app.render import cards as rc
 from app.render.common import (FELT, GOLD, LINE, MUTED, ORANGE, PANEL, PANEL_HI, RED, TEXT, M, banner, legible,
-                               names_for, seat_badge, serialised, table_picture)
+                               lines_under, names_for, seat_badge, serialised, table_picture)
 from app.render.base import label
 from core.games.take6.engine import HEADS, ROW_MAX, row_for
 
 TAKE6_TABLE_LABELS: tuple[str, ...] = (
     "deal",          # {deal} {turn}            e.g. "Deal {deal} · turn {turn}/10"
     "limit",         # {limit}                  e.g. "Game ends at {limit} points"
-    "deals",         # {deals}                  e.g. "{deals} deals"
+    "deals",         # {deals}                  e.g. "Deals: {deals}" (a picture has no plural forms: the count follows its noun)
     "status_choose", # {count}                  e.g. "Everyone chooses a card ({count} still to choose)"
     "status_row",    # {name} {card}            e.g. "{name} picks a row for the {card}"
     "status_over",   # (none)                   e.g. "Game over"
@@ -125,7 +125,17 @@ def render_take6_table(view: Mapping[str, Any], names: Sequence[str], labels: Ma
     fresh = deal is not None and (not reveal or reveal.index(deal) > 0 if deal in reveal else True)
     per_line = max(1, (W - 2 * M) // CHIP_W)
     chip_lines = -(-len(shown) // per_line)
-    reveal_h = (30 + chip_lines * (CHIP_CH + 48)) if shown else 0
+    ft = rb.font(MIN_TEXT)
+    next_up = pending[0][1] if pending else None
+    dests: list[list[str]] = []  # under each revealed card: where it went, in one or two lines
+    for _, chip in shown:
+        kind, row = where.get(chip, ("", -1))
+        dest = (label(labels, "to_row", row=ROW_LABELS[row]) if kind == "placed"
+                else label(labels, "took", row=ROW_LABELS[row]) if kind in ("sixth", "took_row")
+                else label(labels, "picks_row") if chip == next_up else "")
+        dests.append(lines_under(dest, ft, CHIP_W - 2) if dest else [])
+    chip_h = CHIP_CH + 30 + 18 * max([1, *map(len, dests)])
+    reveal_h = (30 + chip_lines * chip_h) if shown else 0
     head_h = 64
     banner_h = 40 if fresh else 0
     H = M + head_h + banner_h + len(rows) * ROW_H + reveal_h + 34 + seats * LINE_H + M
@@ -163,13 +173,11 @@ def render_take6_table(view: Mapping[str, Any], names: Sequence[str], labels: Ma
     if shown:
         rb.text_fit(d, (M, y + 14), label(labels, "revealed"), 18, MUTED, W - 2 * M, anchor="lm", smallest=MIN_TEXT)
         y += 30
-        ft = rb.font(MIN_TEXT)
         x0 = M + (W - 2 * M - per_line * CHIP_W) / 2
-        next_up = pending[0][1] if pending else None
         for i, (seat, card) in enumerate(shown):
             line, col = divmod(i, per_line)
             cx = x0 + col * CHIP_W
-            cy = y + line * (CHIP_CH + 48)
+            cy = y + line * chip_h
             kind, row = where.get(card, ("", -1))
             colour = RED if kind in ("sixth", "took_row") else ORANGE if kind == "placed" else GOLD if card == next_up \
                 else MUTED
@@ -179,12 +187,8 @@ def render_take6_table(view: Mapping[str, Any], names: Sequence[str], labels: Ma
             im.paste(rc.number_card(card, HEADS[card], CHIP_CW, CHIP_CH, FELT), (int(kx), int(cy)))
             rb.text(d, (cx + CHIP_W / 2, cy + CHIP_CH + 5), rb.fit(names[seat], ft, CHIP_W - 4), ft, TEXT,
                     anchor="ma")
-            dest = (label(labels, "to_row", row=ROW_LABELS[row]) if kind == "placed"
-                    else label(labels, "took", row=ROW_LABELS[row]) if kind in ("sixth", "took_row")
-                    else label(labels, "picks_row") if card == next_up else "")
-            if dest:
-                rb.text(d, (cx + CHIP_W / 2, cy + CHIP_CH + 25), rb.fit(dest, ft, CHIP_W - 2), ft, colour,
-                        anchor="ma")
+            for k, part in enumerate(dests[i]):
+                rb.text(d, (cx + CHIP_W / 2, cy + CHIP_CH + 25 + 18 * k), part, ft, colour, anchor="ma")
         y += reveal_h - 30
 
     # players: hand, chosen this turn, penalty pile, total
