@@ -52,6 +52,8 @@ overfull buckets without scanning ``buckets`` and ``bucket_groups``: the
 recording names the buckets it overfilled (``record_games_v4``) and
 ``split_buckets_at`` looks up only those (see the comment above
 ``_SPLIT_WITHOUT_SCAN``).
+
+Version 8 indexes the seasons not closed yet by their end (``_SEASONS_DUE``).
 """
 from __future__ import annotations
 
@@ -1027,9 +1029,19 @@ _SPLIT_AT = f"""
 
 _SPLIT_WITHOUT_SCAN = (_record_games_v4(), _SPLIT_AT)
 
+# Version 8: the seasons that ended and are not closed yet, by end (as
+# SQLite's version 12): the look at the calendar finds them without reading
+# every season.  The condition is the query's own (app.store.postgres), so a
+# process of the old code, whose query is the same, uses it too; the table is
+# small (a few rows a server), so the build's lock is short.
+_SEASONS_DUE = (
+    "CREATE INDEX seasons_due ON seasons (ends_at, id)"
+    " WHERE coalesce((meta::jsonb ->> 'closed')::boolean, false) = false",
+)
+
 #: MIGRATIONS[k] brings version k to k + 1.
 MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _SEASONS, _ACTIVITY, _EXCLUDED,
-                                            _SPLIT_WITHOUT_SCAN)
+                                            _SPLIT_WITHOUT_SCAN, _SEASONS_DUE)
 LATEST = len(MIGRATIONS)
 #: the tables of the schema, parents before children (``--copy-db`` order)
 TABLES = ("tables", "table_actions", "guild_settings", "players", "games", "game_players", "stats",

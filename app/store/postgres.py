@@ -207,11 +207,12 @@ FROM stats AS s JOIN unnest($1::int[], $2::bigint[], $3::bigint[]) AS k (game, s
   ON s.game = k.game AND s.scope = k.scope AND s.user_id = k.user_id
 WHERE s.mu IS NULL AND s.parked_mu IS NOT NULL
 """
-# (an ended season's board stays as it ended: kept browsable, its ratings are not parked)
+# (an ended season's board stays as it ended: kept browsable, its ratings are not parked;
+# each row's season looked up by id, not every ended season read)
 _PARK = """
 UPDATE stats SET parked_mu = mu, parked_sigma = sigma, mu = NULL, sigma = NULL
 WHERE mu IS NOT NULL AND rated_at < $1 AND {where}
-  AND scope NOT IN (SELECT -id FROM seasons WHERE ends_at <= $3)
+  AND NOT EXISTS (SELECT 1 FROM seasons WHERE id = -stats.scope AND ends_at <= $3)
 """
 # the scopes of guilds with a window of their own: theirs and their seasons'
 _WINDOWED = "SELECT unnest($2::bigint[]) UNION ALL SELECT -id FROM seasons WHERE guild_id = ANY($2::bigint[])"

@@ -418,11 +418,12 @@ SELECT g.id, g.table_id, g.guild_id, g.channel_id, g.game, g.started_at, g.ended
 FROM games AS g WHERE g.id = ?
 """
 # park the ratings not changed since :cut (the stats_awake index finds them)
-# (an ended season's board stays as it ended: kept browsable, its ratings are not parked)
+# (an ended season's board stays as it ended: kept browsable, its ratings are not parked;
+# each row's season looked up by id, not every ended season read)
 _PARK = """
 UPDATE stats SET parked_mu = mu, parked_sigma = sigma, mu = NULL, sigma = NULL
 WHERE mu IS NOT NULL AND rated_at < :cut AND {where}
-  AND scope NOT IN (SELECT -id FROM seasons WHERE ends_at <= :now)
+  AND NOT EXISTS (SELECT 1 FROM seasons WHERE id = -stats.scope AND ends_at <= :now)
 """
 # the scopes of guilds with a window of their own (a JSON list): theirs and their seasons'
 _WINDOWED = "SELECT value FROM json_each(:custom) UNION ALL SELECT -id FROM seasons WHERE guild_id IN " \

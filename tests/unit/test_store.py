@@ -972,6 +972,45 @@ async def test_ending_a_season_by_hand_and_the_calendars_next_one(store):
         await store.leaderboard("nimmt", season=0)
 
 
+async def _plan(store, sql, *args):
+    """The query plan of *sql* with *args* (EXPLAIN QUERY PLAN on SQLite, EXPLAIN on PostgreSQL), as text."""
+    if store.backend == "sqlite":
+        rows = await store._r.execute_fetchall("EXPLAIN QUERY PLAN " + sql, *args)
+        return "\n".join(str(row[-1]) for row in rows)
+    return "\n".join(row[0] for row in await store._pool.fetch("EXPLAIN " + sql, *args))
+
+
+async def test_the_look_at_the_calendar_finds_ended_seasons_without_reading_every_season(store):
+    """Among thousands of closed seasons (every server's past months), the
+    seasons due to close are found through the index of the unclosed ones
+    by end, and parking a rating looks its season up by id: neither reads
+    the whole seasons table."""
+    from app.seasons import make_all
+    from app.store.base import SeasonPlan
+
+    made = await make_all(store, [SeasonPlan(g, "past", 0.0, 1000.0) for g in range(100, 3100)]
+                          + [SeasonPlan(g, "now", 1000.0, 3000.0) for g in range(100, 3100)])
+    await store.set_seasons_meta({season_id: {"closed": True} for season_id in made[:2990]})
+    await store.record_game(_at(1, 1500.0, [(1, 1, 0), (2, 2, 5)], guild_id=100))
+    if store.backend == "sqlite":
+        from app.store import sqlite as backend
+        await store._write(lambda conn: conn.execute("ANALYZE"))
+        ended = (backend._SEASONS_ENDED, (2000.0,))
+        park = (backend._PARK.format(where=f"scope NOT IN ({backend._WINDOWED})"),
+                {"cut": 1.0, "custom": "[]", "now": 2000.0})
+    else:
+        from app.store import postgres as backend
+        await store._pool.execute("ANALYZE")
+        ended = (backend._SEASONS_ENDED, 2000.0)
+        park = (backend._PARK.format(where=f"scope NOT IN ({backend._WINDOWED})"), 1.0, [], 2000.0)
+    plan = await _plan(store, *ended)
+    assert "seasons_due" in plan and "SCAN seasons" not in plan and "Seq Scan" not in plan, plan
+    assert [x["id"] for x in await store.seasons_ended(2000.0)] == made[2990:3000]  # the 10 left, by end
+    plan = await _plan(store, *park)
+    assert "Seq Scan on seasons" not in plan and "SCAN seasons" not in plan, plan
+    assert ("seasons_pkey" in plan if store.backend == "postgresql" else "INTEGER PRIMARY KEY" in plan), plan
+
+
 class Crash(Exception):
     """The process stops in the middle of a rollover."""
 
