@@ -92,6 +92,31 @@ def calendar_plans(modes: Mapping[int, str], now: float) -> list[SeasonPlan]:
             for guild_id, mode in modes.items() for i, (name, start, end) in enumerate(wanted(mode, now))]
 
 
+def started_by_change(plans: Sequence[SeasonPlan], seasons: Sequence[dict[str, Any]]) -> list[SeasonPlan]:
+    """*plans* (:func:`calendar_plans` of one guild at a change of its mode)
+    with the current season under a name the guild has not used: a season
+    of that name was there already (the mode went away and came back within
+    the period, and its season ended with the first change), so the plan
+    would find it by name, ended, and no season would run until the next
+    period.  The name takes the first free number instead (*seasons*: the
+    guild's, as :meth:`app.store.api.Store.seasons` lists them).
+
+    >>> plans = [SeasonPlan(5, "2026-12", 10.0, 20.0), SeasonPlan(5, "2027-01", 20.0, 30.0)]
+    >>> [p.name for p in started_by_change(plans, [{"name": "2026-12"}, {"name": "2026-12 (2)"}])]
+    ['2026-12 (3)', '2027-01']
+    >>> started_by_change(plans, []) == plans
+    True
+    """
+    if not plans:
+        return []
+    taken = {season["name"].casefold() for season in seasons}
+    first, name, number = plans[0], plans[0].name, 1
+    while name.casefold() in taken:
+        number += 1
+        name = f"{first.name} ({number})"
+    return [first._replace(name=name), *plans[1:]]
+
+
 async def make_all(store: Store, plans: Sequence[SeasonPlan], batch: int = ROLL_BATCH) -> list[int | None]:
     """Make the seasons of *plans* not made yet, *batch* plans per
     transaction; each plan's season id (None: it overlaps another season of

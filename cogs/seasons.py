@@ -21,6 +21,7 @@ from discord.ext import commands
 from app.i18n.catalogue import normalise, t
 from app.seasons import (
     CALENDAR, GLOBAL_MODE, MODES, TICK, calendar_plans, champions, close_ended, current, make_all, period,
+    started_by_change,
 )
 from app.store.base import SeasonPlan
 from app.text import plain
@@ -127,11 +128,14 @@ class SeasonsCog(commands.Cog, name="Seasons"):
                 log.warning("boards: the scheduled board of server %s could not be posted", guild.id, exc_info=True)
         await store.set_guild_setting(guild.id, "board_post", {**plan, "last": now})
 
-    async def _make(self, plans: list[SeasonPlan]) -> None:
-        """The calendar's seasons of *plans* made, a batch of servers at a time."""
-        for plan, made in zip(plans, await make_all(self.bot.store, plans)):
-            if made is None:  # a season made by hand still runs over it: it ends first
+    async def _make(self, plans: list[SeasonPlan]) -> list[int | None]:
+        """The calendar's seasons of *plans* made, a batch of servers at a
+        time; each plan's season id (None: not made)."""
+        made = await make_all(self.bot.store, plans)
+        for plan, season_id in zip(plans, made):
+            if season_id is None:  # a season made by hand still runs over it: it ends first
                 log.warning("seasons: %s of server %s overlaps another season", plan.name, plan.guild_id)
+        return made
 
     async def _close(self, season: dict[str, Any]) -> dict[str, Any] | None:
         """A season ended: its final standings in the chosen channel, the
@@ -232,22 +236,31 @@ class SeasonsCog(commands.Cog, name="Seasons"):
             async with self.lock:
                 running = current(await store.seasons(guild.id), now)
                 old = (await store.guild_settings(guild.id)).get("season_mode") or "none"
-                if running is not None and mode.value != old:  # a change of mode ends the running season now
+                changed = mode.value != old
+                if running is not None and changed:  # a change of mode ends the running season now
                     await store.end_season(running["id"], now)
                 await store.set_guild_setting(guild.id, "season_mode", mode.value)
                 if channel is not None:
                     await store.set_guild_setting(guild.id, "season_channel", channel.id)
+                started = None
                 if mode.value in CALENDAR:
-                    await self._make(calendar_plans({guild.id: mode.value}, now))
+                    plans = calendar_plans({guild.id: mode.value}, now)
+                    if changed:  # a season of the new cadence runs from now on, under a name not used yet
+                        plans = started_by_change(plans, await store.seasons(guild.id))
+                    made = await self._make(plans)
+                    if changed and made[0] is not None:
+                        started = plans[0].name
         except Exception:
             log.warning("season mode of server %s not saved", guild.id, exc_info=True)
             return await reply(interaction, t(lang, "faults.not_saved"))
         lines = [t(lang, f"seasons.mode_{mode.value}", start=_command(lang, "season_start"),
                    end=_command(lang, "season_end"))]
         where = channel or guild.get_channel((await store.guild_settings(guild.id)).get("season_channel") or 0)
-        if running is not None and mode.value != old:
+        if running is not None and changed:
             lines.append(t(lang, "seasons.ended_now" if where is not None else "seasons.ended_now_unposted",
                            name=plain(running["name"])))
+        if started is not None:
+            lines.append(t(lang, "seasons.started", name=plain(started)))
         lines.append(t(lang, "seasons.channel_is", channel=where.mention) if where is not None
                      else t(lang, "seasons.no_channel", command=_command(lang, "season_mode")))
         if isinstance(where, discord.abc.GuildChannel):  # saved, and said now what the bot lacks there

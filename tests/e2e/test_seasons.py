@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 import discord
+import pytest
 
 from app.i18n.catalogue import t
 from app.seasons import period
@@ -275,6 +276,45 @@ async def test_an_admin_switches_the_boards_and_posts_one_every_week(world, tmp_
         assert plan["every"] == "weekly" and plan["last"] is not None  # the next one in a week
         r = await fd.slash(admin, world.channel, "boards schedule", every="off")
         assert (await answer(r)).text() == t("en", "seasons.schedule_off")
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+async def test_monthly_quarterly_and_back_within_a_month_keeps_a_season_running(world, tmp_path, request, backend):
+    """An admin tries quarterly seasons and goes back to monthly within one
+    month: each change ends the running season (its final standings posted)
+    and starts one of the new cadence at once, named in the answer; back on
+    monthly, the month's first season has ended, so the running one is a new
+    season under a new name, and a game finished right after each change
+    counts on the running season's board, on no other."""
+    fd = world.fd
+    admin = world.person("ada", manage_guild=True)
+    ben, cleo = world.person("ben"), world.person("cleo")
+    results = fd.add_channel(world.guild, "results")
+    on = {"database_url": request.getfixturevalue("pg_dsn")} if backend == "postgresql" else {}
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, **on) as bot:
+        assert bot.store.backend == backend
+        games = Games(bot.store, world.guild.id, world.channel.id)
+        month, _, _ = period("monthly", time.time())
+        quarter, _, _ = period("quarterly", time.time())
+        again = f"{month} (2)"
+        played = (((ben.id, "ben"), (cleo.id, "cleo")), ((cleo.id, "cleo"), (ben.id, "ben")),
+                  ((cleo.id, "cleo"), (ben.id, "ben")))
+        for (mode, name), players in zip((("monthly", month), ("quarterly", quarter), ("monthly", again)), played):
+            r = await fd.slash(admin, world.channel, "season mode", mode=mode, channel=results)
+            await r.settled(timeout=10)
+            assert t("en", "seasons.started", name=plain(name)) in text_of(r), text_of(r)
+            await games.play(*players)
+        assert t("en", "seasons.ended_now", name=plain(quarter)) in text_of(r)
+        for name, winner in ((month, "ben"), (quarter, "cleo"), (again, "cleo")):
+            r = await fd.slash(ben, world.channel, "leaderboard", by="wins", season=name)
+            loser = "cleo" if winner == "ben" else "ben"
+            assert [row[:4] for row in board_rows(r.message)] == [(1, winner, "1", 1), (2, loser, "0", 1)], name
+        choices = await fd.autocomplete(ben, world.channel, "leaderboard", "season", season=month)
+        assert sorted(c["name"] for c in choices) == [month, again]
+        final = await fd.wait_for(lambda: (lambda posted: posted if len(posted) == 2 else None)(
+            [m for m in fd.messages(results) if m.embeds]), timeout=10)
+        assert [m.embeds[0]["title"] for m in final] == [t("en", "seasons.final_title", name=plain(name))
+                                                          for name in (month, quarter)]
 
 
 async def test_a_calendar_season_rolls_over_at_midnight_with_every_game_once(world, tmp_path):
