@@ -17,10 +17,16 @@ faster than the limit allows, tables are told in fewer, fuller messages.
 
 Tokens bound when requests are *granted*; a prepaid request goes out only
 once its picture is drawn, and on a busy machine pictures granted over a
-second or two can finish together.  So the requests themselves are also
-kept to ``rate + burst`` in any :data:`WINDOW` (a little longer than
-Discord's second, for the time a request takes to arrive), else a restart
-of many tables draws global 429s (bench/README.md, *The request budget*).
+second or two can finish together.  Nor does a request arrive when it is
+sent: it can wait in discord.py (a route's bucket), in the network, or in a
+busy Discord, and requests sent over a second can arrive together.  So the
+requests themselves are also kept under a ``ceiling`` (``rate + burst``):
+a counted request holds a place from when it is sent until :data:`WINDOW`
+after its answer came.  Discord counts it somewhere in between, so any
+requests Discord counts within one second all held their places at once
+when the last of them was sent: never more than the ceiling, however late
+they arrive (else a restart of many tables draws global 429s:
+bench/README.md, *The request budget*).
 
 Discord also limits the edits of messages in each channel: about 5 per 5 s
 (a bucket per channel, which discord.py learns from Discord's answers: edits
@@ -53,8 +59,9 @@ _PREPAID: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("bud
 #: routes Discord does not count against the global limit
 EXEMPT = ("/interactions/", "/webhooks/")
 
-#: seconds in which at most ``rate + burst`` counted requests go out
-WINDOW = 1.2
+#: seconds a counted request holds its place under the ceiling after its answer
+#: came (Discord's second, and a little for clocks that differ)
+WINDOW = 1.05
 
 #: message edits in one channel per :data:`CHANNEL_WINDOW` (Discord: 5 per 5 s)
 CHANNEL_LIMIT = 5
@@ -102,7 +109,11 @@ class RequestBudget:
         self._starve_after = starve_after
         self._turn = False  # the last token went to a table message that had waited too long
         self._pump: asyncio.Task[None] | None = None
-        self._sent: collections.deque[float] = collections.deque()  # when the last requests went
+        #: when the answers to the last counted requests came (within WINDOW)
+        self._sent: collections.deque[float] = collections.deque()
+        self._flying = 0  # counted requests sent and not answered yet
+        #: resolved at the next answer, for a request that waits while every place is in flight
+        self._answered: asyncio.Future[None] | None = None
         self.ceiling = int(rate + burst)
         #: channel id -> when its last message edits went (within CHANNEL_WINDOW, at most
         #: CHANNEL_LIMIT: a short list), for the channels edited lately
@@ -169,11 +180,13 @@ class RequestBudget:
         else:
             paid[0] += 1
 
-    async def spend(self, route: Any) -> None:
-        """Before a request on ``route``: a token, unless it is exempt or prepaid."""
+    async def spend(self, route: Any) -> bool:
+        """Before a request on ``route``: a token, unless it is exempt or prepaid,
+        and a place under the ceiling.  True: the request is counted (and
+        :meth:`answered` must follow it)."""
         path = getattr(route, "path", "")
         if path.startswith(EXEMPT):
-            return
+            return False
         await self._channel_turn(route)
         paid = _PREPAID.get()
         if paid and paid[0] > 0:
@@ -181,6 +194,14 @@ class RequestBudget:
         else:
             await self.take()
         await self._under_ceiling()
+        return self.rate > 0  # (no pace: no ceiling either)
+
+    def answered(self) -> None:
+        """A counted request's answer came (or it failed): its place is free :data:`WINDOW` later."""
+        self._flying -= 1
+        self._sent.append(self._clock())
+        if self._answered is not None and not self._answered.done():
+            self._answered.set_result(None)
 
     async def _channel_turn(self, route: Any) -> None:
         """An edit of a message: wait until fewer than :data:`CHANNEL_LIMIT` edits went
@@ -207,7 +228,8 @@ class RequestBudget:
             await asyncio.sleep(sent[0] + CHANNEL_WINDOW - now)
 
     async def _under_ceiling(self) -> None:
-        """Wait until fewer than ``ceiling`` counted requests went in the last :data:`WINDOW`."""
+        """Wait until fewer than ``ceiling`` counted requests are in flight or were
+        answered in the last :data:`WINDOW`, then take a place."""
         if self.rate <= 0:
             return
         sent, held = self._sent, False
@@ -215,18 +237,27 @@ class RequestBudget:
             now = self._clock()
             while sent and sent[0] <= now - WINDOW:
                 sent.popleft()
-            if len(sent) < self.ceiling:
-                sent.append(now)
+            if len(sent) + self._flying < self.ceiling:
+                self._flying += 1
                 self.held += held
                 return
             held = True
-            await asyncio.sleep(sent[0] + WINDOW - now)
+            if sent:
+                await asyncio.sleep(sent[0] + WINDOW - now)
+            else:  # every place is in flight: the first answer starts a place's last window
+                if self._answered is None or self._answered.done():
+                    self._answered = asyncio.get_running_loop().create_future()
+                await asyncio.shield(self._answered)
 
     def wrap(self, request: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
         """``request(route, ...)`` (discord.py's ``HTTPClient.request``) within the budget."""
         @functools.wraps(request)
         async def budgeted(route: Any, *args: Any, **kwargs: Any) -> Any:
-            await self.spend(route)
-            return await request(route, *args, **kwargs)
+            if not await self.spend(route):
+                return await request(route, *args, **kwargs)
+            try:
+                return await request(route, *args, **kwargs)
+            finally:
+                self.answered()
 
         return budgeted

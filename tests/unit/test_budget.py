@@ -180,3 +180,26 @@ async def test_requests_granted_over_time_but_sent_together_still_keep_under_the
     times.sort()
     most = max(sum(1 for t in times[i:] if t < start + budget.WINDOW - 0.01) for i, start in enumerate(times))
     assert most <= b.ceiling == 55
+
+
+async def test_requests_held_up_on_their_way_arrive_no_more_than_the_ceiling_in_a_second():
+    """A request sent is not yet a request counted: a busy Discord (or discord.py's
+    own waits) can hold requests sent over seconds and take them in at once.  A
+    request keeps its place until a window after its answer, so however long
+    Discord stalls, no second of arrivals holds more than the ceiling: the stall
+    slows the bot down instead of drawing global 429s."""
+    loop = asyncio.get_running_loop()
+    b = RequestBudget(rate=50, burst=5)
+    arrived: list[float] = []
+    stalled = asyncio.Event()
+    loop.call_later(1.5, stalled.set)  # Discord takes nothing in for 1.5 s, then everything at once
+
+    async def request(route: Route, name: str) -> None:
+        await stalled.wait()
+        arrived.append(loop.time())
+
+    send = b.wrap(request)
+    await asyncio.gather(*(send(CHANNEL, f"m{i}") for i in range(120)))
+    assert len(arrived) == 120 and b.held > 0
+    most = max(sum(1 for t in arrived[i:] if t < start + 1.0) for i, start in enumerate(arrived))
+    assert most <= b.ceiling == 55
