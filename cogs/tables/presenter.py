@@ -85,7 +85,6 @@ class _Show:
     turn: int = 0  # counts the turns this show saw start
     pinged: int = -1  # the last turn pinged (a turn is pinged once)
     need_thread: bool = False
-    again: bool = False  # the thread must be opened anew (it was deleted)
     repost: bool = False
     table_dirty: bool = False
     sender: asyncio.Task[None] | None = None
@@ -121,6 +120,12 @@ POSTING = "followup"
 #: ``table.messages`` key: the live table a new one replaced, saved with the new one's id until it
 #: is deleted: a kill between the two does not leave it in the thread (:meth:`Presenter.resume`)
 STALE = "replaced"
+#: ``table.messages`` key: the table's thread that was deleted, saved until the one that replaces
+#: it is: the new thread opens from a message saying the game continues there, named by the
+#: thread it replaces (:meth:`Presenter._open_thread`), after a restart too
+MOVED = "moved"
+#: Discord's error code: a thread was opened from this message already
+THREAD_EXISTS = 160004
 #: a post through a token that may have landed (its answer was lost), unlike a refusal
 UNCERTAIN = (discord.DiscordServerError, aiohttp.ClientError, OSError, asyncio.TimeoutError)
 NO_NOTES = 1 << 62  # ``notes_told`` of a replay without the table's notes
@@ -466,6 +471,8 @@ class Presenter:
             self._edits.add(task)
             task.add_done_callback(self._edits.discard)
         pinged = table.messages.get("ping")
+        if table.messages.get(MOVED):
+            pinged = None  # its ping went with the deleted thread: the new one pings
         if POSTING in table.messages:
             # a live table was being posted through a token: whether it (and its ping) landed is
             # looked for in the thread first (:meth:`_adopt`)
@@ -506,8 +513,7 @@ class Presenter:
             try:
                 if show.need_thread:
                     show.need_thread = False
-                    again, show.again = show.again, False
-                    await self._open_thread(table, again=again)
+                    await self._open_thread(table)
                 items, show.lines = show.lines, []
                 closed = table.status != "playing"
                 unsent: list[_Item] = []
@@ -565,7 +571,7 @@ class Presenter:
             return
         show = self._show_of(table)
         if new_thread:
-            show.need_thread = show.again = True
+            show.need_thread = True
             show.pinged = -1  # the ping went with the deleted thread: ping in the new one
         elif not table.thread_id:  # e.g. a stop between Start and the thread: open it now
             show.need_thread = True
@@ -585,7 +591,10 @@ class Presenter:
                 if show is not None:  # a click's token there sends nowhere now
                     show.answer = None
                 self.manager.set_message(table, "thread", None)
+                self.manager.set_message(table, MOVED, thread_id)
                 self.redraw(table, new_thread=True)
+                # (saved: after a kill too, the new thread opens from the message its first try posted)
+                await self.manager.save_messages(table)
 
     async def message_deleted(self, message_id: int) -> None:
         """A message was deleted: a running table's message is posted again."""
@@ -736,7 +745,7 @@ class Presenter:
             return await self.where(table).send(text, allowed_mentions=mentions, nonce=drawn())
         except discord.NotFound:
             # The thread was deleted: open a new one and go on there.
-            await self._open_thread(table, again=True)
+            await self._open_thread(table, gone=table.thread_id)
             return await self.where(table).send(text, allowed_mentions=mentions, nonce=drawn())
 
     def _ping_now(self, table: Table, show: _Show, item: _Item) -> list[int]:
@@ -801,23 +810,37 @@ class Presenter:
         return table.told(max((item.upto for item in items), default=0),
                           max((item.notes for item in items), default=0), lines)
 
-    async def _open_thread(self, table: Table, again: bool = False) -> None:
+    async def _open_thread(self, table: Table, gone: int | None = None) -> None:
+        """Open the table's thread: from its lobby message, or, when the thread it had was
+        deleted (``gone``, or saved as :data:`MOVED`), from a message in the channel that
+        says the game continues there.  That message is named by the thread it replaces
+        (:func:`owed`): a try whose answer was lost, or a kill before the new thread was
+        saved, does not say it twice, and the thread already opened from it is the one."""
         lang = table.locale
         name = t(lang, "table.thread_name", game=t(lang, f"{table.game}.title"), table=table.id)[:100]
         channel = self.where(table, thread=False)
+        gone = gone or table.messages.get(MOVED)
         thread_id: int | None = None
         try:
             lobby_id = table.messages.get("lobby")
-            if lobby_id and not again:
-                thread = await channel.get_partial_message(lobby_id).create_thread(
-                    name=name, auto_archive_duration=1440)
+            starter: discord.PartialMessage | discord.Message
+            if lobby_id and not gone:
+                starter = channel.get_partial_message(lobby_id)
             else:
-                starter = await channel.send(t(lang, "table.moved", table=table.id), allowed_mentions=NO_PINGS)
-                thread = await starter.create_thread(name=name, auto_archive_duration=1440)
-            thread_id = thread.id
+                starter = await channel.send(t(lang, "table.moved", table=table.id), allowed_mentions=NO_PINGS,
+                                             nonce=owed(table, "c", 0, replaces=gone))
+            try:
+                thread_id = (await starter.create_thread(name=name, auto_archive_duration=1440)).id
+            except discord.HTTPException as error:
+                if error.code != THREAD_EXISTS:
+                    raise
+                thread_id = starter.id  # opened by a try whose answer was lost (it has the message's id)
+        except discord.DiscordServerError:
+            raise  # Discord's trouble: tried again (the message it opens from is not posted twice)
         except discord.HTTPException:
             log.warning("no thread for table %s; playing in the channel", table.id, exc_info=True)
         self.manager.set_message(table, "thread", thread_id)
+        self.manager.set_message(table, MOVED, None)
         self.manager.set_message(table, "table", None)
         await self.manager.save_messages(table)
         self._edit_lobby_later(table)  # it says the game is on, and where
@@ -918,7 +941,7 @@ class Presenter:
             try:
                 sent = await messageable.send(files=files(), view=layout, allowed_mentions=mentions, nonce=nonce)
             except discord.NotFound:  # the thread is gone: open a new one
-                await self._open_thread(table, again=True)
+                await self._open_thread(table, gone=table.thread_id)
                 messageable = self.where(table)
                 sent = await messageable.send(files=files(), view=layout, allowed_mentions=mentions, nonce=nonce)
         # Record the new message before the old one goes: the deletion event may
