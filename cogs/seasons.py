@@ -231,25 +231,26 @@ class SeasonsCog(commands.Cog, name="Seasons"):
             return await reply(interaction, t(lang, "errors.manage_guild_only"))
         await interaction.response.defer(ephemeral=True, thinking=True)
         store = self.bot.store
-        now = self.clock()
         try:
             async with self.lock:
-                running = current(await store.seasons(guild.id), now)
+                now = self.clock()  # (once a look holding the lock is done: the change is made now)
+                seasons = await store.seasons(guild.id)
+                running = current(seasons, now)
                 old = (await store.guild_settings(guild.id)).get("season_mode") or "none"
                 changed = mode.value != old
-                if running is not None and changed:  # a change of mode ends the running season now
-                    await store.end_season(running["id"], now)
+                plans = calendar_plans({guild.id: mode.value}, now) if mode.value in CALENDAR else []
+                if changed:  # a season of the new cadence runs from now on, under a name not used yet
+                    plans = started_by_change(plans, seasons)
+                if running is not None and changed:  # the running season ends now and the next starts there,
+                    await store.end_season(running["id"], now, then=plans)  # in one transaction
+                else:
+                    await self._make(plans)
                 await store.set_guild_setting(guild.id, "season_mode", mode.value)
                 if channel is not None:
                     await store.set_guild_setting(guild.id, "season_channel", channel.id)
                 started = None
-                if mode.value in CALENDAR:
-                    plans = calendar_plans({guild.id: mode.value}, now)
-                    if changed:  # a season of the new cadence runs from now on, under a name not used yet
-                        plans = started_by_change(plans, await store.seasons(guild.id))
-                    made = await self._make(plans)
-                    if changed and made[0] is not None:
-                        started = plans[0].name
+                if changed and plans and any(s["name"] == plans[0].name for s in await store.seasons(guild.id)):
+                    started = plans[0].name
         except Exception:
             log.warning("season mode of server %s not saved", guild.id, exc_info=True)
             return await reply(interaction, t(lang, "faults.not_saved"))
@@ -314,10 +315,11 @@ class SeasonsCog(commands.Cog, name="Seasons"):
         store = self.bot.store
         try:
             async with self.lock:
-                running = current(await store.seasons(guild.id), self.clock())
+                now = self.clock()
+                running = current(await store.seasons(guild.id), now)
                 if running is None:
                     return await reply(interaction, t(lang, "seasons.none_running"))
-                await store.end_season(running["id"], self.clock())
+                await store.end_season(running["id"], now)
             where = guild.get_channel((await store.guild_settings(guild.id)).get("season_channel") or 0)
         except Exception:
             log.warning("season of server %s not ended", guild.id, exc_info=True)

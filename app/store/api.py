@@ -195,7 +195,16 @@ class Store(Protocol):
         or overlap (:func:`app.store.base.check_plans`)."""
         ...
 
-    async def end_season(self, season_id: int, at: float) -> dict[str, Any] | None:
+    async def end_season(self, season_id: int, at: float, *,
+                         then: Sequence[SeasonPlan] = ()) -> dict[str, Any] | None:
+        """End a season at *at*, or just after the last game it counted
+        already that ended at or after *at* (a game stays in the season it
+        was counted in: :func:`app.store.base.after_recorded`); drop the
+        guild's seasons planned after the end that hold no game; make the
+        seasons of *then*, none starting before the end (a change of mode's
+        next season): in one transaction, so a game that ends at the boundary
+        counts in exactly one season.  The season as it is now (None: no
+        such season)."""
         ...
 
     async def season(self, season_id: int) -> dict[str, Any] | None:

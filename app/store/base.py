@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, NamedTuple, Sequence
 
@@ -283,6 +284,21 @@ def check_plans(plans: Sequence[SeasonPlan]) -> list[SeasonPlan]:
         if a.guild_id == b.guild_id and (a.name == b.name or a.ends_at is None or a.ends_at > b.starts_at):
             raise ValueError(f"seasons {a.name!r} and {b.name!r} of guild {a.guild_id} overlap")
     return out
+
+
+def after_recorded(at: float, last: float | None) -> float:
+    """Where a season starts or ends that is made or ended at *at*, when
+    *last* is the end of the last game of its guild recorded already at or
+    after *at* (None: none): *at*, or the first instant after that game.
+    A game counts in the season its end falls in, the end excluded; one
+    recorded before the boundary was set stays where it was counted, so the
+    boundary falls after it, never across it (the game that ended in the
+    very millisecond of a ``/season end`` is in exactly one season).
+
+    >>> after_recorded(100.0, None), after_recorded(100.0, 100.0) > 100.0, after_recorded(100.0, 100.5) > 100.5
+    (100.0, True, True)
+    """
+    return at if last is None else max(at, math.nextafter(last, math.inf))
 
 
 def season_record(row: Sequence[Any]) -> dict[str, Any]:

@@ -54,6 +54,8 @@ recording names the buckets it overfilled (``record_games_v4``) and
 ``_SPLIT_WITHOUT_SCAN``).
 
 Version 8 indexes the seasons not closed yet by their end (``_SEASONS_DUE``).
+Version 9 makes a boundary of seasons exact (``record_games_v5`` checks the
+seasons its caller read; see the comment above ``_EXACT_SEASONS``).
 """
 from __future__ import annotations
 
@@ -1039,9 +1041,51 @@ _SEASONS_DUE = (
     " WHERE coalesce((meta::jsonb ->> 'closed')::boolean, false) = false",
 )
 
+# Version 9: a boundary of seasons exact to the instant.  A recording reads
+# the seasons holding its games' ends without a lock, before it calls the
+# function that writes (app.store.postgres); a season made or ended in
+# between (``/season end``, a change of mode) left a game that ended at the
+# boundary in the old season, or in none.  ``record_games_v5`` is
+# record_games_v4 told which seasons the caller counted each game in
+# (``c_game``: the game's place in the group, ``c_season``: the season's
+# id): under the record lock (shared) it finds them again and, when they
+# differ, writes nothing and returns ``missed`` = 'seasons' (the caller
+# reads the seasons again).  A season is made or ended under the record
+# lock held alone (the store), so none changes between that check and the
+# commit.  The index of a guild's games by end lets a season made or ended
+# at a moment start or end just after the guild's last game recorded at or
+# after it (app.store.base.after_recorded) without reading every game.
+# record_games_v4 stays for a process of the old code (its recordings take
+# the record lock too, but do not check the seasons).
+def _record_games_v5() -> str:
+    """record_games_v4 that checks the seasons the caller counted each game in."""
+    holding = """SELECT x.i::integer, s.id FROM unnest(g_guild, g_ended) WITH ORDINALITY AS x (guild_id, e, i)
+                 JOIN seasons AS s ON s.guild_id IN (0, coalesce(x.guild_id, 0)) AND s.starts_at <= x.e
+                                  AND (s.ends_at IS NULL OR s.ends_at > x.e)"""
+    return _replaced(
+        _record_games_v4(),
+        ("CREATE FUNCTION record_games_v4(", "CREATE FUNCTION record_games_v5("),
+        ("OUT ids bigint[], OUT missed text,", "c_game integer[], c_season bigint[],\n        OUT ids bigint[], OUT missed text,"),
+        ("        PERFORM pg_advisory_xact_lock(u) FROM unnest(p_user) WITH ORDINALITY AS x (u, n) ORDER BY n;\n",
+         f"""        PERFORM pg_advisory_xact_lock(u) FROM unnest(p_user) WITH ORDINALITY AS x (u, n) ORDER BY n;
+        -- the seasons holding each game's end are the ones the caller counted it in
+        IF EXISTS (({holding} EXCEPT SELECT * FROM unnest(c_game, c_season))
+                   UNION ALL (SELECT * FROM unnest(c_game, c_season) EXCEPT {holding})) THEN
+            missed := 'seasons';
+            RETURN;
+        END IF;
+"""),
+    )
+
+
+_EXACT_SEASONS = (
+    _record_games_v5(),
+    "CREATE INDEX games_guild_end ON games (guild_id, ended_at)",
+)
+
 #: MIGRATIONS[k] brings version k to k + 1.
 MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _SEASONS, _ACTIVITY, _EXCLUDED,
-                                            _SPLIT_WITHOUT_SCAN, _SEASONS_DUE)
+                                            _SPLIT_WITHOUT_SCAN, _SEASONS_DUE, _EXACT_SEASONS)
 LATEST = len(MIGRATIONS)
 #: the tables of the schema, parents before children (``--copy-db`` order)
 TABLES = ("tables", "table_actions", "guild_settings", "players", "games", "game_players", "stats",

@@ -61,7 +61,7 @@ from app import ratings
 from app.store.api import GameDetail, HistoryEntry, NightRow
 from app.store.base import (
     ACTIVE, ACTIVE_DAYS, BOARDS, CLOSED, GAME_CODES, GUILD_DEFAULTS, MIN_GAMES, ChannelBusy, GameRecord, GroupRecorder, Page, SeasonPlan, StoreUnavailable,
-    TIE_LOW, TableRecord, UNTOLD_FOR, board_number, record_scopes, scope_of, season_record, game_code, night_record, page_of, profile_of, table_record, check_plans,
+    TIE_LOW, TableRecord, UNTOLD_FOR, after_recorded, board_number, record_scopes, scope_of, season_record, game_code, night_record, page_of, profile_of, table_record, check_plans,
 )
 from app.store.pg_migrations import REBUILD_BUCKETS, RECORD_LOCK, TABLES, VALUE_EXPR, migrate, visible_key
 
@@ -133,11 +133,11 @@ UNION ALL
 SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, table_id FROM games WHERE table_id = ANY($4::bigint[])
 """
 _RECORD_GAMES = (
-    "SELECT * FROM record_games_v4($1, $2, $3::bigint[], $4::bigint[], $5::bigint[], $6::text[], $7::float8[], $8::float8[],"
+    "SELECT * FROM record_games_v5($1, $2, $3::bigint[], $4::bigint[], $5::bigint[], $6::text[], $7::float8[], $8::float8[],"
     " $9::bigint[], $10::int[], $11::boolean[], $12::boolean[], $13::int[], $14::bigint[], $15::text[],"
     " $16::int[], $17::int[], $18::bigint[], $19::text[], $20::int[], $21::int[], $22::text[],"
     " $23::int[], $24::bigint[], $25::bigint[], $26::int[], $27::int[], $28::int[], $29::bigint[], $30::text[],"
-    " $31::int[], $32::float8[], $33::float8[], $34::int[], $35::bigint[], $36::bigint[])"
+    " $31::int[], $32::float8[], $33::float8[], $34::int[], $35::bigint[], $36::bigint[], $37::int[], $38::bigint[])"
 )
 # (the pessimistic attempt: record_games takes them again, which is allowed)
 _RECORD_LOCKS = """
@@ -230,6 +230,19 @@ _IS_EXCLUDED = "SELECT EXISTS (SELECT 1 FROM board_exclusions WHERE guild_id = $
 _GUILDS_WITH_SETTING = "SELECT guild_id, value FROM guild_settings WHERE key = $1"
 #: advisory lock (with a guild's hash) around making a guild's season
 SEASON_LOCK = 7_535_300
+#: what record_games_v5 returns when a season was made or ended since the caller read them
+SEASONS_MOVED = "seasons"
+# a season is made or ended with the record lock held alone: no recording is between its
+# check of the seasons (record_games_v5) and its commit meanwhile
+_SEASONS_HELD = "SELECT set_config('lock_timeout', $1, true), pg_advisory_xact_lock($2)"
+# the end of the last game of each plan's guild recorded already in the plan's span
+# (games_guild_end; the global calendar's seasons are made ahead: none looked for)
+_LAST_GAMES_IN = """
+SELECT p.n, (SELECT max(g.ended_at) FROM games AS g WHERE g.guild_id = p.guild_id AND g.ended_at >= p.starts_at
+                                                  AND (p.ends_at IS NULL OR g.ended_at < p.ends_at))
+FROM unnest($1::bigint[], $2::float8[], $3::float8[]) WITH ORDINALITY AS p (guild_id, starts_at, ends_at, n)
+WHERE p.guild_id <> 0
+"""
 #: optimistic attempts of a group before it takes the record lock for its read too
 RECORD_ATTEMPTS = 3
 #: stats rows a process remembers as it last wrote them (least recently used
@@ -615,38 +628,46 @@ class PostgresStore(GroupRecorder):
         return out
 
     async def _record_group(self, records: list[GameRecord]) -> list[Any]:
-        """Record *records* with one call of ``record_games_v4`` (pg migrations
-        3 and 7), after one lock-free read of their stats rows unless this process
+        """Record *records* with one call of ``record_games_v5`` (pg migrations
+        3, 7 and 9), after one lock-free read of their stats rows unless this process
         knows them all (it wrote them last): the new rows (ratings in id
         order, as one game after the other would) are computed here, and the
         function writes them only if nothing they were computed from changed
         meanwhile (a row's games count is the test); else it returns the
         current rows and the group is computed again.  After
         ``RECORD_ATTEMPTS`` such misses the read too is made under the
-        players' locks (it cannot miss then).  Returns the game ids in the
+        players' locks (it cannot miss then).  The seasons holding the
+        games' ends are read without a lock too; the function checks them
+        under the record lock (a season is made or ended under that lock held
+        alone) and, when one was made or ended meanwhile, the group is
+        computed again from the seasons read again.  Returns the game ids in the
         order given (None: the table's game is recorded already).  Any error
         fails the whole group (nothing written)."""
         first: dict[int, int] = {}  # table id -> index of its first record in the group
         for i, record in enumerate(records):
             first.setdefault(record.table_id, i)
         fresh = [records[i] for i in sorted(first.values())]
-        # the seasons holding each game's end (a season's span never changes once a
-        # game could have counted in it: an end is set at the moment it is made)
         guilds = sorted({0, *(g.guild_id or 0 for g in fresh)})
-        seasons = [tuple(row) for row in await self._pool.fetch(_SEASONS_AT, guilds,
-                                                                 min(g.ended_at for g in fresh))]
-        scopes = {g.table_id: record_scopes(g, seasons) for g in fresh}
-        keys = sorted({(game_code(g.game), scope, pr.user_id) for g in fresh
-                       for scope in scopes[g.table_id]
-                       for pr in g.players if pr.user_id is not None})
-        key_args = [list(col) for col in zip(*keys)] if keys else [[], [], []]
         tables = [g.table_id for g in fresh]
         users = sorted({pr.user_id for g in fresh for pr in g.players if pr.user_id is not None})
         known = self._known
         seen: tuple[dict[tuple[int, int, int], tuple[Any, ...]], set[int]] | None = None  # (rows, tables recorded): the last read
-        if keys and all(key in known for key in keys):
-            seen = {key: known[key] for key in keys}, set()
+        scopes: dict[int, list[int]] = {}
+        key_args: list[list[Any]] = []
+
+        async def count_in(conn: asyncpg.Connection) -> None:
+            """The seasons holding each game's end (record_scopes), the stats keys they need."""
+            nonlocal scopes, key_args, seen
+            seasons = [tuple(row) for row in await conn.fetch(_SEASONS_AT, guilds, min(g.ended_at for g in fresh))]
+            scopes = {g.table_id: record_scopes(g, seasons) for g in fresh}
+            keys = sorted({(game_code(g.game), scope, pr.user_id) for g in fresh
+                           for scope in scopes[g.table_id]
+                           for pr in g.players if pr.user_id is not None})
+            key_args = [list(col) for col in zip(*keys)] if keys else [[], [], []]
+            seen = ({key: known[key] for key in keys}, set()) if keys and all(key in known for key in keys) else None
+
         async with self._pool.acquire() as conn:
+            await count_in(conn)
             for attempt in range(RECORD_ATTEMPTS + 1):
                 try:
                     if attempt < RECORD_ATTEMPTS:
@@ -654,8 +675,9 @@ class PostgresStore(GroupRecorder):
                             seen = self._read_rows(await conn.fetch(_READ_FOR_RECORD, *key_args, tables))
                         got = await self._try_group(conn, fresh, seen[0], seen[1], key_args, scopes)
                     else:
-                        async with conn.transaction():  # the locks record_games takes, before the read
+                        async with conn.transaction():  # the locks record_games takes, before the reads
                             await conn.execute(_RECORD_LOCKS, str(RECORD_LOCK_WAIT_MS), RECORD_LOCK, users)
+                            await count_in(conn)  # (no season is made or ended while the lock is held)
                             seen = self._read_rows(await conn.fetch(_READ_FOR_RECORD, *key_args, tables))
                             got = await self._try_group(conn, fresh, seen[0], seen[1], key_args, scopes)
                 except (asyncpg.DeadlockDetectedError, asyncpg.SerializationError):
@@ -668,6 +690,9 @@ class PostgresStore(GroupRecorder):
                     if attempt == RECORD_ATTEMPTS or error.constraint_name != "games_table_id_key":
                         raise
                     seen = None
+                    continue
+                if got == SEASONS_MOVED:  # a season was made or ended since the read: counted again
+                    await count_in(conn)
                     continue
                 if isinstance(got, str):  # a miss: the rows as they are now
                     seen = self._read_rows(json.loads(got))
@@ -729,11 +754,13 @@ class PostgresStore(GroupRecorder):
     async def _try_group(conn: asyncpg.Connection, fresh: list[GameRecord], current: dict, recorded: set[int],
                          key_args: list, scopes: dict[int, list[int]]
                          ) -> tuple[dict[int, int], tuple[list, ...] | None, dict] | str:
-        """One ``record_games_v4`` from the rows *current* (not changed by
+        """One ``record_games_v5`` from the rows *current* (not changed by
         this call): table id -> game id of the games written, the buckets
         to split (game, scope, board and lower bound columns; None: none)
         and the stats rows written; or, when the function found a row or a
-        table changed since, its JSON of the current rows."""
+        table changed since, its JSON of the current rows; or
+        ``SEASONS_MOVED`` when the seasons holding the games' ends are not
+        *scopes*' any more."""
         current = dict(current)
         done = [g for g in fresh if g.table_id not in recorded]  # in id order
         if not done:
@@ -782,9 +809,10 @@ class PostgresStore(GroupRecorder):
             (g.table_id, g.guild_id, g.channel_id, g.game, float(g.started_at), float(g.ended_at), g.seed,
              g.rounds, bool(g.has_bots), bool(g.rated), len(g.players)) for g in done))]
         result_columns = [list(col) for col in zip(*results)] if results else [[] for _ in range(7)]
+        counted = [(index[g.table_id], -scope) for g in done for scope in scopes[g.table_id] if scope < 0]
         ids, missed, *split = await conn.fetchrow(
             _RECORD_GAMES, RECORD_LOCK, str(RECORD_LOCK_WAIT_MS), *games, users, [names[u] for u in users],
-            *result_columns, *columns, *key_args)
+            *result_columns, *columns, *key_args, [c[0] for c in counted], [c[1] for c in counted])
         if ids is None:
             return missed
         return ({g.table_id: int(game_id) for g, game_id in zip(done, ids)}, tuple(split) if split[0] else None,
@@ -1004,15 +1032,46 @@ class PostgresStore(GroupRecorder):
                     if exist_ok:
                         return int(same)
                     raise LookupError(f"guild {guild_id} has a season {name!r}")
-                if await conn.fetchval(_SEASON_OVERLAP, guild_id, starts_at, ends_at):
+                await conn.execute(_SEASONS_HELD, str(RECORD_LOCK_WAIT_MS), RECORD_LOCK)
+                (plan,) = await self._after_recorded(conn, [SeasonPlan(guild_id, name, starts_at, ends_at)])
+                if plan is None or await conn.fetchval(_SEASON_OVERLAP, guild_id, plan.starts_at, ends_at):
                     raise ValueError(f"season {name!r} overlaps another season of guild {guild_id}")
-                return int(await conn.fetchval(_CREATE_SEASON, guild_id, name, starts_at, ends_at))
+                return int(await conn.fetchval(_CREATE_SEASON, guild_id, name, plan.starts_at, ends_at))
 
-    async def end_season(self, season_id: int, at: float) -> dict[str, Any] | None:
+    @staticmethod
+    async def _after_recorded(conn: asyncpg.Connection, plans: Sequence[SeasonPlan]) -> list[SeasonPlan | None]:
+        """*plans* each from its start or just after the last game of its
+        guild recorded already in its span (app.store.base.after_recorded;
+        None: nothing left of it), read under the record lock."""
+        last = dict(await conn.fetch(_LAST_GAMES_IN, [p.guild_id for p in plans], [p.starts_at for p in plans],
+                                     [p.ends_at for p in plans]))
+        out: list[SeasonPlan | None] = []
+        for n, plan in enumerate(plans, 1):
+            start = after_recorded(plan.starts_at, last.get(n))
+            out.append(None if plan.ends_at is not None and start >= plan.ends_at
+                       else plan._replace(starts_at=start))
+        return out
+
+    async def end_season(self, season_id: int, at: float, *,
+                         then: Sequence[SeasonPlan] = ()) -> dict[str, Any] | None:
+        plans = check_plans(then)
         async with self._pool.acquire() as conn:
             async with conn.transaction():
-                await conn.execute(_END_SEASON, season_id, at)
-                await conn.execute(_DROP_PLANNED, season_id, at)
+                row = await conn.fetchrow(_SEASON_BY_ID, season_id)
+                if row is None:
+                    return None
+                season = season_record(tuple(row))
+                guild_id = season["guild_id"]
+                await conn.execute("SELECT pg_advisory_xact_lock($1, hashint8($2))", SEASON_LOCK, guild_id)
+                await conn.execute(_SEASONS_HELD, str(RECORD_LOCK_WAIT_MS), RECORD_LOCK)
+                bound = at
+                if season["starts_at"] < at and (season["ends_at"] is None or season["ends_at"] > at):
+                    (rest,) = await self._after_recorded(conn, [SeasonPlan(guild_id, "", at, season["ends_at"])])
+                    bound = season["ends_at"] if rest is None else rest.starts_at
+                await conn.execute(_END_SEASON, season_id, bound)
+                await conn.execute(_DROP_PLANNED, season_id, bound)
+                if plans:
+                    await self._make_held(conn, [p._replace(starts_at=max(p.starts_at, bound)) for p in plans])
                 row = await conn.fetchrow(_SEASON_BY_ID, season_id)
         return None if row is None else season_record(tuple(row))
 
@@ -1043,9 +1102,25 @@ class PostgresStore(GroupRecorder):
             async with self._pool.acquire() as conn:
                 async with conn.transaction():
                     await conn.execute(_LOCK_SEASON_GUILDS, SEASON_LOCK, guilds)
-                    found = dict(await conn.fetch(_MAKE_SEASONS, guilds, names, [p.starts_at for p in todo],
-                                                  [p.ends_at for p in todo]))
+                    await conn.execute(_SEASONS_HELD, str(RECORD_LOCK_WAIT_MS), RECORD_LOCK)
+                    return await self._make_held(conn, todo)
         return [found.get(n) for n in range(1, len(todo) + 1)]
+
+    async def _make_held(self, conn: asyncpg.Connection, plans: Sequence[SeasonPlan]) -> list[int | None]:
+        """make_seasons' writing, in a transaction holding the plans' guilds'
+        locks and the record lock alone: each plan's season id (the one of
+        its name, or made from its start or just after the last game of its
+        guild recorded in its span; None: it overlaps, or nothing is left of it)."""
+        moved = await self._after_recorded(conn, plans)
+        made = [(n, p) for n, p in enumerate(moved, 1) if p is not None]
+        found = dict(await conn.fetch(_MAKE_SEASONS, [p.guild_id for _, p in made], [p.name for _, p in made],
+                                      [p.starts_at for _, p in made], [p.ends_at for _, p in made]))
+        by_name = {(p.guild_id, p.name): found.get(i) for i, (_, p) in enumerate(made, 1)}
+        if len(made) < len(plans):  # (a plan with nothing left: the season of its name, if any)
+            for plan in plans:
+                if (plan.guild_id, plan.name) not in by_name:
+                    by_name[(plan.guild_id, plan.name)] = await conn.fetchval(_SEASON_NAMED, plan.guild_id, plan.name)
+        return [by_name.get((p.guild_id, p.name)) for p in plans]
 
     async def guilds_with_setting(self, key: str) -> dict[int, Any]:
         return {row[0]: json.loads(row[1]) for row in await self._pool.fetch(_GUILDS_WITH_SETTING, key)}

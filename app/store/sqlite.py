@@ -71,6 +71,7 @@ import contextlib
 import itertools
 import json
 import logging
+import math
 import sqlite3
 import time
 from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
@@ -83,7 +84,7 @@ from app.store.base import (
     ACTIVE, ACTIVE_DAYS, CLOSED, GUILD_DEFAULTS, MIN_GAMES, ChannelBusy, GameRecord,
     GroupRecorder, Page, SeasonPlan, StoreUnavailable, TableRecord, check_plans,
     board_number as _board_number, game_code as _game_code, night_record as _night, page_of, profile_of,
-    table_record as _table, UNTOLD_FOR, TIE_LOW, record_scopes, scope_of, season_record,
+    table_record as _table, UNTOLD_FOR, TIE_LOW, after_recorded, record_scopes, scope_of, season_record,
 )
 from app.store.sqlite_migrations import (
     BOARD_TRIGGERS, BOARD_TRIGGER_NAMES, BOARDS, GAME_CODES, REBUILD_BUCKETS, VALUE_EXPR, migrate, visible_key,
@@ -462,14 +463,37 @@ JOIN seasons AS s ON s.guild_id = json_extract(p.value, '$[0]') AND s.name = jso
 """
 
 
+# the end of the guild's last game recorded that ended in [:a, :e) (games_guild_end)
+_LAST_GAME_IN = """
+SELECT max(ended_at) FROM games WHERE guild_id = :g AND ended_at >= :a AND (:e IS NULL OR ended_at < :e)
+"""
+
+
+def _boundary(conn: sqlite3.Connection, guild_id: int, at: float, until: float | None) -> float:
+    """In a write transaction (recordings wait): where a season of
+    *guild_id* that runs until *until* starts, or ends, when it is made or
+    ended at *at* (:func:`app.store.base.after_recorded`; the global
+    calendar's seasons are made ahead and never ended by hand: *at*)."""
+    if not guild_id:
+        return at
+    last = conn.execute(_LAST_GAME_IN, {"g": guild_id, "a": at, "e": until}).fetchone()[0]
+    return after_recorded(at, last)
+
+
 def _make_season(conn: sqlite3.Connection, plan: SeasonPlan) -> tuple[int | None, bool]:
     """In a write transaction: the guild's season of the plan's name (not
-    made), else the plan's season made; ``(None, False)`` when its span
-    overlaps another season of the guild (a game would count in both)."""
-    params = {"g": plan.guild_id, "n": plan.name, "a": plan.starts_at, "e": plan.ends_at}
-    same = conn.execute(_SEASON_NAMED, params).fetchone()
+    made), else the plan's season made, from its start or just after the
+    last game it would hold that is recorded already (a season never takes
+    a game counted before it was there); ``(None, False)`` when its span
+    overlaps another season of the guild (a game would count in both) or
+    nothing is left of it."""
+    same = conn.execute(_SEASON_NAMED, {"g": plan.guild_id, "n": plan.name}).fetchone()
     if same is not None:
         return int(same[0]), False
+    start = _boundary(conn, plan.guild_id, plan.starts_at, plan.ends_at)
+    if plan.ends_at is not None and start >= plan.ends_at:
+        return None, False
+    params = {"g": plan.guild_id, "n": plan.name, "a": start, "e": plan.ends_at}
     if conn.execute(_SEASON_OVERLAP, params).fetchone() is not None:
         return None, False
     return int(conn.execute(_CREATE_SEASON, params).fetchone()[0]), True
@@ -1159,7 +1183,9 @@ class SqliteStore(GroupRecorder):
     async def create_season(self, guild_id: int, name: str, starts_at: float, ends_at: float | None = None, *,
                             exist_ok: bool = False) -> int:
         """Save a season of *guild_id* (0: the global calendar's) from
-        *starts_at* to *ends_at* (None: until ended by hand); returns its id.
+        *starts_at* (or just after the guild's last game recorded already in
+        its span: :func:`app.store.base.after_recorded`) to *ends_at* (None:
+        until ended by hand); returns its id.
 
         ``LookupError`` when the guild has a season of that name already
         (with *exist_ok*: its id instead, for calendar seasons made by every
@@ -1191,13 +1217,30 @@ class SqliteStore(GroupRecorder):
             return [found[(plan.guild_id, plan.name)] for plan in todo]
         return await self._write(lambda conn: [_make_season(conn, plan)[0] for plan in todo])
 
-    async def end_season(self, season_id: int, at: float) -> dict[str, Any] | None:
+    async def end_season(self, season_id: int, at: float, *,
+                         then: Sequence[SeasonPlan] = ()) -> dict[str, Any] | None:
         """End a season at *at* (an open one, or one planned to end later),
-        and drop the guild's seasons planned to start after *at* that hold
-        no game; returns the season as it is now (None: no such season)."""
+        or just after the last game it counted already that ended at or after
+        *at* (:func:`app.store.base.after_recorded`); drop the guild's seasons
+        planned to start after the end that hold no game; make the seasons of
+        *then* (a change of mode's), none starting before the end: all in one
+        transaction, so that a game is never recorded between the end and the
+        next season.  Returns the season as it is now (None: no such season)."""
+        plans = check_plans(then)
+
         def end(conn: sqlite3.Connection) -> Any:
-            conn.execute(_END_SEASON, {"id": season_id, "t": at})
-            conn.execute(_DROP_PLANNED, {"id": season_id, "t": at})
+            row = conn.execute(_SEASON_BY_ID, (season_id,)).fetchone()
+            if row is None:
+                return None
+            season = season_record(row)
+            bound = at
+            if season["starts_at"] < at and (season["ends_at"] is None or season["ends_at"] > at):
+                bound = min(_boundary(conn, season["guild_id"], at, season["ends_at"]),
+                            math.inf if season["ends_at"] is None else season["ends_at"])
+            conn.execute(_END_SEASON, {"id": season_id, "t": bound})
+            conn.execute(_DROP_PLANNED, {"id": season_id, "t": bound})
+            for plan in plans:
+                _make_season(conn, plan._replace(starts_at=max(plan.starts_at, bound)))
             return conn.execute(_SEASON_BY_ID, (season_id,)).fetchone()
 
         row = await self._write(end)

@@ -735,9 +735,16 @@ _SEASONS_DUE = (
     "CREATE INDEX seasons_due ON seasons (ends_at, id) WHERE coalesce(json_extract(meta, '$.closed'), 0) = 0",
 )
 
+# Version 13: a guild's games by their end, so that a season made or ended
+# at a moment finds the last game of its guild recorded already at or after
+# that moment (app.store.base.after_recorded) without reading every game.
+_GAMES_BY_END = (
+    "CREATE INDEX games_guild_end ON games (guild_id, ended_at)",
+)
+
 #: MIGRATIONS[k] brings user_version k to k + 1.
 MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _TABLES_ABANDONED, _VERSUS, _NIGHTS, _TABLES_CLOSED,
-                                           _SEASONS, _ACTIVITY, _EXCLUDED, _SEASONS_DUE)
+                                           _SEASONS, _ACTIVITY, _EXCLUDED, _SEASONS_DUE, _GAMES_BY_END)
 LATEST = len(MIGRATIONS)
 
 #: rebuild every board's buckets from ``stats`` (run with the board triggers

@@ -4,6 +4,7 @@ from __future__ import annotations
 import asyncio
 import random
 import sqlite3
+import threading
 import time
 
 import aiosqlite
@@ -970,6 +971,106 @@ async def test_ending_a_season_by_hand_and_the_calendars_next_one(store):
     assert (await store.end_season(open_, 250.0))["ends_at"] == 200.0  # an end stays where it was
     with pytest.raises(ValueError):
         await store.leaderboard("nimmt", season=0)
+
+
+async def test_a_game_at_the_instant_a_season_is_ended_by_hand_is_in_exactly_one_season(store):
+    """A season ended by hand at an instant (``/season end``, a change of
+    mode with the next season made in the same transaction): a game that
+    ended at that very instant counts in exactly one season.  Recorded after
+    the end was saved, it is the next season's (the end is excluded); one
+    recorded before, at or after the instant, stays in the season it was
+    counted in, so the end falls just after it (and the next season starts
+    there), never across it; a season started by hand does not take a game
+    recorded before it either."""
+    import math
+
+    from app.store.base import SeasonPlan
+
+    async def games(user, season):
+        p = await store.profile(user, "nimmt", season=season)
+        return p and p["games"]
+
+    async def named(guild_id, name):
+        return next(x for x in await store.seasons(guild_id) if x["name"] == name)
+
+    players = [(1, 1, 0), (2, 2, 3)]
+    # guild 10: nothing recorded at the instant before the end
+    cup = await store.create_season(10, "cup", 100.0)
+    await store.record_game(_at(1, 199.999, players))
+    ended = await store.end_season(cup, 200.0, then=[SeasonPlan(10, "next", 200.0, 300.0)])
+    assert ended["ends_at"] == 200.0
+    following = await named(10, "next")
+    assert following["starts_at"] == 200.0 and following["ends_at"] == 300.0
+    await store.record_game(_at(2, 200.0, players))  # the boundary's own instant: the next one's
+    assert (await games(1, cup), await games(1, following["id"])) == (1, 1)
+    # guild 11: a game that ended at the instant was recorded before the end was saved
+    mine = await store.create_season(11, "mine", 100.0)
+    await store.record_game(_at(3, 200.0, players, guild_id=11))
+    ended = await store.end_season(mine, 200.0, then=[SeasonPlan(11, "next", 200.0, 300.0)])
+    assert ended["ends_at"] == math.nextafter(200.0, math.inf)  # just after it
+    following = await named(11, "next")
+    assert following["starts_at"] == ended["ends_at"]
+    await store.record_game(_at(4, 200.0, players, guild_id=11))  # the same instant, recorded after: the same one
+    await store.record_game(_at(5, ended["ends_at"], players, guild_id=11))
+    assert (await games(1, mine), await games(1, following["id"])) == (2, 1)
+    assert (await store.profile(1, "nimmt", 11))["games"] == 3  # (every game once on the server's board)
+    # guild 12, by hand: a start at an instant a game recorded already ended at
+    await store.record_game(_at(6, 500.0, players, guild_id=12))
+    started = await store.season(await store.create_season(12, "late", 500.0))
+    assert started["starts_at"] == math.nextafter(500.0, math.inf) and await games(1, started["id"]) is None
+    # the calendar's seasons made late do the same (not the global one's: made ahead); one left with
+    # nothing is not made
+    await store.record_game(_at(7, 450.0, players, guild_id=14))
+    await store.record_game(_at(8, 450.0, players, guild_id=15))
+    made = await store.make_seasons([SeasonPlan(13, "m", 400.0, 500.0), SeasonPlan(14, "m", 400.0, 500.0),
+                                     SeasonPlan(0, "m", 400.0, 500.0),
+                                     SeasonPlan(15, "m", 400.0, math.nextafter(450.0, math.inf))])
+    assert [(await store.season(x))["starts_at"] for x in made[:3]] == [400.0, math.nextafter(450.0, math.inf),
+                                                                        400.0]
+    assert made[3] is None
+
+
+async def test_postgresql_a_season_ended_while_a_game_is_being_recorded(pg_dsn, monkeypatch):
+    """PostgreSQL reads the seasons holding a game's end before the
+    statement that writes it, without a lock: another process ends the
+    season (and starts the next, a change of mode) in between.  The game
+    ended at the boundary's instant, so it is the next season's: the
+    recording finds the seasons changed and counts it there, in exactly one
+    season."""
+    from app.store import postgres
+    from app.store.base import SeasonPlan
+
+    store = await open_store(pg_dsn)
+    cup = await store.create_season(10, "cup", 100.0)
+
+    async def other_process() -> None:
+        other = await open_store(pg_dsn)
+        try:
+            await other.end_season(cup, 200.0, then=[SeasonPlan(10, "next", 200.0, 300.0)])
+        finally:
+            await other.close()
+
+    real, calls = postgres.record_scopes, []
+
+    def record_scopes(*args):
+        if not calls:  # between this process's read of the seasons and its write
+            thread = threading.Thread(target=lambda: asyncio.run(other_process()))
+            thread.start()
+            thread.join()
+        calls.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(postgres, "record_scopes", record_scopes)
+    try:
+        assert await store.record_game(_at(1, 200.0, [(1, 1, 0), (2, 2, 3)])) is not None
+        assert len(calls) == 2  # the seasons read again
+        following = next(x for x in await store.seasons(10) if x["name"] == "next")
+        assert (await store.season(cup))["ends_at"] == 200.0 == following["starts_at"]
+        assert await store.profile(1, "nimmt", season=cup) is None
+        assert (await store.profile(1, "nimmt", season=following["id"]))["games"] == 1
+        assert (await store.profile(1, "nimmt", 10))["games"] == 1
+    finally:
+        await store.close()
 
 
 async def _plan(store, sql, *args):
