@@ -444,6 +444,7 @@ async def play_nimmt(fd: Any, t: Table, people: dict[Any, str], table_lang: str 
             await fd.wait_for(lambda: finished in t.lobby.text()
                               or any(pings(u) > pinged[u.id] for u in people), timeout=30)
             continue
+        check_newest(fd, t.thread)
         await nimmt_turn(t, mover, lang=people[mover])
     raise AssertionError("the game did not end")
 
@@ -498,11 +499,20 @@ def expected_pings(table: Any, options: dict[str, Any]) -> Counter:
 CONTROLS = {"nimmt": r"nimmt\.hand:\d+", "take6": r"take6\.hand:\d+", "garbage": r"garbage\.(draw|discard|jack):.*"}
 
 
+def check_newest(fd: Any, thread: Any) -> None:
+    """While a pinged person is to move, the live table that pinged them is the newest
+    message of the thread: nothing of the bot's (a round's record, a note) came below it,
+    so the notification lands on the controls."""
+    ping = fd.pings(thread)[-1][0]
+    newest = fd.messages(thread)[-1]
+    assert newest.id == ping.id, f"below the ping: {newest.text()[:80]!r}"
+
+
 def check_pings(fd: Any, t: Any, table: Any, options: dict[str, Any], game: str) -> None:
     """Exactly one ping per turn that needs a person, and the ping is the live table itself:
     it names the player, pings only them and carries the controls they need (0 messages
-    between the ping and the controls); it was the newest message of the thread when it came,
-    and every message after it came after its turn (the next live table, a round's record)."""
+    between the ping and the controls).  That it is the newest message of the thread while
+    the person is to move is :func:`check_newest`'s, called as they move."""
     pings = [(m, u) for m, u in fd.pings()]
     users = {s.user_id: s.name for s in table.seats if s.user_id is not None}
     assert all(u in users for _, u in pings), "somebody not at the table was pinged"

@@ -16,7 +16,7 @@ import pytest
 
 from app.i18n.catalogue import t as translate
 from core.protocol import to_act
-from tests.e2e import button, check_pings, check_record, panel_answer, private_answer, running_bot, select, started
+from tests.e2e import button, check_newest, check_pings, check_record, panel_answer, private_answer, running_bot, select, started
 from tests.e2e.processes import table_row
 
 pytestmark = pytest.mark.timeout(600)
@@ -122,6 +122,7 @@ class Players:
         fd = self.fd
         clicks = 0
         followed = user.id in self.opened
+        check_newest(fd, self.thread)
         if followed:
             panel = (await fd.wait_for(lambda: self.panels_below(user, ping), timeout=10,
                                        what=f"{user.name}'s panel below the ping"))[-1]

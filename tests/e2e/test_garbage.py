@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e import button, check_pings, check_record, description, open_table, running_bot, said, seat_players, updated
+from tests.e2e import button, check_newest, check_pings, check_record, description, open_table, running_bot, said, seat_players, updated
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -146,6 +146,7 @@ async def play_garbage(t: Any, bot: Any, people: list[Any], *, take_discard: boo
             last_ping[user.id] = pings(fd, t, user)
             # The ping is the message with the buttons: 0 messages between them.
             assert fd.pings(t.thread)[-1] == (message, user.id)
+            check_newest(fd, t.thread)
             assert draw and not jacks
             # G1: the discard is offered exactly when it can be placed (and never on a hand's
             # first turn, when the discard pile is still empty).
