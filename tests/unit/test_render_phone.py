@@ -259,3 +259,59 @@ def test_a_new_hand_marks_no_slot_of_the_hand_before() -> None:
     panels = 2 * (render_garbage._PANEL_H + 14)  # the players' layouts, at the bottom of both
     assert (with_chain.crop((0, with_chain.height - panels, with_chain.width, with_chain.height)).tobytes()
             == without.crop((0, without.height - panels, without.width, without.height)).tobytes())
+
+
+SHORT = ["Ana", "Ben", "Cy", "Di"]
+
+
+def test_the_nimmt_picture_shows_a_take_its_bull_card_and_the_new_stacks() -> None:
+    """A take at a glance: who took which stack and how many cards, the bull card it earned,
+    and the stacks revealed in its place, each tagged new."""
+    def big_take(ev: list[Event]) -> bool:
+        return any(e["type"] == "took" and e["count"] >= 3 for e in ev) and any(
+            e["type"] == "revealed" and e["stacks"] for e in ev) and not has("round_start")(ev)
+
+    engine, recent = played("nimmt", 4, 5, big_take)
+    took = next(e for e in reversed(recent) if e["type"] == "took")
+    revealed = next(e for e in reversed(recent) if e["type"] == "revealed")
+    texts = _texts(lambda: render_nimmt.render_nimmt_table(engine.view(None), SHORT, labels(
+        "nimmt", "en", render_nimmt.NIMMT_TABLE_LABELS), recent))
+    caption = " ".join(texts)
+    assert f"{SHORT[took['seat']]}:" in texts
+    assert f"took stack {took['label']} (cards: {took['count']})" in caption
+    assert "a bull card" in caption
+    assert "new stacks: " + ", ".join(f"{st['label']} {st['top']}" for st in revealed["stacks"]) in caption
+    assert texts.count("new") == len(revealed["stacks"])
+
+
+def test_the_nimmt_picture_shows_a_bull_batch_on_every_stack_it_played() -> None:
+    """A bull card's batch over several stacks: every stack played is tagged with the
+    player's name, and the caption says which cards went on which stack, in order."""
+    seen: list[Event] = []
+
+    def two_stacks(ev: list[Event]) -> bool:
+        seen.extend(ev)
+        acts, after = render_nimmt.last_turn(seen)
+        return sum(e["type"] == "played" for e in acts) >= 2 and not any(
+            e["type"] in ("round_start", "took") for e in after)
+
+    engine, recent = played("nimmt", 4, 7, two_stacks, steps=2000)
+    acts, _ = render_nimmt.last_turn(recent)
+    batches = [e for e in acts if e["type"] == "played"]
+    assert len(batches) >= 2
+    texts = _texts(lambda: render_nimmt.render_nimmt_table(engine.view(None), SHORT, labels(
+        "nimmt", "en", render_nimmt.NIMMT_TABLE_LABELS), recent))
+    who = SHORT[batches[0]["seat"]]
+    assert " · ".join(f"{', '.join(map(str, e['cards']))} on {e['label']}" for e in batches) in " ".join(texts)
+    # a tag under each stack played, and the player's own row
+    assert texts.count(who) == len({e["stack"] for e in batches}) + 1
+
+
+def test_the_take6_picture_shows_a_row_taken() -> None:
+    """A sixth card or a low card that takes a row: its chip says which row it took."""
+    engine, recent = played("take6", 5, 4, has("sixth", "took_row"))
+    reveal = next(i for i in range(len(recent) - 1, -1, -1) if recent[i]["type"] == "reveal")
+    taken = [e for e in recent[reveal:] if e["type"] in ("sixth", "took_row")]
+    texts = _texts(lambda: render_take6.render_take6_table(engine.view(None), SHORT + ["Eve"], labels(
+        "take6", "en", render_take6.TAKE6_TABLE_LABELS), recent))
+    assert [f"took {ROW_LABELS[e['row']]}" for e in taken] == [text for text in texts if text.startswith("took ")]
