@@ -709,13 +709,18 @@ class Presenter:
                     lines.append(line)
             elif kind == "started":
                 lines.append(t(lang, "table.game_started", game=t(lang, f"{table.game}.title")))
+                # the extras' start (the shuffle's commitment) right below it, as when the start is
+                # told alone: also when a restart replays the round from its start in one batch
+                for extra in self.extras:
+                    lines.extend(extra.narrate(table, [event], lang))
             elif kind == "watchers":
                 pass  # someone started or stopped watching: only the table message shows it
             else:
                 ui_events.append(event)
         lines.extend(self.uis[table.game].narrate(table, ui_events, lang))
+        rest = [event for event in events if event.get("type") != "started"]
         for extra in self.extras:
-            lines.extend(extra.narrate(table, events, lang))
+            lines.extend(extra.narrate(table, rest, lang))
         return lines
 
     def ping_line(self, table: Table, seats: Sequence[int]) -> str:

@@ -13,6 +13,7 @@ a kill may have swallowed.
 from __future__ import annotations
 
 import asyncio
+import difflib
 import json
 import re
 from dataclasses import dataclass, field
@@ -262,6 +263,14 @@ class Run:
         return "\n".join(m.content for m in self.fd.messages(self.thread) if m.content)
 
 
+def record_of(run: Run) -> list[str]:
+    """The thread's record as a person reads it once the game is over: the lines of every
+    message but the live table (the picture), each run's shuffle commitment and table
+    number left out (a random nonce of its own, another table)."""
+    return [re.sub(r"\b[0-9a-f]{16,}\b", "-", re.sub(r"#\d+", "#-", line))
+            for m in run.fd.messages(run.thread) if not m.attachments for line in m.content.splitlines()]
+
+
 def standings_lines(text: str) -> list[str]:
     return [line for line in text.splitlines() if re.match(r"\d+\. \*\*.+\*\* — -?\d+$", line)]
 
@@ -276,7 +285,8 @@ async def uninterrupted(world: Any, bots: Callable[..., BotProcess], tmp_path: P
     text = await run.finish_shown()
     await bot.stop()
     state = final_state(bot.database, run.table_id)
-    return {"run": run, "state": state, "standings": standings_lines(text), "lobby": run.lobby.text()}
+    return {"run": run, "state": state, "standings": standings_lines(text), "lobby": run.lobby.text(),
+            "record": record_of(run)}
 
 
 def people_of(world: Any) -> list[Any]:
@@ -416,6 +426,9 @@ async def test_kills_mid_game_lose_nothing(world, bots, tmp_path):
     b = {"run": run, "state": final_state(bot.database, run.table_id), "standings": standings_lines(text),
          "lobby": run.lobby.text()}
     assert_same_game(a, b)
+    # the thread reads as the uninterrupted run's: every move in the record once, in order
+    assert record_of(run) == a["record"], "\n".join(difflib.unified_diff(a["record"], record_of(run), "a", "b",
+                                                                          lineterm=""))
     fd.assert_clean()
 
 
