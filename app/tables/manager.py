@@ -613,22 +613,29 @@ class TableManager:
             table.notes[-1]["at"] = 0
         return table
 
-    def replay_events(self, table: Table, start: int, notes_told: int | None = None) -> list[Event]:
+    def move_events(self, table: Table, start: int) -> list[list[Event]]:
+        """The engine's events of each log entry from ``start`` on, in one replay
+        (without the table's notes).  The table itself is not touched."""
+        if table.seed is None or not table.log[start:]:
+            return []
+        cls = self.games[table.game]
+        engine = cls.replay(len(table.seats), table.seed, self.engine_options(table), table.log[:start])
+        return [engine.apply(seat, engine.parse(text)) for seat, text in table.log[start:]]
+
+    def replay_events(self, table: Table, start: int, notes_told: int | None = None,
+                      moves: Sequence[list[Event]] | None = None) -> list[Event]:
         """What the thread was not told yet, to tell it after a restart, in the
         order it happened: the engine's events of the log entries from ``start``
-        on, and the notes after ``notes_told`` (default: the table's) at their
-        places among them.  The table itself is not touched."""
+        on (``moves``: those, already replayed by :meth:`move_events`), and the
+        notes after ``notes_told`` (default: the table's) at their places among
+        them.  The table itself is not touched."""
         told = table.notes_told if notes_told is None else notes_told
         notes = sorted((n for n in table.notes if n["n"] > told), key=lambda n: n["n"])
         events: list[Event] = []
-        if table.seed is not None and table.log[start:]:
-            cls = self.games[table.game]
-            engine = cls.replay(len(table.seats), table.seed, self.engine_options(table), table.log[:start])
-            for index in range(start, len(table.log)):
-                while notes and notes[0]["at"] <= index:
-                    events.append(dict(notes.pop(0)["event"]))
-                seat, text = table.log[index]
-                events += engine.apply(seat, engine.parse(text))
+        for index, move in enumerate(self.move_events(table, start) if moves is None else moves, start):
+            while notes and notes[0]["at"] <= index:
+                events.append(dict(notes.pop(0)["event"]))
+            events += move
         events += [dict(note["event"]) for note in notes]
         return events
 

@@ -243,6 +243,29 @@ def _forget(show: Any, name: str) -> Any:
     return done
 
 
+
+class _Replay:
+    """A table's log replayed once for a resume (:meth:`Presenter.resume`): the
+    engine's events of each move from the oldest index asked for."""
+
+    __slots__ = ("manager", "table", "first", "moves")
+
+    def __init__(self, manager: TableManager, table: Table) -> None:
+        self.manager, self.table = manager, table
+        self.first: int | None = None
+        self.moves: list[list[Event]] = []
+
+    def since(self, start: int) -> list[list[Event]]:
+        """The events of each move from ``start`` on (replayed again only for an older ``start``)."""
+        if self.first is None or start < self.first:
+            self.first, self.moves = start, self.manager.move_events(self.table, start)
+        return self.moves[start - self.first:]
+
+    def events(self, start: int) -> list[Event]:
+        """The events of the moves from ``start`` on, in order, without the table's notes."""
+        return [event for move in self.since(start) for event in move]
+
+
 class Presenter:
     """Shows the running tables: narration and pings in their threads, the table
     message, the lobby message once a game runs, the standings at the end.  It
@@ -441,9 +464,13 @@ class Presenter:
         """After a start: tell what was saved but not yet told (in order, once),
         ping the turn if its ping was not sent, and show the table again."""
         missed: list[Event] = []
+        replay = _Replay(self.manager, table)
         if table.narrated < table.version or table.notes or table.status == "playing":
             try:
-                missed = self._untold(table)
+                # one replay of the log for the record and the ping both, from the older of the two
+                ping = table.messages.get("ping")
+                replay.since(min(max(0, table.narrated - 1), table.version if ping is None else ping))
+                missed = self._untold(table, replay)
             except Exception:
                 log.exception("table %s: the moves since the last narration could not be replayed", table.id)
         if table.status == "finished":  # the game ended; its end was not shown yet
@@ -480,25 +507,24 @@ class Presenter:
             pinged = None if pinged == table.messages[POSTING] else pinged
         if pinged is not None and not any(
                 starts_turn(table.game, e) or e.get("type") in ("started", "back")
-                for e in self.manager.replay_events(table, min(pinged, table.version), notes_told=NO_NOTES)):
+                for e in replay.events(min(pinged, table.version))):
             show.pinged = show.turn  # this turn's ping went out before the stop
             show.ping = None
         # the live table is the newest message again (a round's record posted after it: anew)
         self.redraw(table, repost=table.messages.get("record", 0) > table.messages.get("table", 0), ping=True)
 
-    def _untold(self, table: Table) -> list[Event]:
+    def _untold(self, table: Table, replay: "_Replay") -> list[Event]:
         """The events the thread's record does not hold yet: the round going on from its
         start, and anything after the last record.  (A record is marked told up to the
         move that ended its round; that move's events from the new deal on are the next
         round's.)"""
         start = table.narrated
-        events = self.manager.replay_events(table, start)
         if start <= 0:
-            return events
+            return self.manager.replay_events(table, start, moves=replay.since(start))
+        moves = replay.since(start - 1)
+        events = self.manager.replay_events(table, start, moves=moves[1:])
+        head = moves[0] if moves else []  # the events of the move that ended the last recorded round
         deal = registry.spec(table.game).deal_event
-        before = self.manager.replay_events(table, start - 1, notes_told=NO_NOTES)
-        after = self.manager.replay_events(table, start, notes_told=NO_NOTES)
-        head = before[:len(before) - len(after)]  # the events of the move that ended the last recorded round
         cut = next((i for i, e in enumerate(head) if e.get("type") == deal), None)
         return events if cut is None else head[cut:] + events
 
