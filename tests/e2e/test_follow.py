@@ -83,6 +83,7 @@ class Turn:
     between: int  # messages they saw between the ping and the controls
     followed: bool  # their panel came down below the ping (else: My hand on the ping)
     turn: Any = None  # which (as ``Players.turn_of`` names it)
+    controls: list[str] = field(default_factory=list)  # the custom_ids of the move's controls, in order
 
 
 @dataclass
@@ -143,11 +144,13 @@ class Players:
         if self.before_move is not None:
             await self.before_move(self, user, panel)
         turn = self.turn_of(user)
+        controls: list[str] = []
         for _ in range(12):
             choice = decide(panel, self.game) if turn is not None and self.turn_of(user) == turn else None
             if choice is None:
                 break
             kind, custom_id, values = choice
+            controls.append(custom_id)
             if kind == "click":
                 r = await fd.click(user, panel, custom_id)
             else:
@@ -155,7 +158,7 @@ class Players:
             clicks += 1
             panel = await panel_answer(r)
         self.opened.add(user.id)  # (the panel clicked last: a token of now)
-        self.turns.append(Turn(user.name, clicks, between, followed, turn))
+        self.turns.append(Turn(user.name, clicks, between, followed, turn, controls))
 
     async def play(self, finished: Callable[[], bool]) -> None:
         """Everyone plays each turn of theirs until the game is over."""
@@ -233,6 +236,12 @@ async def test_the_panel_follows_its_player(fast_world, tmp_path, game, command,
         assert all(turn.between == 0 for turn in players.turns), players.turns
         # The common turn is one click (a bull-card turn or a stack menu may take more).
         assert sum(turn.clicks == 1 for turn in followed) >= 0.75 * len(followed), players.turns
+        if game == "nimmt":
+            # When nothing fits, the panel below the ping offers each stack's Take: one click
+            # (a second only to choose whose bull card, when the supply is empty).
+            takes = [turn for turn in followed if turn.controls and turn.controls[0].startswith("nimmt.take:")]
+            assert takes, players.turns
+            assert all(len(turn.controls) == 1 or turn.controls[1].startswith("nimmt.steal:") for turn in takes), takes
         # No hand reached anyone but its owner; no panel shows a move once it is over.
         for user in people:
             assert all(m.ephemeral_to == user.id for m in fd.ephemerals(user))
