@@ -315,3 +315,34 @@ def test_the_take6_picture_shows_a_row_taken() -> None:
     texts = _texts(lambda: render_take6.render_take6_table(engine.view(None), SHORT + ["Eve"], labels(
         "take6", "en", render_take6.TAKE6_TABLE_LABELS), recent))
     assert [f"took {ROW_LABELS[e['row']]}" for e in taken] == [text for text in texts if text.startswith("took ")]
+
+
+def test_a_new_deals_picture_says_the_reveal_shown_is_the_deal_befores() -> None:
+    """Under a new deal's rows, the reveal strip (whose '→ D' and 'took C' were rows of the
+    deal before) says it is that deal's last turn; before the deal ends it is the reveal."""
+    def second(ev: list[Event]) -> bool:
+        return any(e["type"] == "deal_start" and e["deal"] == 2 for e in ev)
+
+    engine, recent = played("take6", 3, 2, second)
+    draw = render_take6.render_take6_table
+    for lang in LANGS:
+        marked = labels("take6", lang, render_take6.TAKE6_TABLE_LABELS)
+        texts = _texts(lambda: draw(engine.view(None), SHORT[:3], marked, recent))
+        assert t(lang, "take6.r_revealed_last", deal=1) in texts and t(lang, "take6.r_revealed") not in texts
+    reveal = max(i for i, e in enumerate(recent) if e["type"] == "reveal")
+    texts = _texts(lambda: draw(engine.view(None), SHORT[:3], labels("take6", "en", render_take6.TAKE6_TABLE_LABELS),
+                                recent[:reveal + 1]))
+    assert "Revealed, in the order placed" in texts
+
+
+def test_a_new_rounds_caption_says_the_move_ended_the_round_before() -> None:
+    """Under the banner of a new 11 nimmt! round, the caption of the move that ended the round
+    before (its stacks went with that round) says so."""
+    def second(ev: list[Event]) -> bool:
+        return any(e["type"] == "round_start" and e["round"] == 2 for e in ev)
+
+    engine, recent = played("nimmt", 3, 3, second, steps=3000)
+    for lang in LANGS:
+        texts = _texts(lambda: render_nimmt.render_nimmt_table(engine.view(None), SHORT[:3], labels(
+            "nimmt", lang, render_nimmt.NIMMT_TABLE_LABELS), recent))
+        assert t(lang, "render.last_round_over", round=1) in " ".join(texts), texts

@@ -39,6 +39,7 @@ NIMMT_TABLE_LABELS: tuple[str, ...] = (
     "last_passed",   # (none)                    e.g. "ended the turn"
     "last_revealed",  # {stacks}                 e.g. "new stacks: {stacks}"
     "round_start",   # {round} {name}            e.g. "Round {round} starts: {name} begins"
+    "last_round_over",  # {round}                e.g. "round {round} over" (after the move that ended it)
     "new_stack",     # (none)  tag under a stack just revealed, e.g. "new"
 )
 """Label keys of :func:`render_nimmt_table` (placeholders in the comments)."""
@@ -167,6 +168,8 @@ def render_nimmt_table(view: Mapping[str, Any], names: Sequence[str], labels: Ma
             elif e.get("type") == "revealed":
                 fresh.update(st["id"] for st in e.get("stacks") or ())
     who, parts = _caption(last, nm, labels)
+    if new_round is not None and parts:  # (the stacks it names went with the round it ended)
+        parts.append(label(labels, "last_round_over", round=int(new_round.get("round", 2)) - 1))
     f18 = rb.font(18)
     name_f = rb.font(18)
     who_txt = rb.fit(who + ":", name_f, W / 3) if who else ""

@@ -32,6 +32,7 @@ TAKE6_TABLE_LABELS: tuple[str, ...] = (
     "pile",          # (none)  column header, e.g. "Taken"
     "score",         # (none)  column header, e.g. "Points"
     "revealed",      # (none)                   e.g. "Revealed, in the order placed"
+    "revealed_last",  # {deal}                  e.g. "Last turn of deal {deal}, in the order placed" (a new deal's rows)
     "to_row",        # {row}                    e.g. "→ {row}"
     "took",          # {row}                    e.g. "took {row}"
     "picks_row",     # (none)                   e.g. "picks a row"
@@ -171,7 +172,10 @@ def render_take6_table(view: Mapping[str, Any], names: Sequence[str], labels: Ma
 
     # the last reveal, in the order the cards were placed: card, player, where it went
     if shown:
-        rb.text_fit(d, (M, y + 14), label(labels, "revealed"), 18, MUTED, W - 2 * M, anchor="lm", smallest=MIN_TEXT)
+        # (under a new deal's rows, the reveal shown is the last turn of the deal before: it says so)
+        heading = (label(labels, "revealed_last", deal=int(deal.get("deal", view["deal"])) - 1)
+                   if fresh and deal is not None else label(labels, "revealed"))
+        rb.text_fit(d, (M, y + 14), heading, 18, MUTED, W - 2 * M, anchor="lm", smallest=MIN_TEXT)
         y += 30
         x0 = M + (W - 2 * M - per_line * CHIP_W) / 2
         for i, (seat, card) in enumerate(shown):
