@@ -25,7 +25,7 @@ from discord.ext import commands
 
 from app.i18n.catalogue import has, t
 from app.nights.host import BREAK_SECONDS, REMIND_BEFORE, NightHost
-from app.nights.night import ENDED, PLAYING, Night, NightError, NightTable, Standing, standings
+from app.nights.night import ENDED, PLAYING, Missed, Night, NightError, NightTable, Standing, standings
 from app.nights.when import parse_start
 from app.tables.manager import LEVELS, Table, TableError, counting_saves
 from cogs.common.parts import parts
@@ -277,6 +277,7 @@ class NightCog(commands.Cog, name="Night"):
         self._refused: dict[int, _Refusal] = {}  # nights whose event Discord refused to change
         self._event_retries: dict[int, asyncio.Task[None]] = {}  # their next try, once it is due
         self._progress: set[int] = set()  # nights whose standings follow their live tables shortly
+        self._telling: set[int] = set()  # nights whose organiser is being told why the first round did not start
 
     async def cog_load(self) -> None:
         self.bot.add_dynamic_items(*NightButton.items, NightLevel, NightRemove, NightRemoveAnyone)
@@ -1034,7 +1035,7 @@ class NightCog(commands.Cog, name="Night"):
             return
         if night.event_id is not None:
             self._spawn(self.sync_event(night))
-        if kind == "missed":
+        if kind == "missed" or (kind == "resume" and night.missed is not None):
             self._spawn(self._tell_missed(night))
         presenter = self.presenters.setdefault(night.id, _Presenter())
         presenter.signup = True
@@ -1047,14 +1048,26 @@ class NightCog(commands.Cog, name="Night"):
 
     async def _tell_missed(self, night: Night) -> None:
         """The first round's time came and it could not start: the organiser is told
-        why in the channel (pinged, nobody else), and that the sign-up stays open."""
-        error = self.host.missed.pop(night.id, None)
-        if error is None:
-            return
+        why in the channel (pinged, nobody else), and that the sign-up stays open.  Why
+        is saved with the night until they were told (:attr:`Night.missed`): a restart
+        before tells them then, and the nonce from when it was missed posts it once."""
+        if night.id in self._telling:
+            return  # (being told: a note missed meanwhile follows)
+        self._telling.add(night.id)
+        try:
+            while (missed := self.host.shown(night).missed) is not None:
+                await self._post_missed(night, missed)
+                await self.host.missed_told(night, missed)
+                if self.host.shown(night).missed == missed:
+                    return  # not saved as told: told again (once) after a restart
+        finally:
+            self._telling.discard(night.id)
+
+    async def _post_missed(self, night: Night, missed: Missed) -> None:
         lang = night.locale
         text = t(lang, "nights.first_missed", organiser=f"<@{night.organiser_id}>",
-                 why=t(lang, f"nights.error_{error.code}", **error.params), start=t(lang, "nights.start_round"))
-        nonce = owed(night, "m", int(self.host.clock()))  # (one nonce for every try: told once)
+                 why=t(lang, f"nights.error_{missed.code}", **missed.params), start=t(lang, "nights.start_round"))
+        nonce = owed(night, "m", missed.at)  # (one nonce for every try, after a restart too: told once)
 
         async def attempt() -> None:
             try:

@@ -25,8 +25,8 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 
 from app.i18n.catalogue import t
 from app.nights.night import (
-    ENDED, PLAYING, SIGNUP, GameEvents, Night, NightError, NightTable, Player, highlights, seat_round,
-    standings,
+    ENDED, PLAYING, SIGNUP, GameEvents, Missed, Night, NightError, NightTable, Player, highlights,
+    seat_round, standings,
 )
 from app.tables.manager import LEVELS, Note, Table, TableError, TableManager, guarded, slow_guard
 from core import registry
@@ -46,7 +46,7 @@ MAX_AHEAD = 30 * 86400.0
 MIN_AHEAD = 60.0
 
 #: kinds: "round" (started or over), "table" (one ended), "players" (someone stepped away or is back), "ended",
-#: "missed" (the first round's time came and it could not start: :attr:`NightHost.missed` says why)
+#: "missed" (the first round's time came and it could not start: :attr:`Night.missed` says why)
 Listener = Callable[[Night, str], None]
 
 
@@ -73,8 +73,6 @@ class NightHost:
         #: sends a night's reminder (the cog's); True once it went out
         self.remind: Callable[[Night], Awaitable[bool]] | None = None
         self._reminders: dict[int, asyncio.Task[None]] = {}  # night id -> its reminder's timer
-        #: night id -> why its first round did not start at its time (told once, with "missed")
-        self.missed: dict[int, NightError] = {}
         tables.closed_hooks.append(self._table_closed)
         tables.away_hooks.append(self._seat_handed)
 
@@ -608,7 +606,7 @@ class NightHost:
                 self._timers.pop(night.id, None)
         if made is None:
             return  # started by hand, ended, turned off, or the bot stops
-        self._tell(night, "missed" if night.id in self.missed else "round")
+        self._tell(night, "missed" if night.missed is not None else "round")
         if made and self.round_started is not None:
             try:
                 await self.round_started(night)
@@ -632,8 +630,8 @@ class NightHost:
                         return await self._seat(night)
                     except NightError as error:
                         log.info("night %s: the next round did not start by itself (%s)", night.id, error.code)
-                        if night.round == 0:
-                            self.missed[night.id] = error
+                        if night.round == 0:  # (saved with it: told once, after a restart too)
+                            night.missed = Missed(error.code, dict(error.params), int(self.clock()))
                         night.next_at = None
                         await self._save(night)
                         return []
@@ -758,6 +756,20 @@ class NightHost:
             self.nights.pop(night.id, None)
             self._shown.pop(night.id, None)
             self._locks.pop(night.id, None)
+
+    async def missed_told(self, night: Night, missed: Missed) -> None:
+        """The organiser was told why the first round did not start (``missed``): it is
+        not told again, also after a restart.  Not saved: told again then, under the
+        same nonce (Discord answers with the note posted first)."""
+        async with guarded(self.lock(night)):
+            if night.missed != missed:
+                return  # (missed again meanwhile: that one is told next)
+            try:
+                async with self._change(night):
+                    night.missed = None
+                    await self._save(night)
+            except TableError:
+                pass
 
     async def save_messages(self, night: Night) -> None:
         """Persist message ids after the cog (re)posted them.  A failure is

@@ -91,6 +91,26 @@ class NightTable:
 
 
 @dataclass
+class Missed:
+    """Why a night's first round did not start at its time (the refusal's ``code`` and
+    ``params``, as :class:`NightError` gave them), kept with the night until the
+    organiser is told: a restart meanwhile still tells them.  ``at`` (when it was
+    missed, in whole seconds) names the note to Discord, so every try of it, after a
+    restart too, posts it once."""
+
+    code: str
+    params: dict[str, Any]
+    at: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "params": self.params, "at": self.at}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Missed":
+        return cls(str(data["code"]), dict(data.get("params") or {}), int(data["at"]))
+
+
+@dataclass
 class Night:
     id: int
     guild_id: int
@@ -127,6 +147,7 @@ class Night:
     #: who watches the night (*Watch* on its standings): every live table, round after round
     watchers: dict[int, str] = field(default_factory=dict)
     variant: str | None = None  # the table variant every table of the night plays (None: the standard game)
+    missed: Missed | None = None  # the first round did not start at its time; the organiser is not told yet
 
     def player(self, user_id: int) -> Player | None:
         for player in self.players:
@@ -170,6 +191,7 @@ class Night:
             **({"reminded": True} if self.reminded else {}),
             **({"watchers": [[u, n] for u, n in self.watchers.items()]} if self.watchers else {}),
             **({"variant": self.variant} if self.variant else {}),
+            **({"missed": self.missed.to_dict()} if self.missed is not None else {}),
         }
 
     @classmethod
@@ -196,6 +218,7 @@ class Night:
             reminded=bool(meta.get("reminded")),
             watchers={int(u): str(n) for u, n in meta.get("watchers", ())},
             variant=meta.get("variant"),
+            missed=None if meta.get("missed") is None else Missed.from_dict(meta["missed"]),
         )
 
     def first_start(self) -> float | None:

@@ -4,6 +4,7 @@ nonce from what is saved, so Discord's 5xx errors, answers lost on the way back 
 SIGKILLs neither lose nor double them."""
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 
 from app.i18n.catalogue import t
 from tests.e2e import running_bot, updated
+from tests.e2e.processes import connect
 from tests.e2e.test_night import FAST, GAME, FastBotProcess, round_tables, signed_up_night
 
 pytestmark = pytest.mark.timeout(240)
@@ -137,4 +139,62 @@ async def test_the_organiser_is_told_once_why_the_first_round_did_not_start_thro
                                       for q in fd.requests), timeout=20)
         assert not fd.clear_failures()
         assert len(told()) == 1
+    fd.assert_clean()
+
+
+def night_meta(database: Any, night_id: int) -> dict[str, Any]:
+    """The night as the bot last saved it."""
+    con = connect(database)
+    try:
+        [meta] = con.execute("SELECT meta FROM nights WHERE id = ?", (night_id,)).fetchone()
+    finally:
+        con.close()
+    return json.loads(meta)
+
+
+@pytest.mark.parametrize("landed", [False, True])
+async def test_why_the_first_round_did_not_start_is_told_once_across_a_kill(world, tmp_path, landed):
+    """The first round's time comes with too few signed up, and the note to the organiser
+    does not get through: Discord refuses it (``landed``: it posts it, and only its answer
+    is lost); the bot is SIGKILLed before it could save that the organiser was told.  Once
+    it runs again the organiser is told why, once, pinged; the night saves that they were,
+    so a restart after that tells nothing again."""
+    fd = world.fd
+    ana = world.person("ana")
+    why = t("en", "nights.error_too_few", min=2)
+    posts = rf"/channels/{world.channel.id}/messages$"
+
+    def told() -> list[Any]:
+        return [m for m in fd.messages(world.channel) if why in m.text()]
+
+    bot = FastBotProcess(fd, world.guild, tmp_path / "kill.db", tmp_path / "kill.log")
+    try:
+        await bot.start()
+        fd.fail_next("POST", posts, status=503, times=1000, after=landed)
+        signup = (await fd.slash(ana, world.channel, "night start", game="nimmt", starts_in=1)).message
+        join = re.match(r"night:(\d+):join", signup.buttons()[0]["custom_id"])
+        assert join, signup.buttons()
+        night_id = int(join[1])
+        if landed:
+            await fd.wait_for(told, timeout=30, interval=0.005)
+        else:
+            await fd.wait_for(lambda: any(q.method == "POST" and re.search(posts, q.path) and q.status == 503
+                                          for q in fd.requests), timeout=30, interval=0.005)
+        await bot.kill()
+        assert fd.clear_failures()  # (the bot was still trying)
+        assert night_meta(bot.database, night_id)["missed"]["code"] == "too_few"  # saved with the night
+        await bot.start()
+        await fd.wait_for(lambda: "missed" not in night_meta(bot.database, night_id), timeout=30)
+        [note] = told()
+        assert note.pinged == [ana.id]
+        assert note.text() == t("en", "nights.first_missed", organiser=f"<@{ana.id}>", why=why,
+                                start=t("en", "nights.start_round"))
+        await bot.stop()
+        await bot.start()
+        await updated(await fd.click(ana, signup, f"night:{night_id}:end"))
+        await fd.wait_for(lambda: t("en", "nights.status_ended") in signup.text(), timeout=20)
+        assert told() == [note]
+        await bot.stop()
+    finally:
+        bot.finalize()
     fd.assert_clean()
