@@ -499,6 +499,36 @@ def expected_pings(table: Any, options: dict[str, Any]) -> Counter:
 CONTROLS = {"nimmt": r"nimmt\.hand:\d+", "take6": r"take6\.hand:\d+", "garbage": r"garbage\.(draw|discard|jack):.*"}
 
 
+async def shows_the_last_move(t: Table, table: Any, render: Any, labels: dict[str, str]) -> Any:
+    """The live table's picture, once it is the table's public view drawn with the public
+    events of its latest turns (``table.recent``: the marks of the last move); it differs from
+    the same view drawn without them, so the marks are there."""
+    import io
+
+    from PIL import Image, ImageChops
+
+    from cogs.tables.game_ui import picture_names
+
+    def drawn(recent: list[Any]) -> Any:
+        data = render(table.view(None), picture_names(table, table.locale), labels, recent)
+        return Image.open(io.BytesIO(data)).convert("RGB")
+
+    def shown() -> Any:
+        live = t.table_message()
+        picture = next((a for a in live.attachments if a["filename"] == "table.png"), None) if live else None
+        if picture is None or not table.recent:
+            return None
+        posted = Image.open(io.BytesIO(picture["data"])).convert("RGB")
+        expected = drawn(list(table.recent))
+        same = posted.size == expected.size and ImageChops.difference(posted, expected).getbbox() is None
+        return posted if same else None
+
+    posted = await t.fd.wait_for(shown, timeout=15, what="the live table drawn with the last move")
+    plain = drawn([])
+    assert posted.size != plain.size or ImageChops.difference(posted, plain).getbbox() is not None
+    return posted
+
+
 def check_newest(fd: Any, thread: Any) -> None:
     """While a pinged person is to move, the live table that pinged them is the newest
     message of the thread: nothing of the bot's (a round's record, a note) came below it,

@@ -523,3 +523,23 @@ async def test_the_live_table_reads_top_to_bottom(world, tmp_path):
                                            and not m.attachments else None)(t.table_message()), timeout=15)
         assert [c["type"] for c in after.components[0]["components"]][:2] == [10, 10]
         assert "Stacks:" in after.text() and after.buttons()
+
+
+async def test_the_live_table_picture_marks_the_last_move(world, tmp_path):
+    """After ana's move, the picture that pings ben is drawn with her move marked (the
+    public events of the latest turns), not the bare table."""
+    from cogs.games.nimmt import render as render_nimmt
+    from cogs.games.nimmt.cog import labels
+    from tests.e2e import shows_the_last_move
+
+    fd = world.fd
+    ana, ben = world.person("ana"), world.person("ben")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        t, table = await started(world, bot, [ana, ben], rounds=1, turn_time=0)
+        first = await fd.wait_for(lambda: fd.pings(t.thread), timeout=10)
+        mover = ana if first[-1][1] == ana.id else ben
+        await nimmt_turn(t, mover)
+        await fd.wait_for(lambda: len(fd.pings(t.thread)) > len(first), timeout=10)
+        assert any(e["type"] in ("played", "took") and e["seat"] == table.seat_of(mover.id) for e in table.recent)
+        await shows_the_last_move(t, table, render_nimmt.render_nimmt_table,
+                                  labels(table.locale, render_nimmt.NIMMT_TABLE_LABELS))

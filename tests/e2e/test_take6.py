@@ -272,3 +272,20 @@ async def test_a_player_who_must_go_hands_the_seat_to_a_computer_with_leave(worl
         await fd.wait_for(lambda: bot.tables.get(tbl.table_id) is None or table.recorded, timeout=10)
         r = await fd.slash(ben, world.channel, "history")  # the game counts for the one who stepped away too
         assert len(r.message.embeds[0]["description"].splitlines()) == 1
+
+
+async def test_the_live_table_picture_shows_the_reveal(world, tmp_path):
+    """Once both have chosen, the live table's picture is drawn with the reveal: each card, its
+    player and where it went, in the order placed (the public events of the latest turns)."""
+    from tests.e2e import shows_the_last_move
+
+    fd = world.fd
+    ana, ben = world.person("ana"), world.person("ben")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        tbl, table = await started(world, bot, [ana, ben], "take6 new", deals=1, turn_time=0)
+        for user in (ana, ben):
+            panel = await open_panel(tbl, user)
+            await panel_answer(await tbl.click(user, panel, card_buttons(panel)[0]["custom_id"]))
+        await fd.wait_for(lambda: any(e["type"] == "reveal" for e in table.recent), timeout=10)
+        await shows_the_last_move(tbl, table, render_take6.render_take6_table,
+                                  {k: t(table.locale, f"take6.r_{k}") for k in render_take6.TAKE6_TABLE_LABELS})
