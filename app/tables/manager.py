@@ -344,7 +344,7 @@ class Table:
         """Keep ``events`` (told to everyone) among the recent ones: those since
         the start of the turn :data:`RECENT_TURNS` turns back, so the picture can
         mark the last move, a whole reveal or chain, a new round (not saved: after
-        a restart the picture marks the moves from then on)."""
+        a restart the presenter's replay of the round going on remembers them again)."""
         recent = self.recent + [dict(e) for e in events]
         starts = [i for i, e in enumerate(recent) if starts_turn(self.game, e)]
         if len(starts) > RECENT_TURNS:
