@@ -526,8 +526,8 @@ async def test_the_live_table_reads_top_to_bottom(world, tmp_path):
 
 
 async def test_the_live_table_picture_marks_the_last_move(world, tmp_path):
-    """After ana's move, the picture that pings ben is drawn with her move marked (the
-    public events of the latest turns), not the bare table."""
+    """After a person's move, the picture that pings the other is drawn with the move marked
+    (the public events of the latest turns), not the bare table; after a restart too."""
     from cogs.games.nimmt import render as render_nimmt
     from cogs.games.nimmt.cog import labels
     from tests.e2e import shows_the_last_move
@@ -541,5 +541,12 @@ async def test_the_live_table_picture_marks_the_last_move(world, tmp_path):
         await nimmt_turn(t, mover)
         await fd.wait_for(lambda: len(fd.pings(t.thread)) > len(first), timeout=10)
         assert any(e["type"] in ("played", "took") and e["seat"] == table.seat_of(mover.id) for e in table.recent)
+        await shows_the_last_move(t, table, render_nimmt.render_nimmt_table,
+                                  labels(table.locale, render_nimmt.NIMMT_TABLE_LABELS))
+    # after a restart (nothing of the recent events is saved) the live table still marks her move
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        table = await bot.tables.restored(t.table_id)
+        await fd.wait_for(lambda: any(e["type"] in ("played", "took") and e["seat"] == table.seat_of(mover.id)
+                                      for e in table.recent), timeout=15)
         await shows_the_last_move(t, table, render_nimmt.render_nimmt_table,
                                   labels(table.locale, render_nimmt.NIMMT_TABLE_LABELS))
