@@ -70,6 +70,22 @@ class _Item:
     boundary: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class _Token:
+    """A click's token that edits the live table, and which of the token's messages that is:
+    one value, replaced whole, so a redraw drawn for one token edits that token's message
+    (a token's ``@original`` is the message its click was on: a player's panel, when the
+    live table is a followup the token posted)."""
+
+    webhook: discord.Webhook  # the click's followup webhook
+    message: int  # the live table it edits
+    #: which message of the token that is: ``@original`` (the clicked message), or the id of
+    #: the live table it posted itself as a followup (:meth:`Presenter._post_by_token`)
+    target: int
+    where: int | None  # the channel of that click (where its followups land)
+    until: float  # time.monotonic() when the token is too old
+
+
 @dataclass(slots=True)
 class _Show:
     """What is being shown of one table: narration goes out in order; the table message is redrawn
@@ -89,15 +105,9 @@ class _Show:
     table_dirty: bool = False
     sender: asyncio.Task[None] | None = None
     updater: asyncio.Task[None] | None = None
-    #: the token (followup webhook) of the latest click on the table message itself: it
-    #: edits that message as ``@original`` for 15 minutes, outside Discord's global limit
-    answer: discord.Webhook | None = None
-    answer_message: int | None = None  # the table message that click was on
-    #: which message of that token the table message is: ``@original`` (the clicked message), or
-    #: the id of the live table it posted itself as a followup (:meth:`Presenter._post_by_token`)
-    answer_target: int = ORIGINAL
-    answer_where: int | None = None  # the channel of that click (where its followups land)
-    answer_until: float = 0.0  # time.monotonic() when the token is too old
+    #: the token of the latest click on the table message itself (or of the click whose token
+    #: posted it): it edits that message for 15 minutes, outside Discord's global limit
+    answer: _Token | None = None
     answering: asyncio.Future[None] | None = None  # such clicks are being acknowledged now
     expecting: int = 0  # how many
     #: the change that ended the game reached the presenter: it is saved and recorded
@@ -428,11 +438,9 @@ class Presenter:
 
     @staticmethod
     def _keep(show: _Show, interaction: discord.Interaction) -> None:
-        show.answer = interaction.followup
-        show.answer_message = interaction.message.id if interaction.message is not None else None
-        show.answer_target = ORIGINAL
-        show.answer_where = interaction.channel_id
-        show.answer_until = time.monotonic() + ANSWER_LIFETIME
+        assert interaction.message is not None  # (a click on the table message)
+        show.answer = _Token(interaction.followup, interaction.message.id, ORIGINAL, interaction.channel_id,
+                             time.monotonic() + ANSWER_LIFETIME)
 
     def _poster(self, table: Table, show: _Show | None) -> tuple[discord.Webhook, float] | None:
         """The freshest living token of a click at this table in its thread (on the live
@@ -442,8 +450,9 @@ class Presenter:
         now = time.monotonic()
         where = table.thread_id or table.channel_id
         best: tuple[discord.Webhook, float] | None = None
-        if show is not None and show.answer is not None and now < show.answer_until and show.answer_where == where:
-            best = (show.answer, show.answer_until)
+        answer = show.answer if show is not None else None
+        if answer is not None and now < answer.until and answer.where == where:
+            best = (answer.webhook, answer.until)
         tokens = getattr(self.uis[table.game], "tokens", None)
         for webhook, until in tokens(table) if tokens is not None else ():
             if until > now and (best is None or until > best[1]):
@@ -451,14 +460,15 @@ class Presenter:
         return best
 
     @staticmethod
-    def _answer(table: Table, show: _Show) -> discord.Webhook | None:
+    def _answer(table: Table, show: _Show) -> _Token | None:
         """A click's token that may still edit the current table message, or None."""
-        if show.answer is None:
+        answer = show.answer
+        if answer is None:
             return None
-        if time.monotonic() >= show.answer_until or show.answer_message != table.messages.get("table"):
+        if time.monotonic() >= answer.until or answer.message != table.messages.get("table"):
             show.answer = None
             return None
-        return show.answer
+        return answer
 
     def resume(self, table: Table) -> None:
         """After a start: tell what was saved but not yet told (in order, once),
@@ -877,7 +887,7 @@ class Presenter:
         self._edit_lobby_later(table)  # it says the game is on, and where
 
     async def _update_table_message(self, table: Table, repost: bool = False,
-                                    answer: discord.Webhook | None = None, ping: Sequence[int] = ()) -> None:
+                                    answer: _Token | None = None, ping: Sequence[int] = ()) -> None:
         """Draw the live table and show it: edited in place, or posted anew at the bottom
         (``repost``; ``ping``: the seats whose turn it is, pinged by it)."""
         version = table.version
@@ -932,7 +942,7 @@ class Presenter:
             follow(table, [table.seats[seat].user_id for seat in seats])
 
     async def _post_table_message(self, table: Table, message: TableMessage, repost: bool, *,
-                                  with_image: bool, answer: discord.Webhook | None = None,
+                                  with_image: bool, answer: _Token | None = None,
                                   mentions: discord.AllowedMentions = NO_PINGS, version: int | None = None) -> None:
         def files() -> list[discord.File]:
             image = message.image if with_image else None
@@ -943,9 +953,9 @@ class Presenter:
         old = table.messages.get("table")
         if old and not repost and answer is not None:
             try:  # through a click's token: not counted against the bot's global limit
-                show = self.shows.get(table.id)
-                target = show.answer_target if show is not None else ORIGINAL
-                await answer.edit_message(target, attachments=files(), view=layout, **LEGACY_CLEARED)
+                # (the message of this token, as chosen: a click on the table meanwhile keeps a token
+                # of its own, whose @original is the table, not this one's)
+                await answer.webhook.edit_message(answer.target, attachments=files(), view=layout, **LEGACY_CLEARED)
                 return
             except (discord.HTTPException, *TRANSIENT):
                 # expired, or Discord trouble: the bot's own edit below (which finds a deleted message too)
@@ -961,8 +971,9 @@ class Presenter:
                 pass  # deleted: post it again below
         show = self.shows.get(table.id)
         # the live table before goes through a click's token on it while one lives
-        deleter = (show.answer, show.answer_target) if show is not None and show.answer is not None and (
-            show.answer_message == old and time.monotonic() < show.answer_until) else None
+        deleter = show.answer if show is not None else None
+        if deleter is not None and (deleter.message != old or time.monotonic() >= deleter.until):
+            deleter = None
         shown = table.version if version is None else version
         sent = await self._post_by_token(table, show, shown, files, layout, mentions)
         if sent is None:
@@ -987,15 +998,14 @@ class Presenter:
             if table.messages.get(STALE) == stale:
                 self.manager.set_message(table, STALE, None)  # (saved with the next change)
 
-    async def _delete_old(self, table: Table, old: int, token: tuple[discord.Webhook, int] | None) -> None:
-        """The live table before a new one goes: through a click's ``token`` on it (the
-        webhook and which of its messages it is) while one lives (not counted against the
-        bot's global limit), else the bot's own delete."""
+    async def _delete_old(self, table: Table, old: int, token: _Token | None) -> None:
+        """The live table before a new one goes: through a click's ``token`` on it while one
+        lives (not counted against the bot's global limit), else the bot's own delete."""
         self._deleting.add(old)
         try:
             if token is not None:
                 try:
-                    await token[0].delete_message(token[1])
+                    await token.webhook.delete_message(token.target)
                     return
                 except (discord.HTTPException, *TRANSIENT):
                     log.info("table %s: deleting the old table through a click's token failed", table.id)
@@ -1035,11 +1045,10 @@ class Presenter:
             # expired or refused (e.g. the thread is gone): the bot's own post
             log.info("table %s: posting the live table through a token failed", table.id, exc_info=True)
             self.manager.set_message(table, POSTING, None)
-            if show.answer is webhook:
+            if show.answer is not None and show.answer.webhook is webhook:
                 show.answer = None
             return None
-        show.answer, show.answer_message, show.answer_target = webhook, sent.id, sent.id
-        show.answer_where, show.answer_until = table.thread_id or table.channel_id, until
+        show.answer = _Token(webhook, sent.id, sent.id, table.thread_id or table.channel_id, until)
         return sent
 
     async def _adopt(self, table: Table, show: _Show) -> None:

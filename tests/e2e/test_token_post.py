@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from tests.e2e import nimmt_turn, open_hand, panel_answer, running_bot, started
+from tests.e2e import nimmt_turn, open_hand, panel_answer, private_answer, running_bot, started
 from tests.e2e.test_owed import told_twice
 from tests.e2e.test_restart import Run, people_of
+from tests.fakediscord.models import FLAG_COMPONENTS_V2
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -205,4 +206,61 @@ async def test_a_live_table_whose_followup_answer_failed_is_posted_once(world, t
             assert fd.pings(t.thread)[-1] == (after, mover.id)
         await fd.wait_for(lambda: current.deleted, timeout=10)
         assert [m for m in fd.messages(t.thread) if m.attachments] == [after]
+    fd.assert_clean()
+
+
+async def test_a_redraw_through_a_token_edits_the_live_table_it_posted_not_that_clicks_panel(
+        world, tmp_path, monkeypatch):
+    """The live table a panel click's token posted is redrawn through that token as the
+    followup it is.  Another click on it meanwhile (*My hand*, whose token edits it as its
+    ``@original``) does not turn that redraw into an edit of the panel click's own
+    ``@original``, the player's panel: it would become a copy of the live table (a
+    Components V2 message), and every later redraw of the panel (an embed) would be refused."""
+    import threading
+
+    from cogs.games.nimmt import render as render_nimmt
+
+    fd = world.fd
+    people = [world.person("ana"), world.person("ben")]
+    cleo = world.person("cleo")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        t, table = await started(world, bot, people, rounds=1, turn_time=0)
+        first = t.table_message()
+        mover = people[table.engine.to_move]
+        waiter = people[1 - table.engine.to_move]
+        # My hand, then every click on the panel itself: the freshest token's @original is the panel
+        panel = await open_hand(t, mover)
+        await nimmt_turn(t, mover, panel)
+        live = await fd.wait_for(lambda: (m := t.table_message()) is not None and m is not first and m, timeout=10)
+        assert live.webhook_id is not None and live.interaction["original_response_message_id"] == panel.id
+        assert panel.embeds and not panel.flags & FLAG_COMPONENTS_V2
+
+        # the live table's next redraw is held while its picture is drawn...
+        draw, drawing, drawn = render_nimmt.render_nimmt_table, threading.Event(), threading.Event()
+
+        def held(*args: Any) -> bytes:
+            drawing.set()
+            drawn.wait(10)  # (in the painter's thread: the bot's loop goes on)
+            return draw(*args)
+
+        monkeypatch.setattr(render_nimmt, "render_nimmt_table", held)
+        try:
+            await t.click(cleo, live, f"table.watch:{t.table_id}")  # (named on the live table: a redraw)
+            await fd.wait_for(drawing.is_set, timeout=10)
+            # ... while the player pinged opens their hand on it
+            r = await t.click(waiter, live, f"nimmt.hand:{t.table_id}")
+            assert r.ack_type == 6, r
+        finally:
+            drawn.set()
+        monkeypatch.undo()
+        # the redraw lands (wherever it goes)
+        await fd.wait_for(lambda: "cleo" in live.text() or "cleo" in panel.text(), timeout=10)
+        # the mover's panel is still their hand, not a copy of the live table
+        assert panel.embeds and not panel.flags & FLAG_COMPONENTS_V2, panel.text()
+        assert "cleo" in live.text() and not live.deleted and t.table_message() is live
+        assert not any(b["custom_id"].startswith("nimmt.hand") for b in panel.buttons()), panel.text()
+
+        # the game goes on: the waiter plays, the mover's panel is redrawn (an embed) and follows them
+        await nimmt_turn(t, waiter, await private_answer(r))
+        await fd.wait_for(lambda: (m := t.table_message()) is not None and m is not live, timeout=10)
     fd.assert_clean()
