@@ -263,7 +263,7 @@ class Run:
         return "\n".join(m.content for m in self.fd.messages(self.thread) if m.content)
 
 
-def record_of(run: Run) -> list[str]:
+def record_of(run: Run | GarbageRun) -> list[str]:
     """The thread's record as a person reads it once the game is over: the lines of every
     message but the live table (the picture), each run's shuffle commitment and table
     number left out (a random nonce of its own, another table)."""
@@ -429,6 +429,86 @@ async def test_kills_mid_game_lose_nothing(world, bots, tmp_path):
     # the thread reads as the uninterrupted run's: every move in the record once, in order
     assert record_of(run) == a["record"], "\n".join(difflib.unified_diff(a["record"], record_of(run), "a", "b",
                                                                           lineterm=""))
+    fd.assert_clean()
+
+
+@dataclass
+class GarbageRun:
+    """A Garbage table of one person (who draws, and puts a Jack on the highest slot offered)
+    against a computer, played through the live table's buttons; ``kill_after_jack`` kills
+    and restarts the bot right after the person's first Jack placed."""
+
+    world: Any
+    bot: BotProcess
+    kill_after_jack: bool = False
+    thread: Any = None
+    table_id: int = 0
+    jacks: int = 0
+
+    @property
+    def fd(self) -> Any:
+        return self.world.fd
+
+    def table_message(self, after: int) -> tuple[Any, int] | None:
+        """The newest live table whose move buttons are newer than version ``after``."""
+        for message in reversed(self.fd.messages(self.thread)):
+            moves = [b["custom_id"] for b in message.buttons()
+                     if re.fullmatch(rf"garbage\.(draw|jack):{self.table_id}:\d+(:\d+)?", b.get("custom_id") or "")]
+            if moves:
+                version = int(moves[0].split(":")[2])
+                return (message, version) if version > after else None
+        return None
+
+    async def play(self, channel_name: str) -> str:
+        fd, ana = self.fd, people_of(self.world)[0]
+        channel = fd.add_channel(self.world.guild, channel_name)
+        lobby = await posted(await fd.slash(ana, channel, "garbage new", seats=2, turn_time=0))
+        self.table_id = int(re.match(r"table.join:(\d+)", lobby.buttons()[0]["custom_id"]).group(1))
+        await updated(await fd.click(ana, lobby, f"table.cpu:{self.table_id}"))
+        await updated(await fd.click(ana, lobby, f"table.start:{self.table_id}"))
+        self.thread = (await fd.wait_for(lambda: fd.threads(channel), timeout=15))[-1]
+        last = -1
+        for _ in range(2000):
+            found = await fd.wait_for(
+                lambda: "over" if table_row(self.bot.database, self.table_id)[0] == "finished"
+                else self.table_message(last), timeout=20)
+            if found == "over":
+                break
+            message, last = found
+            jacks = [b["custom_id"] for b in message.buttons() if b["custom_id"].startswith("garbage.jack:")]
+            r = await fd.click(ana, message, jacks[-1] if jacks else f"garbage.draw:{self.table_id}:{last}")
+            assert r.ack_type == 6, r
+            if jacks:
+                self.jacks += 1
+                if self.kill_after_jack and self.bot.kills == 0:
+                    await self.bot.restart()  # the hand goes on: its moves so far are told again
+        else:
+            raise AssertionError("the game did not end")
+        await fd.wait_for(lambda: "Game over!" in "\n".join(m.content for m in fd.messages(self.thread)),
+                          timeout=15)
+        return "\n".join(record_of(self))
+
+
+async def test_a_garbage_jack_turn_reads_the_same_after_a_kill(world, bots, tmp_path):
+    """Seed 3: ana's first draw ends in a Jack to place, and the bot is SIGKILLed right
+    after she places it.  The restarted bot tells the hand going on again in one batch;
+    the thread's record reads line by line as an uninterrupted run's: the Jack turn a line
+    per move (the draw up to the Jack; the Jack placed, on to the discard), not one line."""
+    fd = world.fd
+    records = []
+    for name, kill in (("a", False), ("b", True)):
+        bot = bots(fd, world.guild, tmp_path / f"{name}.db", tmp_path / f"{name}.log", seed=3)
+        await bot.start()
+        run = GarbageRun(world, bot, kill_after_jack=kill)
+        records.append((await run.play(f"garbage-{name}")).splitlines())
+        await bot.stop()
+        assert run.jacks >= 1 and bot.kills == kill
+    a, b = records
+    assert b == a, "\n".join(difflib.unified_diff(a, b, "a", "b", lineterm=""))
+    # ana's Jack turn: the draw up to the Jack, then the Jack placed, each a line of its own
+    turn = next(i for i, line in enumerate(a) if line.startswith("**ana**: drew"))
+    assert a[turn].endswith("where does the Jack go?") and a[turn + 1].startswith("**ana**: the Jack went to slot"), \
+        a[turn:turn + 2]
     fd.assert_clean()
 
 

@@ -131,6 +131,10 @@ class GarbageUI(BaseUI):
         return view_of(*items)
 
     def narrate(self, table: Table, events: list[Event], lang: str) -> list[str]:
+        """One line per move: a drawn card's chain, ended by the discard or by a Jack to
+        place (the player's next move places it and goes on, a line of its own).  The
+        lines follow from the events alone, however they come in batches: a move told as
+        it is made and a hand replayed in one batch after a restart read the same."""
         lines: list[str] = []
         chain: list[str] = []
         actor: int | None = None
@@ -160,6 +164,7 @@ class GarbageUI(BaseUI):
                 chain.append(t(lang, "garbage.swapped", slot=e["slot"], card=card_name(lang, e["card"])))
             elif kind == "choose_jack":
                 chain.append(t(lang, "garbage.choose_jack"))
+                flush()  # the move ends here; the Jack's placing is the next move
             elif kind == "dead":
                 chain.append(t(lang, f"garbage.dead_{e['reason']}", card=card_name(lang, e["card"])))
             elif kind == "discarded":
