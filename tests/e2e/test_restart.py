@@ -463,7 +463,9 @@ class GarbageRun:
         fd, ana = self.fd, people_of(self.world)[0]
         channel = fd.add_channel(self.world.guild, channel_name)
         lobby = await posted(await fd.slash(ana, channel, "garbage new", seats=2, turn_time=0))
-        self.table_id = int(re.match(r"table.join:(\d+)", lobby.buttons()[0]["custom_id"]).group(1))
+        join = re.match(r"table.join:(\d+)", lobby.buttons()[0]["custom_id"])
+        assert join, lobby.buttons()
+        self.table_id = int(join.group(1))
         await updated(await fd.click(ana, lobby, f"table.cpu:{self.table_id}"))
         await updated(await fd.click(ana, lobby, f"table.start:{self.table_id}"))
         self.thread = (await fd.wait_for(lambda: fd.threads(channel), timeout=15))[-1]
