@@ -401,6 +401,35 @@ async def test_deferred_update_then_ephemeral_followup(fake_discord: FakeDiscord
     assert not fd.violations
 
 
+async def test_a_failure_armed_for_one_message_fails_only_its_calls(fake_discord: FakeDiscord) -> None:
+    """``fail_next(..., message=id)``: the calls on that message fail, whichever way they name
+    it (through the channel by its id, or as ``@original`` of a token whose original it is);
+    another message's edits, matching the same path pattern, go through."""
+    fd = fake_discord
+    guild, chan, alice, bob = make_world(fd)
+    async with running_bot(fd) as bot:
+        board = (await fd.slash(alice, chan, "nimmt board")).message
+        assert board is not None
+        r = await fd.click(bob, board, "board:peek")
+        await r.settled(5)
+        webhook, private_id = bot.peeks[-1]
+        channel = bot.get_channel(chan.id)
+        other = await channel.send("another message")
+        fd.fail_next("PATCH", r"/messages/[^/]+$", 403, times=2, message=board.id)
+        await webhook.edit_message(private_id, content="only you see this, redrawn")
+        await channel.get_partial_message(other.id).edit(content="another message, edited")
+        with pytest.raises(discord.Forbidden):
+            await webhook.edit_message("@original", content="the board, redrawn")
+        with pytest.raises(discord.Forbidden):
+            await channel.get_partial_message(board.id).edit(content="the bot's own edit")
+        assert fd.clear_failures() == 0
+        assert board.content == "the board" and board.edit_count == 0
+        edited, redrawn = fd.message(other.id), fd.message(private_id)
+        assert edited is not None and edited.content == "another message, edited"
+        assert redrawn is not None and redrawn.content == "only you see this, redrawn"
+    assert not fd.violations
+
+
 async def test_permissions_reported(fake_discord: FakeDiscord) -> None:
     fd = fake_discord
     guild, chan, alice, bob = make_world(fd)

@@ -863,14 +863,18 @@ class FakeDiscord:
 
     # ------------------------------------------------------------------ failure injection / user actions
     def fail_next(self, method: str, path_regex: str, status: int = 500, times: int = 1, json: Any = None,
-                  retry_after: float = 0.25, *, after: bool = False) -> None:
+                  retry_after: float = 0.25, *, after: bool = False, message: Optional[int] = None) -> None:
         """The next ``times`` REST calls matching (method or "*", regex searched in the path after /api/v10)
         get ``status``.  429s carry Via/Retry-After headers and ``retry_after`` in the body.  ``status=0``
         drops the connection without an answer (logged with status 0).  ``after``: the call is carried
         out first and only its answer fails (a 5xx of Discord's edge, a connection lost on the way
-        back): the message is posted or edited all the same, the client cannot tell."""
+        back): the message is posted or edited all the same, the client cannot tell.  ``message``:
+        only calls on that message, whichever way the path names it (its id, or ``@original`` of
+        an interaction's token whose original message it is): the edits of one message, not of
+        whatever other message is edited meanwhile."""
         self._failures.append({"method": method.upper(), "regex": re.compile(path_regex), "status": status,
-                               "times": times, "json": json, "retry_after": retry_after, "after": after})
+                               "times": times, "json": json, "retry_after": retry_after, "after": after,
+                               "message": message})
 
     def hold(self, method: str, path_regex: str) -> Hold:
         """Discord is slow to answer the bot's REST calls matching (method or "*", regex
@@ -1592,9 +1596,22 @@ class FakeDiscord:
             except Exception:  # a broken listener must not break the stand-in
                 log.exception("message listener failed")
 
+    def _message_of(self, rel: str) -> Optional[int]:
+        """The message a REST path acts on: named by its id, or ``@original`` of an interaction's token."""
+        found = re.search(r"/messages/(\d+|@original)(?:/|$)", rel)
+        if found is None:
+            return None
+        if found.group(1) != "@original":
+            return int(found.group(1))
+        token = re.search(r"/webhooks/\d+/([^/]+)/messages/@original", rel)
+        rec = self._by_token.get(token.group(1)) if token else None
+        return rec.original.id if rec is not None and rec.original is not None else None
+
     def _maybe_fail(self, method: str, rel: str, *, after: bool = False) -> None:
         for f in list(self._failures):
             if f["method"] not in ("*", method) or not f["regex"].search(rel) or f["after"] != after:
+                continue
+            if f["message"] is not None and self._message_of(rel) != f["message"]:
                 continue
             f["times"] -= 1
             if f["times"] <= 0:
