@@ -29,10 +29,10 @@ from app.nights.night import ENDED, PLAYING, Missed, Night, NightError, NightTab
 from app.nights.when import parse_start
 from app.tables.manager import LEVELS, Table, TableError, counting_saves
 from cogs.common.parts import parts
-from cogs.common.ui import TRANSIENT, defer_when_slow, given, reply, update_message, user_lang
+from cogs.common.ui import TRANSIENT, defer_when_slow, given, owed, reply, update_message, user_lang
 from cogs.guard import ID_PATTERN, BadInput, number
 from cogs.tables.game_ui import seat_label, variant_choices, variant_line
-from cogs.tables.presenter import backoff, owed, until_it_lands
+from cogs.tables.presenter import backoff, until_it_lands
 from cogs.tables.router import error_text as table_error_text
 from core import registry
 from core.protocol import to_act
@@ -1113,7 +1113,7 @@ class NightCog(commands.Cog, name="Night"):
     async def _post_owed(self, night: Night, key: str, kind: str,
                          post: Callable[[str], Awaitable[discord.Message]]) -> None:
         """Post the night's ``key`` message (its sign-up, its standings) anew, named by a
-        nonce from what is saved (:func:`~cogs.tables.presenter.owed`): a post whose
+        nonce from what is saved (:func:`~cogs.common.ui.owed`): a post whose
         answer was lost, or a kill before its id was saved, is not posted twice.  One
         that was there and is gone (deleted) is posted under the next serial, saved
         before it is posted."""

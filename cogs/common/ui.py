@@ -1,17 +1,21 @@
 """What every cog's answers share: the reply helpers, the user's language,
-the deferral of a slow save, who may manage a table, and message helpers.
+the deferral of a slow save, who may manage a table, and message helpers (what
+failed uncertainly, the nonce of a message owed, :func:`owed`).
 """
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import aiohttp
 import discord
 
 from app.i18n.catalogue import normalise, t
-from app.tables.manager import when_slow
+from app.tables.manager import Table, when_slow
+
+if TYPE_CHECKING:
+    from app.nights.night import Night
 
 log = logging.getLogger(__name__)
 
@@ -21,6 +25,8 @@ NO_PINGS = discord.AllowedMentions.none()
 
 #: errors of a Discord request worth retrying
 TRANSIENT = (discord.HTTPException, aiohttp.ClientError, OSError, asyncio.TimeoutError)
+#: a post that may have landed (its answer was lost), unlike a refusal
+UNCERTAIN = (discord.DiscordServerError, aiohttp.ClientError, OSError, asyncio.TimeoutError)
 
 
 def view_of(*items: discord.ui.Item) -> discord.ui.View:
@@ -120,3 +126,36 @@ def can_manage(interaction: discord.Interaction) -> bool:
     """Manage Messages here (or server-wide, or administrator)."""
     perms = getattr(interaction.user, "guild_permissions", None) or discord.Permissions.none()
     return bool(interaction.permissions.manage_messages or perms.manage_messages or perms.administrator)
+
+
+def owed(owner: Table | Night, kind: str, serial: int, replaces: int | None = None) -> str:
+    """The nonce of a message the bot owes the players of a table (or of a game
+    night): ``kind`` and ``serial`` say which one, from what is saved, so every try
+    of it, after a restart too, names it alike.  discord.py sends it with
+    ``enforce_nonce``: Discord posts a message once per nonce and author (for a few
+    minutes) and answers a repeat with the message posted first, so a try whose
+    answer was lost, or a kill between posting and saving that it was posted, does
+    not post it twice.  ``replaces``: the saved id of the message it replaces (a live
+    table posted anew), so a repost showing the same state as a message posted
+    earlier (after that one was deleted, or to bring it below a record) is a message
+    of its own, not Discord's answer with the earlier one.
+
+    >>> owed(Table(7, 1, 2, "game", 3, 4, {}), "l", 12)
+    't7l12'
+    >>> owed(Table(7, 1, 2, "game", 3, 4, {}), "v", 12, replaces=1578568861614211118)
+    't7v12rqkwf1q'
+    """
+    nonce = f"{'t' if isinstance(owner, Table) else 'n'}{owner.id}{kind}{serial}"
+    if replaces:
+        nonce += "r" + _base36(replaces % 36 ** 6)
+    assert len(nonce) <= 25, nonce  # Discord's limit
+    return nonce
+
+
+def _base36(n: int) -> str:
+    digits = ""
+    while True:
+        n, digit = divmod(n, 36)
+        digits = "0123456789abcdefghijklmnopqrstuvwxyz"[digit] + digits
+        if not n:
+            return digits

@@ -14,8 +14,9 @@ from app.tables.manager import LEVELS, Note, Seat, Table, TableError, TableManag
 from app.text import plain
 from core import registry
 from core.protocol import GameError
-from cogs.common.ui import (TRANSIENT, can_manage, defer_when_slow, given, on_own_private_message, reply,
-                             update_message, user_lang, view_of)
+from cogs.common.adapter import sent_once
+from cogs.common.ui import (TRANSIENT, UNCERTAIN, can_manage, defer_when_slow, given, on_own_private_message, owed,
+                            reply, update_message, user_lang, view_of)
 from cogs.tables.game_ui import GameUI, seat_label, variant_line
 from cogs.tables.router import Click, SeatKey, TableButton, TableSelect, Word, error_text
 
@@ -26,6 +27,8 @@ NEEDED_PERMISSIONS = (
     "view_channel", "send_messages", "embed_links", "attach_files", "read_message_history",
     "create_public_threads", "send_messages_in_threads",
 )
+#: the channel's newest messages looked through for a lobby that landed unanswered
+LANDED_LOOKBACK = 10
 
 
 
@@ -155,17 +158,14 @@ class Lobby:
                     allowed_mentions=discord.AllowedMentions.none())
                 message_id = sent.id
             elif interaction.response.is_done():  # Play again, deferred: a new message
-                followup = await interaction.followup.send(
-                    content=given(content), embed=self.lobby_embed(table), view=given(self.lobby_view(table)),
-                    allowed_mentions=mentions, wait=True)
-                message_id = followup.id
+                message_id = await self._followup_once(interaction, table, content, mentions)
             else:
                 response = await interaction.response.send_message(
                     content=content, embed=self.lobby_embed(table), view=given(self.lobby_view(table)),
                     allowed_mentions=mentions)
                 posted: int | None = getattr(response, "message_id", None)
                 message_id = posted if posted is not None else (await interaction.original_response()).id
-        except discord.HTTPException:
+        except TRANSIENT:  # refused, or Discord unreachable: not posted
             log.warning("lobby message for table %s could not be posted", table.id, exc_info=True)
             table.posting = False
             try:
@@ -175,6 +175,35 @@ class Lobby:
             return
         self.manager.set_message(table, "lobby", message_id)
         await self.manager.save_messages(table)
+
+    async def _followup_once(self, interaction: discord.Interaction, table: Table, content: str | None,
+                             mentions: discord.AllowedMentions) -> int:
+        """The lobby of *Play again* (its click deferred) as a followup, posted once: a
+        followup has no nonce, and discord.py would send it again after a 5xx that came
+        after it landed (two lobbies).  So it is sent once (:func:`sent_once`); when its
+        answer is lost, the bot's own followup with this table's Join button among the
+        channel's newest messages is the lobby; not there, the bot posts it itself with a
+        nonce (:func:`owed`: Discord posts it once, however often it is tried)."""
+        embed, view = self.lobby_embed(table), given(self.lobby_view(table))
+        try:
+            with sent_once():
+                followup = await interaction.followup.send(content=given(content), embed=embed, view=view,
+                                                           allowed_mentions=mentions, wait=True)
+            return followup.id
+        except UNCERTAIN:
+            log.info("table %s: the lobby's followup may have landed; looked for", table.id, exc_info=True)
+        channel = interaction.channel
+        assert isinstance(channel, discord.abc.Messageable)
+        me = self.bot.user.id if self.bot.user is not None else None
+        join = Join.custom_id_for(table.id)
+        async for message in channel.history(limit=LANDED_LOOKBACK):
+            if message.author.id == me and message.webhook_id is not None and any(
+                    getattr(item, "custom_id", None) == join
+                    for row in message.components for item in getattr(row, "children", ())):
+                return message.id
+        sent = await channel.send(content=content, embed=embed, view=view, allowed_mentions=mentions,
+                                  nonce=owed(table, "g", 0))
+        return sent.id
 
     def lobby_embed(self, table: Table) -> discord.Embed:
         lang = table.locale

@@ -21,9 +21,8 @@ import logging
 import secrets
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
+from typing import Any, Awaitable, Callable, Sequence
 
-import aiohttp
 import discord
 
 from app import budget
@@ -33,12 +32,9 @@ from app.text import plain
 from core import registry
 from core.protocol import Event, to_act
 from cogs.common.adapter import ORIGINAL, sent_once
-from cogs.common.ui import NO_PINGS, TRANSIENT, view_of
+from cogs.common.ui import NO_PINGS, TRANSIENT, UNCERTAIN, owed, view_of
 from cogs.tables.game_ui import TABLE_PICTURE, GameUI, TableExtra, TableMessage, variant_line
 from cogs.tables.lobby import Lobby, PlayAgain, Watch, pinging
-
-if TYPE_CHECKING:
-    from app.nights.night import Night
 
 log = logging.getLogger(__name__)
 
@@ -136,8 +132,6 @@ STALE = "replaced"
 MOVED = "moved"
 #: Discord's error code: a thread was opened from this message already
 THREAD_EXISTS = 160004
-#: a post through a token that may have landed (its answer was lost), unlike a refusal
-UNCERTAIN = (discord.DiscordServerError, aiohttp.ClientError, OSError, asyncio.TimeoutError)
 NO_NOTES = 1 << 62  # ``notes_told`` of a replay without the table's notes
 #: what an edit into the live table's Components V2 layout clears: a live table an
 #: earlier version posted has content and an embed, which a V2 message cannot keep
@@ -182,39 +176,6 @@ def _chunk_items(items: Sequence[_Item], limit: int = 1900) -> list[list[_Item]]
     if current:
         out.append(current)
     return out
-
-
-def owed(owner: Table | Night, kind: str, serial: int, replaces: int | None = None) -> str:
-    """The nonce of a message the bot owes the players of a table (or of a game
-    night): ``kind`` and ``serial`` say which one, from what is saved, so every try
-    of it, after a restart too, names it alike.  discord.py sends it with
-    ``enforce_nonce``: Discord posts a message once per nonce and author (for a few
-    minutes) and answers a repeat with the message posted first, so a try whose
-    answer was lost, or a kill between posting and saving that it was posted, does
-    not post it twice.  ``replaces``: the saved id of the message it replaces (a live
-    table posted anew), so a repost showing the same state as a message posted
-    earlier (after that one was deleted, or to bring it below a record) is a message
-    of its own, not Discord's answer with the earlier one.
-
-    >>> owed(Table(7, 1, 2, "game", 3, 4, {}), "l", 12)
-    't7l12'
-    >>> owed(Table(7, 1, 2, "game", 3, 4, {}), "v", 12, replaces=1578568861614211118)
-    't7v12rqkwf1q'
-    """
-    nonce = f"{'t' if isinstance(owner, Table) else 'n'}{owner.id}{kind}{serial}"
-    if replaces:
-        nonce += "r" + _base36(replaces % 36 ** 6)
-    assert len(nonce) <= 25, nonce  # Discord's limit
-    return nonce
-
-
-def _base36(n: int) -> str:
-    digits = ""
-    while True:
-        n, digit = divmod(n, 36)
-        digits = "0123456789abcdefghijklmnopqrstuvwxyz"[digit] + digits
-        if not n:
-            return digits
 
 
 def backoff(failures: int) -> float:

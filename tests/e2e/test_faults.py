@@ -239,6 +239,44 @@ async def test_two_play_again_clicks_at_once_open_one_rematch(world, tmp_path):
         assert len(await bot.store.active_tables()) == 1
 
 
+@pytest.mark.parametrize("status, landed", [(502, True), (0, True), (502, False)])
+async def test_play_again_whose_followup_answer_failed_opens_one_lobby(world, tmp_path, status, landed):
+    """A save slower than the deferral makes *Play again* answer with a followup.  Discord
+    posts it and only its answer fails (a 502 of its edge, or the connection dropped on the
+    way back; ``landed``), or it fails before posting: either way the channel shows one
+    lobby of the new table (the one that landed, found; else the bot's own post), and the
+    invited player joins the new table from it."""
+    fd = world.fd
+    ana, ben = world.person("ana"), world.person("ben")
+    db = tmp_path / "bot.db"
+    async with running_bot(fd, db, world.guild) as bot:
+        t = await started(fd, world, [ana, ben], rounds=1)
+        await play_nimmt(fd, t, {ana: "en", ben: "en"})
+        await quiet(fd, bot, t)
+        lobby = fd.message(t.lobby.id)
+        again = button(lobby, rf"table.again:{t.table_id}")["custom_id"]
+        since = len(fd.requests)
+        fd.fail_next("POST", r"/webhooks/\d+/[^/]+$", status=status, after=landed)
+        lock = held_lock(db)  # locked a little longer than the deferral: the new table is saved, then posted
+        lock.__enter__()
+        asyncio.get_running_loop().call_later(1.6, lock.__exit__, None, None, None)
+        r = await fd.click(ben, lobby, again)
+        assert r.ack_type == 6, r
+        new = await fd.wait_for(lambda: (table := bot.tables.in_channel(world.channel.id)) is not None
+                                and table.messages.get("lobby") and table, timeout=15)
+        lobbies = [m for m in fd.messages(world.channel) if button(m, r"table.join:\d+")]
+        assert [m.id for m in lobbies] == [new.messages["lobby"]], lobbies
+        shown = lobbies[0]
+        assert button(shown, rf"table.join:{new.id}") and f"<@{ana.id}>" in shown.content
+        assert (shown.webhook_id is not None) == landed  # landed: the followup; else the bot's own post
+        followups = [q for q in fd.requests[since:] if q.method == "POST" and q.path.startswith("/webhooks/")]
+        assert [q.status for q in followups] == [status], followups  # sent once, never again
+        r = await fd.click(ana, shown, f"table.join:{new.id}")
+        await updated(r)
+        assert "Seats taken: 2/2" in r.message.text() and [s.user_id for s in new.seats] == [ben.id, ana.id]
+        assert len(await bot.store.active_tables()) == 1
+
+
 async def test_moderators_stop_a_running_game_and_the_channel_is_free(world, tmp_path):
     fd = world.fd
     ana, ben = world.person("ana"), world.person("ben")
