@@ -114,6 +114,7 @@ class CardBot(commands.Bot):
         adapter.trim_ratelimits(self.http)  # idle rate-limit buckets go, scanned every few seconds
         adapter.skip_own_messages(adapter.connection_of(self))  # the bot's own messages are not parsed back
         adapter.break_cycles()  # discord.py's cycles of every move (pictures, views, answers) are broken
+        adapter.answers_unparsed()  # Discord's answers the bot needs at most the id of are not parsed
         adapter.raw_event_users(adapter.connection_of(self))
 
     # The bot's services (the store, the tables, the game nights): there from setup_hook on.

@@ -27,6 +27,9 @@ used here.  What and why:
   where they end (tests/e2e/test_cycles.py; figures in bench/README.md); :func:`let_go`
   for a view drawn and not sent.
 - :func:`view_registries`: what discord.py's dispatch will route (cogs/guard.py).
+- :func:`quietly`, :func:`id_of`, :func:`answer_id`: a webhook or interaction request whose answer (the
+  message sent or edited) is not turned into a discord.py ``Message``
+  (:func:`answers_unparsed`): the bot needs at most its id.
 """
 from __future__ import annotations
 
@@ -41,6 +44,7 @@ from typing import Any, Awaitable, Callable, Iterator, Mapping, cast
 
 import aiohttp
 import discord
+from discord import interactions as interactions_module
 from discord.http import json_or_text
 from discord.ui import view as view_module
 from discord.webhook import async_ as webhook_module
@@ -373,3 +377,83 @@ def release_response(interaction: Any) -> None:
         return
     if response.is_done():
         response._parent = None
+
+
+# ----------------------------------------------------------------------------- answers not parsed
+_UNPARSED: contextvars.ContextVar[bool] = contextvars.ContextVar("answers_unparsed", default=False)
+
+
+class _Sent:
+    """What discord.py gets in place of a message Discord answered with, within :func:`quietly`,
+    :func:`id_of` or :func:`answer_id`: its id (what discord.py itself reads of it afterwards, to store a view)."""
+
+    __slots__ = ("id",)
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        self.id = int(data["id"])
+
+
+def answers_unparsed() -> None:
+    """Within :func:`quietly`, :func:`id_of` or :func:`answer_id` (in that task only), discord.py turns no
+    message Discord answers with into a ``WebhookMessage`` (a followup sent, a webhook
+    message edited) or an ``InteractionMessage`` (the original response edited, the message
+    of an interaction's answer): parsing one (its components, embeds, attachments, author)
+    was a sizeable share of the bot's CPU per move, for objects nothing read."""
+    webhook = webhook_module.Webhook
+    if getattr(webhook._create_message, "_unparsed", False):
+        return
+    create = webhook._create_message
+
+    @functools.wraps(create)
+    def create_message(self: Any, data: Any, *, thread: Any) -> Any:
+        if _UNPARSED.get():
+            return _Sent(data)
+        return create(self, data, thread=thread)
+
+    setattr(create_message, "_unparsed", True)
+    setattr(webhook, "_create_message", create_message)
+
+    message = interactions_module.InteractionMessage
+    base_new = super(message, message).__new__
+
+    def new(cls: Any, *args: Any, **kwargs: Any) -> Any:
+        # (a _Sent is no InteractionMessage: Python then calls no __init__ on it)
+        data = kwargs.get("data")
+        if data is not None and _UNPARSED.get():
+            return _Sent(data)
+        return base_new(cls)
+
+    setattr(message, "__new__", new)
+
+
+async def quietly(request: Awaitable[Any]) -> None:
+    """Await a discord.py webhook or interaction *request* (a coroutine not started yet)
+    whose message, as Discord answers with it, is not needed: it is not parsed."""
+    token = _UNPARSED.set(True)
+    try:
+        await request
+    finally:
+        _UNPARSED.reset(token)
+
+
+async def id_of(request: Awaitable[Any]) -> int:
+    """The id of the message a discord.py webhook *request* sends or edits (``Webhook.send``
+    with ``wait=True``, ``Webhook.edit_message``, ``Interaction.edit_original_response``),
+    the message itself not parsed."""
+    token = _UNPARSED.set(True)
+    try:
+        sent = await request
+    finally:
+        _UNPARSED.reset(token)
+    return cast(_Sent, sent).id
+
+
+async def answer_id(request: Awaitable[discord.InteractionCallbackResponse[Any]]) -> int | None:
+    """The id of the message an interaction's answer *request* (``InteractionResponse.send_message``)
+    posts, as Discord tells it (None: not told), the message itself not parsed."""
+    token = _UNPARSED.set(True)
+    try:
+        answer = await request
+    finally:
+        _UNPARSED.reset(token)
+    return answer.message_id

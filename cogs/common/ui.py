@@ -13,6 +13,7 @@ import discord
 
 from app.i18n.catalogue import normalise, t
 from app.tables.manager import Table, when_slow
+from cogs.common.adapter import quietly
 
 if TYPE_CHECKING:
     from app.nights.night import Night
@@ -70,13 +71,13 @@ async def reply(interaction: discord.Interaction, content: str | None = None, **
                 await interaction.delete_original_response()
             except discord.HTTPException:  # still there: fill it rather than leave it thinking
                 kwargs.pop("ephemeral", None)
-                await interaction.edit_original_response(content=content, **kwargs)
+                await quietly(interaction.edit_original_response(content=content, **kwargs))
                 return
-            await interaction.followup.send(given(content), **kwargs)
+            await quietly(interaction.followup.send(given(content), **kwargs))
         elif interaction.response.is_done():
-            await interaction.followup.send(given(content), **kwargs)
+            await quietly(interaction.followup.send(given(content), **kwargs))
         else:
-            await interaction.response.send_message(content, **kwargs)
+            await quietly(interaction.response.send_message(content, **kwargs))
     except discord.HTTPException:
         log.warning("could not answer interaction %s", interaction.id, exc_info=True)
 
@@ -96,9 +97,9 @@ def on_own_private_message(interaction: discord.Interaction) -> bool:
 async def update_message(interaction: discord.Interaction, **kwargs: Any) -> None:
     """Redraw the message a component is on, also after a deferred answer."""
     if interaction.response.is_done():
-        await interaction.edit_original_response(**kwargs)
+        await quietly(interaction.edit_original_response(**kwargs))
     else:
-        await interaction.response.edit_message(**kwargs)
+        await quietly(interaction.response.edit_message(**kwargs))
 
 
 def defer_when_slow(interaction: discord.Interaction) -> None:

@@ -14,7 +14,7 @@ from app.tables.manager import LEVELS, Note, Seat, Table, TableError, TableManag
 from app.text import plain
 from core import registry
 from core.protocol import GameError
-from cogs.common.adapter import sent_once
+from cogs.common.adapter import answer_id, id_of, sent_once
 from cogs.common.ui import (TRANSIENT, UNCERTAIN, can_manage, defer_when_slow, given, on_own_private_message, owed,
                             reply, update_message, user_lang, view_of)
 from cogs.tables.game_ui import GameUI, seat_label, variant_line
@@ -153,17 +153,15 @@ class Lobby:
         try:
             mentions = pinging([*invite, *offer])
             if interaction.extras.pop("thinking", False):  # deferred by a slow save: fill "thinking..."
-                sent = await interaction.edit_original_response(
+                message_id = await id_of(interaction.edit_original_response(
                     content=content, embed=self.lobby_embed(table), view=self.lobby_view(table),
-                    allowed_mentions=discord.AllowedMentions.none())
-                message_id = sent.id
+                    allowed_mentions=discord.AllowedMentions.none()))
             elif interaction.response.is_done():  # Play again, deferred: a new message
                 message_id = await self._followup_once(interaction, table, content, mentions)
             else:
-                response = await interaction.response.send_message(
+                posted = await answer_id(interaction.response.send_message(
                     content=content, embed=self.lobby_embed(table), view=given(self.lobby_view(table)),
-                    allowed_mentions=mentions)
-                posted: int | None = getattr(response, "message_id", None)
+                    allowed_mentions=mentions))
                 message_id = posted if posted is not None else (await interaction.original_response()).id
         except TRANSIENT:  # refused, or Discord unreachable: not posted
             log.warning("lobby message for table %s could not be posted", table.id, exc_info=True)
@@ -187,9 +185,8 @@ class Lobby:
         embed, view = self.lobby_embed(table), given(self.lobby_view(table))
         try:
             with sent_once():
-                followup = await interaction.followup.send(content=given(content), embed=embed, view=view,
-                                                           allowed_mentions=mentions, wait=True)
-            return followup.id
+                return await id_of(interaction.followup.send(content=given(content), embed=embed, view=view,
+                                                             allowed_mentions=mentions, wait=True))
         except UNCERTAIN:
             log.info("table %s: the lobby's followup may have landed; looked for", table.id, exc_info=True)
         channel = interaction.channel

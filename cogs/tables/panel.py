@@ -36,7 +36,7 @@ import discord
 from discord.utils import MISSING
 
 from app.tables.manager import Table, TableError
-from cogs.common.adapter import ORIGINAL, let_go
+from cogs.common.adapter import ORIGINAL, answer_id, id_of, let_go, quietly
 from cogs.common.ui import on_own_private_message, user_lang
 
 log = logging.getLogger(__name__)
@@ -164,18 +164,18 @@ class HandPanels:
             shown = interaction.message.id if interaction.message is not None and not new else None
             if interaction.response.is_done():
                 if new:
-                    sent = await interaction.followup.send(embed=embed, view=view, file=file, ephemeral=True,
-                                                           wait=True)
-                    shown = sent.id
+                    sent = await id_of(interaction.followup.send(embed=embed, view=view, file=file, ephemeral=True,
+                                                                 wait=True))
+                    shown = sent
                     if interaction.response.type == discord.InteractionResponseType.deferred_message_update:
-                        message = sent.id  # (the click's @original is the table message)
+                        message = sent  # (the click's @original is the table message)
                 else:
-                    await interaction.edit_original_response(embed=embed, view=view, attachments=attachments)
+                    await quietly(interaction.edit_original_response(embed=embed, view=view, attachments=attachments))
             elif new:
-                answer = await interaction.response.send_message(embed=embed, view=view, file=file, ephemeral=True)
-                shown = answer.message_id
+                shown = await answer_id(interaction.response.send_message(embed=embed, view=view, file=file,
+                                                                          ephemeral=True))
             else:
-                await interaction.response.edit_message(embed=embed, view=view, attachments=attachments)
+                await quietly(interaction.response.edit_message(embed=embed, view=view, attachments=attachments))
             # It keeps itself current while its interaction token lives (and the game goes on:
             # the end was told to every panel open then, this one shows it already).
             if table.status == "playing":
@@ -250,8 +250,8 @@ class HandPanels:
                 let_go(drawn.view)
                 return
             try:
-                sent = await panel.webhook.send(embed=drawn.embed, view=drawn.view, file=file, ephemeral=True,
-                                                wait=True)
+                sent = await id_of(panel.webhook.send(embed=drawn.embed, view=drawn.view, file=file, ephemeral=True,
+                                                      wait=True))
             except (discord.HTTPException, aiohttp.ClientError, OSError, RuntimeError):
                 # Expired, Discord trouble or shutting down: the ping's My hand opens a panel.
                 log.debug("panel %s could not follow its player", key, exc_info=True)
@@ -259,7 +259,7 @@ class HandPanels:
                 if self.open.get(key) is panel:
                     del self.open[key]
                 return
-            self.open[key] = _Open(panel.webhook, panel.opened, panel.lang, version, {}, sent.id, sent.id, panel.where)
+            self.open[key] = _Open(panel.webhook, panel.opened, panel.lang, version, {}, sent, sent, panel.where)
             await self._replace(key, panel)  # one live panel: the one above goes
         if table.version != version:
             self.changed(table)  # the game moved on while it was drawn: the new panel shows it
@@ -318,8 +318,8 @@ class HandPanels:
                     drawn.embed.set_image(url=f"attachment://{PICTURE}")
                     attachments = [_file(await drawn.picture.drawn())]
                 try:
-                    await panel.webhook.edit_message(panel.message or ORIGINAL, embed=drawn.embed, view=drawn.view,
-                                                     attachments=attachments)
+                    await quietly(panel.webhook.edit_message(panel.message or ORIGINAL, embed=drawn.embed,
+                                                             view=drawn.view, attachments=attachments))
                     panel.version = version
                 except (discord.HTTPException, aiohttp.ClientError, OSError, RuntimeError):
                     # Expired, dismissed, Discord trouble or shutting down: the player

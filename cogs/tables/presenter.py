@@ -31,7 +31,7 @@ from app.tables.manager import Table, TableManager, starts_turn
 from app.text import plain
 from core import registry
 from core.protocol import Event, to_act
-from cogs.common.adapter import ORIGINAL, sent_once
+from cogs.common.adapter import ORIGINAL, id_of, quietly, sent_once
 from cogs.common.ui import NO_PINGS, TRANSIENT, UNCERTAIN, owed, view_of
 from cogs.tables.game_ui import TABLE_PICTURE, GameUI, TableExtra, TableMessage, variant_line
 from cogs.tables.lobby import Lobby, PlayAgain, Watch, pinging
@@ -916,7 +916,8 @@ class Presenter:
             try:  # through a click's token: not counted against the bot's global limit
                 # (the message of this token, as chosen: a click on the table meanwhile keeps a token
                 # of its own, whose @original is the table, not this one's)
-                await answer.webhook.edit_message(answer.target, attachments=files(), view=layout, **LEGACY_CLEARED)
+                await quietly(answer.webhook.edit_message(answer.target, attachments=files(), view=layout,
+                                                          **LEGACY_CLEARED))
                 return
             except (discord.HTTPException, *TRANSIENT):
                 # expired, or Discord trouble: the bot's own edit below (which finds a deleted message too)
@@ -936,22 +937,24 @@ class Presenter:
         if deleter is not None and (deleter.message != old or time.monotonic() >= deleter.until):
             deleter = None
         shown = table.version if version is None else version
-        sent = await self._post_by_token(table, show, shown, files, layout, mentions)
-        if sent is None:
+        sent_id = await self._post_by_token(table, show, shown, files, layout, mentions)
+        if sent_id is None:
             # named by the version it shows and the message it replaces, both saved: a live table
             # posted just before a kill is not posted twice, and a repost is not the earlier post
             nonce = owed(table, "v", shown, replaces=old)
             try:
-                sent = await messageable.send(files=files(), view=layout, allowed_mentions=mentions, nonce=nonce)
+                sent_id = (await messageable.send(files=files(), view=layout, allowed_mentions=mentions,
+                                                  nonce=nonce)).id
             except discord.NotFound:  # the thread is gone: open a new one
                 await self._open_thread(table, gone=table.thread_id)
                 messageable = self.where(table)
-                sent = await messageable.send(files=files(), view=layout, allowed_mentions=mentions, nonce=nonce)
+                sent_id = (await messageable.send(files=files(), view=layout, allowed_mentions=mentions,
+                                                  nonce=nonce)).id
         # Record the new message before the old one goes: the deletion event may
         # arrive before Discord's answer, and must not be taken for a user's.
-        self.manager.set_message(table, "table", sent.id)
+        self.manager.set_message(table, "table", sent_id)
         self.manager.set_message(table, POSTING, None)
-        stale = old if old and repost and old != sent.id else None  # (the same: a post after a kill, found by its nonce)
+        stale = old if old and repost and old != sent_id else None  # (the same: a post after a kill, found by its nonce)
         self.manager.set_message(table, STALE, stale)
         await self.manager.save_messages(table)
         if stale:
@@ -978,10 +981,10 @@ class Presenter:
 
     async def _post_by_token(self, table: Table, show: _Show | None, version: int,
                              files: Callable[[], list[discord.File]], layout: discord.ui.LayoutView,
-                             mentions: discord.AllowedMentions) -> discord.Message | None:
+                             mentions: discord.AllowedMentions) -> int | None:
         """Post the live table as a public followup through the freshest living token of a
         click in the thread (:meth:`_poster`): Discord does not count it against the bot's
-        global limit, and the token edits and deletes it later.  None: no token lives, or
+        global limit, and the token edits and deletes it later.  Its id; None: no token lives, or
         Discord refused it (the bot's own post follows, with its nonce).
 
         A followup carries no nonce: it is sent once (:func:`~cogs.common.adapter.sent_once`),
@@ -996,8 +999,8 @@ class Presenter:
         await self.manager.save_messages(table)
         try:
             with sent_once():  # (not sent again by discord.py after a 5xx: it may have landed)
-                sent = await webhook.send(files=files(), view=layout, allowed_mentions=mentions, ephemeral=False,
-                                          wait=True)
+                sent = await id_of(webhook.send(files=files(), view=layout, allowed_mentions=mentions,
+                                                ephemeral=False, wait=True))
         except UNCERTAIN:
             show.adopt = True  # it may have landed: looked for before it is posted again
             show.adopt_ping = mentions is not NO_PINGS
@@ -1009,7 +1012,7 @@ class Presenter:
             if show.answer is not None and show.answer.webhook is webhook:
                 show.answer = None
             return None
-        show.answer = _Token(webhook, sent.id, sent.id, table.thread_id or table.channel_id, until)
+        show.answer = _Token(webhook, sent, sent, table.thread_id or table.channel_id, until)
         return sent
 
     async def _adopt(self, table: Table, show: _Show) -> None:

@@ -5,6 +5,7 @@ outside the adapter reaches into discord.py's private parts."""
 import ast
 import re
 
+import aiohttp
 import discord
 import pytest
 from discord.app_commands import CommandTree
@@ -113,3 +114,47 @@ def test_only_the_adapter_reaches_into_discord_py(path):
     if path == ROOT / "cogs" / "common" / "adapter.py":
         return
     assert not _private_discord_reads(path), f"{path.relative_to(ROOT)}: move it into cogs/common/adapter.py"
+
+
+def _message_payload(message_id):
+    """A message as Discord answers a webhook request with it (the fields discord.py reads)."""
+    return {"id": str(message_id), "channel_id": "7", "type": 0, "content": "hi", "author": {
+        "id": "9", "username": "bot", "discriminator": "0", "avatar": None}, "attachments": [], "embeds": [],
+        "mentions": [], "mention_roles": [], "pinned": False, "mention_everyone": False, "tts": False,
+        "timestamp": "2026-01-01T00:00:00+00:00", "edited_timestamp": None, "flags": 0, "components": []}
+
+
+async def test_within_id_of_or_quietly_discord_py_parses_no_message_it_is_answered_with():
+    """What answers_unparsed patches (``Webhook._create_message``, ``InteractionMessage``)
+    still builds discord.py's messages outside id_of / quietly / answer_id; within them only the id is kept."""
+    adapter.answers_unparsed()
+    adapter.answers_unparsed()  # (once: a second call patches nothing again)
+    async with aiohttp.ClientSession() as session:
+        webhook = discord.Webhook.partial(5, "token", session=session)
+        await _parsed_or_not(webhook)
+
+
+async def _parsed_or_not(webhook):
+    from discord import interactions
+
+
+    def made(message_id):
+        return (webhook._create_message(_message_payload(message_id), thread=discord.utils.MISSING),
+                interactions.InteractionMessage(state=webhook._state, channel=None, data=_message_payload(message_id)))
+
+    outside = made(11)
+    assert isinstance(outside[0], discord.WebhookMessage) and isinstance(outside[1], discord.InteractionMessage)
+    assert [m.id for m in outside] == [11, 11] and outside[0].content == "hi" == outside[1].content
+
+    inside = []
+
+    async def request(message_id):
+        inside.extend(made(message_id))
+        return inside[0]
+
+    assert await adapter.id_of(request(12)) == 12
+    assert [type(m).__name__ for m in inside] == ["_Sent", "_Sent"] and [m.id for m in inside] == [12, 12]
+    inside.clear()
+    assert await adapter.quietly(request(13)) is None
+    assert not any(isinstance(m, discord.Message) for m in inside)
+    assert isinstance(made(14)[1], discord.InteractionMessage)  # (after: parsed again)
