@@ -115,6 +115,7 @@ class CardBot(commands.Bot):
         adapter.skip_own_messages(adapter.connection_of(self))  # the bot's own messages are not parsed back
         adapter.break_cycles()  # discord.py's cycles of every move (pictures, views, answers) are broken
         adapter.answers_unparsed()  # Discord's answers the bot needs at most the id of are not parsed
+        adapter.whole_forms()  # a message with files goes out in one write, not one per part
         adapter.raw_event_users(adapter.connection_of(self))
 
     # The bot's services (the store, the tables, the game nights): there from setup_hook on.

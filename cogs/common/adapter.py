@@ -27,6 +27,8 @@ used here.  What and why:
   where they end (tests/e2e/test_cycles.py; figures in bench/README.md); :func:`let_go`
   for a view drawn and not sent.
 - :func:`view_registries`: what discord.py's dispatch will route (cogs/guard.py).
+- :func:`whole_forms`: a webhook or interaction request with files goes out as one
+  body (aiohttp writes a multipart form part by part: a system call each).
 - :func:`quietly`, :func:`id_of`, :func:`answer_id`: a webhook or interaction request whose answer (the
   message sent or edited) is not turned into a discord.py ``Message``
   (:func:`answers_unparsed`): the bot needs at most its id.
@@ -377,6 +379,63 @@ def release_response(interaction: Any) -> None:
         return
     if response.is_done():
         response._parent = None
+
+
+# ----------------------------------------------------------------------------- forms sent whole
+class _WholeForms:
+    """The aiohttp session of one webhook request, as discord.py's webhook adapter uses it
+    (``async with session.request(...)``): a multipart form (a message with files) is
+    rendered into one body first, the same bytes under the same ``Content-Type``, so the
+    request goes out in one write instead of about eight (a boundary, headers, a payload
+    and a line end for each part: a system call each)."""
+
+    __slots__ = ("_session",)
+
+    def __init__(self, session: Any) -> None:
+        self._session = session
+
+    def request(self, method: str, url: Any, *, data: Any = None, headers: Mapping[str, str] | None = None,
+                **kwargs: Any) -> Any:
+        if isinstance(data, aiohttp.FormData):
+            return _WholeForm(self._session, method, url, data, dict(headers or {}), kwargs)
+        return self._session.request(method, url, data=data, headers=headers, **kwargs)
+
+
+class _WholeForm:
+    def __init__(self, session: Any, method: str, url: Any, form: aiohttp.FormData, headers: dict[str, str],
+                 kwargs: dict[str, Any]) -> None:
+        self._session, self._method, self._url, self._form = session, method, url, form
+        self._headers, self._kwargs = headers, kwargs
+        self._pending: Any = None
+
+    async def __aenter__(self) -> aiohttp.ClientResponse:
+        body = self._form()
+        data = await body.as_bytes()
+        self._headers["Content-Type"] = body.content_type  # (with the form's boundary)
+        self._pending = self._session.request(self._method, self._url, data=data, headers=self._headers,
+                                              **self._kwargs)
+        response: aiohttp.ClientResponse = await self._pending.__aenter__()
+        return response
+
+    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                        trace: TracebackType | None) -> None:
+        await self._pending.__aexit__(kind, error, trace)
+
+
+def whole_forms() -> None:
+    """Every request of discord.py's webhook adapter (followups, token edits, interaction
+    answers) hands its session through :class:`_WholeForms`."""
+    adapter = webhook_module.AsyncWebhookAdapter
+    if getattr(adapter.request, "_whole_forms", False):
+        return
+    request = adapter.request
+
+    @functools.wraps(request)
+    async def whole(self: Any, route: Any, session: Any, **kwargs: Any) -> Any:
+        return await request(self, route, cast(aiohttp.ClientSession, _WholeForms(session)), **kwargs)
+
+    setattr(whole, "_whole_forms", True)
+    setattr(adapter, "request", whole)
 
 
 # ----------------------------------------------------------------------------- answers not parsed

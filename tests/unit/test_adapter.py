@@ -158,3 +158,50 @@ async def _parsed_or_not(webhook):
     assert await adapter.quietly(request(13)) is None
     assert not any(isinstance(m, discord.Message) for m in inside)
     assert isinstance(made(14)[1], discord.InteractionMessage)  # (after: parsed again)
+
+
+async def test_a_form_with_files_goes_to_the_session_as_one_body_of_the_same_bytes():
+    """whole_forms: discord.py's webhook adapter hands aiohttp a multipart form (a message with
+    a file); the session gets it rendered (the same bytes aiohttp would write, part by part)
+    under its Content-Type; a JSON body goes as it is."""
+    import io
+
+    seen = []
+
+    class Answered:
+        async def __aenter__(self):
+            return "response"
+
+        async def __aexit__(self, *exc):
+            seen.append("closed")
+
+    class Session:
+        def request(self, method, url, **kwargs):
+            seen.append((method, url, kwargs))
+            return Answered()
+
+    def form():
+        made = aiohttp.FormData(quote_fields=False)
+        made.add_field(name="payload_json", value='{"content": "hi"}')
+        made.add_field(name="files[0]", value=io.BytesIO(b"\x89PNG..."), filename="table.png",
+                       content_type="application/octet-stream")
+        return made
+
+    sent = form()
+    async with adapter._WholeForms(Session()).request("POST", "u", data=sent, headers={"A": "1"}, params=None) as got:
+        assert got == "response"
+    (method, url, kwargs), closed = seen
+    body = kwargs["data"]
+    boundary = kwargs["headers"]["Content-Type"].split("boundary=")[1]
+    assert closed == "closed" and (method, url, kwargs["params"], kwargs["headers"]["A"]) == ("POST", "u", None, "1")
+    assert kwargs["headers"]["Content-Type"].startswith("multipart/form-data; boundary=")
+    expected = form()  # as aiohttp renders it, with the same boundary
+    expected._writer._boundary = boundary.encode()
+    assert isinstance(body, bytes) and body == await expected().as_bytes()
+    assert b'name="files[0]"; filename="table.png"' in body and b"\x89PNG..." in body
+    assert body.endswith(b"--" + boundary.encode() + b"--\r\n")
+
+    seen.clear()
+    async with adapter._WholeForms(Session()).request("PATCH", "u", data='{"a": 1}', headers={"B": "2"}):
+        pass
+    assert seen[0] == ("PATCH", "u", {"data": '{"a": 1}', "headers": {"B": "2"}})
