@@ -7,6 +7,18 @@ first takes ``pg_advisory_xact_lock(MIGRATION_LOCK)``: processes that start
 together wait for each other and migrate once (DDL is transactional in
 PostgreSQL, so a failure leaves the old version).
 
+An index that a migration adds to a table that may be big (``games``,
+``stats``: an :class:`Index` among its statements) is not built in that
+transaction, where it would hold off every recording for the build's time
+(seconds per million rows): after the commit, :func:`migrate` builds it
+with ``CREATE INDEX CONCURRENTLY`` (:func:`build_indexes`), and so checks
+at every start that each such index of the versions reached exists and is
+valid (a build that failed or was cut short, e.g. by a crash after the
+version was written, leaves none or an INVALID one: it is dropped and built
+again).  Nothing needs the index to be right, only fast.  A database
+migrated from empty builds them in its transaction (no row, nobody
+waiting).
+
 Never edit a migration that has shipped; append a new one.
 
 Version 1 is the schema the SQLite migrations 1-7 produce, written for
@@ -59,6 +71,8 @@ seasons its caller read; see the comment above ``_EXACT_SEASONS``).
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import asyncpg
 
 from app.store.base import BOARDS
@@ -77,6 +91,22 @@ GROUP_FILL = 32
 MIGRATION_LOCK = 0x63617264_6E697465 - (1 << 63)
 #: the advisory lock held by every recording transaction (see app.store.postgres)
 RECORD_LOCK = MIGRATION_LOCK + 1
+#: the advisory lock (of a session) of the process building the migrations' indexes
+INDEX_LOCK = MIGRATION_LOCK + 2
+
+
+class Index(NamedTuple):
+    """An index a migration adds to a table that may be big, built by
+    :func:`build_indexes` after the migration's transaction (see above)."""
+
+    name: str
+    #: what follows the name in CREATE INDEX, e.g. ``ON games (guild_id, ended_at)``
+    definition: str
+
+    def create(self, concurrently: bool = False) -> str:
+        """The statement building it (CONCURRENTLY: outside a transaction)."""
+        how = "CONCURRENTLY IF NOT EXISTS " if concurrently else ""
+        return f"CREATE INDEX {how}{self.name} {self.definition}"
 
 #: the integer part of each board's key (grows as the value falls), over a
 #: ``stats`` row; the same IEEE double arithmetic as SQLite's KEY_EXPR, and
@@ -814,7 +844,7 @@ _ACTIVITY = (
     "ALTER TABLE stats ADD COLUMN rated_at double precision, ADD COLUMN parked_mu double precision,"
     " ADD COLUMN parked_sigma double precision",
     "UPDATE stats SET rated_at = extract(epoch FROM now()) WHERE mu IS NOT NULL",
-    "CREATE INDEX stats_awake ON stats (rated_at) WHERE mu IS NOT NULL",
+    Index("stats_awake", "ON stats (rated_at) WHERE mu IS NOT NULL"),
     """
     CREATE FUNCTION stats_rated() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
@@ -1054,8 +1084,9 @@ _SEASONS_DUE = (
 # lock held alone (the store), so none changes between that check and the
 # commit.  The index of a guild's games by end lets a season made or ended
 # at a moment start or end just after the guild's last game recorded at or
-# after it (app.store.base.after_recorded) without reading every game.
-# record_games_v4 stays for a process of the old code (its recordings take
+# after it (app.store.base.after_recorded) without reading every game; it
+# is built after the migration's transaction (build_indexes: recordings go
+# on meanwhile).  record_games_v4 stays for a process of the old code (its recordings take
 # the record lock too, but do not check the seasons).
 def _record_games_v5() -> str:
     """record_games_v4 that checks the seasons the caller counted each game in."""
@@ -1080,11 +1111,11 @@ def _record_games_v5() -> str:
 
 _EXACT_SEASONS = (
     _record_games_v5(),
-    "CREATE INDEX games_guild_end ON games (guild_id, ended_at)",
+    Index("games_guild_end", "ON games (guild_id, ended_at)"),
 )
 
 #: MIGRATIONS[k] brings version k to k + 1.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _SEASONS, _ACTIVITY, _EXCLUDED,
+MIGRATIONS: tuple[tuple[str | Index, ...], ...] = (_V1, _V2, _V3, _SEASONS, _ACTIVITY, _EXCLUDED,
                                             _SPLIT_WITHOUT_SCAN, _SEASONS_DUE, _EXACT_SEASONS)
 LATEST = len(MIGRATIONS)
 #: the tables of the schema, parents before children (``--copy-db`` order)
@@ -1101,7 +1132,8 @@ async def user_version(conn: asyncpg.Connection) -> int:
 
 async def migrate(conn: asyncpg.Connection, target: int = LATEST) -> int:
     """Apply migrations up to *target* in one transaction under the migration
-    lock; return the version."""
+    lock, then build their indexes on big tables (:func:`build_indexes`);
+    return the version."""
     if not 0 <= target <= LATEST:
         raise ValueError(f"unknown schema version {target} (latest is {LATEST})")
     async with conn.transaction():
@@ -1112,8 +1144,49 @@ async def migrate(conn: asyncpg.Connection, target: int = LATEST) -> int:
             raise RuntimeError(f"database schema version {current} is newer than this code ({LATEST})")
         for version in range(current, target):
             for statement in MIGRATIONS[version]:
-                await conn.execute(statement)
+                if not isinstance(statement, Index):
+                    await conn.execute(statement)
+                elif current == 0:  # its table is new in this transaction: empty, seen by nobody else
+                    await conn.execute(statement.create())
         if target > current:
             await conn.execute("DELETE FROM schema_version")
             await conn.execute("INSERT INTO schema_version (version) VALUES ($1)", target)
-    return max(current, target)
+    reached = max(current, target)
+    await build_indexes(conn, reached)
+    return reached
+
+
+# each index's validity (NULL: there is none of that name)
+_INDEXES_VALID = """
+SELECT n, (SELECT i.indisvalid FROM pg_index AS i WHERE i.indexrelid = to_regclass(n))
+FROM unnest($1::text[]) AS n
+"""
+
+
+async def build_indexes(conn: asyncpg.Connection, version: int) -> None:
+    """Make every :class:`Index` of the migrations up to *version* exist and
+    be valid, each built with ``CREATE INDEX CONCURRENTLY`` (outside any
+    transaction: recordings go on meanwhile; the build waits for the
+    transactions writing the table when it starts, and for those older than
+    it at its end).  An INVALID index (a build that failed or whose process
+    died) is dropped (``DROP INDEX CONCURRENTLY``) and built again.  One
+    process builds, holding ``INDEX_LOCK`` for its session (released if it
+    dies); a process finding the lock taken leaves the building to it (an
+    index being built is invalid until it is done: not to be dropped) and
+    starts without waiting.  On failure the version stays written and the
+    next start builds again."""
+    wanted = {s.name: s for m in MIGRATIONS[:version] for s in m if isinstance(s, Index)}
+    if not wanted or all(dict(await conn.fetch(_INDEXES_VALID, list(wanted))).values()):
+        return
+    if not await conn.fetchval("SELECT pg_try_advisory_lock($1)", INDEX_LOCK):
+        return
+    try:
+        for name, valid in await conn.fetch(_INDEXES_VALID, list(wanted)):
+            if valid:
+                continue
+            if valid is not None:
+                await conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}", timeout=None)
+            await conn.execute(wanted[name].create(concurrently=True), timeout=None)
+    finally:
+        if not conn.is_closed():
+            await conn.execute("SELECT pg_advisory_unlock($1)", INDEX_LOCK)
