@@ -245,6 +245,10 @@ WHERE p.guild_id <> 0
 """
 #: optimistic attempts of a group before it takes the record lock for its read too
 RECORD_ATTEMPTS = 3
+#: attempts under the locks: more than one only when the seasons changed under them, which
+#: the code before pg version 9 does (it makes and ends seasons without the record lock)
+#: while it runs beside this code during a rolling upgrade
+LOCKED_ATTEMPTS = 3
 #: stats rows a process remembers as it last wrote them (least recently used
 #: dropped first): a group whose rows are all known is sent without a read
 KNOWN_ROWS = 50_000
@@ -640,7 +644,10 @@ class PostgresStore(GroupRecorder):
         games' ends are read without a lock too; the function checks them
         under the record lock (a season is made or ended under that lock held
         alone) and, when one was made or ended meanwhile, the group is
-        computed again from the seasons read again.  Returns the game ids in the
+        computed again from the seasons read again (a process of the code
+        before pg version 9 makes and ends seasons without that lock: an
+        attempt under the locks can miss then, and is made again, up to
+        ``LOCKED_ATTEMPTS``).  Returns the game ids in the
         order given (None: the table's game is recorded already).  Any error
         fails the whole group (nothing written)."""
         first: dict[int, int] = {}  # table id -> index of its first record in the group
@@ -668,7 +675,7 @@ class PostgresStore(GroupRecorder):
 
         async with self._pool.acquire() as conn:
             await count_in(conn)
-            for attempt in range(RECORD_ATTEMPTS + 1):
+            for attempt in range(RECORD_ATTEMPTS + LOCKED_ATTEMPTS):
                 try:
                     if attempt < RECORD_ATTEMPTS:
                         if seen is None:
@@ -681,18 +688,19 @@ class PostgresStore(GroupRecorder):
                             seen = self._read_rows(await conn.fetch(_READ_FOR_RECORD, *key_args, tables))
                             got = await self._try_group(conn, fresh, seen[0], seen[1], key_args, scopes)
                 except (asyncpg.DeadlockDetectedError, asyncpg.SerializationError):
-                    if attempt == RECORD_ATTEMPTS:
+                    if attempt >= RECORD_ATTEMPTS:
                         raise
                     seen = None
                     continue  # (none is expected: every lock is taken in one order)
                 except asyncpg.UniqueViolationError as error:
                     # a game without humans (no player lock) recorded by another process meanwhile
-                    if attempt == RECORD_ATTEMPTS or error.constraint_name != "games_table_id_key":
+                    if attempt >= RECORD_ATTEMPTS or error.constraint_name != "games_table_id_key":
                         raise
                     seen = None
                     continue
                 if got == SEASONS_MOVED:  # a season was made or ended since the read: counted again
-                    await count_in(conn)
+                    if attempt + 1 < RECORD_ATTEMPTS:  # (an attempt under the locks reads them there)
+                        await count_in(conn)
                     continue
                 if isinstance(got, str):  # a miss: the rows as they are now
                     seen = self._read_rows(json.loads(got))
@@ -701,7 +709,7 @@ class PostgresStore(GroupRecorder):
                     continue
                 ids, split, written = got
                 break
-            else:  # pragma: no cover - the locked read cannot miss
+            else:  # pragma: no cover - the locked read misses only seasons changed by old code, again and again
                 raise RuntimeError("record_games missed under the players' locks")
             for key, row in written.items():
                 known[key] = row

@@ -1,16 +1,19 @@
 """PostgreSQL migrations of a database in use (app.store.pg_migrations): an
 index on a big table is built with CREATE INDEX CONCURRENTLY after the
 migration's transaction, so games keep being recorded meanwhile, and a
-build that failed (an INVALID index) is made again by the next start."""
+build that failed (an INVALID index) is made again by the next start; a
+recording of the new code outlasts seasons changed by a process of the old
+code during a rolling upgrade."""
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import asyncpg
 import pytest
 
 from app.store import GameRecord, PlayerResult, open_store
-from app.store import pg_migrations
+from app.store import pg_migrations, postgres
 from app.store.base import GAME_CODES
 from app.store.pg_migrations import LATEST, migrate, user_version
 
@@ -155,3 +158,51 @@ async def test_postgresql_an_index_build_that_failed_is_made_again_at_the_next_s
             await store.close()
     finally:
         await watch.close()
+
+
+async def test_postgresql_a_recording_outlasts_seasons_changed_by_a_process_of_the_old_code(pg_dsn, monkeypatch):
+    """During a rolling upgrade a process of the code before version 9 ends a
+    season and starts the next (``/season end``) without the record lock,
+    and so may change the seasons between a recording's read of them and its
+    write even when the recording reads them under its locks.  Here it does
+    so before every attempt, the first made under the locks included: the
+    recording is not failed, it reads the seasons again under the locks and
+    counts the game once, in the season holding its end when it is written."""
+    store = await open_store(pg_dsn)
+    first = await store.create_season(10, "s0", 100.0)
+    made = [first]
+
+    async def old_process_ends_and_starts() -> None:  # the old code's statements: no record lock
+        conn = await asyncpg.connect(pg_dsn)
+        try:
+            at = 100.0 + len(made)
+            async with conn.transaction():
+                await conn.execute("UPDATE seasons SET ends_at = $2 WHERE id = $1", made[-1], at)
+            made.append(await conn.fetchval("INSERT INTO seasons (guild_id, name, starts_at) VALUES (10, $1, $2)"
+                                            " RETURNING id", f"s{len(made)}", at))
+        finally:
+            await conn.close()
+
+    real, calls = postgres.record_scopes, []
+
+    def record_scopes(*args):
+        # each read of the seasons up to that of the first attempt under the locks: one
+        # read for each optimistic attempt, then the locked attempt's own
+        if len(calls) < postgres.RECORD_ATTEMPTS + 1:
+            thread = threading.Thread(target=lambda: asyncio.run(old_process_ends_and_starts()))
+            thread.start()
+            thread.join()
+        calls.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(postgres, "record_scopes", record_scopes)
+    try:
+        assert await store.record_game(game(1, 500.0)) is not None
+        assert len(made) == postgres.RECORD_ATTEMPTS + 2
+        for season in made[:-1]:
+            assert await store.profile(1, "nimmt", season=season) is None
+        assert (await store.profile(1, "nimmt", season=made[-1]))["games"] == 1
+        assert (await store.profile(1, "nimmt", 10))["games"] == 1
+        assert await store.integrity_check() == ["ok"]
+    finally:
+        await store.close()
