@@ -17,7 +17,9 @@ valid (a build that failed or was cut short, e.g. by a crash after the
 version was written, leaves none or an INVALID one: it is dropped and built
 again).  Nothing needs the index to be right, only fast.  A database
 migrated from empty builds them in its transaction (no row, nobody
-waiting).
+waiting).  Version 6's indexes of the boards' keys stay in its transaction:
+it rewrites ``stats`` under an exclusive lock anyway, and every board is
+read through them (a board without its index is a scan of ``stats``).
 
 Never edit a migration that has shipped; append a new one.
 
@@ -71,12 +73,15 @@ seasons its caller read; see the comment above ``_EXACT_SEASONS``).
 """
 from __future__ import annotations
 
+import logging
 from typing import NamedTuple
 
 import asyncpg
 
 from app.store.base import BOARDS
 from core.registry import MIN_GAMES
+
+log = logging.getLogger(__name__)
 
 #: a bucket holding more entries than this splits in two
 BUCKET_MAX = 1024
@@ -1173,8 +1178,10 @@ async def build_indexes(conn: asyncpg.Connection, version: int) -> None:
     process builds, holding ``INDEX_LOCK`` for its session (released if it
     dies); a process finding the lock taken leaves the building to it (an
     index being built is invalid until it is done: not to be dropped) and
-    starts without waiting.  On failure the version stays written and the
-    next start builds again."""
+    starts without waiting.  A build that fails (cancelled, a deadlock, a
+    server's ``statement_timeout``...) is logged and the process starts
+    without it (nothing needs it to be right); the version stays written and
+    the next start builds it again."""
     wanted = {s.name: s for m in MIGRATIONS[:version] for s in m if isinstance(s, Index)}
     if not wanted or all(dict(await conn.fetch(_INDEXES_VALID, list(wanted))).values()):
         return
@@ -1184,9 +1191,12 @@ async def build_indexes(conn: asyncpg.Connection, version: int) -> None:
         for name, valid in await conn.fetch(_INDEXES_VALID, list(wanted)):
             if valid:
                 continue
-            if valid is not None:
-                await conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}", timeout=None)
-            await conn.execute(wanted[name].create(concurrently=True), timeout=None)
+            try:
+                if valid is not None:
+                    await conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}", timeout=None)
+                await conn.execute(wanted[name].create(concurrently=True), timeout=None)
+            except asyncpg.PostgresError:
+                log.warning("building the index %s failed; the next start builds it again", name, exc_info=True)
     finally:
         if not conn.is_closed():
             await conn.execute("SELECT pg_advisory_unlock($1)", INDEX_LOCK)
