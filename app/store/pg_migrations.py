@@ -9,8 +9,8 @@ PostgreSQL, so a failure leaves the old version).
 
 An index that a migration adds to a table that may be big (``games``,
 ``stats``: an :class:`Index` among its statements) is not built in that
-transaction, where it would hold off every recording for the build's time
-(seconds per million rows): after the commit, :func:`migrate` builds it
+transaction, where it would hold off every recording for the build's time:
+after the commit, :func:`migrate` builds it
 with ``CREATE INDEX CONCURRENTLY`` (:func:`build_indexes`), and so checks
 at every start that each such index of the versions reached exists and is
 valid (a build that failed or was cut short, e.g. by a crash after the
@@ -1091,8 +1091,8 @@ _SEASONS_DUE = (
 # at a moment start or end just after the guild's last game recorded at or
 # after it (app.store.base.after_recorded) without reading every game; it
 # is built after the migration's transaction (build_indexes: recordings go
-# on meanwhile).  record_games_v4 stays for a process of the old code (its recordings take
-# the record lock too, but do not check the seasons).
+# on meanwhile).  record_games_v4 stays for a process of the old code (its
+# recordings take the record lock too, but do not check the seasons).
 def _record_games_v5() -> str:
     """record_games_v4 that checks the seasons the caller counted each game in."""
     holding = """SELECT x.i::integer, s.id FROM unnest(g_guild, g_ended) WITH ORDINALITY AS x (guild_id, e, i)
