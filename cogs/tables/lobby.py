@@ -180,24 +180,28 @@ class Lobby:
         followup has no nonce, and discord.py would send it again after a 5xx that came
         after it landed (two lobbies).  So it is sent once (:func:`sent_once`); when its
         answer is lost, the bot's own followup with this table's Join button among the
-        channel's newest messages is the lobby; not there, the bot posts it itself with a
-        nonce (:func:`owed`: Discord posts it once, however often it is tried)."""
+        channel's newest messages is the lobby.  Not there, or the followup refused (the
+        click's token expired or unknown: 401/50027, 404/10015; nothing was posted), the
+        bot posts it itself with a nonce (:func:`owed`: Discord posts it once, however
+        often it is tried): the new table opens all the same."""
         embed, view = self.lobby_embed(table), given(self.lobby_view(table))
+        channel = interaction.channel
+        assert isinstance(channel, discord.abc.Messageable)
         try:
             with sent_once():
                 return await id_of(interaction.followup.send(content=given(content), embed=embed, view=view,
                                                              allowed_mentions=mentions, wait=True))
         except UNCERTAIN:
             log.info("table %s: the lobby's followup may have landed; looked for", table.id, exc_info=True)
-        channel = interaction.channel
-        assert isinstance(channel, discord.abc.Messageable)
-        me = self.bot.user.id if self.bot.user is not None else None
-        join = Join.custom_id_for(table.id)
-        async for message in channel.history(limit=LANDED_LOOKBACK):
-            if message.author.id == me and message.webhook_id is not None and any(
-                    getattr(item, "custom_id", None) == join
-                    for row in message.components for item in getattr(row, "children", ())):
-                return message.id
+            me = self.bot.user.id if self.bot.user is not None else None
+            join = Join.custom_id_for(table.id)
+            async for message in channel.history(limit=LANDED_LOOKBACK):
+                if message.author.id == me and message.webhook_id is not None and any(
+                        getattr(item, "custom_id", None) == join
+                        for row in message.components for item in getattr(row, "children", ())):
+                    return message.id
+        except discord.HTTPException:
+            log.info("table %s: the lobby's followup was refused; the bot posts it", table.id, exc_info=True)
         sent = await channel.send(content=content, embed=embed, view=view, allowed_mentions=mentions,
                                   nonce=owed(table, "g", 0))
         return sent.id

@@ -277,6 +277,56 @@ async def test_play_again_whose_followup_answer_failed_opens_one_lobby(world, tm
         assert len(await bot.store.active_tables()) == 1
 
 
+@pytest.mark.parametrize("refusal", ["expired", "unknown"])
+async def test_play_again_whose_followup_is_refused_opens_the_lobby_all_the_same(world, tmp_path, refusal):
+    """*Play again*, its click deferred by a slow save, answers with a followup that Discord
+    refuses: the click's token expired on the way (401, ``Invalid Webhook Token``, 50027: the
+    stand-in's own answer to a token older than 15 minutes) or is not known (404, ``Unknown
+    Webhook``, 10015, as Discord answers a token it lost).  Nothing was posted: the bot posts
+    the lobby of the new table in the channel itself, once, and the invited player joins it
+    (the table used to be cancelled)."""
+    fd = world.fd
+    ana, ben = world.person("ana"), world.person("ben")
+    db = tmp_path / "bot.db"
+    async with running_bot(fd, db, world.guild) as bot:
+        t = await started(fd, world, [ana, ben], rounds=1)
+        await play_nimmt(fd, t, {ana: "en", ben: "en"})
+        await quiet(fd, bot, t)
+        lobby = fd.message(t.lobby.id)
+        again = button(lobby, rf"table.again:{t.table_id}")["custom_id"]
+        since = len(fd.requests)
+        followup = r"/webhooks/\d+/[^/]+$"
+        held = None
+        if refusal == "expired":
+            held = fd.hold("POST", followup)  # Discord is slow to take the followup: the token expires meanwhile
+        else:
+            fd.fail_next("POST", followup, status=404, json={"message": "Unknown Webhook", "code": 10015})
+        lock = held_lock(db)  # locked a little longer than the deferral: the new table is saved, then posted
+        lock.__enter__()
+        asyncio.get_running_loop().call_later(1.6, lock.__exit__, None, None, None)
+        r = await fd.click(ben, lobby, again)
+        assert r.ack_type == 6, r
+        if held is not None:
+            await fd.wait_for(lambda: held.caught, timeout=15)
+            fd.age_tokens(15 * 60)
+            held.release()
+        new = await fd.wait_for(lambda: (table := bot.tables.in_channel(world.channel.id)) is not None
+                                and table.messages.get("lobby") and table, timeout=15)
+        lobbies = [m for m in fd.messages(world.channel) if button(m, r"table.join:\d+")]
+        assert [m.id for m in lobbies] == [new.messages["lobby"]], lobbies
+        shown = lobbies[0]
+        assert button(shown, rf"table.join:{new.id}") and f"<@{ana.id}>" in shown.content
+        assert shown.webhook_id is None and ana.id in shown.pinged  # the bot's own post, which invites
+        followups = [q for q in fd.requests[since:] if q.method == "POST" and q.path.startswith("/webhooks/")]
+        assert [q.status for q in followups] == [401 if refusal == "expired" else 404], followups
+        own = [q for q in fd.requests[since:] if q.method == "POST" and q.path == f"/channels/{world.channel.id}/messages"]
+        assert [q.status for q in own] == [200], own
+        r = await fd.click(ana, shown, f"table.join:{new.id}")
+        await updated(r)
+        assert "Seats taken: 2/2" in r.message.text() and [s.user_id for s in new.seats] == [ben.id, ana.id]
+        assert new.status == "lobby" and len(await bot.store.active_tables()) == 1
+
+
 async def test_moderators_stop_a_running_game_and_the_channel_is_free(world, tmp_path):
     fd = world.fd
     ana, ben = world.person("ana"), world.person("ben")
