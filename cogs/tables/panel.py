@@ -18,7 +18,9 @@
   when the live table pings them, a fresh panel is sent through the same
   token as a new ephemeral followup, right below the ping (the move is one
   click), and the one before it is deleted.  Without a live token (none
-  opened, too old, or the bot restarted) the ping's *My hand* opens one.
+  opened, too old, or the bot restarted) the ping's *My hand* opens one.  Sent
+  once: one whose answer was lost is forgotten, the one above deleted all the
+  same (:meth:`HandPanels._follow`).
 """
 from __future__ import annotations
 
@@ -36,8 +38,8 @@ import discord
 from discord.utils import MISSING
 
 from app.tables.manager import Table, TableError
-from cogs.common.adapter import ORIGINAL, answer_id, id_of, let_go, quietly
-from cogs.common.ui import on_own_private_message, user_lang
+from cogs.common.adapter import ORIGINAL, answer_id, id_of, let_go, quietly, sent_once
+from cogs.common.ui import UNCERTAIN, on_own_private_message, user_lang
 
 log = logging.getLogger(__name__)
 
@@ -231,7 +233,20 @@ class HandPanels:
         bottom of the thread, below the ``ping`` message), then delete the one it replaces
         through the same token.  Nothing is sent when the player opened a panel below the
         ping meanwhile (it is theirs to use) or has left the seat; a click answered on the
-        panel above meanwhile (its token is fresher) is followed with."""
+        panel above meanwhile (its token is fresher) is followed with.
+
+        A followup has no nonce, so it is sent once (:func:`sent_once`: discord.py would
+        send it again after a 5xx that came after it landed: two panels).  When its answer
+        is lost (a 5xx, a dropped connection) it may have landed or not, and the bot cannot
+        find out: an ephemeral message is in no channel's history and comes in no gateway
+        event, and its token reaches it only by its id.  So the player is never left with
+        two panels, nor with one the bot keeps current behind one it does not know: the
+        panel above is deleted all the same and the panel is forgotten (nothing redraws or
+        follows through that token).  Landed, the new panel is right below the ping and
+        shows the turn the ping is about; a click on it is answered on it, re-checked
+        against the game as it is then, and makes it the player's open panel again (the
+        bot learns its id from the click: it is kept current and follows from there).
+        Not landed, the ping's *My hand* opens a fresh one."""
         seat = table.seat_of(key[1])
         if seat is None or table.status != "playing":
             return
@@ -250,10 +265,19 @@ class HandPanels:
                 let_go(drawn.view)
                 return
             try:
-                sent = await id_of(panel.webhook.send(embed=drawn.embed, view=drawn.view, file=file, ephemeral=True,
-                                                      wait=True))
-            except (discord.HTTPException, aiohttp.ClientError, OSError, RuntimeError):
-                # Expired, Discord trouble or shutting down: the ping's My hand opens a panel.
+                with sent_once():  # (not sent again by discord.py after a 5xx: it may have landed)
+                    sent = await id_of(panel.webhook.send(embed=drawn.embed, view=drawn.view, file=file,
+                                                          ephemeral=True, wait=True))
+            except UNCERTAIN:
+                # It may have landed, unknown: the one above goes all the same (never two panels).
+                log.info("panel %s: its followup below the ping may have landed; forgotten", key, exc_info=True)
+                let_go(drawn.view)
+                if self.open.get(key) is panel:
+                    del self.open[key]
+                await self._replace(key, panel)
+                return
+            except (discord.HTTPException, RuntimeError):
+                # Expired, refused or shutting down (not posted): the ping's My hand opens a panel.
                 log.debug("panel %s could not follow its player", key, exc_info=True)
                 let_go(drawn.view)
                 if self.open.get(key) is panel:

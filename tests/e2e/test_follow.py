@@ -16,7 +16,8 @@ import pytest
 
 from app.i18n.catalogue import t as translate
 from core.protocol import to_act
-from tests.e2e import button, check_newest, check_pings, check_record, panel_answer, private_answer, running_bot, select, started
+from tests.e2e import (button, check_newest, check_pings, check_record, followed_panel, nimmt_turn, panel_answer, private_answer,
+                       running_bot, select, started)
 from tests.e2e.processes import table_row
 
 pytestmark = pytest.mark.timeout(600)
@@ -338,3 +339,66 @@ async def test_a_restart_falls_back_then_follows_again(fast_world, bots, tmp_pat
     assert len({m.id for m, _ in pings}) == len(pings)
     assert not [m for m, _ in pings[before["pings"]:] if m.id in before["messages"]]
     await bot.stop()
+
+
+@pytest.mark.parametrize("status, landed", [(502, True), (0, True), (502, False)], ids=["502-landed", "dropped-landed",
+                                                                                         "502-not-landed"])
+async def test_a_panel_whose_followup_answer_failed_is_never_doubled(world, tmp_path, status, landed):
+    """The panel coming down below the ping fails uncertainly: Discord posts it and only its
+    answer fails (a 502 of its edge, or the connection dropped on the way back; ``landed``),
+    or the 502 comes before.  It is sent once (discord.py would send it again after the
+    502: two panels), the one above goes all the same, and the player has one panel at
+    most: the one that landed, on which they play their turn (one or two clicks), else the
+    ping's My hand opens one.  The panel played on follows them again at their next turn."""
+    fd = world.fd
+    people = [world.person("ana"), world.person("ben")]
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, table_seed=3) as bot:
+        t, table = await started(world, bot, people, rounds=1, turn_time=0)
+        now = turn_of(table, "nimmt")
+        mover = people[table.engine.to_move]
+        waiter = people[1 - table.engine.to_move]
+        r = await t.click(waiter, t.table_message(), f"nimmt.hand:{t.table_id}")
+        above = await private_answer(r)
+        token = r.interaction.token
+        since = len(fd.requests)
+        fd.fail_next("POST", rf"/webhooks/\d+/{token}$", status=status, after=landed)
+        await nimmt_turn(t, mover)
+        ping = await fd.wait_for(lambda: (m := t.table_message()) is not None and waiter.id in m.pinged and m,
+                                 timeout=10)
+        turn = now(waiter)
+        assert turn is not None
+
+        def panels() -> list[Any]:
+            return [m for m in fd.ephemerals(waiter, t.thread) if any(
+                re.fullmatch(rf"nimmt\.\w+:{t.table_id}(:.*)?", b.get("custom_id") or "")
+                for b in [*m.buttons(), *m.selects()])]
+
+        await fd.wait_for(lambda: fd.message(above.id).deleted, timeout=10, what="the panel above the ping deleted")
+        sent = [q for q in fd.requests[since:] if q.method == "POST" and q.path.endswith(token)]
+        assert [q.status for q in sent] == [status], sent  # sent once, never again
+        clicks = 0
+        if landed:
+            assert len(panels()) == 1 and panels()[0].id > ping.id, panels()
+            panel = panels()[0]
+        else:
+            assert panels() == []
+            r = await t.click(waiter, fd.message(ping.id), f"nimmt.hand:{t.table_id}")
+            clicks += 1
+            panel = await private_answer(r)
+            assert panels() == [panel]
+        for _ in range(4):
+            choice = decide(panel, "nimmt") if now(waiter) == turn else None
+            if choice is None:
+                break
+            kind, custom_id, values = choice
+            r = await (t.click(waiter, panel, custom_id) if kind == "click" else t.choose(waiter, panel, custom_id, values))
+            clicks += 1
+            panel = await panel_answer(r)
+        assert now(waiter) != turn, panel.text()  # played
+        assert clicks <= 2, clicks  # (this deal: one click on the panel that landed; My hand and one)
+        assert panels() == [panel]
+        if table.status == "playing":  # the panel played on follows them to their next turn
+            await nimmt_turn(t, mover)
+            below = await followed_panel(t, waiter)
+            await fd.wait_for(lambda: panels() == [below], timeout=10, what="one panel: the one below the new ping")
+    fd.assert_clean()
