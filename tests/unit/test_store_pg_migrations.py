@@ -82,7 +82,7 @@ async def test_postgresql_the_index_migrations_build_while_games_are_recorded(pg
     (version 9) are built after it; while the build of the games' index
     waits for that recording, a process starting meanwhile opens the store
     without waiting for the build (nor dropping the index being built) and
-    records a game.  Once the recording in flight commits, the build
+    records games.  Once the recording in flight commits, the build
     finishes: both indexes valid, version 9 written once, the boards exact."""
     conn = await _filled(pg_dsn, 4)
     watch = await asyncpg.connect(pg_dsn)
@@ -94,21 +94,21 @@ async def test_postgresql_the_index_migrations_build_while_games_are_recorded(pg
         assert await _valid(watch, "stats_awake") is True
         assert await user_version(watch) == LATEST
 
-        async def meanwhile() -> int | None:
+        async def meanwhile() -> list[int | None]:
             other = await open_store(pg_dsn)
             try:
-                return await other.record_game(game(60000, 90000.0))
+                return [await other.record_game(game(60000 + n, 90000.0 + n)) for n in range(3)]
             finally:
                 await other.close()
 
-        assert await asyncio.wait_for(meanwhile(), HANG) is not None
+        assert None not in await asyncio.wait_for(meanwhile(), HANG)
         assert not migrating.done()  # the build was held all along
         assert await _valid(watch, "games_guild_end") is False
         await in_flight.commit()
         assert await asyncio.wait_for(migrating, HANG) == LATEST
         assert await _valid(watch, "games_guild_end") is True
         assert await watch.fetch("SELECT version FROM schema_version") == [(LATEST,)]
-        assert await watch.fetchval("SELECT count(*) FROM games") == 20002
+        assert await watch.fetchval("SELECT count(*) FROM games") == 20004
     finally:
         if not migrating.done():
             migrating.cancel()
@@ -116,7 +116,7 @@ async def test_postgresql_the_index_migrations_build_while_games_are_recorded(pg
             await c.close()
     store = await open_store(pg_dsn)
     try:
-        assert (await store.profile(1, "nimmt", 10))["games"] == 6
+        assert (await store.profile(1, "nimmt", 10))["games"] == 8
         assert await store.integrity_check() == ["ok"]
     finally:
         await store.close()
@@ -127,7 +127,9 @@ async def test_postgresql_an_index_build_that_failed_is_made_again_at_the_next_s
     (an administrator's cancel, a ``statement_timeout``): the version is
     written, the index is left INVALID, the process starts without it (the
     failure logged).  The next start drops it and builds it again: one valid
-    index of that name, which a season's boundary is looked up with."""
+    index of that name, which a season's boundary is looked up with.  No
+    index at all (the process died before the build) is built by the next
+    start too."""
     conn = await _filled(pg_dsn, 8)
     watch = await asyncpg.connect(pg_dsn)
     writer, in_flight = await _writing(pg_dsn)
@@ -156,6 +158,10 @@ async def test_postgresql_an_index_build_that_failed_is_made_again_at_the_next_s
             assert await watch.fetch("SELECT version FROM schema_version") == [(LATEST,)]
         finally:
             await store.close()
+        # a process that died between writing the version and the build left no index at all
+        await watch.execute("DROP INDEX games_guild_end")
+        await (await open_store(pg_dsn)).close()
+        assert await _valid(watch, "games_guild_end") is True
     finally:
         await watch.close()
 
