@@ -375,6 +375,45 @@ async def panel_answer(r: Any, timeout: float = 10) -> Any:
     return message
 
 
+def nimmt_choice(panel: Any, order: tuple[str, ...], lang: str = "en") -> tuple[str, str, list[str]] | None:
+    """What a scripted person does next on their 11 nimmt! panel: ``(kind, custom_id, values)``
+    for the first control of ``order`` the panel offers (None: nothing to do).  The names:
+    ``steal`` and ``open`` (the first offer), ``play`` (the quick play), ``cards`` (as many
+    as it takes), ``end`` (End turn), ``take`` (Take stack), ``fit`` (the first stack one of
+    the cards fits on), ``fit_no_take`` (that, when no Take is offered), ``stack`` (the first)."""
+    no_fit = translate(lang, "nimmt.stack_no_fit")
+    stacks = select(panel, r"nimmt\.stack:.*")
+    fitting = [o for o in (stacks or {}).get("options", []) if o.get("description") != no_fit]
+    take = button(panel, r"nimmt\.take:.*")
+    for name in order:
+        if name in ("steal", "open"):
+            offer = select(panel, rf"nimmt\.{name}:.*")
+            if offer:
+                return "select", offer["custom_id"], [offer["options"][0]["value"]]
+        elif name in ("play", "end", "take"):
+            kind = "pass" if name == "end" else name
+            found = button(panel, rf"nimmt\.{kind}:.*")
+            if found:
+                return "click", found["custom_id"], []
+        elif name == "cards":
+            cards = select(panel, r"nimmt\.cards:.*")
+            if cards:
+                return "select", cards["custom_id"], [o["value"] for o in cards["options"]][: cards["max_values"]]
+        elif name in ("fit", "fit_no_take"):
+            if stacks and fitting and not (name == "fit_no_take" and take):
+                return "select", stacks["custom_id"], [fitting[0]["value"]]
+        elif name == "stack":
+            if stacks:
+                return "select", stacks["custom_id"], [stacks["options"][0]["value"]]
+        else:
+            raise ValueError(f"no such control: {name}")
+    return None
+
+
+#: the order :func:`nimmt_turn` plays in: a fitting stack before End turn, unless Take is offered
+TURN_ORDER = ("steal", "open", "cards", "fit_no_take", "end", "take", "stack")
+
+
 async def nimmt_turn(t: Table, user: Any, panel: Any = None, lang: str = "en") -> None:
     """One whole 11 nimmt! turn as a player does it: open the hand (or refresh
     an open panel), pick a stack where a card fits, play; take a stack when
@@ -384,32 +423,15 @@ async def nimmt_turn(t: Table, user: Any, panel: Any = None, lang: str = "en") -
     else:
         panel = await panel_answer(await t.click(user, panel, f"nimmt.refresh:{t.table_id}"))
     assert panel.ephemeral_to == user.id
-    no_fit = translate(lang, "nimmt.stack_no_fit")
     for _ in range(40):
-        steal = select(panel, r"nimmt.steal:\d+:.*")
-        opener = select(panel, r"nimmt.open:\d+:.*")
-        cards = select(panel, r"nimmt.cards:\d+:.*")
-        stacks = select(panel, r"nimmt.stack:\d+:.*")
-        end = button(panel, r"nimmt.pass:\d+:.*")
-        take = button(panel, r"nimmt.take:\d+:.*")
-        fitting = [o for o in (stacks or {}).get("options", []) if o.get("description") != no_fit]
-        if steal:
-            r = await t.choose(user, panel, steal["custom_id"], [steal["options"][0]["value"]])
-        elif opener:
-            r = await t.choose(user, panel, opener["custom_id"], [opener["options"][0]["value"]])
-        elif cards:
-            values = [o["value"] for o in cards["options"]][: cards["max_values"]]
-            r = await t.choose(user, panel, cards["custom_id"], values)
-        elif stacks and fitting and not take:
-            r = await t.choose(user, panel, stacks["custom_id"], [fitting[0]["value"]])
-        elif end:
-            r = await t.click(user, panel, end["custom_id"])
-        elif take:
-            r = await t.click(user, panel, take["custom_id"])
-        elif stacks:
-            r = await t.choose(user, panel, stacks["custom_id"], [stacks["options"][0]["value"]])
-        else:
+        choice = nimmt_choice(panel, TURN_ORDER, lang)
+        if choice is None:
             return  # no controls left: the turn is over
+        kind, custom_id, values = choice
+        if kind == "click":
+            r = await t.click(user, panel, custom_id)
+        else:
+            r = await t.choose(user, panel, custom_id, values)
         panel = await panel_answer(r)
 
 

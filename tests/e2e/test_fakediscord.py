@@ -10,7 +10,7 @@ import re
 import subprocess
 import sys
 import time
-from typing import Any, Dict, Optional, cast
+from typing import Any, AsyncIterator, Dict, Optional, cast
 
 import aiohttp
 import discord
@@ -829,18 +829,40 @@ async def test_validation_units_and_app_emojis(fake_discord: FakeDiscord) -> Non
             await fd.slash(alice, chan, "nimmt hand")
 
 
-class VoiceBot(commands.Bot):
-    """No members intent; voice states on or off."""
+class IntentBot(commands.Bot):
+    """No members intent; one intent (``intent``) on or off.  What it heard: voice state
+    updates as (member, channel before, channel after), the scheduled events' gateway events."""
 
-    def __init__(self, voice: bool) -> None:
+    def __init__(self, intent: str, on: bool) -> None:
         intents = discord.Intents.none()
         intents.guilds = True
-        intents.voice_states = voice
+        setattr(intents, intent, on)
         super().__init__(command_prefix="!", intents=intents)
         self.updates: list = []
+        self.seen: list = []
 
     async def on_voice_state_update(self, member, before, after) -> None:
         self.updates.append((member.id, before.channel and before.channel.id, after.channel and after.channel.id))
+
+    async def on_socket_event_type(self, event_type: str) -> None:
+        if event_type.startswith("GUILD_SCHEDULED_EVENT"):
+            self.seen.append(event_type)
+
+
+@contextlib.asynccontextmanager
+async def with_and_without(fd: FakeDiscord, guild: Any, intent: str) -> AsyncIterator[tuple[IntentBot, IntentBot]]:
+    """Two bots connected, one with ``intent`` and one without, once each has ``guild`` in its cache."""
+    bot, deaf = IntentBot(intent, True), IntentBot(intent, False)
+    tasks = [asyncio.create_task(b.start(fd.token)) for b in (bot, deaf)]
+    try:
+        await fd.wait_ready()
+        await fd.wait_for(lambda: bot.get_guild(guild.id) and deaf.get_guild(guild.id))
+        yield bot, deaf
+    finally:
+        for b in (bot, deaf):
+            await b.close()
+        for task in tasks:
+            task.cancel()
 
 
 def in_voice(guild: discord.Guild, channel_id: int) -> Dict[int, discord.VoiceState]:
@@ -862,12 +884,7 @@ async def test_voice_states(fake_discord: FakeDiscord) -> None:
     fd.join_voice(early, lounge)  # before the bot connects: GUILD_CREATE carries it
     with pytest.raises(ValueError):
         fd.join_voice(late, text)
-    bot = VoiceBot(voice=True)
-    deaf = VoiceBot(voice=False)
-    tasks = [asyncio.create_task(b.start(fd.token)) for b in (bot, deaf)]
-    try:
-        await fd.wait_ready()
-        await fd.wait_for(lambda: bot.get_guild(guild.id) and deaf.get_guild(guild.id))
+    async with with_and_without(fd, guild, "voice_states") as (bot, deaf):
         g = bot.get_guild(guild.id)
         assert g is not None
         assert set(in_voice(g, lounge.id)) == {early.id}
@@ -888,11 +905,6 @@ async def test_voice_states(fake_discord: FakeDiscord) -> None:
         deaf_guild = deaf.get_guild(guild.id)
         assert deaf_guild is not None
         assert not deaf.updates and not in_voice(deaf_guild, den.id)
-    finally:
-        for b in (bot, deaf):
-            await b.close()
-        for task in tasks:
-            task.cancel()
 
 
 async def test_who_is_pinged(fake_discord: FakeDiscord) -> None:
@@ -996,21 +1008,6 @@ async def test_uploads_arrive_as_sent_and_a_broken_form_is_refused(fake_discord:
     assert [m.content for m in fd.messages(chan)] == ["pictures"]
 
 
-class EventBot(commands.Bot):
-    """No members intent; the guild scheduled events intent on or off."""
-
-    def __init__(self, events: bool) -> None:
-        intents = discord.Intents.none()
-        intents.guilds = True
-        intents.guild_scheduled_events = events
-        super().__init__(command_prefix="!", intents=intents)
-        self.seen: list = []
-
-    async def on_socket_event_type(self, event_type: str) -> None:
-        if event_type.startswith("GUILD_SCHEDULED_EVENT"):
-            self.seen.append(event_type)
-
-
 async def test_guild_scheduled_events(fake_discord: FakeDiscord) -> None:
     """Discord's Guild Scheduled Events: created with Manage Events only (50013 otherwise),
     validated as Discord does (an external event needs a location and an end, no start in
@@ -1023,11 +1020,7 @@ async def test_guild_scheduled_events(fake_discord: FakeDiscord) -> None:
     ann, bea = fd.add_user("ann"), fd.add_user("bea")
     for user in (ann, bea):
         fd.add_member(guild, user)
-    bot, deaf = EventBot(events=True), EventBot(events=False)
-    tasks = [asyncio.create_task(b.start(fd.token)) for b in (bot, deaf)]
-    try:
-        await fd.wait_ready()
-        await fd.wait_for(lambda: bot.get_guild(guild.id) and deaf.get_guild(guild.id))
+    async with with_and_without(fd, guild, "guild_scheduled_events") as (bot, deaf):
         g = bot.get_guild(guild.id)
         assert g is not None and guild.bot_role is not None
         start = discord.utils.utcnow() + datetime.timedelta(hours=1)
@@ -1084,11 +1077,6 @@ async def test_guild_scheduled_events(fake_discord: FakeDiscord) -> None:
             await raw.get_scheduled_event(guild.id, second.id, False)
         await fd.wait_for(lambda: "GUILD_SCHEDULED_EVENT_DELETE" in bot.seen)
         assert not deaf.seen  # without the intent a bot hears none of it
-    finally:
-        for b in (bot, deaf):
-            await b.close()
-        for task in tasks:
-            task.cancel()
 
 
 async def test_role_and_everyone_pings(fake_discord: FakeDiscord) -> None:

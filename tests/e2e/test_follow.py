@@ -16,8 +16,8 @@ import pytest
 
 from app.i18n.catalogue import t as translate
 from core.protocol import to_act
-from tests.e2e import (button, check_newest, check_pings, check_record, followed_panel, nimmt_turn, panel_answer, private_answer,
-                       running_bot, select, started)
+from tests.e2e import (button, check_newest, check_pings, check_record, followed_panel, nimmt_choice, nimmt_turn,
+                       panel_answer, private_answer, running_bot, started)
 from tests.e2e.processes import table_row
 
 pytestmark = pytest.mark.timeout(600)
@@ -44,34 +44,7 @@ def decide(panel: Any, game: str) -> tuple[str, str, list[str]] | None:
             if found:
                 return "click", found["custom_id"], []
         return None
-    steal = select(panel, r"nimmt\.steal:.*")
-    opener = select(panel, r"nimmt\.open:.*")
-    cards = select(panel, r"nimmt\.cards:.*")
-    stacks = select(panel, r"nimmt\.stack:.*")
-    play = button(panel, r"nimmt\.play:.*")
-    end = button(panel, r"nimmt\.pass:.*")
-    take = button(panel, r"nimmt\.take:.*")
-    no_fit = translate("en", "nimmt.stack_no_fit")
-    fitting = [o for o in (stacks or {}).get("options", []) if o.get("description") != no_fit]
-    if steal:
-        return "select", steal["custom_id"], [steal["options"][0]["value"]]
-    if opener:
-        return "select", opener["custom_id"], [opener["options"][0]["value"]]
-    if play:
-        return "click", play["custom_id"], []
-    if cards:
-        return "select", cards["custom_id"], [o["value"] for o in cards["options"]][: cards["max_values"]]
-    if end:
-        return "click", end["custom_id"], []
-    if take and not fitting:
-        return "click", take["custom_id"], []
-    if stacks and fitting:
-        return "select", stacks["custom_id"], [fitting[0]["value"]]
-    if take:
-        return "click", take["custom_id"], []
-    if stacks:
-        return "select", stacks["custom_id"], [stacks["options"][0]["value"]]
-    return None
+    return nimmt_choice(panel, ("steal", "open", "play", "cards", "end", "fit", "take", "stack"))
 
 
 @dataclass

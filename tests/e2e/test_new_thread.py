@@ -11,7 +11,7 @@ import pytest
 from app.i18n.catalogue import t
 from tests.e2e import nimmt_turn, running_bot, started
 from tests.e2e.test_owed import told_twice
-from tests.e2e.test_restart import Run, people_of
+from tests.e2e.test_restart import Run, played
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -81,13 +81,9 @@ class Unsaved:
 
 async def test_a_new_threads_message_posted_just_before_a_kill_is_said_once(world, bots, tmp_path):
     fd = world.fd
-    bot = bots(fd, world.guild, tmp_path / "kill.db", tmp_path / "kill.log")
-    await bot.start()
     plan = Unsaved()
-    run = Run(world, bot, people_of(world), hook=plan)
-    await run.open("moved")
-    await run.start()
-    await run.play()
+    run = await played(world, bots, tmp_path, "moved", plan)
+    bot = run.bot
     await run.finish_shown()
     assert plan.done and bot.kills == 1
     [said] = said_moved(fd, run.channel, run.table_id)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.e2e import panel_answer
-from tests.e2e.test_restart import Run, action_of, people_of
+from tests.e2e.test_restart import AtMove, Run, played
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -41,26 +41,17 @@ def told_twice(run: Run) -> list[str]:
     return doubled
 
 
-class LostAnswer:
+class LostAnswer(AtMove):
     """At the ``at``-th move of a person: Discord posts the thread's next messages but
     every answer to them is lost (a 502 after the work, discord.py tries again 1, 3,
     5 s later); the bot is SIGKILLed as soon as the first one shows, before it could
     save that the thread was told.  Returns the panel the move showed."""
 
     def __init__(self, at: int = 3) -> None:
-        self.at = at
-        self.moves = 0
+        super().__init__(at)
         self.posted: list[Any] = []  # the messages posted while their answers were lost
 
-    async def __call__(self, run: Run, event: str, payload: Any) -> Any:
-        if event != "click" or self.posted:
-            return None
-        user, panel, (kind, custom_id, values) = payload
-        if action_of(custom_id, values) is None:
-            return None  # (choosing cards: the move is the stack chosen next)
-        self.moves += 1
-        if self.moves < self.at:
-            return None
+    async def act(self, run: Run, user: Any, panel: Any, kind: str, custom_id: str, values: list[str]) -> Any:
         fd = run.fd
         before = len(fd.messages(run.thread))
         # (the thread's messages: the bot's own posts, and a live table posted through a click's token)
@@ -70,6 +61,7 @@ class LostAnswer:
         await fd.wait_for(lambda: len(fd.messages(run.thread)) > before, timeout=10, interval=0.005)
         await run.bot.kill()
         self.posted = fd.messages(run.thread)[before:]
+        self.done = True
         fd.clear_failures()
         await run.bot.start()
         return shown
@@ -79,13 +71,9 @@ async def test_a_move_posted_but_not_saved_as_told_before_a_kill_is_told_once(wo
     """The thread showed a move (and the next turn's ping) but the bot died before it saved
     that: after the restart the thread goes on from there, telling nothing twice."""
     fd = world.fd
-    bot = bots(fd, world.guild, tmp_path / "once.db", tmp_path / "once.log")
-    await bot.start()
     plan = LostAnswer()
-    run = Run(world, bot, people_of(world), hook=plan)
-    await run.open("once")
-    await run.start()
-    await run.play()
+    run = await played(world, bots, tmp_path, "once", plan)
+    bot = run.bot
     await run.finish_shown()
     assert plan.posted, "no message was posted while its answer was lost"
     assert bot.kills == 1
@@ -106,20 +94,19 @@ def ends_the_game(run: Run, custom_id: str, values: list[str]) -> bool:
     return moved is not None and bool(moved[1].over)
 
 
-class FailingEnd:
+class FailingEnd(AtMove):
     """At the last move, Discord fails: every try of the lobby message's next edit
     (502, five times: discord.py gives up after trying again 1, 3, 5 and 7 s later) and
     the thread's next five messages (503: discord.py does not try those again)."""
 
-    armed = False
+    def __init__(self) -> None:
+        super().__init__(at=1)
 
-    async def __call__(self, run: Run, event: str, payload: Any) -> Any:
-        if event != "click" or self.armed:
-            return None
-        user, panel, (kind, custom_id, values) = payload
-        if not ends_the_game(run, custom_id, values):
-            return None
-        self.armed = True
+    def counts(self, run: Run, user: Any, custom_id: str, values: list[str]) -> bool:
+        return ends_the_game(run, custom_id, values)
+
+    async def act(self, run: Run, user: Any, panel: Any, kind: str, custom_id: str, values: list[str]) -> Any:
+        self.done = True
         run.fd.fail_next("PATCH", rf"/channels/{run.channel.id}/messages/{run.lobby.id}$", status=502, times=5)
         run.fd.fail_next("POST", rf"/channels/{run.thread.id}/messages$", status=503, times=5)
         return None  # the move is made as usual
@@ -128,7 +115,7 @@ class FailingEnd:
 class EndRun(Run):
     async def mover(self) -> Any | None:
         """Nobody once the last move was made (the store says "playing" until the end was shown)."""
-        return None if getattr(self.hook, "armed", False) else await super().mover()
+        return None if getattr(self.hook, "done", False) else await super().mover()
 
 
 async def test_the_end_is_shown_once_discord_errors_clear(world, bots, tmp_path):
@@ -136,14 +123,10 @@ async def test_the_end_is_shown_once_discord_errors_clear(world, bots, tmp_path)
     it takes them again, the thread says the game is over and the lobby shows the
     final standings (the bot tried again until they landed)."""
     fd = world.fd
-    bot = bots(fd, world.guild, tmp_path / "end.db", tmp_path / "end.log", seed=2)  # a person moves last
-    await bot.start()
     plan = FailingEnd()
-    run = EndRun(world, bot, people_of(world), hook=plan)
-    await run.open("end")
-    await run.start()
-    await run.play()
-    assert plan.armed
+    run = await played(world, bots, tmp_path, "end", plan, EndRun, seed=2)  # a person moves last
+    bot = run.bot
+    assert plan.done
 
     def failed(method: str, path: str) -> int:
         return sum(1 for r in fd.requests if r.method == method and re.fullmatch(path, r.path) and r.status >= 500)
@@ -158,7 +141,7 @@ async def test_the_end_is_shown_once_discord_errors_clear(world, bots, tmp_path)
     fd.assert_clean()
 
 
-class Deploy:
+class Deploy(AtMove):
     """At the ``at``-th move of the person seated before the computer (the turn then goes
     to the computer: the live table is edited in place, and the other person's panel,
     no ping bringing it down, is redrawn where it is): Discord fails the first tries of
@@ -166,20 +149,10 @@ class Deploy:
     1 s, then 3 s later); the bot gets SIGTERM as soon as both are under way, after the
     move was acknowledged, and must let them land before it exits."""
 
-    def __init__(self, at: int = 3) -> None:
-        self.at = at
-        self.moves = 0
-        self.done = False
+    def counts(self, run: Run, user: Any, custom_id: str, values: list[str]) -> bool:
+        return super().counts(run, user, custom_id, values) and user is run.people[-1]
 
-    async def __call__(self, run: Run, event: str, payload: Any) -> Any:
-        if event != "click" or self.done:
-            return None
-        user, panel, (kind, custom_id, values) = payload
-        if action_of(custom_id, values) is None or user is not run.people[-1]:
-            return None
-        self.moves += 1
-        if self.moves < self.at:
-            return None
+    async def act(self, run: Run, user: Any, panel: Any, kind: str, custom_id: str, values: list[str]) -> Any:
         self.done = True
         fd = run.fd
         table = run.table_message()
@@ -215,13 +188,9 @@ async def test_a_deploy_stop_lets_the_answers_to_an_acknowledged_move_land(world
     player's panel and the table message show the move) before it exits; after the
     start the game goes on to its end."""
     fd = world.fd
-    bot = bots(fd, world.guild, tmp_path / "term.db", tmp_path / "term.log")
-    await bot.start()
     plan = Deploy()
-    run = Run(world, bot, people_of(world), hook=plan)
-    await run.open("term")
-    await run.start()
-    await run.play()
+    run = await played(world, bots, tmp_path, "term", plan)
+    bot = run.bot
     await run.finish_shown()
     assert plan.done
     log = "\n".join(path.read_text(errors="replace") for path in tmp_path.glob("term.log*"))
@@ -230,7 +199,7 @@ async def test_a_deploy_stop_lets_the_answers_to_an_acknowledged_move_land(world
     fd.assert_clean()
 
 
-class RepostKill:
+class RepostKill(AtMove):
     """From the ``at``-th move of a person on: Discord posts the thread's next messages
     but loses every answer (a 503 after the work; the bot tries again later, under the
     same nonce); as soon as the move has reposted the live table at the bottom (the next
@@ -238,20 +207,11 @@ class RepostKill:
     move after which the live table was only edited (a computer's turn) tries the next."""
 
     def __init__(self, at: int = 3) -> None:
-        self.at = at
-        self.moves = 0
+        super().__init__(at)
         self.reposted: Any = None  # the live table posted just before the kill
         self.replaced: Any = None  # the live table it replaced
 
-    async def __call__(self, run: Run, event: str, payload: Any) -> Any:
-        if event != "click" or self.reposted is not None:
-            return None
-        user, panel, (kind, custom_id, values) = payload
-        if action_of(custom_id, values) is None:
-            return None
-        self.moves += 1
-        if self.moves < self.at:
-            return None
+    async def act(self, run: Run, user: Any, panel: Any, kind: str, custom_id: str, values: list[str]) -> Any:
         fd = run.fd
         live = run.table_message()
         before = len(fd.messages(run.thread))
@@ -266,6 +226,7 @@ class RepostKill:
         except TimeoutError:  # no repost at this move: the next one
             fd.clear_failures()
             return shown
+        self.done = True
         await run.bot.kill()
         fd.clear_failures()
         self.replaced = live
@@ -279,8 +240,6 @@ async def test_a_live_table_reposted_just_before_a_kill_is_posted_once(world, bo
     one and the only live table, not a second post; the one it replaced is gone; the
     ping is not sent twice and the game goes on to its end."""
     fd = world.fd
-    bot = bots(fd, world.guild, tmp_path / "repost.db", tmp_path / "repost.log")
-    await bot.start()
     plan = RepostKill()
 
     class Checked(Run):
@@ -289,15 +248,13 @@ async def test_a_live_table_reposted_just_before_a_kill_is_posted_once(world, bo
                 self.checked = True
                 # the restarted bot settles on the message posted before the kill
                 await fd.wait_for(lambda: fd.message(plan.replaced.id).deleted, timeout=20)
-                lives = [m for m in fd.messages(run.thread) if m.attachments]
+                lives = [m for m in fd.messages(self.thread) if m.attachments]
                 assert [m.id for m in lives] == [plan.reposted.id]
-                assert fd.messages(run.thread)[-1].id == plan.reposted.id
+                assert fd.messages(self.thread)[-1].id == plan.reposted.id
             return await super().mover()
 
-    run = Checked(world, bot, people_of(world), hook=plan)
-    await run.open("repost")
-    await run.start()
-    await run.play()
+    run = await played(world, bots, tmp_path, "repost", plan, Checked)
+    bot = run.bot
     await run.finish_shown()
     assert plan.reposted is not None and bot.kills == 1
     assert sum(1 for m in fd.messages(run.thread) if m.attachments) == 1

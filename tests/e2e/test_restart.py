@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 import pytest
 
-from tests.e2e import button, panel_answer, posted, private_answer, select, updated
+from tests.e2e import button, nimmt_choice, panel_answer, posted, private_answer, updated
 from tests.e2e.processes import SEED, BotProcess, connect, table_row
 from tests.fakediscord import NoAcknowledgement
 
@@ -66,31 +66,10 @@ def final_state(database: Path, table_id: int) -> dict[str, Any]:
 def decide(panel: Any) -> tuple[str, str, list[str]] | None:
     """The script: what a person clicks next on their hand panel (None: nothing to do).
 
-    Steal from / open with the first offer; play all fitting cards (one when
-    without bulls) on the first stack that fits; End turn as soon as it is
-    offered; else take the first stack."""
-    steal = select(panel, r"nimmt.steal:\d+:.*")
-    opener = select(panel, r"nimmt.open:\d+:.*")
-    cards = select(panel, r"nimmt.cards:\d+:.*")
-    stacks = select(panel, r"nimmt.stack:\d+:.*")
-    end = button(panel, r"nimmt.pass:\d+:.*")
-    take = button(panel, r"nimmt.take:\d+:.*")
-    if steal:
-        return "select", steal["custom_id"], [steal["options"][0]["value"]]
-    if opener:
-        return "select", opener["custom_id"], [opener["options"][0]["value"]]
-    if end:
-        return "click", end["custom_id"], []
-    if cards:
-        return "select", cards["custom_id"], [o["value"] for o in cards["options"]][: cards["max_values"]]
-    fitting = [o for o in (stacks or {}).get("options", []) if "none" not in (o.get("description") or "")]
-    if stacks and fitting and not take:
-        return "select", stacks["custom_id"], [fitting[0]["value"]]
-    if take:
-        return "click", take["custom_id"], []
-    if stacks:
-        return "select", stacks["custom_id"], [stacks["options"][0]["value"]]
-    return None
+    Steal from / open with the first offer; End turn as soon as it is offered; play all
+    fitting cards (one when without bulls); take a stack when Take is offered, else put
+    the cards on the first stack that fits, else on the first stack."""
+    return nimmt_choice(panel, ("steal", "open", "end", "cards", "take", "fit", "stack"))
 
 
 @dataclass
@@ -276,12 +255,8 @@ def standings_lines(text: str) -> list[str]:
 
 
 async def uninterrupted(world: Any, bots: Callable[..., BotProcess], tmp_path: Path, people: list[Any]) -> dict:
-    bot = bots(world.fd, world.guild, tmp_path / "a.db", tmp_path / "a.log")
-    await bot.start()
-    run = Run(world, bot, people)
-    await run.open("games-a")
-    await run.start()
-    await run.play()
+    run = await played(world, bots, tmp_path, "games-a", people=people)
+    bot = run.bot
     text = await run.finish_shown()
     await bot.stop()
     state = final_state(bot.database, run.table_id)
@@ -291,6 +266,50 @@ async def uninterrupted(world: Any, bots: Callable[..., BotProcess], tmp_path: P
 
 def people_of(world: Any) -> list[Any]:
     return [world.users.get(name) or world.person(name) for name in PERSON_NAMES]
+
+
+async def played(world: Any, bots: Callable[..., BotProcess], tmp_path: Path, name: str,
+                 hook: Callable[[Run, str, Any], Any] | None = None, run: type[Run] = Run,
+                 people: list[Any] | None = None, **options: Any) -> Run:
+    """A table of the script's people (:func:`people_of` unless given) and a computer played
+    to its last move on a bot started for it (``options``: :class:`BotProcess`'s), every file
+    and the channel named ``name``, ``hook`` called between clicks."""
+    bot = bots(world.fd, world.guild, tmp_path / f"{name}.db", tmp_path / f"{name}.log", **options)
+    await bot.start()
+    game = run(world, bot, people_of(world) if people is None else people, hook=hook)
+    await game.open(name)
+    await game.start()
+    await game.play()
+    return game
+
+
+class AtMove:
+    """A :class:`Run` hook that steps in at the ``at``-th click of a person that :meth:`counts`
+    (a move, unless told otherwise), and at the next one that counts until it is ``done``:
+    :meth:`act` makes (or not) that click, and returns the panel it showed (None: the script
+    makes it as usual)."""
+
+    def __init__(self, at: int = 3) -> None:
+        self.at = at
+        self.moves = 0
+        self.done = False
+
+    def counts(self, run: Run, user: Any, custom_id: str, values: list[str]) -> bool:
+        return action_of(custom_id, values) is not None
+
+    async def __call__(self, run: Run, event: str, payload: Any) -> Any:
+        if event != "click" or self.done:
+            return None
+        user, panel, (kind, custom_id, values) = payload
+        if not self.counts(run, user, custom_id, values):
+            return None
+        self.moves += 1
+        if self.moves < self.at:
+            return None
+        return await self.act(run, user, panel, kind, custom_id, values)
+
+    async def act(self, run: Run, user: Any, panel: Any, kind: str, custom_id: str, values: list[str]) -> Any:
+        raise NotImplementedError
 
 
 def assert_same_game(a: dict, b: dict) -> None:
@@ -400,13 +419,9 @@ async def test_kills_mid_game_lose_nothing(world, bots, tmp_path):
     people = people_of(world)
     a = await uninterrupted(world, bots, tmp_path, people)
 
-    bot = bots(fd, world.guild, tmp_path / "b.db", tmp_path / "b.log")
-    await bot.start()
     plan = KillPlan()
-    run = Run(world, bot, people, hook=plan)
-    await run.open("games-b")
-    await run.start()
-    await run.play()
+    run = await played(world, bots, tmp_path, "games-b", plan, people=people)
+    bot = run.bot
     text = await run.finish_shown()
     assert plan.done == {"after", "computer", "bulls", "mid"}, (plan.done, run.log[-10:])
     assert plan.unacknowledged == 1
@@ -689,9 +704,6 @@ def action_of(custom_id: str, values: list[str]) -> Any:
 
 async def test_kill_after_the_last_move_was_acknowledged(world, bots, tmp_path):
     fd = world.fd
-    people = people_of(world)
-    bot = bots(fd, world.guild, tmp_path / "last.db", tmp_path / "last.log", seed=2)  # a person moves last
-    await bot.start()
     seen: list[bool] = []
 
     async def last_move(run: Run, event: str, payload: Any) -> Any:
@@ -711,10 +723,8 @@ async def test_kill_after_the_last_move_was_acknowledged(world, bots, tmp_path):
         await run.bot.start()
         return shown
 
-    run = Run(world, bot, people, hook=last_move)
-    await run.open("last")
-    await run.start()
-    await run.play()
+    run = await played(world, bots, tmp_path, "last", last_move, seed=2)  # a person moves last
+    bot = run.bot
     assert seen == [True]
     state = final_state(bot.database, run.table_id)
     assert state["integrity"] == ["ok"] and len(state["games"]) == 1

@@ -13,7 +13,7 @@ import pytest
 
 from tests.e2e import nimmt_turn, open_hand, panel_answer, private_answer, running_bot, started
 from tests.e2e.test_owed import told_twice
-from tests.e2e.test_restart import Run, people_of
+from tests.e2e.test_restart import AtMove, Run, played
 from tests.fakediscord.models import FLAG_COMPONENTS_V2
 
 pytestmark = pytest.mark.timeout(240)
@@ -70,30 +70,23 @@ def passes_the_turn(run: Run, custom_id: str, values: list[str]) -> bool:
     return not game.over and game.to_move != seat
 
 
-class KilledPost:
+class KilledPost(AtMove):
     """At the ``at``-th move of a person that ends their turn: the live table of the turn
     that follows goes through a token, and the bot is SIGKILLed before it saved its id:
     ``landed``, Discord posted it and only its answer was lost (a 502 after the work);
     else it never arrived (the connection dropped).  Then the bot starts again."""
 
     def __init__(self, landed: bool, at: int = 3) -> None:
+        super().__init__(at)
         self.landed = landed
-        self.at = at
-        self.moves = 0
-        self.done = False
         self.before: Any = None  # the live table before the kill
         self.posted: Any = None  # the live table posted while its answer was lost (landed)
         self.restarted = 0  # the first request after the restart
 
-    async def __call__(self, run: Run, event: str, payload: Any) -> Any:
-        if event != "click" or self.done:
-            return None
-        user, panel, (kind, custom_id, values) = payload
-        if not passes_the_turn(run, custom_id, values):
-            return None
-        self.moves += 1
-        if self.moves < self.at:
-            return None
+    def counts(self, run: Run, user: Any, custom_id: str, values: list[str]) -> bool:
+        return passes_the_turn(run, custom_id, values)
+
+    async def act(self, run: Run, user: Any, panel: Any, kind: str, custom_id: str, values: list[str]) -> Any:
         self.done = True
         fd = run.fd
         since = len(fd.requests)
@@ -120,23 +113,17 @@ async def test_a_live_table_posted_through_a_token_and_a_kill(world, bots, tmp_p
     taken as the live table (its ping counted), not posted again; else the bot posts it
     itself (tokens are unknown after a restart), pinging once."""
     fd = world.fd
-    bot = bots(fd, world.guild, tmp_path / "kill.db", tmp_path / "kill.log")
-    await bot.start()
     plan = KilledPost(landed)
-    run = Run(world, bot, people_of(world), hook=plan)
-    await run.open("kill")
-    await run.start()
-
-    original = run.step
     checked: list[bool] = []
 
-    async def step(user: Any) -> None:
-        await original(user)
-        if plan.done and plan.restarted and not checked:
-            checked.append(True)
-            await after_restart()
+    class Checked(Run):
+        async def step(self, user: Any) -> None:
+            await super().step(user)
+            if plan.done and plan.restarted and not checked:
+                checked.append(True)
+                await after_restart(self)
 
-    async def after_restart() -> None:
+    async def after_restart(run: Run) -> None:
         def saved_live() -> int | None:
             messages = run.state()[1].get("messages", {})
             return None if "followup" in messages else messages.get("table")
@@ -159,8 +146,8 @@ async def test_a_live_table_posted_through_a_token_and_a_kill(world, bots, tmp_p
         await fd.wait_for(lambda: fd.message(plan.before.id).deleted, timeout=10)
         assert len(tables()) == 1, tables()
 
-    run.step = step
-    await run.play()
+    run = await played(world, bots, tmp_path, "kill", plan, Checked)
+    bot = run.bot
     await run.finish_shown()
     assert plan.done and bot.kills == 1
     assert checked, "the game ended before the check after the restart"

@@ -215,6 +215,15 @@ def _check_description(c: Dict[str, Any], where: str, problems: List[str]) -> No
         problems.append(f"{where}: description > {MAX_MEDIA_DESCRIPTION} chars")
 
 
+def _held(value: Any, holder: str, most: int, what: str, problems: List[str]) -> List[Any]:
+    """What a layout component holds (``value``), which must be a list of 1 to ``most``; a
+    problem (``holder`` holds 1 to ``most`` ``what``) otherwise, and what of it to check further."""
+    if not isinstance(value, list) or not 1 <= len(value) <= most:
+        n = len(value) if isinstance(value, list) else value
+        problems.append(f"{holder} holds 1 to {most} {what} ({n})")
+    return value if isinstance(value, list) else []
+
+
 def check_components(components: Any, flags: int = 0, files: Optional[Set[str]] = None) -> List[str]:
     """A message's components against Discord's component reference. Without IS_COMPONENTS_V2:
     at most 5 action rows. With it: the layout types at the top level (action row, section,
@@ -272,11 +281,8 @@ def check_components(components: Any, flags: int = 0, files: Optional[Set[str]] 
             else:
                 text_total += len(content)
         elif t == SECTION:
-            texts = c.get("components")
-            if not isinstance(texts, list) or not 1 <= len(texts) <= MAX_SECTION_TEXTS:
-                n = len(texts) if isinstance(texts, list) else texts
-                problems.append(f"{where}: a section holds 1 to {MAX_SECTION_TEXTS} text displays ({n})")
-            for k, x in enumerate(texts if isinstance(texts, list) else []):
+            texts = _held(c.get("components"), f"{where}: a section", MAX_SECTION_TEXTS, "text displays", problems)
+            for k, x in enumerate(texts):
                 one(x, f"{where}.components[{k}]", {TEXT_DISPLAY})
             acc = c.get("accessory")
             if not isinstance(acc, dict) or acc.get("type") not in (BUTTON, THUMBNAIL):
@@ -287,11 +293,8 @@ def check_components(components: Any, flags: int = 0, files: Optional[Set[str]] 
                 _check_media(acc.get("media"), f"{where}.accessory", files, problems)
                 _check_description(acc, f"{where}.accessory", problems)
         elif t == MEDIA_GALLERY:
-            items = c.get("items")
-            if not isinstance(items, list) or not 1 <= len(items) <= MAX_GALLERY_ITEMS:
-                n = len(items) if isinstance(items, list) else items
-                problems.append(f"{where}: a media gallery holds 1 to {MAX_GALLERY_ITEMS} items ({n})")
-            for k, item in enumerate(items if isinstance(items, list) else []):
+            items = _held(c.get("items"), f"{where}: a media gallery", MAX_GALLERY_ITEMS, "items", problems)
+            for k, item in enumerate(items):
                 w = f"{where}.items[{k}]"
                 if not isinstance(item, dict):
                     problems.append(f"{w} is not an object")
