@@ -72,3 +72,51 @@ def test_the_commitment_a_player_recomputes_is_the_bots() -> None:
     except (OSError, subprocess.CalledProcessError):
         return  # no sha256sum here: the Python hash above is the same computation
     assert shell == digest
+
+
+# The manuals that name the commands: a command or an option added to a cog must be
+# written up for whoever uses it.
+COMMAND_MANUALS = [ROOT / "docs" / name for name in ("playing.md", "nights.md", "hosting.md")]
+
+
+async def test_every_slash_command_and_option_is_in_a_manual() -> None:
+    from tests.commands import slash_commands
+
+    lines = [line for path in COMMAND_MANUALS for line in path.read_text(encoding="utf-8").splitlines()]
+    missing: list[str] = []
+    for path, options in (await slash_commands()).items():
+        naming = [line for line in lines if re.search(rf"`/{re.escape(path)}(?![\w-])", line)]
+        if not naming:
+            missing.append(f"/{path}")
+            continue
+        missing += [f"/{path} {option}" for option in options
+                    if not any(re.search(rf"(?<![\w/-]){re.escape(option)}(?![\w-])", line) for line in naming)]
+    assert not missing, ("not in docs/playing.md, nights.md or hosting.md (an option: on a line naming "
+                         f"its command): {missing}")
+
+
+def _configuration_rows() -> dict[str, list[str]]:
+    """docs/hosting.md's configuration table: each variable named in a row, and that row's cells."""
+    hosting = (ROOT / "docs" / "hosting.md").read_text(encoding="utf-8")
+    section = hosting.split("\n## Configuration\n", 1)[1].split("\n## ", 1)[0]
+    rows: dict[str, list[str]] = {}
+    for line in section.splitlines():
+        if line.startswith("| `"):
+            cells = [cell.strip() for cell in line.strip("|").split("|")]
+            for name in re.findall(r"`([A-Z][A-Z0-9_]+)`", cells[0]):
+                rows[name] = cells
+    return rows
+
+
+def test_every_setting_the_bot_reads_is_documented_with_its_default() -> None:
+    source = (ROOT / "app" / "config.py").read_text(encoding="utf-8")
+    read = set(re.findall(r"""values\.get\(["']([A-Z][A-Z0-9_]+)["']""", source))
+    numbers = {name: float(default) for name, default in re.findall(r"""num\(["']([A-Z][A-Z0-9_]+)["'], ([0-9.]+)\)""", source)}
+    assert {"DISCORD_TOKEN", "DATABASE_URL", "REQUESTS_PER_SECOND"} <= read | set(numbers), "config.py reads differently now"
+    rows = _configuration_rows()
+    assert not (read | set(numbers)) - set(rows), "read by app/config.py, not in docs/hosting.md's Configuration table"
+    for name, cells in rows.items():
+        assert len(cells) == 3 and cells[2], f"{name}: a row is | variable | meaning | default |"
+    for name, default in numbers.items():
+        shown = re.match(r"`([0-9.]+)`", rows[name][2])
+        assert shown and float(shown[1]) == default, f"{name}: docs/hosting.md's default {rows[name][2]} is not {default}"

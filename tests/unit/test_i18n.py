@@ -27,6 +27,7 @@ from core import registry
 from cogs.common.translator import CatalogueTranslator, is_valid_name, is_valid_text, key_kind, translate_key
 
 from tests import ROOT
+from tests.commands import tree_with_every_cog
 EN = "en"
 OTHERS = [lang for lang in LOCALES if lang != EN]
 PLURAL_CATEGORIES = {"zero", "one", "two", "few", "many", "other"}
@@ -382,41 +383,9 @@ def test_translate_key_rejects_invalid_names(monkeypatch):
     assert translate_key("commands.bad.name", "de", TranslationContextLocation.command_name, menu=True) == "Zwei Wörter"
 
 
-def _extensions() -> list[str]:
-    try:
-        import bot as launcher
-
-        return list(launcher.INITIAL_EXTENSIONS)
-    except Exception:
-        return [f"cogs.{p.stem}" for p in sorted((ROOT / "cogs").glob("*.py")) if p.stem != "__init__"]
-
-
-async def _tree_with_every_cog():
-    """A bare bot with every extension loaded (their services mocked), as
-    CommandTree.sync would see it.  Extensions that cannot load this way are
-    reported, not fatal: their own tests cover them."""
-    import warnings
-    from unittest.mock import MagicMock
-
-    import discord
-    from discord.ext import commands
-
-    from cogs.common.parts import Parts
-
-    bot = commands.Bot(command_prefix="!", intents=discord.Intents.none())
-    bot.store, bot.tables, bot.nights, bot.config = MagicMock(), MagicMock(), MagicMock(), MagicMock()
-    bot.parts = Parts()  # (the cogs find one another there, as on bot.CardBot)
-    for extension in _extensions():
-        try:
-            await bot.load_extension(extension)
-        except Exception as exc:  # pragma: no cover - depends on other cogs
-            warnings.warn(f"{extension} did not load on a bare bot: {exc!r}")
-    return bot
-
-
 async def test_every_slash_command_translates_to_valid_unique_names():
 
-    bot = await _tree_with_every_cog()
+    bot = await tree_with_every_cog()
     assert "rules" in {c.name for c in bot.tree.get_commands()}
     translator = CatalogueTranslator()
     problems: list[str] = []
