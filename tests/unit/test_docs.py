@@ -120,3 +120,15 @@ def test_every_setting_the_bot_reads_is_documented_with_its_default() -> None:
     for name, default in numbers.items():
         shown = re.match(r"`([0-9.]+)`", rows[name][2])
         assert shown and float(shown[1]) == default, f"{name}: docs/hosting.md's default {rows[name][2]} is not {default}"
+
+
+@pytest.mark.parametrize("manual", MANUALS[:-1], ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_file_a_manual_names_exists(manual: Path) -> None:
+    """A path in backticks (`cogs/tables/presenter.py`, `tests/fakediscord/`) is a
+    file or folder of the repository, not one moved or removed since (bench/README.md
+    also names files of earlier versions, beside their figures)."""
+    text = manual.read_text(encoding="utf-8")
+    named = set(re.findall(r"`((?:app|bench|cogs|core|data|docs|tests)/[\w./-]*)`", text))
+    assert named or manual.name not in ("architecture.md", "adding-a-game.md"), "the pattern finds nothing"
+    missing = sorted(path for path in named if not path.endswith(".db") and not (ROOT / path).exists())
+    assert not missing, f"{manual.name} names what the repository does not hold: {missing}"
