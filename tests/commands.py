@@ -38,14 +38,15 @@ async def tree_with_every_cog() -> commands.Bot:
     return bot
 
 
-async def slash_commands() -> dict[str, list[str]]:
+async def slash_commands() -> dict[str, dict[str, list[str]]]:
     """Every command a user types, by its English path (``take6 new``), with the
-    English names of its options, as the translated payload sends them."""
+    English names of its options and of each option's choices, as the translated
+    payload sends them (the names a client without a translation shows)."""
     from cogs.common.translator import CatalogueTranslator
 
     bot = await tree_with_every_cog()
     translator = CatalogueTranslator()
-    found: dict[str, list[str]] = {}
+    found: dict[str, dict[str, list[str]]] = {}
 
     def walk(payload: dict[str, Any], path: str) -> None:
         options = payload.get("options", [])
@@ -53,7 +54,7 @@ async def slash_commands() -> dict[str, list[str]]:
         for group in groups:
             walk(group, f"{path} {group['name']}")
         if not groups:
-            found[path] = [o["name"] for o in options]
+            found[path] = {o["name"]: [c["name"] for c in o.get("choices", [])] for o in options}
 
     try:
         for command in bot.tree.get_commands():

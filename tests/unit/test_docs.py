@@ -79,20 +79,32 @@ def test_the_commitment_a_player_recomputes_is_the_bots() -> None:
 COMMAND_MANUALS = [ROOT / "docs" / name for name in ("playing.md", "nights.md", "hosting.md")]
 
 
-async def test_every_slash_command_and_option_is_in_a_manual() -> None:
+async def test_every_slash_command_option_and_choice_is_in_a_manual() -> None:
+    """A choice is looked for by its English name up to a colon (``short: 5 starting
+    slots`` is ``short``); the game a command offers is not (every game is named)."""
+    from app.i18n.catalogue import t
+    from core import registry
     from tests.commands import slash_commands
 
+    titles = {t("en", f"{spec.key}.title") for spec in registry.GAMES}
     lines = [line for path in COMMAND_MANUALS for line in path.read_text(encoding="utf-8").splitlines()]
     missing: list[str] = []
+
+    def named(word: str, naming: list[str]) -> bool:
+        return any(re.search(rf"(?<![\w/-]){re.escape(word)}(?![\w-])", line) for line in naming)
+
     for path, options in (await slash_commands()).items():
         naming = [line for line in lines if re.search(rf"`/{re.escape(path)}(?![\w-])", line)]
         if not naming:
             missing.append(f"/{path}")
             continue
-        missing += [f"/{path} {option}" for option in options
-                    if not any(re.search(rf"(?<![\w/-]){re.escape(option)}(?![\w-])", line) for line in naming)]
-    assert not missing, ("not in docs/playing.md, nights.md or hosting.md (an option: on a line naming "
-                         f"its command): {missing}")
+        for option, choices in options.items():
+            if not named(option, naming):
+                missing.append(f"/{path} {option}")
+            missing += [f"/{path} {option}:{choice}" for choice in choices
+                        if choice not in titles and not named(choice.split(":")[0], naming)]
+    assert not missing, ("not in docs/playing.md, nights.md or hosting.md (an option or a choice: on a line "
+                         f"naming its command): {missing}")
 
 
 def _configuration_rows() -> dict[str, list[str]]:
