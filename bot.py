@@ -160,6 +160,7 @@ class CardBot(commands.Bot):
             computer_delay=self.config.computer_delay,
             time_scale=self.config.time_scale,
             seed=self.config.table_seed,
+            seeds=self.config.table_seeds,
             players=Computers(games, budget=self.config.ai_budget, fallback=legacy),
         )
         self._nights = NightHost(self.store, self.tables)

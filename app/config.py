@@ -10,6 +10,7 @@
 | ``LOG_LEVEL`` | ``DEBUG``, ``INFO``, ``WARNING``... | ``INFO`` |
 | ``TIME_SCALE`` | multiplies every game timer (turn timer, pauses); tests only | ``1`` |
 | ``TABLE_SEED`` | fixed seed for every new table; tests only | random |
+| ``TABLE_SEEDS`` | each new table's seed drawn from this number and the table's number (a deal of its own per table, the same on every run); tests only; ``TABLE_SEED`` wins | random |
 | ``REQUESTS_PER_SECOND`` | the whole bot's pace of requests Discord counts (its global limit is 50/s, one per token; 0 = no pacing); a process of a shard cluster paces its share, by its shards | ``38`` |
 | ``SHARD_COUNT`` | shards of the whole bot (every process sets the same number) | unset: one unsharded process |
 | ``SHARD_IDS`` | the shards this process runs, e.g. ``0,1`` (needs ``SHARD_COUNT``) | all of ``SHARD_COUNT`` |
@@ -35,6 +36,7 @@ class Config:
     log_level: str = "INFO"
     time_scale: float = 1.0
     table_seed: int | None = None
+    table_seeds: int | None = None
     ai_budget: float = 0.15
     requests_per_second: float = 38.0
     shard_count: int | None = None
@@ -100,6 +102,7 @@ class Config:
 
         guild = values.get("DEV_GUILD", "").strip()
         seed = values.get("TABLE_SEED", "").strip()
+        seeds = values.get("TABLE_SEEDS", "").strip()
         db = values.get("DATABASE_PATH", "").strip()
         url = values.get("DATABASE_URL", "").strip() or None
         if url is not None and url.split("://", 1)[0] not in ("postgres", "postgresql"):
@@ -125,6 +128,7 @@ class Config:
             log_level=values.get("LOG_LEVEL", "INFO").strip().upper() or "INFO",
             time_scale=num("TIME_SCALE", 1.0),
             table_seed=int(seed) if seed else None,
+            table_seeds=int(seeds) if seeds else None,
             requests_per_second=num("REQUESTS_PER_SECOND", 38.0),
             shard_count=shard_count,
             shard_ids=shard_ids,

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Generator
 
 import pytest
 import pytest_asyncio
 
 from app.store import Store, open_store
-from tests import ROOT, pg
+from tests import ROOT, pg, table_seeds
 from tests.fakediscord import FakeDiscord
 
 E2E = ROOT / "tests" / "e2e"
@@ -23,6 +23,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.is_relative_to(E2E) or STAND_IN_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.e2e)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A failed e2e test's report names its ``TABLE_SEEDS`` (the bot's deals come from the
+    test's node id, see ``tests.table_seeds``): run the test again, or a bot with it, for the same cards."""
+    report = yield
+    if report.failed and item.get_closest_marker("e2e"):
+        report.sections.append(("table seeds", f"TABLE_SEEDS={table_seeds(item.nodeid)} (from the node id "
+                                               f"{item.nodeid}; a table_seed the test passes wins)"))
+    return report
 
 
 @dataclass

@@ -385,6 +385,7 @@ class TableManager:
         computer_delay: float = 1.5,
         time_scale: float = 1.0,
         seed: int | None = None,
+        seeds: int | None = None,
         clock: Callable[[], float] = time.time,
         players: Any = None,
         idle_limit: float = IDLE_LIMIT,
@@ -405,7 +406,8 @@ class TableManager:
         self.away_hooks: list[Callable[[Table, int, bool], Awaitable[Note | None]]] = []
         self.computer_delay = computer_delay
         self.time_scale = time_scale
-        self.fixed_seed = seed
+        self.fixed_seed = seed  # every table's seed (tests only)
+        self.seed_source = seeds  # each table's seed drawn from it and the table's number (tests only)
         self.clock = clock
         self.idle_limit = idle_limit
         self.sweep_interval = sweep_interval
@@ -947,8 +949,7 @@ class TableManager:
             if all(s.computer for s in table.seats):
                 raise TableError("no_humans")
             draft = self._touch(table.draft())
-            # 63 bits: the most a SQLite integer (games.seed) holds; see app/after/verify.py
-            draft.seed = self.fixed_seed if self.fixed_seed is not None else secrets.randbits(63)
+            draft.seed = self.new_seed(draft.id)
             draft.engine = cls.new(len(draft.seats), draft.seed, **self.engine_options(draft))
             draft.shuffle = commit(draft.game, draft.id, draft.seed, self.engine_options(draft),
                                    variant=draft.options.get("variant"))
@@ -1108,6 +1109,24 @@ class TableManager:
                 # is capped by the players who actually sat down.
                 options[name] = min(int(value), len(table.seats))
         return options
+
+    def new_seed(self, table_id: int) -> int:
+        """The seed of a game starting at table ``table_id``: from the operating system's
+        secure source, unless a test fixed it (``seed``: every table the same deal) or
+        gave a source (``seeds``: each table its own deal, the same on every run).
+        63 bits: the most a SQLite integer (games.seed) holds; see app/after/verify.py.
+
+        >>> m = TableManager(None, {}, {}, seeds=5)
+        >>> m.new_seed(1) == m.new_seed(1) != m.new_seed(2)
+        True
+        >>> TableManager(None, {}, {}, seed=5, seeds=5).new_seed(1)
+        5
+        """
+        if self.fixed_seed is not None:
+            return self.fixed_seed
+        if self.seed_source is not None:
+            return random.Random(f"{self.seed_source}:{table_id}").getrandbits(63)
+        return secrets.randbits(63)
 
     def _touch(self, draft: Table) -> Table:
         draft.active_at = self.clock()

@@ -20,6 +20,7 @@ from app.config import Config
 from app.i18n.catalogue import t as translate
 from bot import CardBot
 from cogs.tables.game_ui import Part
+from tests import table_seeds
 
 
 class LogWatch(logging.Handler):
@@ -74,9 +75,10 @@ async def running_bot(fd: Any, database: Path, guild: Any, *, loaded: bool = Tru
                       **overrides: Any) -> AsyncIterator[CardBot]:
     """Start the bot in this event loop against the stand-in; stop it after.
     ``loaded``: yield once every saved table is restored (the bot restores them
-    while it connects), for tests that look at ``bot.tables``."""
+    while it connects), for tests that look at ``bot.tables``.  Each table's deal comes from
+    the test's node id (``tests.table_seeds``) unless the test fixes one (``table_seed``)."""
     settings = dict(token=fd.token, dev_guild=guild.id, database=database, computer_delay=0.02,
-                    time_scale=1.0, table_seed=None, log_level="WARNING")
+                    time_scale=1.0, table_seed=None, table_seeds=table_seeds(), log_level="WARNING")
     settings.update(overrides)
     config = Config(**settings)
     with fd.patched():

@@ -5,6 +5,7 @@ import asyncio
 
 import pytest
 
+from app.store import open_store
 from app.tables.manager import MISSED_TURNS_LIMIT, TableError
 from core.games.garbage import engine as garbage
 from core.games.nimmt import engine as nimmt
@@ -48,6 +49,29 @@ async def test_a_table_needs_players_and_a_person(store):
         await m.start(table, HOST)
     with pytest.raises(TableError, match="bad_seats"):
         await m.create(guild_id=1, channel_id=11, game="garbage", host_id=HOST, host_name="H", seats=7)
+
+
+async def test_a_seed_source_deals_each_table_its_own_cards_the_same_on_every_run(tmp_path):
+    """``TABLE_SEEDS`` (how the e2e tests deal): two tables, two deals; a bot with the same
+    source on a new database deals both again, card for card."""
+    async def two_deals(path):
+        store = await open_store(str(path), checkpoint_interval=None)
+        try:
+            m = manager(store, seed=None, seeds=99)
+            deals = []
+            for channel in (10, 11):
+                table = await lobby(m, seats=2, channel=channel, turn_time=0)
+                await m.join(table, ANA, "Ana")
+                await m.start(table, HOST)
+                deals.append(table.engine.to_dict())
+            await m.shutdown()
+            return deals
+        finally:
+            await store.close()
+
+    first = await two_deals(tmp_path / "a.db")
+    assert first[0] != first[1]
+    assert await two_deals(tmp_path / "b.db") == first
 
 
 async def test_wrong_player_wrong_turn_stale_and_illegal_change_nothing(store):
