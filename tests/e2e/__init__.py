@@ -14,7 +14,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Callable
 
 from app.config import Config
 from app.i18n.catalogue import t as translate
@@ -245,15 +245,21 @@ class Table:
     table_id: int
     thread: Any = None
     acks: list[Any] = field(default_factory=list)
+    #: called with the person right before each of their clicks (e.g. :func:`check_newest`)
+    before_click: Callable[[Any], None] | None = None
 
     def record(self, result: Any) -> Any:
         self.acks.append(result)
         return result
 
     async def click(self, user: Any, message: Any, custom_id: str) -> Any:
+        if self.before_click is not None:
+            self.before_click(user)
         return self.record(await self.fd.click(user, message, custom_id))
 
     async def choose(self, user: Any, message: Any, custom_id: str, values: list[str]) -> Any:
+        if self.before_click is not None:
+            self.before_click(user)
         return self.record(await self.fd.select(user, message, custom_id, values))
 
     async def wait_thread(self) -> Any:
@@ -469,7 +475,11 @@ async def play_nimmt(fd: Any, t: Table, people: dict[Any, str], table_lang: str 
                               or any(pings(u) > pinged[u.id] for u in people), timeout=30)
             continue
         check_newest(fd, t.thread)
-        await nimmt_turn(t, mover, lang=people[mover])
+        t.before_click = lambda user: check_newest(fd, t.thread)  # and as they act, before each click
+        try:
+            await nimmt_turn(t, mover, lang=people[mover])
+        finally:
+            t.before_click = None
     raise AssertionError("the game did not end")
 
 
@@ -556,7 +566,10 @@ async def shows_the_last_move(t: Table, table: Any, render: Any, labels: dict[st
 def check_newest(fd: Any, thread: Any) -> None:
     """While a pinged person is to move, the live table that pinged them is the newest
     message of the thread: nothing of the bot's (a round's record, a note) came below it,
-    so the notification lands on the controls."""
+    so the notification lands on the controls.  Ephemerals are not counted (nobody else
+    sees them: a panel that followed its player below the ping).  Called when the ping is
+    seen and again right before each click of the person's turn: a message that lands
+    below the live table after the ping, before or between their clicks, is caught."""
     ping = fd.pings(thread)[-1][0]
     newest = fd.messages(thread)[-1]
     assert newest.id == ping.id, f"below the ping: {newest.text()[:80]!r}"
@@ -566,7 +579,7 @@ def check_pings(fd: Any, t: Any, table: Any, options: dict[str, Any], game: str)
     """Exactly one ping per turn that needs a person, and the ping is the live table itself:
     it names the player, pings only them and carries the controls they need (0 messages
     between the ping and the controls).  That it is the newest message of the thread while
-    the person is to move is :func:`check_newest`'s, called as they move."""
+    the person is to move is :func:`check_newest`'s, called before each of their clicks."""
     pings = [(m, u) for m, u in fd.pings()]
     users = {s.user_id: s.name for s in table.seats if s.user_id is not None}
     assert all(u in users for _, u in pings), "somebody not at the table was pinged"

@@ -108,6 +108,7 @@ class Players:
             live = fd.message(ping.id)
             hand = button(live, HAND[self.game])
             assert hand is not None and not live.deleted, live.text()
+            check_newest(fd, self.thread)
             r = await fd.click(user, live, hand["custom_id"])
             clicks += 1
             panel = await private_answer(r)
@@ -125,6 +126,7 @@ class Players:
                 break
             kind, custom_id, values = choice
             controls.append(custom_id)
+            check_newest(fd, self.thread)  # nothing came below the live table since the ping
             if kind == "click":
                 r = await fd.click(user, panel, custom_id)
             else:

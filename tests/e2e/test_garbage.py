@@ -162,6 +162,7 @@ async def play_garbage(t: Any, bot: Any, people: list[Any], *, take_discard: boo
             else:
                 choice = draw
                 done["draw"] += 1
+        check_newest(fd, t.thread)  # as the person acts too (a Jack's slot: the same turn)
         r = await t.click(user, message, choice["custom_id"])
         assert r.ack_type == 6 and not r.followups, r
         assert table.version > ver  # the click was applied before it was acknowledged
