@@ -25,6 +25,7 @@ from app.seasons import (
 )
 from app.store.base import SeasonPlan
 from app.text import plain
+from cogs.common.translator import command_str
 from cogs.common.ui import reply, user_lang
 from cogs.rules import game_choices
 from core import registry
@@ -222,7 +223,7 @@ class SeasonsCog(commands.Cog, name="Seasons"):
                            channel=_("Where a season's final standings are posted",
                                      key="commands.opt_season_channel.description"))
     @app_commands.choices(mode=[
-        app_commands.Choice(name=_(mode, key=f"commands.choice_season_{mode}.name"), value=mode) for mode in MODES])
+        app_commands.Choice(name=command_str(f"commands.choice_season_{mode}.name"), value=mode) for mode in MODES])
     async def mode(self, interaction: discord.Interaction, mode: app_commands.Choice[str],
                    channel: discord.TextChannel | None = None) -> None:
         lang = user_lang(interaction)
@@ -395,7 +396,7 @@ class BoardsCog(commands.Cog, name="Boards"):
     @app_commands.describe(shown=_("all-time and seasons, seasons only, or off",
                                    key="commands.opt_boards_shown.description"))
     @app_commands.choices(shown=[
-        app_commands.Choice(name=_(value, key=f"commands.choice_boards_{value}.name"), value=value)
+        app_commands.Choice(name=command_str(f"commands.choice_boards_{value}.name"), value=value)
         for value in BOARD_VISIBILITY])
     async def visibility(self, interaction: discord.Interaction, shown: app_commands.Choice[str]) -> None:
         lang = user_lang(interaction)
@@ -479,7 +480,7 @@ class BoardsCog(commands.Cog, name="Boards"):
                            game=_("Which game", key="commands.opt_game.description"),
                            by=_("What to rank by", key="commands.opt_by.description"))
     @app_commands.choices(
-        every=[app_commands.Choice(name=_(value, key=f"commands.choice_every_{value}.name"), value=value)
+        every=[app_commands.Choice(name=command_str(f"commands.choice_every_{value}.name"), value=value)
                for value in POST_EVERY],
         game=game_choices(),
         by=[app_commands.Choice(name=_("rating", key="commands.choice_rating.name"), value="rating"),

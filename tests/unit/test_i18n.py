@@ -383,6 +383,27 @@ def test_translate_key_rejects_invalid_names(monkeypatch):
     assert translate_key("commands.bad.name", "de", TranslationContextLocation.command_name, menu=True) == "Zwei Wörter"
 
 
+async def test_every_command_text_a_client_shows_untranslated_is_the_english_catalogue_entry():
+    """A client in English (or any language we do not translate into) shows a command's,
+    option's or choice's default text, so that text is the English catalogue entry of
+    its key, also where the code builds it (``/season mode``'s *by hand*, not ``manual``)."""
+    bot = await tree_with_every_cog()
+    strings: dict[str, str] = {}
+
+    class Recording(CatalogueTranslator):
+        async def translate(self, string, locale, context):
+            if string.extras.get("key"):
+                strings[string.extras["key"]] = string.message
+            return await super().translate(string, locale, context)
+
+    for command in bot.tree.get_commands():
+        await command.get_translated_payload(bot.tree, Recording())
+    await bot.close()
+    assert "commands.choice_season_manual.name" in strings and "commands.choice_every_weekly.name" in strings
+    wrong = {key: (shown, t("en", key)) for key, shown in strings.items() if shown != t("en", key)}
+    assert not wrong, wrong
+
+
 async def test_every_slash_command_translates_to_valid_unique_names():
 
     bot = await tree_with_every_cog()
