@@ -18,9 +18,10 @@
   when the live table pings them, a fresh panel is sent through the same
   token as a new ephemeral followup, right below the ping (the move is one
   click), and the one before it is deleted.  Without a live token (none
-  opened, too old, or the bot restarted) the ping's *My hand* opens one.  Sent
-  once: one whose answer was lost is forgotten, the one above deleted all the
-  same (:meth:`HandPanels._follow`).
+  opened, too old, or the bot restarted) the ping's *My hand* opens one.
+- A new panel sent as a followup (no nonce) is sent once: one whose answer was
+  lost may have landed, unknown; the panel before it is deleted all the same
+  and it is forgotten (:meth:`HandPanels._follow`, :meth:`HandPanels._lost`).
 """
 from __future__ import annotations
 
@@ -142,7 +143,8 @@ class HandPanels:
                    note: str | None = None, **looking: Any) -> None:
         """Answer a click with the seat's panel: a new private message (``new``, e.g.
         *My hand*, or a click that is not on the clicker's own private message), else
-        the clicked panel redrawn."""
+        the clicked panel redrawn.  A new one sent as a followup (the click acknowledged
+        first) is sent once; its answer lost, see :meth:`_lost`."""
         lang = user_lang(interaction)
         key = (table.id, interaction.user.id)
         new = new or not on_own_private_message(interaction)
@@ -166,8 +168,12 @@ class HandPanels:
             shown = interaction.message.id if interaction.message is not None and not new else None
             if interaction.response.is_done():
                 if new:
-                    sent = await id_of(interaction.followup.send(embed=embed, view=view, file=file, ephemeral=True,
-                                                                 wait=True))
+                    try:
+                        with sent_once():  # (a followup: not sent again after a 5xx, see _follow)
+                            sent = await id_of(interaction.followup.send(embed=embed, view=view, file=file,
+                                                                         ephemeral=True, wait=True))
+                    except UNCERTAIN:
+                        return await self._lost(key, view, before)
                     shown = sent
                     if interaction.response.type == discord.InteractionResponseType.deferred_message_update:
                         message = sent  # (the click's @original is the table message)
@@ -269,13 +275,7 @@ class HandPanels:
                     sent = await id_of(panel.webhook.send(embed=drawn.embed, view=drawn.view, file=file,
                                                           ephemeral=True, wait=True))
             except UNCERTAIN:
-                # It may have landed, unknown: the one above goes all the same (never two panels).
-                log.info("panel %s: its followup below the ping may have landed; forgotten", key, exc_info=True)
-                let_go(drawn.view)
-                if self.open.get(key) is panel:
-                    del self.open[key]
-                await self._replace(key, panel)
-                return
+                return await self._lost(key, drawn.view, panel)
             except (discord.HTTPException, RuntimeError):
                 # Expired, refused or shutting down (not posted): the ping's My hand opens a panel.
                 log.debug("panel %s could not follow its player", key, exc_info=True)
@@ -287,6 +287,18 @@ class HandPanels:
             await self._replace(key, panel)  # one live panel: the one above goes
         if table.version != version:
             self.changed(table)  # the game moved on while it was drawn: the new panel shows it
+
+    async def _lost(self, key: Key, view: discord.ui.View, before: _Open | None) -> None:
+        """A new panel's followup whose answer was lost (a 5xx, a dropped connection): it
+        may have landed, unknown to the bot (see :meth:`_follow`).  The player's open panel
+        before it (``before``) is deleted all the same and forgotten: one panel at most, and
+        none kept current behind one the bot does not know.  Called in the ``except``."""
+        log.info("panel %s: its followup may have landed; forgotten", key, exc_info=True)
+        let_go(view)
+        if before is not None:
+            if self.open.get(key) is before:
+                del self.open[key]
+            await self._replace(key, before)
 
     async def _replace(self, key: Key, panel: _Open) -> None:
         """A panel another one replaced is deleted through its own token (a click on it that

@@ -377,3 +377,57 @@ async def test_a_panel_whose_followup_answer_failed_is_never_doubled(world, tmp_
             below = await followed_panel(t, waiter)
             await fd.wait_for(lambda: panels() == [below], timeout=10, what="one panel: the one below the new ping")
     fd.assert_clean()
+
+
+@pytest.mark.parametrize("status, landed", [(502, True), (0, True), (502, False)], ids=["502-landed", "dropped-landed",
+                                                                                         "502-not-landed"])
+async def test_my_hand_whose_followup_answer_failed_shows_one_panel(world, tmp_path, status, landed):
+    """*My hand* is acknowledged as an update of the live table and the panel follows as an
+    ephemeral followup, whose answer fails: Discord posted it (a 502 of its edge, or the
+    connection dropped on the way back; ``landed``), or the 502 came before.  It is sent
+    once (discord.py would send it again after the 502: two panels): the player sees the
+    one that landed, and nothing else, and plays on it; else nothing, and My hand again
+    opens one.  The panel played on follows them to their next turn."""
+    fd = world.fd
+    people = [world.person("ana"), world.person("ben")]
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, table_seed=3) as bot:
+        t, table = await started(world, bot, people, rounds=1, turn_time=0)
+        now = turn_of(table, "nimmt")
+        mover = people[table.engine.to_move]
+        waiter = people[1 - table.engine.to_move]
+        turn = now(mover)
+        since = len(fd.requests)
+        fd.fail_next("POST", r"/webhooks/\d+/[^/]+$", status=status, after=landed)
+        r = await t.click(mover, t.table_message(), f"nimmt.hand:{t.table_id}")
+        assert r.ack_type == 6, r
+        hand = r
+        clicks = 1
+        if landed:
+            panel = await private_answer(r)
+        else:
+            # nothing comes; My hand again (answered once the first click is done with)
+            r = await t.click(mover, t.table_message(), f"nimmt.hand:{t.table_id}")
+            clicks += 1
+            panel = await private_answer(r)
+        for _ in range(4):
+            choice = decide(panel, "nimmt") if now(mover) == turn else None
+            if choice is None:
+                break
+            kind, custom_id, values = choice
+            r = await (t.click(mover, panel, custom_id) if kind == "click" else t.choose(mover, panel, custom_id, values))
+            clicks += 1
+            panel = await panel_answer(r)
+        assert now(mover) != turn, panel.text()  # played
+        assert clicks <= 3, clicks  # (this deal: My hand, one click on the panel; My hand once more)
+        # one private message: the panel played on (no second copy, no error)
+        assert fd.ephemerals(mover, t.thread) == [panel], [m.text() for m in fd.ephemerals(mover, t.thread)]
+        # sent once, never again (the click's token may post the live table too: a public followup)
+        sent = [q for q in fd.requests[since:] if q.method == "POST" and q.path.endswith(hand.interaction.token)]
+        assert [q.status for q in sent if q.status != 200] == [status], sent
+        assert [m for m in hand.followups if m.ephemeral_to is not None] == ([panel] if landed else [])
+        if table.status == "playing":
+            await nimmt_turn(t, waiter)
+            below = await followed_panel(t, mover)
+            await fd.wait_for(lambda: fd.ephemerals(mover, t.thread) == [below], timeout=10,
+                              what="one panel: the one below the new ping")
+    fd.assert_clean()
