@@ -216,10 +216,12 @@ async def test_deleted_messages_and_discord_errors_do_not_lose_the_game(world, t
 
         # Discord fails the next table message (503; a turn that pings is a new message): it is posted
         # again, and the mover's panel comes down below it.
-        # (posted by the bot, or through a click's token while one lives)
-        fd.fail_next("POST", rf"(/channels/{t.thread.id}/messages|/webhooks/\d+/[^/]+)$", status=503, times=1)
+        # (posted by the bot, or through a click's token while one lives; armed once the mover's
+        # panel is down: the failure is the table's, not that of the panel following its player)
         mover = people[table.engine.to_move]
-        await nimmt_turn(t, mover, await followed_panel(t, mover))
+        below = await followed_panel(t, mover)
+        fd.fail_next("POST", rf"(/channels/{t.thread.id}/messages|/webhooks/\d+/[^/]+)$", status=503, times=1)
+        await nimmt_turn(t, mover, below)
         # (the 503 comes when the bot posts; the table may show the mover by an edit before that)
         await fd.wait_for(lambda: any(req.status == 503 for req in fd.requests), timeout=10)
         await fd.wait_for(shows_mover, timeout=10)
