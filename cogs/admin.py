@@ -11,6 +11,7 @@ from discord.ext import commands
 
 from app.i18n.catalogue import normalise, t
 from app.tables.manager import slow_guard, when_slow
+from cogs.common.adapter import quietly
 from cogs.common.ui import reply, user_lang
 
 log = logging.getLogger(__name__)
@@ -139,7 +140,8 @@ class AdminCog(commands.Cog, name="Admin"):
             return await reply(interaction, t(lang, "errors.owner_only"))
         await interaction.response.defer(ephemeral=True, thinking=True)
         synced = await self.bot.tree.sync()
-        await interaction.followup.send(t(lang, "admin.synced", count=len(synced)), ephemeral=True)
+        # (an edit of the "thinking" message: sent again after a 5xx, it changes nothing; a followup was shown twice)
+        await quietly(interaction.edit_original_response(content=t(lang, "admin.synced", count=len(synced))))
 
 
 async def setup(bot: Any) -> None:

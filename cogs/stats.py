@@ -22,6 +22,7 @@ from app.i18n.catalogue import t
 from app.text import plain
 from cogs.guard import ID_PATTERN, BadInput, first
 from cogs.rules import game_choices
+from cogs.common.adapter import quietly
 from cogs.common.parts import parts
 from cogs.common.ui import decimal, on_own_private_message, reply, user_lang
 from core import registry
@@ -143,6 +144,9 @@ class StatsCog(commands.Cog, name="Stats"):
         lang = user_lang(interaction)
         target = user or interaction.user
         shown = plain(target.display_name)
+        # The answer fills this "thinking..." message as an edit of it (@original): discord.py
+        # sends an edit again after a 5xx, which changes nothing, whereas a followup (no nonce)
+        # sent again after a 5xx that came after it landed shows the answer twice.
         await interaction.response.defer(ephemeral=True, thinking=True)
         try:
             played = await self.played_games(target.id)
@@ -167,11 +171,11 @@ class StatsCog(commands.Cog, name="Stats"):
         if not profile or not profile.get("games"):
             text = (t(lang, "stats.no_games", name=shown, game=t(lang, f"{key}.title")) if game or played
                     else t(lang, "stats.no_games_any", name=shown))
-            return await interaction.followup.send("\n".join(filter(None, (text, also))), ephemeral=True)
+            return await quietly(interaction.edit_original_response(content="\n".join(filter(None, (text, also)))))
         wait = self.cards.take(interaction.user.id)
         if wait is not None:
-            return await interaction.followup.send(
-                t(lang, "guard.cooldown", when=f"<t:{int(time.time() + wait) + 1}:R>"), ephemeral=True)
+            return await quietly(interaction.edit_original_response(
+                content=t(lang, "guard.cooldown", when=f"<t:{int(time.time() + wait) + 1}:R>")))
         profile = {**profile, "name": target.display_name, "game": key}
         embed = discord.Embed(title=t(lang, "stats.title", name=shown, game=t(lang, f"{key}.title")),
                               colour=discord.Colour.green())
@@ -198,10 +202,10 @@ class StatsCog(commands.Cog, name="Stats"):
             image = await render_pool.draw(render_profile_card.render_profile, profile, labels, urgent=True)
         except Exception:  # e.g. a name the font engine cannot lay out: the figures still go out
             log.exception("profile card of %s could not be drawn", target.id)
-            return await interaction.followup.send(embed=embed, ephemeral=True)
+            return await quietly(interaction.edit_original_response(embed=embed))
         embed.set_image(url="attachment://profile.png")
-        await interaction.followup.send(embed=embed, file=discord.File(io.BytesIO(image), "profile.png"),
-                                        ephemeral=True)
+        await quietly(interaction.edit_original_response(
+            embed=embed, attachments=[discord.File(io.BytesIO(image), "profile.png")]))
 
     async def played_games(self, user_id: int) -> dict[str, dict[str, Any]]:
         """The person's global profile of every game they finished, the game

@@ -134,3 +134,23 @@ async def test_sync_is_for_the_owner_only(world, tmp_path):
         published = fd.commands(None)
         assert {c["name"] for c in published} >= {"nimmt", "rules", "stats", "leaderboard", "settings", "sync"}
         assert text == t("en", "admin.synced", count=len(published))
+
+
+async def test_sync_whose_answer_failed_after_it_landed_answers_once(world, tmp_path):
+    """The owner's /sync answers "thinking", then how many commands it published; Discord
+    carries that answer out and only its answer fails (a 502 of its edge): discord.py sends
+    it again, and the owner still sees one answer."""
+    fd = world.fd
+    async with running_bot(fd, tmp_path / "bot.db", world.guild):
+        since = len(fd.requests)
+        fd.fail_next("*", r"/webhooks/\d+/[^/]+(/messages/@original)?$", status=502, after=True)
+        r = await fd.slash(fd.owner, world.channel, "sync")
+        assert r.ack_type == 5 and r.ephemeral
+        await answer(r)
+        # discord.py sends it again (after a second): once that is carried out too...
+        await fd.wait_for(lambda: [q.status for q in fd.requests[since:] if q.path.startswith("/webhooks/")]
+                          == [502, 200], timeout=15)
+        told = t("en", "admin.synced", count=len(fd.commands(None)))
+        # ... the owner has one answer
+        assert [m.id for m in fd.ephemerals(fd.owner) if m.text() == told] == [r.message.id]
+    fd.assert_clean()

@@ -514,6 +514,29 @@ async def test_stats_answer_even_when_the_card_cannot_be_drawn(world, tmp_path):
         assert t("en", "stats.games", games=1, wins=1, rate="100%") in text
 
 
+async def test_stats_whose_answer_failed_after_it_landed_shows_once(world, tmp_path):
+    """/stats answers "thinking" first and then its card; Discord carries the card out and
+    only its answer fails (a 502 of its edge): discord.py sends it again, and the player
+    still sees their stats once (the card fills the "thinking" message by an edit, which
+    sent again changes nothing; a followup sent again was a second card)."""
+    fd = world.fd
+    ana = world.person("ana")
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        await Seeder(bot.store).game(world.guild.id, world.channel.id, [(ana.id, "ana"), (SYNTH, "other")])
+        since = len(fd.requests)
+        fd.fail_next("*", r"/webhooks/\d+/[^/]+(/messages/@original)?$", status=502, after=True)
+        r = await fd.slash(ana, world.channel, "stats")
+        assert r.ack_type == 5 and r.ephemeral
+        figures = t("en", "stats.games", games=1, wins=1, rate="100%")
+        assert figures in (await answer(r)).text()
+        # discord.py sends it again (after a second): once that is carried out too...
+        await fd.wait_for(lambda: [q.status for q in fd.requests[since:] if q.path.startswith("/webhooks/")]
+                          == [502, 200], timeout=15)
+        # ... the player has one answer with their stats
+        assert [m.id for m in fd.ephemerals(ana) if figures in m.text()] == [r.message.id]
+    fd.assert_clean()
+
+
 async def test_my_place_jumps_to_the_page_with_your_line(world, tmp_path):
     """Far down a long board, *My place* opens the page with your own line
     (bold) instead of Next, Next, Next; it is offered only where the pager
