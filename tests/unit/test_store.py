@@ -4,7 +4,6 @@ from __future__ import annotations
 import asyncio
 import random
 import sqlite3
-import threading
 import time
 
 import aiosqlite
@@ -17,6 +16,7 @@ from app.store.sqlite_migrations import (
 )
 from app.store import GameRecord, PlayerResult, open_store
 from tests import ROOT
+from tests.unit import between_read_and_write
 
 NIMMT = GAME_CODES["nimmt"]
 
@@ -1037,7 +1037,6 @@ async def test_postgresql_a_season_ended_while_a_game_is_being_recorded(pg_dsn, 
     ended at the boundary's instant, so it is the next season's: the
     recording finds the seasons changed and counts it there, in exactly one
     season."""
-    from app.store import postgres
     from app.store.base import SeasonPlan
 
     store = await open_store(pg_dsn)
@@ -1050,17 +1049,7 @@ async def test_postgresql_a_season_ended_while_a_game_is_being_recorded(pg_dsn, 
         finally:
             await other.close()
 
-    real, calls = postgres.record_scopes, []
-
-    def record_scopes(*args):
-        if not calls:  # between this process's read of the seasons and its write
-            thread = threading.Thread(target=lambda: asyncio.run(other_process()))
-            thread.start()
-            thread.join()
-        calls.append(args)
-        return real(*args)
-
-    monkeypatch.setattr(postgres, "record_scopes", record_scopes)
+    calls = between_read_and_write(monkeypatch, other_process)
     try:
         assert await store.record_game(_at(1, 200.0, [(1, 1, 0), (2, 2, 3)])) is not None
         assert len(calls) == 2  # the seasons read again

@@ -7,7 +7,6 @@ code during a rolling upgrade."""
 from __future__ import annotations
 
 import asyncio
-import threading
 
 import asyncpg
 
@@ -15,6 +14,7 @@ from app.store import GameRecord, PlayerResult, open_store
 from app.store import pg_migrations, postgres
 from app.store.base import GAME_CODES
 from app.store.pg_migrations import LATEST, migrate, user_version
+from tests.unit import between_read_and_write
 
 #: a bound on waits that only a broken build makes long (a hang is a failure, not a figure)
 HANG = 60.0
@@ -189,19 +189,9 @@ async def test_postgresql_a_recording_outlasts_seasons_changed_by_a_process_of_t
         finally:
             await conn.close()
 
-    real, calls = postgres.record_scopes, []
-
-    def record_scopes(*args):
-        # each read of the seasons up to that of the first attempt under the locks: one
-        # read for each optimistic attempt, then the locked attempt's own
-        if len(calls) < postgres.RECORD_ATTEMPTS + 1:
-            thread = threading.Thread(target=lambda: asyncio.run(old_process_ends_and_starts()))
-            thread.start()
-            thread.join()
-        calls.append(args)
-        return real(*args)
-
-    monkeypatch.setattr(postgres, "record_scopes", record_scopes)
+    # before each read of the seasons up to that of the first attempt under the locks: one
+    # read for each optimistic attempt, then the locked attempt's own
+    between_read_and_write(monkeypatch, old_process_ends_and_starts, times=postgres.RECORD_ATTEMPTS + 1)
     try:
         assert await store.record_game(game(1, 500.0)) is not None
         assert len(made) == postgres.RECORD_ATTEMPTS + 2
