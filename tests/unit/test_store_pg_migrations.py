@@ -7,6 +7,8 @@ code during a rolling upgrade."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from typing import AsyncIterator
 
 import asyncpg
 
@@ -70,6 +72,27 @@ async def _build_waiting(watch: asyncpg.Connection, migrating: asyncio.Task, pid
     await asyncio.wait_for(poll(), HANG)
 
 
+@contextlib.asynccontextmanager
+async def _migrating_behind_a_recording(dsn: str, version: int, watch: asyncpg.Connection) -> AsyncIterator[
+        tuple[asyncpg.Connection, asyncpg.transaction.Transaction, asyncio.Task[int]]]:
+    """A database of *version* (:func:`_filled`) being migrated to the latest while
+    another process's recording is in flight (:func:`_writing`), from the moment
+    the build of the games' index waits for that recording (seen from *watch*):
+    the migrating connection, the recording's transaction, the migration.  On
+    exit the migration is cancelled if it still runs and both connections closed."""
+    conn = await _filled(dsn, version)
+    writer, in_flight = await _writing(dsn)
+    migrating = asyncio.create_task(migrate(conn))
+    try:
+        await _build_waiting(watch, migrating, conn.get_server_pid(), "games_guild_end")
+        yield conn, in_flight, migrating
+    finally:
+        if not migrating.done():
+            migrating.cancel()
+        for c in (writer, conn):
+            await c.close()
+
+
 async def _valid(conn: asyncpg.Connection, index: str) -> bool | None:
     """Whether *index* is valid (None: there is no index of that name)."""
     return await conn.fetchval("SELECT i.indisvalid FROM pg_index AS i WHERE i.indexrelid = to_regclass($1)", index)
@@ -84,36 +107,30 @@ async def test_postgresql_the_index_migrations_build_while_games_are_recorded(pg
     without waiting for the build (nor dropping the index being built) and
     records games.  Once the recording in flight commits, the build
     finishes: both indexes valid, version 9 written once, the boards exact."""
-    conn = await _filled(pg_dsn, 4)
     watch = await asyncpg.connect(pg_dsn)
-    writer, in_flight = await _writing(pg_dsn)
-    migrating = asyncio.create_task(migrate(conn))
     try:
-        await _build_waiting(watch, migrating, conn.get_server_pid(), "games_guild_end")
-        assert await _valid(watch, "games_guild_end") is False  # being built
-        assert await _valid(watch, "stats_awake") is True
-        assert await user_version(watch) == LATEST
+        async with _migrating_behind_a_recording(pg_dsn, 4, watch) as (_, in_flight, migrating):
+            assert await _valid(watch, "games_guild_end") is False  # being built
+            assert await _valid(watch, "stats_awake") is True
+            assert await user_version(watch) == LATEST
 
-        async def meanwhile() -> list[int | None]:
-            other = await open_store(pg_dsn)
-            try:
-                return [await other.record_game(game(60000 + n, 90000.0 + n)) for n in range(3)]
-            finally:
-                await other.close()
+            async def meanwhile() -> list[int | None]:
+                other = await open_store(pg_dsn)
+                try:
+                    return [await other.record_game(game(60000 + n, 90000.0 + n)) for n in range(3)]
+                finally:
+                    await other.close()
 
-        assert None not in await asyncio.wait_for(meanwhile(), HANG)
-        assert not migrating.done()  # the build was held all along
-        assert await _valid(watch, "games_guild_end") is False
-        await in_flight.commit()
-        assert await asyncio.wait_for(migrating, HANG) == LATEST
-        assert await _valid(watch, "games_guild_end") is True
-        assert await watch.fetch("SELECT version FROM schema_version") == [(LATEST,)]
-        assert await watch.fetchval("SELECT count(*) FROM games") == 20004
+            assert None not in await asyncio.wait_for(meanwhile(), HANG)
+            assert not migrating.done()  # the build was held all along
+            assert await _valid(watch, "games_guild_end") is False
+            await in_flight.commit()
+            assert await asyncio.wait_for(migrating, HANG) == LATEST
+            assert await _valid(watch, "games_guild_end") is True
+            assert await watch.fetch("SELECT version FROM schema_version") == [(LATEST,)]
+            assert await watch.fetchval("SELECT count(*) FROM games") == 20004
     finally:
-        if not migrating.done():
-            migrating.cancel()
-        for c in (writer, watch, conn):
-            await c.close()
+        await watch.close()
     store = await open_store(pg_dsn)
     try:
         assert (await store.profile(1, "nimmt", 10))["games"] == 8
@@ -130,24 +147,17 @@ async def test_postgresql_an_index_build_that_failed_is_made_again_at_the_next_s
     index of that name, which a season's boundary is looked up with.  No
     index at all (the process died before the build) is built by the next
     start too."""
-    conn = await _filled(pg_dsn, 8)
     watch = await asyncpg.connect(pg_dsn)
-    writer, in_flight = await _writing(pg_dsn)
-    migrating = asyncio.create_task(migrate(conn))
     try:
-        await _build_waiting(watch, migrating, conn.get_server_pid(), "games_guild_end")
-        assert await watch.fetchval("SELECT pg_cancel_backend($1)", conn.get_server_pid())
-        assert await asyncio.wait_for(migrating, HANG) == LATEST
-        assert "building the index games_guild_end failed" in caplog.text
-        assert await _valid(watch, "games_guild_end") is False  # left behind, INVALID
-        assert await user_version(watch) == LATEST
-        assert await watch.fetchval("SELECT pg_try_advisory_lock($1)", pg_migrations.INDEX_LOCK)  # let go of
-        await watch.execute("SELECT pg_advisory_unlock($1)", pg_migrations.INDEX_LOCK)
-        await in_flight.commit()
-    finally:
-        for c in (writer, conn):
-            await c.close()
-    try:
+        async with _migrating_behind_a_recording(pg_dsn, 8, watch) as (conn, in_flight, migrating):
+            assert await watch.fetchval("SELECT pg_cancel_backend($1)", conn.get_server_pid())
+            assert await asyncio.wait_for(migrating, HANG) == LATEST
+            assert "building the index games_guild_end failed" in caplog.text
+            assert await _valid(watch, "games_guild_end") is False  # left behind, INVALID
+            assert await user_version(watch) == LATEST
+            assert await watch.fetchval("SELECT pg_try_advisory_lock($1)", pg_migrations.INDEX_LOCK)  # let go of
+            await watch.execute("SELECT pg_advisory_unlock($1)", pg_migrations.INDEX_LOCK)
+            await in_flight.commit()
         store = await open_store(pg_dsn)  # the next start
         try:
             assert await _valid(watch, "games_guild_end") is True
