@@ -239,6 +239,50 @@ async def test_two_play_again_clicks_at_once_open_one_rematch(world, tmp_path):
         assert len(await bot.store.active_tables()) == 1
 
 
+async def played_to_its_end(fd, world, bot, people):
+    """A one-round game of ``people`` (two) played to its end and everything of it shown:
+    its lobby message and the custom_id of the lobby's *Play again*."""
+    t = await started(fd, world, people, rounds=1)
+    await play_nimmt(fd, t, {user: "en" for user in people})
+    await quiet(fd, bot, t)
+    lobby = fd.message(t.lobby.id)
+    return lobby, button(lobby, rf"table.again:{t.table_id}")["custom_id"]
+
+
+async def again_while_saving_slowly(fd, db, user, lobby, again) -> int:
+    """``user`` clicks *Play again* (``again``) while the database is locked a little longer
+    than the bot waits before acknowledging: the click is deferred (type 6), the new table
+    is saved, then posted.  Where the requests from the click on start in ``fd.requests``."""
+    lock = held_lock(db)
+    lock.__enter__()
+    asyncio.get_running_loop().call_later(1.6, lock.__exit__, None, None, None)
+    since = len(fd.requests)
+    r = await fd.click(user, lobby, again)
+    assert r.ack_type == 6, r
+    return since
+
+
+async def the_one_new_lobby(fd, bot, world, invited):
+    """The channel's new table once its lobby is shown, and that lobby: the only one in
+    the channel, offering to join the new table and naming ``invited``."""
+    new = await fd.wait_for(lambda: (table := bot.tables.in_channel(world.channel.id)) is not None
+                            and table.messages.get("lobby") and table, timeout=15)
+    lobbies = [m for m in fd.messages(world.channel) if button(m, r"table.join:\d+")]
+    assert [m.id for m in lobbies] == [new.messages["lobby"]], lobbies
+    shown = lobbies[0]
+    assert button(shown, rf"table.join:{new.id}") and f"<@{invited.id}>" in shown.content
+    return new, shown
+
+
+async def joined(fd, user, lobby, new) -> list[int]:
+    """``user`` joins the two-seat table ``new`` from its lobby, which then shows both
+    seats taken; the users of its seats, in order."""
+    r = await fd.click(user, lobby, f"table.join:{new.id}")
+    await updated(r)
+    assert "Seats taken: 2/2" in r.message.text()
+    return [s.user_id for s in new.seats]
+
+
 @pytest.mark.parametrize("status, landed", [(502, True), (0, True), (502, False)])
 async def test_play_again_whose_followup_answer_failed_opens_one_lobby(world, tmp_path, status, landed):
     """A save slower than the deferral makes *Play again* answer with a followup.  Discord
@@ -250,30 +294,14 @@ async def test_play_again_whose_followup_answer_failed_opens_one_lobby(world, tm
     ana, ben = world.person("ana"), world.person("ben")
     db = tmp_path / "bot.db"
     async with running_bot(fd, db, world.guild) as bot:
-        t = await started(fd, world, [ana, ben], rounds=1)
-        await play_nimmt(fd, t, {ana: "en", ben: "en"})
-        await quiet(fd, bot, t)
-        lobby = fd.message(t.lobby.id)
-        again = button(lobby, rf"table.again:{t.table_id}")["custom_id"]
-        since = len(fd.requests)
+        lobby, again = await played_to_its_end(fd, world, bot, [ana, ben])
         fd.fail_next("POST", r"/webhooks/\d+/[^/]+$", status=status, after=landed)
-        lock = held_lock(db)  # locked a little longer than the deferral: the new table is saved, then posted
-        lock.__enter__()
-        asyncio.get_running_loop().call_later(1.6, lock.__exit__, None, None, None)
-        r = await fd.click(ben, lobby, again)
-        assert r.ack_type == 6, r
-        new = await fd.wait_for(lambda: (table := bot.tables.in_channel(world.channel.id)) is not None
-                                and table.messages.get("lobby") and table, timeout=15)
-        lobbies = [m for m in fd.messages(world.channel) if button(m, r"table.join:\d+")]
-        assert [m.id for m in lobbies] == [new.messages["lobby"]], lobbies
-        shown = lobbies[0]
-        assert button(shown, rf"table.join:{new.id}") and f"<@{ana.id}>" in shown.content
+        since = await again_while_saving_slowly(fd, db, ben, lobby, again)
+        new, shown = await the_one_new_lobby(fd, bot, world, ana)
         assert (shown.webhook_id is not None) == landed  # landed: the followup; else the bot's own post
         followups = [q for q in fd.requests[since:] if q.method == "POST" and q.path.startswith("/webhooks/")]
         assert [q.status for q in followups] == [status], followups  # sent once, never again
-        r = await fd.click(ana, shown, f"table.join:{new.id}")
-        await updated(r)
-        assert "Seats taken: 2/2" in r.message.text() and [s.user_id for s in new.seats] == [ben.id, ana.id]
+        assert await joined(fd, ana, shown, new) == [ben.id, ana.id]
         assert len(await bot.store.active_tables()) == 1
 
 
@@ -289,41 +317,25 @@ async def test_play_again_whose_followup_is_refused_opens_the_lobby_all_the_same
     ana, ben = world.person("ana"), world.person("ben")
     db = tmp_path / "bot.db"
     async with running_bot(fd, db, world.guild) as bot:
-        t = await started(fd, world, [ana, ben], rounds=1)
-        await play_nimmt(fd, t, {ana: "en", ben: "en"})
-        await quiet(fd, bot, t)
-        lobby = fd.message(t.lobby.id)
-        again = button(lobby, rf"table.again:{t.table_id}")["custom_id"]
-        since = len(fd.requests)
+        lobby, again = await played_to_its_end(fd, world, bot, [ana, ben])
         followup = r"/webhooks/\d+/[^/]+$"
         held = None
         if refusal == "expired":
             held = fd.hold("POST", followup)  # Discord is slow to take the followup: the token expires meanwhile
         else:
             fd.fail_next("POST", followup, status=404, json={"message": "Unknown Webhook", "code": 10015})
-        lock = held_lock(db)  # locked a little longer than the deferral: the new table is saved, then posted
-        lock.__enter__()
-        asyncio.get_running_loop().call_later(1.6, lock.__exit__, None, None, None)
-        r = await fd.click(ben, lobby, again)
-        assert r.ack_type == 6, r
+        since = await again_while_saving_slowly(fd, db, ben, lobby, again)
         if held is not None:
             await fd.wait_for(lambda: held.caught, timeout=15)
             fd.age_tokens(15 * 60)
             held.release()
-        new = await fd.wait_for(lambda: (table := bot.tables.in_channel(world.channel.id)) is not None
-                                and table.messages.get("lobby") and table, timeout=15)
-        lobbies = [m for m in fd.messages(world.channel) if button(m, r"table.join:\d+")]
-        assert [m.id for m in lobbies] == [new.messages["lobby"]], lobbies
-        shown = lobbies[0]
-        assert button(shown, rf"table.join:{new.id}") and f"<@{ana.id}>" in shown.content
+        new, shown = await the_one_new_lobby(fd, bot, world, ana)
         assert shown.webhook_id is None and ana.id in shown.pinged  # the bot's own post, which invites
         followups = [q for q in fd.requests[since:] if q.method == "POST" and q.path.startswith("/webhooks/")]
         assert [q.status for q in followups] == [401 if refusal == "expired" else 404], followups
         own = [q for q in fd.requests[since:] if q.method == "POST" and q.path == f"/channels/{world.channel.id}/messages"]
         assert [q.status for q in own] == [200], own
-        r = await fd.click(ana, shown, f"table.join:{new.id}")
-        await updated(r)
-        assert "Seats taken: 2/2" in r.message.text() and [s.user_id for s in new.seats] == [ben.id, ana.id]
+        assert await joined(fd, ana, shown, new) == [ben.id, ana.id]
         assert new.status == "lobby" and len(await bot.store.active_tables()) == 1
 
 
