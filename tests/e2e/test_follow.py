@@ -316,6 +316,30 @@ async def test_a_restart_falls_back_then_follows_again(fast_world, bots, tmp_pat
     await bot.stop()
 
 
+async def a_duel(world: Any, bot: Any) -> tuple[Any, Any, Callable[[Any], Any], Any, Any]:
+    """ana and ben's one-round 11 nimmt! game without a turn timer, started: the table as
+    they see it, the bot's table, the turn a person has to play now (:func:`turn_of`),
+    the person to move and the one waiting."""
+    people = [world.person("ana"), world.person("ben")]
+    t, table = await started(world, bot, people, rounds=1, turn_time=0)
+    return t, table, turn_of(table, "nimmt"), people[table.engine.to_move], people[1 - table.engine.to_move]
+
+
+async def play_on(t: Any, user: Any, panel: Any, now: Callable[[Any], Any], turn: Any) -> tuple[Any, int]:
+    """``user`` plays their ``turn`` on ``panel`` as a person does (:func:`decide`: the fewest
+    clicks first) until it is played: the panel as the last click left it, and the clicks."""
+    clicks = 0
+    for _ in range(4):
+        choice = decide(panel, "nimmt") if now(user) == turn else None
+        if choice is None:
+            break
+        kind, custom_id, values = choice
+        r = await (t.click(user, panel, custom_id) if kind == "click" else t.choose(user, panel, custom_id, values))
+        clicks += 1
+        panel = await panel_answer(r)
+    return panel, clicks
+
+
 @pytest.mark.parametrize("status, landed", [(502, True), (0, True), (502, False)], ids=["502-landed", "dropped-landed",
                                                                                          "502-not-landed"])
 async def test_a_panel_whose_followup_answer_failed_is_never_doubled(world, tmp_path, status, landed):
@@ -326,12 +350,8 @@ async def test_a_panel_whose_followup_answer_failed_is_never_doubled(world, tmp_
     most: the one that landed, on which they play their turn (one or two clicks), else the
     ping's My hand opens one.  The panel played on follows them again at their next turn."""
     fd = world.fd
-    people = [world.person("ana"), world.person("ben")]
     async with running_bot(fd, tmp_path / "bot.db", world.guild, table_seed=3) as bot:
-        t, table = await started(world, bot, people, rounds=1, turn_time=0)
-        now = turn_of(table, "nimmt")
-        mover = people[table.engine.to_move]
-        waiter = people[1 - table.engine.to_move]
+        t, table, now, mover, waiter = await a_duel(world, bot)
         r = await t.click(waiter, t.table_message(), f"nimmt.hand:{t.table_id}")
         above = await private_answer(r)
         token = r.interaction.token
@@ -361,14 +381,8 @@ async def test_a_panel_whose_followup_answer_failed_is_never_doubled(world, tmp_
             clicks += 1
             panel = await private_answer(r)
             assert panels() == [panel]
-        for _ in range(4):
-            choice = decide(panel, "nimmt") if now(waiter) == turn else None
-            if choice is None:
-                break
-            kind, custom_id, values = choice
-            r = await (t.click(waiter, panel, custom_id) if kind == "click" else t.choose(waiter, panel, custom_id, values))
-            clicks += 1
-            panel = await panel_answer(r)
+        panel, more = await play_on(t, waiter, panel, now, turn)
+        clicks += more
         assert now(waiter) != turn, panel.text()  # played
         assert clicks <= 2, clicks  # (this deal: one click on the panel that landed; My hand and one)
         assert panels() == [panel]
@@ -389,12 +403,8 @@ async def test_my_hand_whose_followup_answer_failed_shows_one_panel(world, tmp_p
     one that landed, and nothing else, and plays on it; else nothing, and My hand again
     opens one.  The panel played on follows them to their next turn."""
     fd = world.fd
-    people = [world.person("ana"), world.person("ben")]
     async with running_bot(fd, tmp_path / "bot.db", world.guild, table_seed=3) as bot:
-        t, table = await started(world, bot, people, rounds=1, turn_time=0)
-        now = turn_of(table, "nimmt")
-        mover = people[table.engine.to_move]
-        waiter = people[1 - table.engine.to_move]
+        t, table, now, mover, waiter = await a_duel(world, bot)
         turn = now(mover)
         since = len(fd.requests)
         fd.fail_next("POST", r"/webhooks/\d+/[^/]+$", status=status, after=landed)
@@ -409,14 +419,8 @@ async def test_my_hand_whose_followup_answer_failed_shows_one_panel(world, tmp_p
             r = await t.click(mover, t.table_message(), f"nimmt.hand:{t.table_id}")
             clicks += 1
             panel = await private_answer(r)
-        for _ in range(4):
-            choice = decide(panel, "nimmt") if now(mover) == turn else None
-            if choice is None:
-                break
-            kind, custom_id, values = choice
-            r = await (t.click(mover, panel, custom_id) if kind == "click" else t.choose(mover, panel, custom_id, values))
-            clicks += 1
-            panel = await panel_answer(r)
+        panel, more = await play_on(t, mover, panel, now, turn)
+        clicks += more
         assert now(mover) != turn, panel.text()  # played
         assert clicks <= 3, clicks  # (this deal: My hand, one click on the panel; My hand once more)
         # one private message: the panel played on (no second copy, no error)
