@@ -249,6 +249,14 @@ async def running_bot(fd: FakeDiscord, bot: Optional[commands.Bot] = None, *, id
             await asyncio.wait_for(task, 5)
 
 
+async def peeked(fd: FakeDiscord, chan: Any, alice: Any, bob: Any) -> tuple[Any, Any]:
+    """alice posts the board (``/nimmt board``) and bob clicks its *Peek*: the board, and the
+    answer to his click."""
+    board = (await fd.slash(alice, chan, "nimmt board")).message
+    assert board is not None
+    return board, await fd.click(bob, board, "board:peek")
+
+
 # --------------------------------------------------------------------------------------------- tests
 async def test_full_flow(fake_discord: FakeDiscord) -> None:
     fd = fake_discord
@@ -364,9 +372,7 @@ async def test_deferred_update_then_ephemeral_followup(fake_discord: FakeDiscord
     fd = fake_discord
     guild, chan, alice, bob = make_world(fd)
     async with running_bot(fd) as bot:
-        board = (await fd.slash(alice, chan, "nimmt board")).message
-        assert board is not None
-        r = await fd.click(bob, board, "board:peek")
+        board, r = await peeked(fd, chan, alice, bob)
         assert r.ack_type == 6 and r.message is board
         await r.settled(5)
         private = r.followups[0]
@@ -408,9 +414,7 @@ async def test_a_failure_armed_for_one_message_fails_only_its_calls(fake_discord
     fd = fake_discord
     guild, chan, alice, bob = make_world(fd)
     async with running_bot(fd) as bot:
-        board = (await fd.slash(alice, chan, "nimmt board")).message
-        assert board is not None
-        r = await fd.click(bob, board, "board:peek")
+        board, r = await peeked(fd, chan, alice, bob)
         await r.settled(5)
         webhook, private_id = bot.peeks[-1]
         channel = bot.get_channel(chan.id)
