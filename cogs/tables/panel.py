@@ -92,7 +92,8 @@ class _Open:
     version: int  # the table's version the panel shows
     looking: dict[str, Any] = field(default_factory=dict)
     #: the panel's message when it is a followup (opened by *My hand*, whose click answered
-    #: as an update of the table message); None: the interaction's ``@original``
+    #: as an update of the table message); None: the interaction's ``@original`` (its answer,
+    #: the clicked panel, or the "thinking..." message the panel filled)
     message: int | None = None
     shown: int | None = None  # the panel's message id, when known (a click on it, or a followup)
     where: int | None = None  # the channel (the game's thread) its token sends to
@@ -143,8 +144,10 @@ class HandPanels:
                    note: str | None = None, **looking: Any) -> None:
         """Answer a click with the seat's panel: a new private message (``new``, e.g.
         *My hand*, or a click that is not on the clicker's own private message), else
-        the clicked panel redrawn.  A new one sent as a followup (the click acknowledged
-        first) is sent once; its answer lost, see :meth:`_lost`."""
+        the clicked panel redrawn.  A new one whose click was acknowledged "thinking"
+        fills that message (its ``@original``); one sent as a followup (the click
+        acknowledged as an update of the table message) is sent once; its answer lost,
+        see :meth:`_lost`."""
         lang = user_lang(interaction)
         key = (table.id, interaction.user.id)
         new = new or not on_own_private_message(interaction)
@@ -167,7 +170,12 @@ class HandPanels:
             message: int | None = None
             shown = interaction.message.id if interaction.message is not None and not new else None
             if interaction.response.is_done():
-                if new:
+                if new and interaction.response.type == discord.InteractionResponseType.deferred_channel_message:
+                    # "thinking..." (a picture drawn slowly: :meth:`_picture`): the panel fills it, an
+                    # edit of its @original (sent again after a 5xx, it changes nothing; kept current there)
+                    shown = await id_of(interaction.edit_original_response(embed=embed, view=view,
+                                                                           attachments=attachments))
+                elif new:
                     try:
                         with sent_once():  # (a followup: not sent again after a 5xx, see _follow)
                             sent = await id_of(interaction.followup.send(embed=embed, view=view, file=file,

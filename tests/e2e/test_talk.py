@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from core.games.nimmt.engine import Nimmt
-from tests.e2e import (MOVE, as_read, check_pings, description, everything_shown, nimmt_turn, open_hand, open_table, panel_answer,
+from tests.e2e import (MOVE, as_read, check_pings, description, everything_shown, followed_panel, nimmt_turn, open_hand, open_table, panel_answer,
                        play_nimmt, private_answer, running_bot, seat_players, started, versions, updated)
 
 pytestmark = pytest.mark.timeout(600)
@@ -392,3 +392,71 @@ async def test_a_move_is_acknowledged_before_its_panel_is_drawn(world, tmp_path,
         assert "took stack" in panel.text() and not button(panel, r"nimmt.take:\d+:.*")
         assert any(a["filename"] == "hand.png" for a in panel.attachments)
         monkeypatch.undo()
+
+
+@pytest.mark.parametrize("status", [None, 502], ids=["answered", "502-after-it-landed"])
+async def test_a_panel_drawn_slowly_fills_its_thinking_message(world, tmp_path, monkeypatch, status):
+    """A click answered with a new panel (here a panel control on the public table
+    message: a fresh private panel) whose picture takes longer than Discord waits is
+    acknowledged "thinking..." in time; the panel then fills that message (an edit of
+    it): the player has one private message, the panel, which a later move redraws and
+    which goes when the panel follows them below their ping.  When Discord carries the
+    panel out and only its answer fails (a 502 of its edge), discord.py sends the edit
+    again, which changes nothing: still one panel, still kept current."""
+    import threading
+
+    from cogs.games.nimmt import render as render_nimmt
+
+    fd = world.fd
+    people = [world.person(name) for name in ("ana", "ben", "cleo")]
+    async with running_bot(fd, tmp_path / "bot.db", world.guild, table_seed=3) as bot:
+        t, table = await started(world, bot, people, rounds=1, turn_time=0)
+        to_move = table.engine.to_move
+        mover = people[to_move]
+        waiter = next(u for u in people if u is not mover and table.seat_of(u.id) != (to_move + 1) % 3)
+        draw, drawn = render_nimmt.render_nimmt_hand, threading.Event()
+
+        def held(*args: Any) -> bytes:
+            drawn.wait(10)  # (in the painter's thread: the bot's loop goes on)
+            return draw(*args)
+
+        monkeypatch.setattr(render_nimmt, "render_nimmt_hand", held)
+        since = len(fd.requests)
+        if status is not None:
+            # (the panel's request, however it is sent)
+            fd.fail_next("*", r"/webhooks/\d+/[^/]+(/messages/@original)?$", status=status, after=True)
+        r = await fd.forge(waiter, t.table_message(), f"nimmt.refresh:{t.table_id}")
+        try:
+            assert r.ack_type == 5 and r.ephemeral and r.message.loading, r  # "thinking...", in time
+        finally:
+            drawn.set()
+        panel = await private_answer(r)
+        assert not panel.loading and "Your hand" in panel.text() and panel.ephemeral_to == waiter.id
+        assert any(a["filename"] == "hand.png" for a in panel.attachments)
+        token = r.interaction.token
+
+        def sent() -> list[tuple[str, int]]:
+            return [(q.method, q.status) for q in fd.requests[since:] if q.path.startswith("/webhooks/") and token in q.path]
+
+        # the "thinking..." message edited (again after the 502, by discord.py), no followup
+        await fd.wait_for(lambda: sent() == [("PATCH", 502)] * (status is not None) + [("PATCH", 200)], timeout=15,
+                          what="the thinking message edited")
+        assert r.followups == [] and fd.ephemerals(waiter, t.thread) == [panel]
+        monkeypatch.undo()
+        # a move that is not the waiter's turn yet: the panel (the former "thinking..." message) is redrawn
+        edits, shown = panel.edit_count, panel.text()
+        await nimmt_turn(t, mover)
+        await fd.wait_for(lambda: panel.edit_count > edits and panel.text() != shown, timeout=10,
+                          what="the panel redrawn after the move")
+        assert fd.ephemerals(waiter, t.thread) == [panel] and sent()[-1] == ("PATCH", 200)
+        # the next move pings the waiter: the panel follows below the ping, the former one goes
+        for _ in range(3):
+            if table.status != "playing" or people[table.engine.to_move] is waiter:
+                break
+            await nimmt_turn(t, people[table.engine.to_move])
+        assert table.status == "playing" and people[table.engine.to_move] is waiter
+        below = await followed_panel(t, waiter)
+        await fd.wait_for(lambda: fd.ephemerals(waiter, t.thread) == [below], timeout=10,
+                          what="one panel: the one below the ping")
+        assert fd.message(panel.id).deleted
+    fd.assert_clean()
