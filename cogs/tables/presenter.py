@@ -534,7 +534,8 @@ class Presenter:
                 await asyncio.sleep(backoff(failures))
             except Exception:
                 log.exception("narrating table %s failed", table.id)
-            if show.table_dirty and (show.updater is None or show.updater.done()):
+            if show.table_dirty and not show.need_thread and (show.updater is None or show.updater.done()):
+                # (no thread yet: the live table would go to the channel; it is drawn once the thread opens)
                 show.updater = asyncio.get_running_loop().create_task(self._updater(table, show))
                 show.updater.add_done_callback(_forget(show, "updater"))
             if not show.lines and not show.need_thread:
@@ -636,6 +637,8 @@ class Presenter:
                 await spend.prepay()
                 ping, seats = self._due_ping(table, show)
                 answer = None if show.repost else self._answer(table, show)
+            if show.need_thread:
+                return  # the thread was deleted meanwhile: the sender opens a new one, then draws the table there
             show.table_dirty = False
             repost, show.repost = show.repost, False
             try:

@@ -51,6 +51,31 @@ async def test_a_new_threads_message_lands_once_through_lost_answers(world, tmp_
     fd.assert_clean()
 
 
+async def test_the_live_table_waits_for_the_new_thread(world, tmp_path):
+    """The message that opens the new thread is posted but both answers to it are lost
+    (503s: the bot tries again, later each time).  Meanwhile the live table is not
+    posted in the channel: it comes in the new thread, its player pinged once."""
+    fd = world.fd
+    people = [world.person("ana"), world.person("ben")]
+    async with running_bot(fd, tmp_path / "bot.db", world.guild) as bot:
+        table, live = await started(world, bot, people, rounds=1, turn_time=0)
+        gone = table.thread
+        before = [m.id for m in fd.messages(world.channel)]
+        fd.fail_next("POST", rf"/channels/{world.channel.id}/messages$", status=503, times=2, after=True)
+        fd.delete_channel(gone)
+        table.thread = await fd.wait_for(
+            lambda: next((th for th in fd.threads(world.channel) if th.id != gone.id), None), timeout=20)
+        mover = people[live.engine.to_move]
+        await fd.wait_for(table.table_message, timeout=10)
+        await fd.wait_for(lambda: [u for _, u in fd.pings(table.thread)] == [mover.id], timeout=10)
+        assert [m.id for m in fd.messages(world.channel)] == [*before, table.thread.id]
+        await nimmt_turn(table, mover)
+        await fd.wait_for(lambda: live.status != "playing" or live.engine.to_move != people.index(mover),
+                          timeout=10)
+        assert [m.id for m in fd.messages(world.channel)] == [*before, table.thread.id]
+    fd.assert_clean()
+
+
 class Unsaved:
     """Once the game runs, its thread is deleted while Discord posts the message that
     opens the new one but every answer to it is lost (a 503 after the work, which
