@@ -97,6 +97,7 @@ class _Show:
     turn: int = 0  # counts the turns this show saw start
     pinged: int = -1  # the last turn pinged (a turn is pinged once)
     need_thread: bool = False
+    opening: bool = False  # the sender is opening the table's thread now
     repost: bool = False
     table_dirty: bool = False
     sender: asyncio.Task[None] | None = None
@@ -113,6 +114,12 @@ class _Show:
     #: looked for in the thread before the table is shown again (:meth:`Presenter._adopt`)
     adopt: bool = False
     adopt_ping: bool = False  # ... and that post pinged (its answer was lost: ``ping`` was not saved)
+
+    @property
+    def threadless(self) -> bool:
+        """The table's thread is owed (deleted, or not opened yet) or being opened: the live
+        table waits for it (drawn now, it would go to the channel)."""
+        return self.need_thread or self.opening
 
 
 SHOWN_WATCHERS = 5  # watchers named on a table message; past that, a count
@@ -345,7 +352,7 @@ class Presenter:
             show.sender = loop.create_task(self._sender(table, show), context=contextvars.Context())
             show.sender.add_done_callback(_forget(show, "sender"))
         if (show.table_dirty and (show.answering is not None or self._answer(table, show))
-                and not show.need_thread and (show.updater is None or show.updater.done())):
+                and not show.threadless and (show.updater is None or show.updater.done())):
             # A redraw through a click's token waits for no narration and no budget.
             show.updater = loop.create_task(self._updater(table, show), context=contextvars.Context())
             show.updater.add_done_callback(_forget(show, "updater"))
@@ -509,8 +516,11 @@ class Presenter:
         while True:
             try:
                 if show.need_thread:
-                    show.need_thread = False
-                    await self._open_thread(table)
+                    show.need_thread, show.opening = False, True
+                    try:
+                        await self._open_thread(table)
+                    finally:
+                        show.opening = False
                 items, show.lines = show.lines, []
                 closed = table.status != "playing"
                 unsent: list[_Item] = []
@@ -534,8 +544,7 @@ class Presenter:
                 await asyncio.sleep(backoff(failures))
             except Exception:
                 log.exception("narrating table %s failed", table.id)
-            if show.table_dirty and not show.need_thread and (show.updater is None or show.updater.done()):
-                # (no thread yet: the live table would go to the channel; it is drawn once the thread opens)
+            if show.table_dirty and not show.threadless and (show.updater is None or show.updater.done()):
                 show.updater = asyncio.get_running_loop().create_task(self._updater(table, show))
                 show.updater.add_done_callback(_forget(show, "updater"))
             if not show.lines and not show.need_thread:
@@ -637,7 +646,7 @@ class Presenter:
                 await spend.prepay()
                 ping, seats = self._due_ping(table, show)
                 answer = None if show.repost else self._answer(table, show)
-            if show.need_thread:
+            if show.threadless:
                 return  # the thread was deleted meanwhile: the sender opens a new one, then draws the table there
             show.table_dirty = False
             repost, show.repost = show.repost, False
