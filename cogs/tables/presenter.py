@@ -98,6 +98,7 @@ class _Show:
     pinged: int = -1  # the last turn pinged (a turn is pinged once)
     need_thread: bool = False
     opening: bool = False  # the sender is opening the table's thread now
+    threads_lost: int = 0  # how many of the table's threads were deleted while it was shown
     repost: bool = False
     table_dirty: bool = False
     sender: asyncio.Task[None] | None = None
@@ -579,6 +580,7 @@ class Presenter:
         show = self._show_of(table)
         if new_thread:
             show.need_thread = True
+            show.threads_lost += 1
             show.pinged = -1  # the ping went with the deleted thread: ping in the new one
         elif not table.thread_id:  # e.g. a stop between Start and the thread: open it now
             show.need_thread = True
@@ -653,6 +655,7 @@ class Presenter:
             try:
                 if ping is not None and seats:
                     before = table.messages.get("ping")
+                    lost = show.threads_lost
                     self.manager.set_message(table, "ping", table.version)  # (saved with the new message's id)
                     try:
                         with budget.foreground():  # a turn's ping goes with the clicks
@@ -660,10 +663,12 @@ class Presenter:
                     except BaseException:
                         self.manager.set_message(table, "ping", before)
                         raise
-                    show.pinged = ping.turn
-                    if show.ping is ping:
-                        show.ping = None
-                    self._pinged(table, seats)
+                    if show.threads_lost == lost:
+                        show.pinged = ping.turn
+                        if show.ping is ping:
+                            show.ping = None
+                        self._pinged(table, seats)
+                    # (else the ping went with a thread deleted meanwhile: it goes again in the new one)
                 else:
                     await self._update_table_message(table, repost=repost, answer=answer)
                 failures = 0
